@@ -1,0 +1,23 @@
+"""Exception hierarchy of flexmb: every error names the input, the value and the fix."""
+from __future__ import annotations
+
+
+class FlexmbError(Exception):
+    """Base class of all flexmb errors."""
+
+
+class ModelError(FlexmbError, ValueError):
+    """Inconsistent or invalid model input (bodies, joints, forces, initial state)."""
+
+
+class MeshImportError(FlexmbError, ValueError):
+    """A mesh or FE-matrix file that cannot be read or is not usable (names file, element, set)."""
+
+
+class ConvergenceError(FlexmbError, RuntimeError):
+    """Newton did not converge; the message says where (time, element) and why (largest residual)."""
+
+    def __init__(self, message: str, *, time: float | None = None, report: dict | None = None):
+        super().__init__(message)
+        self.time = time
+        self.report = report or {}

@@ -110,6 +110,13 @@ _SERIES = _series_tables(_N_TERMS)
 
 
 def _horner(c: NDArray, x: NDArray) -> NDArray:
+    # drop the terms that are below rounding for the largest x of the batch (speed only)
+    xm = float(np.max(x)) if x.size else 0.0
+    if xm <= 0.0:
+        return np.full_like(x, c[0])
+    mag = np.abs(c) * xm ** np.arange(c.size)
+    keep = np.nonzero(mag > 1e-18 * np.abs(c[0]))[0]
+    c = c[: keep[-1] + 1] if keep.size else c[:1]
     out = np.full_like(x, c[-1])
     for ck in c[-2::-1]:
         out = out * x + ck
@@ -218,11 +225,14 @@ def skew(v: ArrayLike) -> NDArray:
         ``skew(v) @ b == np.cross(v, b)``.
     """
     v = _vec(v, "v")
-    x, y, z = v[..., 0], v[..., 1], v[..., 2]
-    o = np.zeros_like(x)
-    return np.stack([np.stack([o, -z, y], -1),
-                     np.stack([z, o, -x], -1),
-                     np.stack([-y, x, o], -1)], -2)
+    out = np.zeros(v.shape + (3,), dtype=v.dtype)
+    out[..., 0, 1] = -v[..., 2]
+    out[..., 0, 2] = v[..., 1]
+    out[..., 1, 0] = v[..., 2]
+    out[..., 1, 2] = -v[..., 0]
+    out[..., 2, 0] = -v[..., 1]
+    out[..., 2, 1] = v[..., 0]
+    return out
 
 
 def axial(A: ArrayLike) -> NDArray:
@@ -238,9 +248,11 @@ def axial(A: ArrayLike) -> NDArray:
         ``axial(skew(v)) == v``.
     """
     A = _mat(A, "A")
-    return 0.5 * np.stack([A[..., 2, 1] - A[..., 1, 2],
-                           A[..., 0, 2] - A[..., 2, 0],
-                           A[..., 1, 0] - A[..., 0, 1]], -1)
+    out = np.empty(A.shape[:-1], dtype=A.dtype)
+    out[..., 0] = A[..., 2, 1] - A[..., 1, 2]
+    out[..., 1] = A[..., 0, 2] - A[..., 2, 0]
+    out[..., 2] = A[..., 1, 0] - A[..., 0, 1]
+    return 0.5 * out
 
 
 def exp(theta: ArrayLike) -> NDArray:

@@ -1,0 +1,589 @@
+"""Immutable model description: bodies, joints and force elements, validated when defined.
+
+A script builds the elements and passes them to :class:`Model`::
+
+    bar = RigidBody("bar", mass=1.0, inertia=np.diag([1e-3, 1e-3, 0.1]), position=(0, -0.5, 0))
+    pin = Revolute("pin", "ground", "bar", point=(0, 0, 0), axis=(0, 0, 1))
+    model = Model([bar], [pin], [Gravity((0, -9.81, 0))])
+
+Conventions
+-----------
+* Units are any consistent system (SI in the examples); flexmb never converts.
+* A body's *frame* is its reference point and orientation; ``com``, attachment points and
+  attachment frames are given in that frame.  Initial ``velocity`` is the velocity of the
+  reference point and ``angular_velocity`` is in inertial components.
+* A joint connects attachment frame ``A`` on ``body_a`` to frame ``B`` on ``body_b`` (either may be
+  ``"ground"``).  Its relative coordinates are the position ``s`` of the origin of B measured in
+  A and the rotation of B relative to A; its reaction is the wrench exerted by A on B, moment about
+  the origin of B, in components of frame A.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .errors import ModelError
+
+__all__ = [
+    "GROUND",
+    "Frame",
+    "RigidBody",
+    "Joint",
+    "Spherical",
+    "Revolute",
+    "Universal",
+    "Prismatic",
+    "Cylindrical",
+    "Planar",
+    "Fixed",
+    "Gravity",
+    "PointForce",
+    "PointTorque",
+    "SpringDamper",
+    "Model",
+]
+
+GROUND = "ground"
+
+
+def _vec3(name: str, value: ArrayLike, owner: str) -> NDArray:
+    try:
+        a = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"{owner}: {name}={value!r} is not a 3-vector of numbers") from exc
+    if a.shape != (3,):
+        raise ModelError(f"{owner}: {name} must have 3 components, got {a.size}: {value!r}")
+    if not np.all(np.isfinite(a)):
+        raise ModelError(f"{owner}: {name}={a.tolist()} contains NaN or inf; give finite values")
+    return a
+
+
+def _rotation(name: str, value: Any, owner: str) -> NDArray:
+    """Accept a 3x3 rotation matrix, a quaternion dict, or anything `rotations.orientation` takes."""
+    if value is None:
+        return np.eye(3)
+    if isinstance(value, dict):
+        from .rotations import orientation
+
+        try:
+            return orientation(**value)
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"{owner}: {name}={value!r}: {exc}") from exc
+    R = np.asarray(value, dtype=float)
+    if R.shape != (3, 3):
+        raise ModelError(
+            f"{owner}: {name} must be a 3x3 rotation matrix or a dict such as "
+            f"{{'quat': (w, x, y, z)}}, {{'rotvec': ...}}, {{'euler': ..., 'seq': 'ZXZ'}}, "
+            f"{{'bryant': ...}}, {{'axis': ..., 'angle': ...}}; got shape {R.shape}"
+        )
+    if not np.all(np.isfinite(R)):
+        raise ModelError(f"{owner}: {name} contains NaN or inf")
+    err = np.abs(R.T @ R - np.eye(3)).max()
+    if err > 1e-9 or np.linalg.det(R) < 0:
+        raise ModelError(
+            f"{owner}: {name} is not a proper rotation matrix (|R^T R - I| = {err:.2e}, "
+            f"det = {np.linalg.det(R):.6f}); orthonormalize it or give a quaternion"
+        )
+    return R
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A frame attached to a body: ``origin (3,)`` and ``orientation (3,3)`` in the body frame."""
+
+    origin: NDArray = field(default_factory=lambda: np.zeros(3))
+    orientation: NDArray = field(default_factory=lambda: np.eye(3))
+
+    def __post_init__(self):
+        object.__setattr__(self, "origin", _vec3("origin", self.origin, "Frame"))
+        object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, "Frame"))
+
+
+@dataclass(frozen=True)
+class RigidBody:
+    """A rigid body.
+
+    Parameters
+    ----------
+    name : str
+    mass : float
+        [kg], > 0.
+    inertia : array_like, shape (3, 3) or (3,)
+        Inertia tensor about the centre of mass in body-frame components [kg m^2] (a 3-vector
+        is a diagonal).  Must be symmetric positive definite and satisfy the triangle inequality.
+    position : array_like, shape (3,)
+        Initial position of the body reference point [m].
+    orientation : (3, 3) rotation matrix or dict
+        Initial orientation (body -> inertial); see :func:`flexmb.rotations.orientation`.
+    velocity : array_like, shape (3,)
+        Initial velocity of the reference point [m/s].
+    angular_velocity : array_like, shape (3,)
+        Initial angular velocity, inertial components [rad/s].
+    com : array_like, shape (3,)
+        Centre of mass in the body frame [m] (default: the reference point).
+    """
+
+    name: str
+    mass: float
+    inertia: Any
+    position: Any = (0.0, 0.0, 0.0)
+    orientation: Any = None
+    velocity: Any = (0.0, 0.0, 0.0)
+    angular_velocity: Any = (0.0, 0.0, 0.0)
+    com: Any = (0.0, 0.0, 0.0)
+
+    def __post_init__(self):
+        owner = f"RigidBody {self.name!r}"
+        if not isinstance(self.name, str) or not self.name or self.name == GROUND:
+            raise ModelError(f"{owner}: name must be a non-empty string other than {GROUND!r}")
+        m = float(self.mass)
+        if not math.isfinite(m) or m <= 0:
+            raise ModelError(f"{owner}: mass={self.mass!r} must be a finite positive number [kg]")
+        object.__setattr__(self, "mass", m)
+        J = np.asarray(self.inertia, dtype=float)
+        if J.shape == (3,):
+            J = np.diag(J)
+        if J.shape != (3, 3) or not np.all(np.isfinite(J)):
+            raise ModelError(f"{owner}: inertia must be a finite 3x3 tensor or 3 principal values, got {self.inertia!r}")
+        if np.abs(J - J.T).max() > 1e-9 * max(np.abs(J).max(), 1e-300):
+            raise ModelError(f"{owner}: inertia tensor is not symmetric: {J.tolist()}")
+        ev = np.linalg.eigvalsh(J)
+        if ev[0] <= 0:
+            raise ModelError(
+                f"{owner}: inertia tensor must be positive definite; smallest principal moment is "
+                f"{ev[0]:.3e} kg m^2.  A slender bar still needs a small axial moment (e.g. m r^2/2)"
+            )
+        if ev[2] > (ev[0] + ev[1]) * (1 + 1e-9):
+            raise ModelError(
+                f"{owner}: principal moments {ev.tolist()} violate the triangle inequality "
+                f"(I3 <= I1 + I2); check the inertia values and units"
+            )
+        object.__setattr__(self, "inertia", J)
+        for key in ("position", "velocity", "angular_velocity", "com"):
+            object.__setattr__(self, key, _vec3(key, getattr(self, key), owner))
+        object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, owner))
+
+
+# ----------------------------------------------------------------------------------------------
+# joints
+
+
+def _drive(name: str, value: Any, rate: Any, owner: str) -> tuple[Callable | None, Callable | None]:
+    """Normalize a drive given as a callable of time or a constant rate into (f(t), f'(t))."""
+    if value is None and rate is None:
+        return None, None
+    if value is not None and rate is not None:
+        raise ModelError(f"{owner}: give either {name} (a function of time) or its rate, not both")
+    if rate is not None:
+        r = float(rate)
+        return (lambda t, r=r: r * t), (lambda t, r=r: r + 0.0 * t)
+    if not callable(value):
+        v = float(value)
+        return (lambda t, v=v: v + 0.0 * t), (lambda t: 0.0 * t)
+    f = value
+
+    def df(t, f=f, eps=1e-6):
+        t = np.asarray(t, dtype=float)
+        return (np.asarray(f(t + eps)) - np.asarray(f(t - eps))) / (2 * eps)
+
+    return f, df
+
+
+@dataclass(frozen=True)
+class Joint:
+    """Base class of the joint elements (abstract).
+
+    Parameters
+    ----------
+    name : str
+    body_a, body_b : str
+        Names of the connected bodies (``"ground"`` allowed for one of them).
+    frame_a, frame_b : Frame, optional
+        Attachment frames in the body frames.  If omitted they are built from ``point`` and
+        ``axis`` (given in inertial coordinates at t = 0).
+    point : array_like, shape (3,), optional
+        Joint location in inertial coordinates at t = 0.
+    axis : array_like, shape (3,), optional
+        Joint axis in inertial coordinates at t = 0 (the z axis of the attachment frames).
+    axis2 : array_like, shape (3,), optional
+        Second axis (universal joint: the axis fixed in body B; planar: unused).
+
+    Class attributes describe the constitutive law on the relative coordinates
+    ``q = (s_x, s_y, s_z, phi_x, phi_y, phi_z)``: ``constrained`` is the mask of the components
+    held (or driven), the others are free with a force law on the reaction component of the same
+    index (zero for an ideal joint).
+    """
+
+    name: str
+    body_a: str
+    body_b: str
+    frame_a: Frame | None = None
+    frame_b: Frame | None = None
+    point: Any = None
+    axis: Any = None
+    axis2: Any = None
+
+    kind = "joint"
+    constrained = (True,) * 6
+
+    def __post_init__(self):
+        owner = f"{type(self).__name__} {self.name!r}"
+        if type(self) is Joint:
+            raise ModelError("Joint is abstract: use Spherical, Revolute, Universal, Prismatic, Cylindrical, Planar or Fixed")
+        if not isinstance(self.name, str) or not self.name:
+            raise ModelError(f"{owner}: name must be a non-empty string")
+        if self.body_a == self.body_b:
+            raise ModelError(f"{owner}: body_a and body_b are both {self.body_a!r}; a joint needs two different bodies")
+        if self.point is not None:
+            object.__setattr__(self, "point", _vec3("point", self.point, owner))
+        for key in ("axis", "axis2"):
+            v = getattr(self, key)
+            if v is not None:
+                v = _vec3(key, v, owner)
+                n = np.linalg.norm(v)
+                if n < 1e-12:
+                    raise ModelError(f"{owner}: {key}={v.tolist()} has zero length")
+                object.__setattr__(self, key, v / n)
+
+    # joint-specific hooks -------------------------------------------------------------------
+    def drives(self) -> dict[int, tuple[Callable, Callable]]:
+        """Rheonomic targets ``{component: (f(t), f'(t))}`` for driven constrained components."""
+        return {}
+
+    def free_law(self) -> dict[int, tuple[float, float, float]]:
+        """Linear force laws on free components: ``{component: (stiffness, damping, reference)}``.
+
+        The reaction component ``k`` equals ``-stiffness (q_k - reference) - damping dq_k/dt``.
+        """
+        return {}
+
+
+@dataclass(frozen=True)
+class Spherical(Joint):
+    """Spherical joint (ball): the attachment points coincide; 3 rotational DOF free."""
+
+    kind = "spherical"
+    constrained = (True, True, True, False, False, False)
+
+
+@dataclass(frozen=True)
+class Revolute(Joint):
+    """Revolute joint (hinge) about the common z axis of the attachment frames.
+
+    Optional torsional spring-damper (``stiffness`` [N m/rad], ``damping`` [N m s/rad],
+    ``angle0`` [rad]) makes it a damped hinge; a rheonomic drive prescribes the relative angle
+    (``angle``: constant or function of time [rad]) or a constant ``angular_velocity`` [rad/s].
+    """
+
+    stiffness: float = 0.0
+    damping: float = 0.0
+    angle0: float = 0.0
+    angle: Any = None
+    angular_velocity: Any = None
+
+    kind = "revolute"
+
+    @property
+    def constrained(self):
+        driven = self.angle is not None or self.angular_velocity is not None
+        return (True, True, True, True, True, driven)
+
+    def __post_init__(self):
+        super().__post_init__()
+        owner = f"Revolute {self.name!r}"
+        for key in ("stiffness", "damping"):
+            v = float(getattr(self, key))
+            if not math.isfinite(v) or v < 0:
+                raise ModelError(f"{owner}: {key}={v!r} must be finite and >= 0")
+        f, _ = _drive("angle", self.angle, self.angular_velocity, owner)
+        if f is not None and (self.stiffness or self.damping):
+            raise ModelError(f"{owner}: a driven revolute cannot also have stiffness/damping on the driven angle")
+
+    def drives(self):
+        f, df = _drive("angle", self.angle, self.angular_velocity, self.name)
+        return {} if f is None else {5: (f, df)}
+
+    def free_law(self):
+        if self.stiffness or self.damping:
+            return {5: (float(self.stiffness), float(self.damping), float(self.angle0))}
+        return {}
+
+
+@dataclass(frozen=True)
+class Universal(Joint):
+    """Universal (Cardan/Hooke) joint: attachment points coincide; the x axis of frame A and the
+    y axis of frame B stay orthogonal (the cross).  With ``point``/``axis``/``axis2`` the cross
+    axes are ``axis`` (fixed in body A) and ``axis2`` (fixed in body B), orthogonal at t = 0."""
+
+    kind = "universal"
+    constrained = (True, True, True, False, False, False)  # plus the nonlinear cross condition
+
+
+@dataclass(frozen=True)
+class Prismatic(Joint):
+    """Prismatic (slider) joint along the common z axis; relative rotation locked.
+
+    A drive prescribes the slide ``displacement`` (constant or function of time [m]) or a
+    constant ``velocity`` [m/s]; ``stiffness``/``damping`` add a linear spring-damper.
+    """
+
+    stiffness: float = 0.0
+    damping: float = 0.0
+    displacement0: float = 0.0
+    displacement: Any = None
+    velocity: Any = None
+
+    kind = "prismatic"
+
+    @property
+    def constrained(self):
+        driven = self.displacement is not None or self.velocity is not None
+        return (True, True, driven, True, True, True)
+
+    def drives(self):
+        f, df = _drive("displacement", self.displacement, self.velocity, self.name)
+        return {} if f is None else {2: (f, df)}
+
+    def free_law(self):
+        if self.stiffness or self.damping:
+            return {2: (float(self.stiffness), float(self.damping), float(self.displacement0))}
+        return {}
+
+
+@dataclass(frozen=True)
+class Cylindrical(Joint):
+    """Cylindrical joint: slides along and rotates about the common z axis."""
+
+    kind = "cylindrical"
+    constrained = (True, True, False, True, True, False)
+
+
+@dataclass(frozen=True)
+class Planar(Joint):
+    """Planar joint: frame B moves in the x-y plane of frame A and rotates about z."""
+
+    kind = "planar"
+    constrained = (False, False, True, True, True, False)
+
+
+@dataclass(frozen=True)
+class Fixed(Joint):
+    """Fixed joint (weld): no relative motion."""
+
+    kind = "fixed"
+    constrained = (True,) * 6
+
+
+# ----------------------------------------------------------------------------------------------
+# force elements
+
+
+@dataclass(frozen=True)
+class Gravity:
+    """Uniform gravity ``g (3,)`` [m/s^2] acting on every body."""
+
+    g: Any = (0.0, 0.0, -9.81)
+
+    def __post_init__(self):
+        object.__setattr__(self, "g", _vec3("g", self.g, "Gravity"))
+
+
+@dataclass(frozen=True)
+class PointForce:
+    """A force on ``body`` at ``point`` (body frame) [N].
+
+    ``force`` is a constant 3-vector, a function ``f(t) -> (3,)``, or a callback
+    ``f(t, state) -> (3,)`` of the body state (``state.position``, ``.rotation``, ``.velocity``,
+    ``.angular_velocity`` of the centre of mass; the Jacobian of a state callback is taken by
+    finite differences).  ``frame`` is ``"global"`` (inertial components) or ``"body"``
+    (follower force, body components).
+    """
+
+    body: str
+    force: Any
+    point: Any = (0.0, 0.0, 0.0)
+    frame: str = "global"
+    name: str = ""
+
+    def __post_init__(self):
+        owner = f"PointForce on {self.body!r}"
+        object.__setattr__(self, "point", _vec3("point", self.point, owner))
+        if self.frame not in ("global", "body"):
+            raise ModelError(f"{owner}: frame={self.frame!r}; use 'global' or 'body'")
+        if not callable(self.force):
+            object.__setattr__(self, "force", _vec3("force", self.force, owner))
+
+
+@dataclass(frozen=True)
+class PointTorque:
+    """A torque on ``body`` [N m]: constant, ``f(t)`` or ``f(t, state)``; ``frame`` as PointForce."""
+
+    body: str
+    torque: Any
+    frame: str = "global"
+    name: str = ""
+
+    def __post_init__(self):
+        owner = f"PointTorque on {self.body!r}"
+        if self.frame not in ("global", "body"):
+            raise ModelError(f"{owner}: frame={self.frame!r}; use 'global' or 'body'")
+        if not callable(self.torque):
+            object.__setattr__(self, "torque", _vec3("torque", self.torque, owner))
+
+
+@dataclass(frozen=True)
+class SpringDamper:
+    """Linear spring-damper between ``point_a`` on ``body_a`` and ``point_b`` on ``body_b``
+    (body frames; ``"ground"`` allowed, its points are inertial).
+
+    Force along the line: ``stiffness (L - free_length) + damping dL/dt`` [N]; ``free_length``
+    defaults to the distance at t = 0.
+    """
+
+    name: str
+    body_a: str
+    body_b: str
+    point_a: Any = (0.0, 0.0, 0.0)
+    point_b: Any = (0.0, 0.0, 0.0)
+    stiffness: float = 0.0
+    damping: float = 0.0
+    free_length: float | None = None
+
+    def __post_init__(self):
+        owner = f"SpringDamper {self.name!r}"
+        for key in ("point_a", "point_b"):
+            object.__setattr__(self, key, _vec3(key, getattr(self, key), owner))
+        for key in ("stiffness", "damping"):
+            v = float(getattr(self, key))
+            if not math.isfinite(v) or v < 0:
+                raise ModelError(f"{owner}: {key}={v!r} must be finite and >= 0")
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Model:
+    """An immutable multibody model: ``bodies``, ``joints`` and ``forces``.
+
+    Validation at construction: unique names, joints referring to known bodies, attachment frames
+    that coincide at t = 0 in their constrained components (within ``assembly_tol``, relative to
+    the model size).
+    """
+
+    bodies: Sequence[RigidBody]
+    joints: Sequence[Joint] = ()
+    forces: Sequence[Any] = ()
+    assembly_tol: float = 1e-8
+
+    def __post_init__(self):
+        object.__setattr__(self, "bodies", tuple(self.bodies))
+        object.__setattr__(self, "joints", tuple(self.joints))
+        object.__setattr__(self, "forces", tuple(self.forces))
+        if not self.bodies:
+            raise ModelError("Model: no bodies; add at least one RigidBody")
+        names = [b.name for b in self.bodies]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ModelError(f"Model: duplicate body names {sorted(dup)}")
+        jn = [j.name for j in self.joints]
+        dup = {n for n in jn if jn.count(n) > 1}
+        if dup:
+            raise ModelError(f"Model: duplicate joint names {sorted(dup)}")
+        known = set(names) | {GROUND}
+        for j in self.joints:
+            for side in ("body_a", "body_b"):
+                if getattr(j, side) not in known:
+                    raise ModelError(
+                        f"{type(j).__name__} {j.name!r}: {side}={getattr(j, side)!r} is not a body of the model; "
+                        f"known bodies: {sorted(names)} and 'ground'"
+                    )
+        for f in self.forces:
+            for side in ("body", "body_a", "body_b"):
+                b = getattr(f, side, None)
+                if b is not None and b not in known:
+                    raise ModelError(f"{type(f).__name__}: {side}={b!r} is not a body of the model; known bodies: {sorted(names)}")
+
+    # ------------------------------------------------------------------------------------------
+    def body_index(self, name: str) -> int:
+        """Index of a body (``-1`` for the ground)."""
+        if name == GROUND:
+            return -1
+        for i, b in enumerate(self.bodies):
+            if b.name == name:
+                return i
+        raise KeyError(f"unknown body {name!r}; bodies: {[b.name for b in self.bodies]}")
+
+    def body_pose(self, name: str) -> tuple[NDArray, NDArray]:
+        """Initial pose (position of the reference point, rotation) of a body or the ground."""
+        if name == GROUND:
+            return np.zeros(3), np.eye(3)
+        b = self.bodies[self.body_index(name)]
+        return b.position, b.orientation
+
+    def attachment_frames(self, joint: Joint) -> tuple[Frame, Frame]:
+        """Attachment frames of ``joint`` in the frames of ``body_a`` and ``body_b``."""
+        owner = f"{type(joint).__name__} {joint.name!r}"
+        xa, Ra = self.body_pose(joint.body_a)
+        xb, Rb = self.body_pose(joint.body_b)
+        fa, fb = joint.frame_a, joint.frame_b
+        if fa is None or fb is None:
+            if fa is None and joint.point is None and fb is None:
+                raise ModelError(f"{owner}: give frame_a/frame_b (body frames) or point/axis (inertial, at t = 0)")
+            # global frame of the joint at t = 0
+            if joint.point is not None:
+                p = joint.point
+            elif fa is not None:
+                p = xa + Ra @ fa.origin
+            else:
+                p = xb + Rb @ fb.origin
+            if joint.axis is not None:
+                G = _frame_from_axes(joint.axis, joint.axis2 if isinstance(joint, Universal) else None, kind=joint.kind)
+            elif fa is not None:
+                G = Ra @ fa.orientation
+            elif fb is not None:
+                G = Rb @ fb.orientation
+            else:
+                G = np.eye(3)
+            if fa is None:
+                fa = Frame(Ra.T @ (p - xa), Ra.T @ G)
+            if fb is None:
+                Gb = G
+                if isinstance(joint, Universal) and joint.axis2 is not None:
+                    Gb = G  # same frame at t = 0: cross axes are x of A and y of B
+                fb = Frame(Rb.T @ (p - xb), Rb.T @ Gb)
+        return fa, fb
+
+    @property
+    def size(self) -> float:
+        """Characteristic length of the model [m] (for tolerances)."""
+        pts = [b.position for b in self.bodies]
+        for j in self.joints:
+            if j.point is not None:
+                pts.append(j.point)
+        pts = np.array(pts)
+        return float(max(np.ptp(pts, axis=0).max() if len(pts) > 1 else 0.0, np.abs(pts).max(), 1e-3))
+
+
+def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray:
+    """Orthonormal frame with z = ``axis`` (universal: x = axis, y = axis2)."""
+    if kind == "universal":
+        x = axis
+        if axis2 is None:
+            raise ModelError("Universal joint with point/axis also needs axis2 (the cross axis fixed in body B)")
+        y = axis2 - (axis2 @ x) * x
+        if np.linalg.norm(y) < 1e-9:
+            raise ModelError("Universal joint: axis and axis2 are parallel; give two orthogonal cross axes")
+        if abs(axis2 @ x) > 1e-8:
+            raise ModelError(f"Universal joint: axis and axis2 must be orthogonal at t = 0 (dot = {axis2 @ x:.3e})")
+        y = y / np.linalg.norm(y)
+        return np.column_stack([x, y, np.cross(x, y)])
+    z = axis
+    helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = helper - (helper @ z) * z
+    x /= np.linalg.norm(x)
+    return np.column_stack([x, np.cross(z, x), z])

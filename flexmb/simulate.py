@@ -1,0 +1,388 @@
+"""The time-marching driver: predict -> Newton on the internal unknowns -> recover end values ->
+store, one time element after the other, with step halving and retry when Newton fails.
+"""
+from __future__ import annotations
+
+import logging
+import time as _time
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from . import __version__
+from . import rotations as rot
+from .bodies import body_end_velocity, body_residual
+from .errors import ConvergenceError, ModelError
+from .forces import force_residual, potential_energy
+from .joints import joint_multipliers_at_nodes, joint_residual, multiplier_to_bodies
+from .kinematics import unpack
+from .layout import BODY_SLOTS, BPI, BTH, BW, BX, JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, Triplets
+from .linsolve import linear_solver, superlu
+from .model import Model
+from .newton import NewtonOptions, NewtonResult, newton_solve
+from .progress import progress
+from .solution import Solution
+from .system import (CompiledModel, ElementStart, attachment_poses, compile_model, detect_redundant,
+                     initial_state, with_ground)
+from .time_elements import TimeElement, time_element
+
+log = logging.getLogger(__name__)
+
+BODY_EQUATIONS = {BX: "position kinematics", BTH: "rotation kinematics", BPI: "momentum balance",
+                  BW: "velocity (constitutive law)"}
+JOINT_EQUATIONS = {JS: "relative position", JPHI: "relative rotation", JLAM: "multiplier definition",
+                   JQ: "joint law", JNA: "attachment velocity a", JNB: "attachment velocity b"}
+
+
+class ElementSystem:
+    """Residual and Jacobian of one time element for a compiled model (pattern built once)."""
+
+    def __init__(self, cm: CompiledModel, te: TimeElement):
+        self.cm = cm
+        self.te = te
+        self.lay = Layout(cm.nb, cm.nj, te.p)
+        self.pattern: Pattern | None = None
+        self.n_eval = 0
+        self.t_eval = 0.0
+
+    def triplets(self, U: NDArray, st: ElementStart, h: float) -> tuple[NDArray, Triplets]:
+        kin = unpack(self.cm, self.lay, self.te, st, h, U)
+        res = np.zeros(self.lay.size)
+        trip = Triplets(values_only=self.pattern is not None)
+        body_residual(self.cm, self.lay, kin, st, res, trip)
+        force_residual(self.cm, self.lay, kin, st, res, trip)
+        joint_residual(self.cm, self.lay, kin, st, res, trip)
+        multiplier_to_bodies(self.cm, self.lay, kin, res, trip)
+        return res, trip
+
+    def evaluate(self, U: NDArray, st: ElementStart, h: float):
+        t0 = _time.perf_counter()
+        res, trip = self.triplets(U, st, h)
+        if self.pattern is None:
+            self.pattern = Pattern(trip, self.lay.size)
+        J = self.pattern.matrix(trip.values())
+        self.n_eval += 1
+        self.t_eval += _time.perf_counter() - t0
+        return res, J
+
+    def describe(self, index: int) -> str:
+        """Name the equation/unknown at global ``index``: body or joint, point, equation."""
+        lay, cm = self.lay, self.cm
+        if index < 0:
+            return "unknown location"
+        if index < lay.joint_off:
+            b, rem = divmod(index, lay.p * BODY_SLOTS)
+            i, slot = divmod(rem, BODY_SLOTS)
+            group = max(k for k in BODY_EQUATIONS if k <= slot)
+            return f"body {cm.model.bodies[b].name!r}, {BODY_EQUATIONS[group]} (component {slot - group}), internal point {i}"
+        j, rem = divmod(index - lay.joint_off, lay.p * JOINT_SLOTS)
+        i, slot = divmod(rem, JOINT_SLOTS)
+        group = max(k for k in JOINT_EQUATIONS if k <= slot)
+        return f"joint {cm.model.joints[j].name!r}, {JOINT_EQUATIONS[group]} (component {slot - group}), internal point {i}"
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    """Options of :func:`simulate`.
+
+    ``newton``: :class:`NewtonOptions`; ``linear_solver``: ``"superlu"`` (default) or
+    ``"umfpack"``; ``max_halvings``: how often a failing element is split in two before giving
+    up; ``redundant``: ``"resolve"`` (drop dependent constraint equations, log them) or
+    ``"error"`` (refuse the model).
+    """
+
+    newton: NewtonOptions = NewtonOptions()
+    linear_solver: str = "superlu"
+    max_halvings: int = 6
+    redundant: str = "resolve"
+
+
+def _scales(cm: CompiledModel, lay: Layout, st: ElementStart, w0: NDArray, h: float) -> NDArray:
+    """Absolute magnitudes of the unknowns for the convergence test."""
+    L = cm.length_scale
+    g = np.linalg.norm(cm.gravity)
+    V = max(np.abs(w0[:, :3]).max(initial=0.0), np.abs(w0[:, 3:]).max(initial=0.0) * L, np.sqrt(g * L), 1e-3 * L)
+    m = cm.body_mass.max()
+    Jm = np.linalg.eigvalsh(cm.body_J0).max()
+    F = m * (g + V * V / L) + 1e-12
+    body = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, m * V), np.full(3, Jm * V / L),
+                           np.full(3, V), np.full(3, V / L)])
+    joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),
+                            np.full(3, F), np.full(3, F * L), np.tile(np.concatenate([np.full(3, V), np.full(3, V / L)]), 2)])
+    return np.concatenate([np.tile(body, cm.nb * lay.p), np.tile(joint, cm.nj * lay.p)])
+
+
+def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
+             prev: tuple | None) -> NDArray:
+    """Initial guess: previous element's internal values shifted to the new start, or a
+    constant-velocity guess for the first element."""
+    U = np.zeros(lay.size)
+    B = lay.body_view(U)
+    Jv = lay.joint_view(U)
+    if prev is not None:
+        U_prev, st_prev, h_prev = prev
+        if abs(h_prev - h) <= 1e-12 * h:
+            U[:] = U_prev
+            B[..., BX:BX + 3] += (st.x - st_prev.x)[:, None]
+            B[..., BPI:BPI + 6] += (st.pi - st_prev.pi)[:, None]
+            Jv[..., JS:JS + 3] += (st.s - st_prev.s)[:, None]
+            Jv[..., JLAM:JLAM + 6] += (st.lam - st_prev.lam)[:, None]
+            return U
+    c = te.c
+    B[..., BX:BX + 3] = st.x[:, None] + h * c[None, :, None] * w[:, None, :3]
+    B[..., BTH:BTH + 3] = h * c[None, :, None] * w[:, None, 3:]
+    B[..., BPI:BPI + 6] = st.pi[:, None]
+    B[..., BW:BW + 6] = w[:, None]
+    if cm.nj:
+        Jv[..., JS:JS + 3] = st.s[:, None]
+        Jv[..., JLAM:JLAM + 6] = st.lam[:, None]
+        wg = with_ground(w, 0.0)
+        xg = with_ground(st.x, 0.0)
+        Rg = with_ground(st.R, np.eye(3))
+        for slot, side, cl in ((JNA, cm.jnt_a, cm.jnt_ca), (JNB, cm.jnt_b, cm.jnt_cb)):
+            r = np.einsum("jde,je->jd", Rg[side], cl)
+            nu = np.concatenate([wg[side, :3] + np.cross(wg[side, 3:], r), wg[side, 3:]], axis=1)
+            Jv[..., slot:slot + 6] = nu[:, None]
+    return U
+
+
+def _end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
+    B = lay.body_view(U)
+    Jv = lay.joint_view(U)
+    e0, e = te.end[0], te.end[1:]
+    x = e0 * st.x + np.einsum("j,bjd->bd", e, B[..., BX:BX + 3])
+    th = np.einsum("j,bjd->bd", e, B[..., BTH:BTH + 3])
+    R = rot.exp(th) @ st.R
+    pi = e0 * st.pi + np.einsum("j,bjd->bd", e, B[..., BPI:BPI + 6])
+    if cm.nj:
+        s = e0 * st.s + np.einsum("j,bjd->bd", e, Jv[..., JS:JS + 3])
+        phi = np.einsum("j,bjd->bd", e, Jv[..., JPHI:JPHI + 3])
+        Rr = st.Rr @ rot.exp(phi)
+        lam = e0 * st.lam + np.einsum("j,bjd->bd", e, Jv[..., JLAM:JLAM + 6])
+        acc = st.acc + phi
+    else:
+        s, Rr, lam, acc = st.s, st.Rr, st.lam, st.acc
+    # re-orthonormalize the reference rotations (round-off only)
+    R = _orthonormalize(R)
+    Rr = _orthonormalize(Rr) if cm.nj else Rr
+    return ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc)
+
+
+def _orthonormalize(R: NDArray) -> NDArray:
+    u, _, vt = np.linalg.svd(R)
+    return u @ vt
+
+
+class _Recorder:
+    """Collects node and internal-point outputs."""
+
+    def __init__(self, cm: CompiledModel):
+        self.cm = cm
+        self.t, self.pos, self.rotm, self.vel, self.om = [], [], [], [], []
+        self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
+        self.ke, self.pe = [], []
+        self.ti, self.force, self.moment = [], [], []
+        self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
+
+    def node(self, st: ElementStart) -> NDArray:
+        cm = self.cm
+        Lb = joint_multipliers_at_nodes(cm, st.x, st.R, st.lam)
+        w = body_end_velocity(cm, st.x, st.R, st.pi, Lb)
+        rc = np.einsum("nij,nj->ni", st.R, cm.body_com)
+        self.t.append(st.t)
+        self.pos.append(st.x - rc)
+        self.rotm.append(st.R.copy())
+        self.vel.append(w[:, :3] - np.cross(w[:, 3:], rc))
+        self.om.append(w[:, 3:].copy())
+        J = st.R @ cm.body_J0 @ np.swapaxes(st.R, 1, 2)
+        ke = 0.5 * np.sum(cm.body_mass * np.sum(w[:, :3] ** 2, axis=1)) + 0.5 * np.einsum("ni,nij,nj->", w[:, 3:], J, w[:, 3:])
+        self.ke.append(ke)
+        self.pe.append(potential_energy(cm, st.x, st.R))
+        if cm.nj:
+            xa, Ra, xb, Rb = attachment_poses(cm, st.x, st.R)
+            wg = with_ground(w, 0.0)
+            xg = with_ground(st.x, 0.0)
+            va = wg[cm.jnt_a, :3] + np.cross(wg[cm.jnt_a, 3:], xa - xg[cm.jnt_a])
+            vb = wg[cm.jnt_b, :3] + np.cross(wg[cm.jnt_b, 3:], xb - xg[cm.jnt_b])
+            d = xb - xa
+            RaT = np.swapaxes(Ra, 1, 2)
+            sdot = np.einsum("jde,je->jd", RaT, vb - va - np.cross(wg[cm.jnt_a, 3:], d))
+            wr = np.einsum("jde,je->jd", RaT, wg[cm.jnt_b, 3:] - wg[cm.jnt_a, 3:])
+            self.srel.append(st.s.copy())
+            self.rrel.append(st.acc.copy())
+            self.vrel.append(np.concatenate([sdot, wr], axis=1))
+            self.lam.append(st.lam.copy())
+        return w
+
+    def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray):
+        if not self.cm.nj:
+            self.ti.extend(st.t + h * te.c)
+            return
+        Jv = lay.joint_view(U)
+        self.ti.extend(st.t + h * te.c)
+        for i in range(te.p):
+            self.force.append(Jv[:, i, JQ:JQ + 3].copy())
+            self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
+
+    def solution(self, meta: dict) -> Solution:
+        cm = self.cm
+        nj = cm.nj
+        kw = {}
+        if nj:
+            kw = dict(
+                joint_names=tuple(j.name for j in cm.model.joints),
+                joint_types=tuple(j.kind for j in cm.model.joints),
+                joint_rel_position=np.array(self.srel), joint_rel_rotation=np.array(self.rrel),
+                joint_rel_velocity=np.array(self.vrel), joint_force=np.array(self.force),
+                joint_moment=np.array(self.moment), joint_multiplier=np.array(self.lam),
+            )
+        stats = {k: np.array(v) for k, v in self.stats.items()}
+        return Solution(
+            t=np.array(self.t), body_names=tuple(b.name for b in cm.model.bodies),
+            body_position=np.array(self.pos), body_rotation=np.array(self.rotm),
+            body_velocity=np.array(self.vel), body_angular_velocity=np.array(self.om),
+            t_internal=np.array(self.ti), kinetic_energy=np.array(self.ke), potential_energy=np.array(self.pe),
+            stats=stats, meta=meta, **kw,
+        )
+
+
+def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, t0: float = 0.0,
+             options: SimulationOptions | None = None, show_progress: bool | None = None) -> Solution:
+    """Integrate ``model`` from ``t0`` to ``t_end`` with time elements of length ``h``.
+
+    Parameters
+    ----------
+    model : Model
+    t_end : float
+        Final time [s] (> ``t0``).
+    h : float
+        Time-element length [s]; the last element is shortened to land on ``t_end``.
+    p : int or TimeElement
+        Order of the time elements (1: implicit-midpoint-equivalent, nodal order 2; 2: order 4;
+        3: order 6).
+    options : SimulationOptions, optional
+    show_progress : bool, optional
+        Progress bar with ETA (default: only on a terminal).
+
+    Returns
+    -------
+    Solution
+        Node values at ``t0, t0 + h, ...``; joint reactions at the internal points.
+
+    Raises
+    ------
+    ConvergenceError
+        When an element fails even after ``max_halvings`` step halvings; the message names the
+        time, the element and the equation with the largest Newton correction.
+    """
+    options = options or SimulationOptions()
+    if not (np.isfinite(t_end) and np.isfinite(h)) or h <= 0:
+        raise ValueError(f"h={h!r} must be a finite positive step [s]")
+    if t_end <= t0:
+        raise ValueError(f"t_end={t_end!r} must be greater than t0={t0!r}")
+    te = time_element(p)
+    cm = compile_model(model)
+    st, w0 = initial_state(cm, t0)
+    _handle_redundancy(cm, st, options)
+    system = ElementSystem(cm, te)
+    lay = system.lay
+    factor = linear_solver(options.linear_solver)
+    scale = _scales(cm, lay, st, w0, h)
+    rec = _Recorder(cm)
+    w = rec.node(st)
+    prev = None
+    n_el = 0
+    wall0 = _time.perf_counter()
+    total_fac_time = [0.0]
+
+    def timed_factor(A):
+        t = _time.perf_counter()
+        try:
+            return factor(A)
+        finally:
+            total_fac_time[0] += _time.perf_counter() - t
+
+    with progress(t_end - t0, desc="simulate", enabled=show_progress) as bar:
+        while st.t < t_end - 1e-12 * max(1.0, abs(t_end)):
+            h_el = min(h, t_end - st.t)
+            st_new, U, res, retries = _advance(system, st, h_el, w, prev, scale, timed_factor, options)
+            # record this (possibly subdivided) step
+            for (s_start, hh, UU, rr) in res:
+                rec.internal(te, s_start, hh, lay, UU)
+                rec.stats["t_start"].append(s_start.t)
+                rec.stats["h"].append(hh)
+                rec.stats["iterations"].append(rr.iterations)
+                rec.stats["rate"].append(rr.rate)
+                rec.stats["factorizations"].append(rr.n_factor)
+                rec.stats["residual"].append(rr.error)
+                rec.stats["retries"].append(retries)
+            prev = (res[-1][2], res[-1][0], res[-1][1])
+            st = st_new
+            w = rec.node(st)
+            n_el += 1
+            bar.update(h_el)
+    wall = _time.perf_counter() - wall0
+    meta = {
+        "flexmb_version": __version__, "time_element": te.p, "order": te.order, "h": h, "t0": t0, "t_end": t_end,
+        "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
+        "unknowns_end": 12 * (cm.nb + cm.nj), "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
+        "wall_time": wall, "evaluation_time": system.t_eval, "factorization_time": total_fac_time[0],
+        "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
+    }
+    return rec.solution(meta)
+
+
+def _handle_redundancy(cm: CompiledModel, st: ElementStart, options: SimulationOptions) -> None:
+    dep = detect_redundant(cm, st.x, st.R)
+    cm.redundant_labels = dep
+    if not dep:
+        return
+    names = ["s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z"]
+    txt = ", ".join(f"{cm.model.joints[j].name}:{names[c] if isinstance(c, int) else c}" for j, c in dep)
+    if options.redundant == "error":
+        raise ModelError(
+            f"the model has {len(dep)} redundant (dependent) constraint equations: {txt}. Replace joints "
+            f"(e.g. a revolute by a spherical or universal joint) or use SimulationOptions(redundant='resolve')"
+        )
+    log.warning(
+        "the model has %d redundant constraint equations (%s); they are dropped and their reaction "
+        "components set to zero (the motion is unaffected; reactions are one particular solution)", len(dep), txt,
+    )
+    for j, c in dep:
+        if isinstance(c, int):
+            cm.jnt_constrained[j, c] = False
+        else:  # universal cross condition: make it a plain free moment about z
+            cm.jnt_universal[j] = False
+            cm.jnt_constrained[j] = [True, True, True, False, False, False]
+
+
+def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev, scale, factor, options,
+             depth: int = 0):
+    """Advance one element of length ``h``, splitting it in halves when Newton fails."""
+    cm, lay, te = system.cm, system.lay, system.te
+    U0 = _predict(cm, lay, te, st, h, w, prev)
+    r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton)
+    if r.converged:
+        return _end_values(cm, lay, te, st, h, r.U), r.U, [(st, h, r.U, r)], depth
+    if depth >= options.max_halvings:
+        where = system.describe(r.worst)
+        raise ConvergenceError(
+            f"Newton did not converge in the time element t = {st.t:.6g} .. {st.t + h:.6g} s "
+            f"({r.message}; {r.iterations} iterations, contraction rate {r.rate:.3g}, scaled correction "
+            f"{r.error:.3g}) after {depth} step halvings; largest correction: {where}. "
+            f"Try a smaller step h, check the model for a singular configuration or a mechanism that locks, "
+            f"or loosen SimulationOptions(newton=NewtonOptions(tol=...)).",
+            time=st.t, report={"where": where, "message": r.message, "history": r.history},
+        )
+    log.info("Newton failed at t=%.6g (h=%.3g: %s); halving the step", st.t, h, r.message)
+    st_mid, _, res1, d1 = _advance(system, st, h / 2, w, None, scale, factor, options, depth + 1)
+    w_mid = _node_velocity(cm, st_mid)
+    st_end, U2, res2, d2 = _advance(system, st_mid, h / 2, w_mid, (res1[-1][2], res1[-1][0], res1[-1][1]),
+                                    scale, factor, options, depth + 1)
+    return st_end, U2, res1 + res2, max(d1, d2)
+
+
+def _node_velocity(cm, st):
+    Lb = joint_multipliers_at_nodes(cm, st.x, st.R, st.lam)
+    return body_end_velocity(cm, st.x, st.R, st.pi, Lb)

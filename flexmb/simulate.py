@@ -24,7 +24,7 @@ from .newton import NewtonOptions, NewtonResult, newton_solve
 from .progress import progress
 from .solution import Solution
 from .system import (CompiledModel, ElementStart, attachment_poses, compile_model, detect_redundant,
-                     initial_state, with_ground)
+                     initial_configuration, initial_state, with_ground)
 from .time_elements import TimeElement, time_element
 
 log = logging.getLogger(__name__)
@@ -283,8 +283,9 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         raise ValueError(f"t_end={t_end!r} must be greater than t0={t0!r}")
     te = time_element(p)
     cm = compile_model(model)
+    x_init, R_init, _ = initial_configuration(cm)
+    _handle_redundancy(cm, x_init, R_init, options, t0)
     st, w0 = initial_state(cm, t0)
-    _handle_redundancy(cm, st, options)
     system = ElementSystem(cm, te)
     lay = system.lay
     factor = linear_solver(options.linear_solver)
@@ -333,13 +334,25 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     return rec.solution(meta)
 
 
-def _handle_redundancy(cm: CompiledModel, st: ElementStart, options: SimulationOptions) -> None:
-    dep = detect_redundant(cm, st.x, st.R)
+def _handle_redundancy(cm: CompiledModel, x, R, options: SimulationOptions, t0: float = 0.0) -> None:
+    if options.redundant not in ("resolve", "error"):
+        raise ValueError(f"SimulationOptions.redundant={options.redundant!r}; use 'resolve' or 'error'")
+    dep, inconsistent = detect_redundant(cm, x, R, t0)
     cm.redundant_labels = dep
     if not dep:
         return
     names = ["s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z"]
-    txt = ", ".join(f"{cm.model.joints[j].name}:{names[c] if isinstance(c, int) else c}" for j, c in dep)
+
+    def fmt(labels):
+        return ", ".join(f"{cm.model.joints[j].name}:{names[c] if isinstance(c, int) else c}" for j, c in labels)
+
+    if inconsistent:
+        raise ModelError(
+            f"the joint constraints contradict each other: the dependent equations {fmt(inconsistent)} prescribe "
+            f"motion that the other joints forbid (a drive fighting a closed loop or a weld). Remove the drive "
+            f"or the conflicting joint"
+        )
+    txt = fmt(dep)
     if options.redundant == "error":
         raise ModelError(
             f"the model has {len(dep)} redundant (dependent) constraint equations: {txt}. Replace joints "

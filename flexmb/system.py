@@ -184,6 +184,21 @@ def attachment_poses(cm: CompiledModel, x: NDArray, R: NDArray):
     return xa, Ra, xb, Rb
 
 
+def initial_configuration(cm: CompiledModel):
+    """Centre-of-mass positions ``x (nb,3)``, rotations ``R (nb,3,3)`` and velocities ``w (nb,6)``
+    (centre-of-mass velocity, angular velocity; inertial) from the model's initial conditions."""
+    model = cm.model
+    R = np.array([b.orientation for b in model.bodies])
+    rc = np.einsum("nij,nj->ni", R, cm.body_com)
+    x = np.array([b.position for b in model.bodies]) + rc
+    om = np.array([b.angular_velocity for b in model.bodies])
+    v = np.array([b.velocity for b in model.bodies]) + np.cross(om, rc)
+    return x, R, np.concatenate([v, om], axis=1)
+
+
+COMPONENT_NAMES = ("s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z")
+
+
 def initial_state(cm: CompiledModel, t0: float = 0.0):
     """Element-start state at ``t0`` from the model's initial conditions.
 
@@ -191,166 +206,227 @@ def initial_state(cm: CompiledModel, t0: float = 0.0):
     (centre-of-mass velocity and angular velocity, inertial), after checking that the joints are
     assembled and projecting the initial velocities onto the joint constraints.
     """
-    model = cm.model
-    R = np.array([b.orientation for b in model.bodies])
-    x = np.array([b.position for b in model.bodies]) + np.einsum("nij,nj->ni", R, cm.body_com)
-    om = np.array([b.angular_velocity for b in model.bodies])
-    v = np.array([b.velocity for b in model.bodies]) + np.cross(om, np.einsum("nij,nj->ni", R, cm.body_com))
-    w0 = np.concatenate([v, om], axis=1)
+    from .joints import drive_targets
 
+    model = cm.model
+    x, R, w0 = initial_configuration(cm)
     xa, Ra, xb, Rb = attachment_poses(cm, x, R)
     s = np.einsum("nji,nj->ni", Ra, xb - xa)
     Rr = np.swapaxes(Ra, 1, 2) @ Rb
     phi = rot.log(Rr) if cm.nj else np.zeros((0, 3))
     acc = phi.copy()
-    # assembly check on the constrained components
-    tol = model.assembly_tol * cm.length_scale
-    for j, jt in enumerate(model.joints):
-        q = np.concatenate([s[j], phi[j]])
-        targets = np.zeros(6)
-        for (jj, comp, f, _df) in cm.jnt_drives:
-            if jj == j:
-                targets[comp] = float(f(t0))
-        viol = []
-        for comp in range(6):
-            if cm.jnt_constrained[j, comp]:
-                err = q[comp] - targets[comp]
-                scale = tol if comp < 3 else model.assembly_tol
-                if abs(err) > scale:
-                    viol.append((comp, err))
-        if cm.jnt_universal[j]:
-            err = Rr[j, 0, 1]
-            if abs(err) > model.assembly_tol:
-                viol.append(("cross", err))
-        if viol:
-            names = ["s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z"]
-            txt = ", ".join(f"{names[c] if isinstance(c, int) else c} = {e:.3e}" for c, e in viol)
+    if cm.nj:
+        # assembly check on the constrained components (vectorized; message for the worst joints)
+        tgt, _ = drive_targets(cm, np.array([t0]))
+        q = np.concatenate([s, phi], axis=1)
+        err = np.where(cm.jnt_constrained, q - tgt[..., 0], 0.0)
+        tol = np.concatenate([np.full(3, model.assembly_tol * cm.length_scale), np.full(3, model.assembly_tol)])
+        bad = np.abs(err) > tol
+        cross = np.where(cm.jnt_universal, Rr[:, 0, 1], 0.0)
+        bad_cross = np.abs(cross) > model.assembly_tol
+        for j in np.nonzero(bad.any(axis=1) | bad_cross)[0][:1]:
+            jt = model.joints[j]
+            parts = [f"{COMPONENT_NAMES[c]} = {err[j, c]:.3e}" for c in np.nonzero(bad[j])[0]]
+            if bad_cross[j]:
+                parts.append(f"cross-axis dot product = {cross[j]:.3e}")
+            n_bad = int(np.count_nonzero(bad.any(axis=1) | bad_cross))
             raise ModelError(
-                f"{type(jt).__name__} {jt.name!r}: attachment frames do not satisfy the joint at t = {t0}: {txt} "
-                f"(tolerance {tol:.1e} m / {model.assembly_tol:.1e} rad). Check the body positions/orientations "
-                f"and the joint frames, or give the joint by `point`/`axis` so its frames are built to coincide"
+                f"{type(jt).__name__} {jt.name!r}: attachment frames do not satisfy the joint at t = {t0}: "
+                f"{', '.join(parts)} (tolerance {tol[0]:.1e} m / {tol[3]:.1e} rad; {n_bad} joint(s) affected). "
+                f"Check the body positions/orientations and the joint frames, or give the joint by "
+                f"`point`/`axis` so that its frames are built to coincide"
             )
-        # a driven revolute starts with its accumulated angle equal to the drive
-        for (jj, comp, f, _df) in cm.jnt_drives:
-            if jj == j and comp >= 3:
+        # a driven rotation starts with its accumulated angle equal to the drive
+        for (j, comp, f, _df) in cm.jnt_drives:
+            if comp >= 3:
                 acc[j, comp - 3] = float(f(t0))
-
     w0 = project_velocities(cm, x, R, w0, t0)
-    pi = np.concatenate([cm.body_mass[:, None] * w0[:, :3],
-                         np.einsum("nij,nj->ni", R @ cm.body_J0 @ np.swapaxes(R, 1, 2), w0[:, 3:])], axis=1)
+    J = R @ cm.body_J0 @ np.swapaxes(R, 1, 2)
+    pi = np.concatenate([cm.body_mass[:, None] * w0[:, :3], np.einsum("nij,nj->ni", J, w0[:, 3:])], axis=1)
     start = ElementStart(t=t0, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=np.zeros((cm.nj, 6)), acc=acc)
     return start, w0
 
 
-def velocity_constraint_matrix(cm: CompiledModel, x: NDArray, R: NDArray, rows_only=None):
-    """Velocity-level constraint matrix ``G (n_c, 6 nb)`` on body velocities (v_com, omega).
+def velocity_constraint_matrix(cm: CompiledModel, x: NDArray, R: NDArray, joints: NDArray | None = None):
+    """Sparse velocity-level constraint matrix ``G (n_c, 6 nb)`` on body velocities (v_com, omega).
 
     Row ``(j, comp)`` is the rate of the constrained relative coordinate ``comp`` of joint ``j``
-    (relative velocity of B's origin seen from frame A, relative angular velocity, frame A).
-    Returns ``G`` (dense) and the list of ``(j, comp)`` row labels.
+    (velocity of B's origin relative to frame A, relative angular velocity; frame A components);
+    for a universal joint the row ``(j, "cross")`` is the rate of ``x_A . y_B``.  ``joints``
+    restricts the rows to a subset of joints.  Returns ``G`` (CSR) and the row labels.
     """
+    import scipy.sparse as sp
+
     nb = cm.nb
+    js = np.arange(cm.nj) if joints is None else np.asarray(joints, dtype=int)
     xa, Ra, xb, Rb = attachment_poses(cm, x, R)
     xg = with_ground(x, 0.0)
-    labels, rows = [], []
-    for j in range(cm.nj):
-        comps = [c for c in range(6) if cm.jnt_constrained[j, c]]
-        if cm.jnt_universal[j]:
-            comps = comps + ["cross"]
-        if not comps:
-            continue
-        a, b = cm.jnt_a[j], cm.jnt_b[j]
-        Jrow = np.zeros((6, 6 * nb))
-        RA = Ra[j]
-        d = xb[j] - xa[j]
-        rb = xb[j] - xg[b]
-        ra = xa[j] - xg[a]
-        # sdot_A = RA^T (v_Qb - v_Qa - om_a x d); omega_rel = RA^T (om_b - om_a)
-        if b < nb:
-            Jrow[:3, 6 * b:6 * b + 3] = RA.T
-            Jrow[:3, 6 * b + 3:6 * b + 6] = -RA.T @ rot.skew(rb)
-            Jrow[3:, 6 * b + 3:6 * b + 6] = RA.T
-        if a < nb:
-            Jrow[:3, 6 * a:6 * a + 3] = -RA.T
-            Jrow[:3, 6 * a + 3:6 * a + 6] = RA.T @ (rot.skew(ra) + rot.skew(d))
-            Jrow[3:, 6 * a + 3:6 * a + 6] = -RA.T
-        for c in comps:
-            if c == "cross":
-                # d/dt (x_A . y_B) = (x_A x y_B) . (om_b - om_a)
-                xA = RA[:, 0]
-                yB = Rb[j][:, 1]
-                r = np.zeros(6 * nb)
-                n = np.cross(xA, yB)
-                if b < nb:
-                    r[6 * b + 3:6 * b + 6] += n
-                if a < nb:
-                    r[6 * a + 3:6 * a + 6] -= n
-                rows.append(r)
-            else:
-                rows.append(Jrow[c])
-            labels.append((j, c))
-    G = np.array(rows) if rows else np.zeros((0, 6 * nb))
+    a, b = cm.jnt_a[js], cm.jnt_b[js]
+    RAt = np.swapaxes(Ra[js], 1, 2)
+    d = (xb - xa)[js]
+    rb = xb[js] - xg[b]
+    ra = xa[js] - xg[a]
+    n = js.size
+    # blocks (n, 6, 6) on body a and body b velocities
+    Bb = np.zeros((n, 6, 6))
+    Ba = np.zeros((n, 6, 6))
+    Bb[:, :3, :3] = RAt
+    Bb[:, :3, 3:] = -RAt @ rot.skew(rb)
+    Bb[:, 3:, 3:] = RAt
+    Ba[:, :3, :3] = -RAt
+    Ba[:, :3, 3:] = RAt @ (rot.skew(ra) + rot.skew(d))
+    Ba[:, 3:, 3:] = -RAt
+    cons = cm.jnt_constrained[js].copy()
+    univ = cm.jnt_universal[js]
+    # universal: a 7th row d/dt(x_A . y_B) = (x_A x y_B) . (om_b - om_a)
+    Bb7 = np.zeros((n, 1, 6))
+    Ba7 = np.zeros((n, 1, 6))
+    ncross = np.cross(Ra[js][:, :, 0], Rb[js][:, :, 1])
+    Bb7[:, 0, 3:] = ncross
+    Ba7[:, 0, 3:] = -ncross
+    Bb = np.concatenate([Bb, Bb7], axis=1)
+    Ba = np.concatenate([Ba, Ba7], axis=1)
+    mask = np.concatenate([cons, univ[:, None]], axis=1)  # (n, 7)
+    jj, cc = np.nonzero(mask)
+    nrow = jj.size
+    row_id = np.arange(nrow)
+    rows, cols, vals = [], [], []
+    for blocks, side in ((Bb, b), (Ba, a)):
+        ok = side[jj] < nb
+        r = np.repeat(row_id[ok], 6)
+        c = (6 * side[jj][ok])[:, None] + np.arange(6)
+        rows.append(r)
+        cols.append(c.reshape(-1))
+        vals.append(blocks[jj[ok], cc[ok]].reshape(-1))
+    G = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nrow, 6 * nb))
+    labels = [(int(js[j]), int(c) if c < 6 else "cross") for j, c in zip(jj, cc)]
     return G, labels
 
 
+def _inverse_mass(cm: CompiledModel, R: NDArray):
+    """Sparse block-diagonal inverse mass matrix (6 nb x 6 nb) for (v_com, omega)."""
+    import scipy.sparse as sp
+
+    Jinv = R @ np.linalg.inv(cm.body_J0) @ np.swapaxes(R, 1, 2)
+    blocks = np.zeros((cm.nb, 6, 6))
+    blocks[:, :3, :3] = np.eye(3) / cm.body_mass[:, None, None]
+    blocks[:, 3:, 3:] = Jinv
+    n = cm.nb
+    return sp.bsr_matrix((blocks, np.arange(n), np.arange(n + 1)), shape=(6 * n, 6 * n)).tocsr()
+
+
 def project_velocities(cm: CompiledModel, x, R, w0, t0):
-    """Project initial velocities onto the velocity constraints (mass metric); log the change."""
+    """Project initial velocities onto the velocity constraints in the mass metric; log the change."""
+    import scipy.sparse.linalg as spla
+
+    from .joints import drive_targets
+
     G, labels = velocity_constraint_matrix(cm, x, R)
     if G.shape[0] == 0:
         return w0
-    target = np.zeros(G.shape[0])
-    for (j, comp, _f, df) in cm.jnt_drives:
-        for r, lab in enumerate(labels):
-            if lab == (j, comp):
-                target[r] = float(df(t0))
+    _, dtgt = drive_targets(cm, np.array([t0]))
+    target = np.array([dtgt[j, c, 0] if isinstance(c, int) else 0.0 for j, c in labels])
     wv = w0.reshape(-1)
     viol = G @ wv - target
     scale = max(np.abs(wv).max(), 1.0)
     if np.abs(viol).max() <= 1e-12 * scale:
         return w0
-    # mass metric
-    Minv = np.zeros(6 * cm.nb)
-    Minv = []
-    for b in range(cm.nb):
-        J = R[b] @ cm.body_J0[b] @ R[b].T
-        Minv.append(np.diag(np.full(3, 1.0 / cm.body_mass[b])))
-        Minv.append(np.linalg.inv(J))
-    import scipy.linalg as sla
-
-    Mi = sla.block_diag(*Minv)
-    A = G @ Mi @ G.T
-    mu = np.linalg.lstsq(A, viol, rcond=None)[0]
-    wnew = wv - Mi @ G.T @ mu
+    Mi = _inverse_mass(cm, R)
+    A = (G @ Mi @ G.T).tocsc()
+    try:
+        mu = spla.splu(A).solve(viol)
+    except RuntimeError:  # dependent rows not yet removed: least squares
+        mu = spla.lsqr(A, viol, atol=1e-14, btol=1e-14)[0]
+    wnew = wv - Mi @ (G.T @ mu)
     worst = int(np.argmax(np.abs(viol)))
     j, c = labels[worst]
     log.warning(
         "initial velocities violate the joint constraints (largest: joint %r component %s, %.3e); "
-        "projected onto the constraints in the mass metric (velocity change %.3e)",
-        cm.model.joints[j].name, c, viol[worst], np.abs(wnew - wv).max(),
+        "projected onto the constraints in the mass metric (largest velocity change %.3e)",
+        cm.model.joints[j].name, COMPONENT_NAMES[c] if isinstance(c, int) else c, viol[worst], np.abs(wnew - wv).max(),
     )
     return wnew.reshape(-1, 6)
 
 
-def detect_redundant(cm: CompiledModel, x, R, tol: float = 1e-9) -> list[tuple[int, int | str]]:
-    """Dependent constraint equations at the initial configuration (rank-revealing QR of G^T).
+def loop_joints(cm: CompiledModel) -> NDArray:
+    """Indices of the joints that lie on closed kinematic loops (the ground is a node).
 
-    Returns the ``(joint, component)`` labels of the dependent rows (empty for an independent set).
+    Joints of a tree (bridges of the body graph) can never be redundant; only the loop joints
+    need a rank test.  Leaves of the graph are pruned until only cycles (and paths between them)
+    remain.
+    """
+    from collections import deque
+
+    n_nodes = cm.nb + 1
+    ja, jb = cm.jnt_a, cm.jnt_b
+    deg = np.bincount(np.concatenate([ja, jb]), minlength=n_nodes)
+    incident: list[list[int]] = [[] for _ in range(n_nodes)]
+    for j, (a, b) in enumerate(zip(ja.tolist(), jb.tolist())):
+        incident[a].append(j)
+        incident[b].append(j)
+    alive = np.ones(cm.nj, bool)
+    queue = deque(np.nonzero(deg == 1)[0].tolist())
+    while queue:
+        v = queue.popleft()
+        if deg[v] != 1:
+            continue
+        for j in incident[v]:
+            if alive[j]:
+                alive[j] = False
+                other = jb[j] if ja[j] == v else ja[j]
+                deg[v] -= 1
+                deg[other] -= 1
+                if deg[other] == 1:
+                    queue.append(other)
+                break
+    return np.nonzero(alive)[0]
+
+
+def detect_redundant(cm: CompiledModel, x, R, t0: float = 0.0, tol: float = 1e-9):
+    """Dependent constraint equations at the initial configuration.
+
+    Only joints on closed loops are examined (rank-revealing QR with column pivoting of the
+    transposed constraint matrix restricted to the loop joints and the bodies they touch).
+
+    Returns
+    -------
+    dependent : list of (joint, component)
+        Labels of the dependent rows (empty if the constraints are independent).
+    inconsistent : list of (joint, component)
+        Dependent rows whose prescribed rate (drives) contradicts the independent rows: such a
+        model has no motion at all.
     """
     import scipy.linalg as sla
 
-    G, labels = velocity_constraint_matrix(cm, x, R)
-    if G.shape[0] == 0:
-        return []
-    if G.shape[0] * G.shape[1] > 4e7:
-        log.info("redundancy check skipped for a large model (%d constraints)", G.shape[0])
-        return []
-    # scale translational columns by the model length so that rows are comparable
-    Gs = G.copy()
-    L = cm.length_scale
-    for b in range(cm.nb):
-        Gs[:, 6 * b:6 * b + 3] *= L
-    _, Rq, piv = sla.qr(Gs.T, mode="economic", pivoting=True)
-    d = np.abs(np.diag(Rq))
-    rank = int(np.sum(d > tol * max(d.max(), 1e-300))) if d.size else 0
-    dependent = sorted(piv[rank:].tolist())
-    return [labels[r] for r in dependent]
+    from .joints import drive_targets
+
+    if cm.nj == 0:
+        return [], []
+    js = loop_joints(cm)
+    if js.size == 0:
+        return [], []
+    G, labels = velocity_constraint_matrix(cm, x, R, joints=js)
+    cols = np.unique(G.indices)
+    Gd = G[:, cols].toarray()
+    if Gd.size > 2e7:
+        log.warning("redundancy check skipped: %d loop constraints on %d velocities is too large for a dense test",
+                    Gd.shape[0], Gd.shape[1])
+        return [], []
+    # translational velocity columns scaled by the model length so that rows are comparable
+    trans = (cols % 6) < 3
+    Gd[:, trans] *= cm.length_scale
+    _, Rq, piv = sla.qr(Gd.T, mode="economic", pivoting=True)
+    dg = np.abs(np.diag(Rq))
+    rank = int(np.sum(dg > tol * max(dg.max(initial=0.0), 1e-300)))
+    dep = sorted(piv[rank:].tolist())
+    if not dep:
+        return [], []
+    ind = sorted(piv[:rank].tolist())
+    _, rate = drive_targets(cm, np.array([t0]))
+    target = np.array([rate[j, c, 0] if isinstance(c, int) else 0.0 for j, c in labels])
+    # dependent rows are combinations of the independent ones: their rates must be too
+    C = np.linalg.lstsq(Gd[ind].T, Gd[dep].T, rcond=None)[0]
+    mismatch = np.abs(target[dep] - C.T @ target[ind])
+    scale = max(np.abs(target).max(initial=0.0), 1.0)
+    inconsistent = [labels[dep[k]] for k in np.nonzero(mismatch > 1e-8 * scale)[0]]
+    return [labels[r] for r in dep], inconsistent

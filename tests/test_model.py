@@ -1,0 +1,116 @@
+"""Model input validation: every error names the element, the value and the fix."""
+import logging
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+
+
+def bob(**kw):
+    args = dict(mass=1.0, inertia=np.full(3, 1e-3), position=(-1.0, 0.0, 0.0))
+    args.update(kw)
+    return fm.RigidBody("bob", **args)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(mass=0.0), "mass=0.0 must be a finite positive"),
+    (dict(mass=float("nan")), "mass=nan"),
+    (dict(inertia=(1.0, 1.0, 0.0)), "positive definite"),
+    (dict(inertia=(1.0, 1.0, 5.0)), "triangle inequality"),
+    (dict(inertia=[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]]), "not symmetric"),
+    (dict(position=(0.0, float("nan"), 0.0)), "position=.*NaN"),
+    (dict(velocity=(1.0, 2.0)), "velocity must have 3 components"),
+    (dict(orientation=np.diag([1.0, 1.0, -1.0])), "not a proper rotation"),
+    (dict(orientation={"quat": (0.0, 0.0, 0.0, 0.0)}), "orientation"),
+])
+def test_bad_body_input(kw, match):
+    with pytest.raises(fm.ModelError, match=match):
+        bob(**kw)
+
+
+def test_unknown_body_in_joint_is_named():
+    pin = fm.Revolute("pin", "ground", "bobb", point=(0, 0, 0), axis=(0, 0, 1))
+    with pytest.raises(fm.ModelError, match=r"Revolute 'pin': body_b='bobb' is not a body of the model"):
+        fm.Model([bob()], [pin])
+
+
+def test_joint_frames_must_coincide():
+    # frames given in body coordinates that do not meet at t = 0
+    pin = fm.Spherical("pin", "ground", "bob", frame_a=fm.Frame((0, 0, 0)), frame_b=fm.Frame((0.9, 0, 0)))
+    with pytest.raises(fm.ModelError, match=r"Spherical 'pin': attachment frames do not satisfy the joint.*s_x = "):
+        fm.simulate(fm.Model([bob()], [pin]), 0.1, 0.01)
+
+
+def test_inconsistent_initial_velocity_is_projected_and_logged(caplog):
+    pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))
+    model = fm.Model([bob(velocity=(0.5, 2.0, 0.0))], [pin])   # radial component 0.5 violates the pin
+    with caplog.at_level(logging.WARNING, logger="flexmb"):
+        sol = fm.simulate(model, 0.01, 0.01)
+    assert "projected" in caplog.text
+    v0 = sol.body_velocity[0, 0]
+    assert abs(v0[0]) < 1e-12 and v0[1] == pytest.approx(2.0, rel=1e-3)
+
+
+def test_bad_step_and_time():
+    m = fm.Model([bob()])
+    with pytest.raises(ValueError, match="h=-0.1"):
+        fm.simulate(m, 1.0, -0.1)
+    with pytest.raises(ValueError, match="t_end"):
+        fm.simulate(m, 0.0, 0.1)
+
+
+def _fourbar(tilted=True):
+    from scipy.optimize import fsolve
+
+    A, B, D = np.zeros(3), np.array([0.6, 0.8, 0.0]), np.array([2.0, 0.0, 0.0])
+    C = np.append(fsolve(lambda c: [np.hypot(c[0] - B[0], c[1] - B[1]) - 2.0, np.hypot(c[0] - D[0], c[1] - D[1]) - 1.5],
+                         [2.2, 1.4], xtol=1e-14), 0.0)
+
+    def bar(name, p, q):
+        L = np.linalg.norm(q - p)
+        ex = (q - p) / L
+        ez = np.array([0.0, 0.0, 1.0])
+        return fm.RigidBody(name, mass=1.0, inertia=(1e-3, L * L / 12, L * L / 12), position=(p + q) / 2,
+                            orientation=np.column_stack([ex, np.cross(ez, ex), ez]))
+
+    z = (0, 0, 1)
+    bodies = [bar("crank", A, B), bar("coupler", B, C), bar("rocker", C, D)]
+    joints = [fm.Revolute("O1", "ground", "crank", point=A, axis=z), fm.Revolute("B", "crank", "coupler", point=B, axis=z),
+              fm.Revolute("C", "coupler", "rocker", point=C, axis=z), fm.Revolute("O2", "rocker", "ground", point=D, axis=z)]
+    return bodies, joints
+
+
+def test_redundant_fourbar_runs_correctly_or_is_refused(caplog):
+    bodies, joints = _fourbar()
+    model = fm.Model(bodies, joints, [fm.Gravity((0, -9.81, 0))])
+    with caplog.at_level(logging.WARNING, logger="flexmb"):
+        sol = fm.simulate(model, 1.0, 0.01)
+    assert len(sol.meta["redundant_constraints"]) == 3
+    assert "redundant" in caplog.text
+    # same mechanism with the last revolute replaced by a spherical joint (one redundancy left)
+    ref = fm.simulate(fm.Model(bodies, joints[:3] + [fm.Spherical("O2", "rocker", "ground", point=(2.0, 0, 0))],
+                               [fm.Gravity((0, -9.81, 0))]), 1.0, 0.01)
+    assert len(ref.meta["redundant_constraints"]) == 1
+    assert np.abs(sol.body_position - ref.body_position).max() < 1e-10
+    assert np.ptp(sol.body_position[:, 0, 0]) > 0.1  # it really moves
+    with pytest.raises(fm.ModelError, match=r"3 redundant .*O1:phi_"):
+        fm.simulate(model, 0.1, 0.01, options=fm.SimulationOptions(redundant="error"))
+
+
+def test_conflicting_drive_is_refused():
+    """A driven revolute fighting a weld: no motion satisfies both; refused at set-up."""
+    b = bob()
+    model = fm.Model([b], [fm.Revolute("drive", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1), angular_velocity=1.0),
+                           fm.Fixed("weld", "ground", "bob", point=(-1, 0, 0), axis=(0, 0, 1))])
+    with pytest.raises(fm.ModelError, match=r"contradict each other: the dependent equations .*(drive|weld):phi_z"):
+        fm.simulate(model, 0.1, 0.01)
+
+
+def test_non_convergence_reports_time_and_equation():
+    """A force that grows without bound in one step makes Newton fail: the error says where."""
+    model = fm.Model([bob()], [fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))],
+                     [fm.PointForce("bob", lambda t, s: (0.0, 1e12 * np.exp(50 * s.position[1]), 0.0))])
+    with pytest.raises(fm.ConvergenceError, match=r"time element t = 0 \.\. .*largest correction: (body 'bob'|joint 'pin')") as info:
+        fm.simulate(model, 0.1, 0.05, options=fm.SimulationOptions(max_halvings=1))
+    assert info.value.time == 0.0

@@ -38,7 +38,7 @@ def body_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, re
 
     r[..., BX:BX + 3] = D0[None, :, None] * st.x[:, None] + np.einsum("ij,bjd->bid", D, X) - h * v
     r[..., BTH:BTH + 3] = np.einsum("ij,bjd->bid", D, TH) - h * np.einsum("bide,bie->bid", Ti, om)
-    gyro = np.concatenate([np.zeros_like(v), np.cross(v, PI[..., :3])], axis=-1)
+    gyro = np.concatenate([np.zeros_like(v), rot.cross(v, PI[..., :3])], axis=-1)
     r[..., BPI:BPI + 6] = D0[None, :, None] * st.pi[:, None] + np.einsum("ij,bjd->bid", D, PI) + h * gyro
     J = R @ cm.body_J0[:, None] @ np.swapaxes(R, -1, -2)
     Jw = np.einsum("bide,bie->bid", J, om)

@@ -59,7 +59,7 @@ def force_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, r
             f_in = np.einsum("ide,ie->id", R, fv)
         else:
             f_in = np.array(fv, dtype=float)
-        M = np.cross(r, f_in)
+        M = rot.cross(r, f_in)
         rb[b, :, BPI:BPI + 3] -= h * f_in
         rb[b, :, BPI + 3:BPI + 6] -= h * M
         ip = np.arange(p)
@@ -101,7 +101,7 @@ def _callback_load(cm, lay, kin, trip, rb, b, c, fn, frame, is_torque):
             val = R @ val
         if is_torque:
             return np.concatenate([np.zeros(3), val])
-        return np.concatenate([val, np.cross(R @ c, val)])
+        return np.concatenate([val, rot.cross(R @ c, val)])
 
     for i in range(p):
         x0, w0 = kin.X[b, i], kin.W[b, i]
@@ -136,15 +136,15 @@ def _springs(cm, lay, kin, trip, rb, h, p):
     L = np.maximum(L, 1e-300)
     e = d / L
     Wa, Wb = kin.W[a], kin.W[b]
-    vrel = Wb[..., :3] + np.cross(Wb[..., 3:], rbv) - Wa[..., :3] - np.cross(Wa[..., 3:], ra)
+    vrel = Wb[..., :3] + rot.cross(Wb[..., 3:], rbv) - Wa[..., :3] - rot.cross(Wa[..., 3:], ra)
     Ldot = np.einsum("sid,sid->si", e, vrel)[..., None]
     k = S["k"][:, None, None]
     c = S["c"][:, None, None]
     L0 = cm.springs_L0[:, None, None]
     f = k * (L - L0) + c * Ldot
     Fb = -f * e
-    Mb = np.cross(rbv, Fb)
-    Ma = np.cross(ra, -Fb)
+    Mb = rot.cross(rbv, Fb)
+    Ma = rot.cross(ra, -Fb)
     gb, ga = b < nb, a < nb
     np.add.at(rb[..., BPI:BPI + 6], b[gb], -h * np.concatenate([Fb, Mb], axis=-1)[gb])
     np.add.at(rb[..., BPI:BPI + 6], a[ga], -h * np.concatenate([-Fb, Ma], axis=-1)[ga])

@@ -114,7 +114,7 @@ def joint_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, r
                           np.einsum("jide,jie->jid", Ra_g, kin.Q[..., 3:])], axis=-1)
     vQ = kin.NB[..., :3]
     Lf = kin.LAM[..., :3]
-    S_lam = np.concatenate([np.zeros_like(vQ), np.cross(vQ, Lf)], axis=-1)
+    S_lam = np.concatenate([np.zeros_like(vQ), rot.cross(vQ, Lf)], axis=-1)
     r[..., JLAM:JLAM + 6] = (te.D[None, :, 0, None] * st.lam[:, None] + np.einsum("ij,njd->nid", te.D[:, 1:], kin.LAM)
                              - h * (Qin - S_lam))
     trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), Dcoef[..., None, None] * np.eye(6))
@@ -130,7 +130,7 @@ def joint_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, r
     for slot, side, c_loc, mask in ((JNA, ja, cm.jnt_ca, ga), (JNB, jb, cm.jnt_cb, gb)):
         Wv = kin.W[side]
         rr = np.einsum("jide,je->jid", kin.R[side], c_loc)
-        nu_body = np.concatenate([Wv[..., :3] + np.cross(Wv[..., 3:], rr), Wv[..., 3:]], axis=-1)
+        nu_body = np.concatenate([Wv[..., :3] + rot.cross(Wv[..., 3:], rr), Wv[..., 3:]], axis=-1)
         nu = kin.NA if slot == JNA else kin.NB
         r[..., slot:slot + 6] = nu - nu_body
         trip.add_diag(lay.joint(J2, I2, slot, 6), lay.joint(J2, I2, slot, 6), 1.0)
@@ -156,7 +156,7 @@ def joint_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, r
     xa_g = kin.X[ja] + np.einsum("jide,je->jid", kin.R[ja], cm.jnt_ca)
     xb_g = kin.X[jb] + np.einsum("jide,je->jid", kin.R[jb], cm.jnt_cb)
     dg = xb_g - xa_g
-    urel = kin.NB[..., :3] - kin.NA[..., :3] - np.cross(kin.NA[..., 3:], dg)
+    urel = kin.NB[..., :3] - kin.NA[..., :3] - rot.cross(kin.NA[..., 3:], dg)
     Rat_g = np.swapaxes(Ra_g, -1, -2)
     sdot = np.einsum("jide,jie->jid", Rat_g, urel)
     wrel = np.einsum("jide,jie->jid", Rat_g, kin.NB[..., 3:] - kin.NA[..., 3:])
@@ -290,7 +290,7 @@ def multiplier_to_bodies(cm: CompiledModel, lay: Layout, kin: Kin, res: np.ndarr
     # side b: -(Lf, Lm + rb x Lf)
     gb = jb < nb
     if gb.any():
-        contrib = -np.concatenate([Lf, L[..., 3:] + np.cross(rb, Lf)], axis=-1)
+        contrib = -np.concatenate([Lf, L[..., 3:] + rot.cross(rb, Lf)], axis=-1)
         np.add.at(rbody[..., 12:18], jb[gb], contrib[gb])
         Bb = np.broadcast_to(jb[:, None], (nj, p))[gb]
         blk = np.zeros((nj, p, 6, 6))
@@ -303,7 +303,7 @@ def multiplier_to_bodies(cm: CompiledModel, lay: Layout, kin: Kin, res: np.ndarr
     ga = ja < nb
     if ga.any():
         lever = xQb - kin.X[ja]
-        contrib = np.concatenate([Lf, L[..., 3:] + np.cross(lever, Lf)], axis=-1)
+        contrib = np.concatenate([Lf, L[..., 3:] + rot.cross(lever, Lf)], axis=-1)
         np.add.at(rbody[..., 12:18], ja[ga], contrib[ga])
         Ba = np.broadcast_to(ja[:, None], (nj, p))[ga]
         blk = np.zeros((nj, p, 6, 6))
@@ -336,8 +336,8 @@ def joint_multipliers_at_nodes(cm: CompiledModel, x, R, lam) -> np.ndarray:
     Lf = lam[:, :3]
     rb = np.einsum("jde,je->jd", Rg[jb], cm.jnt_cb)
     xQb = xg[jb] + rb
-    cb = -np.concatenate([Lf, lam[:, 3:] + np.cross(rb, Lf)], axis=1)
-    ca = np.concatenate([Lf, lam[:, 3:] + np.cross(xQb - xg[ja], Lf)], axis=1)
+    cb = -np.concatenate([Lf, lam[:, 3:] + rot.cross(rb, Lf)], axis=1)
+    ca = np.concatenate([Lf, lam[:, 3:] + rot.cross(xQb - xg[ja], Lf)], axis=1)
     gb, ga = jb < nb, ja < nb
     # Rw = M w - pi - Lambda; the rows above add -Lambda, i.e. Lambda_b = +(...), Lambda_a = -(...)
     np.add.at(out, jb[gb], -cb[gb])

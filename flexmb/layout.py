@@ -70,6 +70,39 @@ class Layout:
         i = np.asarray(i)
         return (self.joint_off + (j * self.p + i) * JOINT_SLOTS + slot0)[..., None] + np.arange(n)
 
+
+class ReplayLayout(Layout):
+    """A :class:`Layout` that records the index arrays of the first evaluation and replays them.
+
+    The element equations ask for the same index arrays in the same order at every evaluation (the
+    pattern depends on the model only), so after the first evaluation they are returned from the
+    record instead of being rebuilt.  ``rewind()`` starts a new evaluation.
+    """
+
+    def __init__(self, n_bodies: int, n_joints: int, p: int):
+        super().__init__(n_bodies, n_joints, p)
+        object.__setattr__(self, "_record", [])
+        object.__setattr__(self, "_pos", -1)  # -1: recording
+
+    def rewind(self) -> None:
+        object.__setattr__(self, "_pos", 0 if self._record else -1)
+
+    def _replay(self, kind, a, i, slot0, n):
+        if self._pos < 0:
+            out = getattr(Layout, kind)(self, a, i, slot0, n)
+            self._record.append((kind, slot0, n, out))
+            return out
+        k, s0, nn, out = self._record[self._pos]
+        assert k == kind and s0 == slot0 and nn == n, "index requests changed between evaluations"
+        object.__setattr__(self, "_pos", self._pos + 1)
+        return out
+
+    def body(self, b, i, slot0, n):
+        return self._replay("body", b, i, slot0, n)
+
+    def joint(self, j, i, slot0, n):
+        return self._replay("joint", j, i, slot0, n)
+
     def body_view(self, U: NDArray) -> NDArray:
         """``U`` body part as ``(n_bodies, p, 18)``."""
         return U[: self.joint_off].reshape(self.n_bodies, self.p, BODY_SLOTS)

@@ -43,6 +43,7 @@ from .errors import ModelError
 
 __all__ = [
     "skew",
+    "cross",
     "axial",
     "exp",
     "log",
@@ -232,6 +233,18 @@ def skew(v: ArrayLike) -> NDArray:
     out[..., 1, 2] = -v[..., 0]
     out[..., 2, 0] = -v[..., 1]
     out[..., 2, 1] = v[..., 0]
+    return out
+
+
+def cross(a: NDArray, b: NDArray) -> NDArray:
+    """``np.cross(a, b)`` over the last axis, broadcast; faster than numpy's for small batches."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    out = np.empty(shape)
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
     return out
 
 

@@ -17,7 +17,8 @@ from .errors import ConvergenceError, ModelError
 from .forces import force_residual, potential_energy
 from .joints import joint_multipliers_at_nodes, joint_residual, multiplier_to_bodies
 from .kinematics import unpack
-from .layout import BODY_SLOTS, BPI, BTH, BW, BX, JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, Triplets
+from .layout import (BODY_SLOTS, BPI, BTH, BW, BX, JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern,
+                     ReplayLayout, Triplets)
 from .linsolve import linear_solver, superlu
 from .model import Model
 from .newton import NewtonOptions, NewtonResult, newton_solve
@@ -41,12 +42,13 @@ class ElementSystem:
     def __init__(self, cm: CompiledModel, te: TimeElement):
         self.cm = cm
         self.te = te
-        self.lay = Layout(cm.nb, cm.nj, te.p)
+        self.lay = ReplayLayout(cm.nb, cm.nj, te.p)
         self.pattern: Pattern | None = None
         self.n_eval = 0
         self.t_eval = 0.0
 
     def triplets(self, U: NDArray, st: ElementStart, h: float) -> tuple[NDArray, Triplets]:
+        self.lay.rewind()
         kin = unpack(self.cm, self.lay, self.te, st, h, U)
         res = np.zeros(self.lay.size)
         trip = Triplets(values_only=self.pattern is not None)
@@ -142,7 +144,7 @@ def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, 
         Rg = with_ground(st.R, np.eye(3))
         for slot, side, cl in ((JNA, cm.jnt_a, cm.jnt_ca), (JNB, cm.jnt_b, cm.jnt_cb)):
             r = np.einsum("jde,je->jd", Rg[side], cl)
-            nu = np.concatenate([wg[side, :3] + np.cross(wg[side, 3:], r), wg[side, 3:]], axis=1)
+            nu = np.concatenate([wg[side, :3] + rot.cross(wg[side, 3:], r), wg[side, 3:]], axis=1)
             Jv[..., slot:slot + 6] = nu[:, None]
     return U
 
@@ -192,7 +194,7 @@ class _Recorder:
         self.t.append(st.t)
         self.pos.append(st.x - rc)
         self.rotm.append(st.R.copy())
-        self.vel.append(w[:, :3] - np.cross(w[:, 3:], rc))
+        self.vel.append(w[:, :3] - rot.cross(w[:, 3:], rc))
         self.om.append(w[:, 3:].copy())
         J = st.R @ cm.body_J0 @ np.swapaxes(st.R, 1, 2)
         ke = 0.5 * np.sum(cm.body_mass * np.sum(w[:, :3] ** 2, axis=1)) + 0.5 * np.einsum("ni,nij,nj->", w[:, 3:], J, w[:, 3:])
@@ -202,11 +204,11 @@ class _Recorder:
             xa, Ra, xb, Rb = attachment_poses(cm, st.x, st.R)
             wg = with_ground(w, 0.0)
             xg = with_ground(st.x, 0.0)
-            va = wg[cm.jnt_a, :3] + np.cross(wg[cm.jnt_a, 3:], xa - xg[cm.jnt_a])
-            vb = wg[cm.jnt_b, :3] + np.cross(wg[cm.jnt_b, 3:], xb - xg[cm.jnt_b])
+            va = wg[cm.jnt_a, :3] + rot.cross(wg[cm.jnt_a, 3:], xa - xg[cm.jnt_a])
+            vb = wg[cm.jnt_b, :3] + rot.cross(wg[cm.jnt_b, 3:], xb - xg[cm.jnt_b])
             d = xb - xa
             RaT = np.swapaxes(Ra, 1, 2)
-            sdot = np.einsum("jde,je->jd", RaT, vb - va - np.cross(wg[cm.jnt_a, 3:], d))
+            sdot = np.einsum("jde,je->jd", RaT, vb - va - rot.cross(wg[cm.jnt_a, 3:], d))
             wr = np.einsum("jde,je->jd", RaT, wg[cm.jnt_b, 3:] - wg[cm.jnt_a, 3:])
             self.srel.append(st.s.copy())
             self.rrel.append(st.acc.copy())

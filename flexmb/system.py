@@ -192,7 +192,7 @@ def initial_configuration(cm: CompiledModel):
     rc = np.einsum("nij,nj->ni", R, cm.body_com)
     x = np.array([b.position for b in model.bodies]) + rc
     om = np.array([b.angular_velocity for b in model.bodies])
-    v = np.array([b.velocity for b in model.bodies]) + np.cross(om, rc)
+    v = np.array([b.velocity for b in model.bodies]) + rot.cross(om, rc)
     return x, R, np.concatenate([v, om], axis=1)
 
 
@@ -281,7 +281,7 @@ def velocity_constraint_matrix(cm: CompiledModel, x: NDArray, R: NDArray, joints
     # universal: a 7th row d/dt(x_A . y_B) = (x_A x y_B) . (om_b - om_a)
     Bb7 = np.zeros((n, 1, 6))
     Ba7 = np.zeros((n, 1, 6))
-    ncross = np.cross(Ra[js][:, :, 0], Rb[js][:, :, 1])
+    ncross = rot.cross(Ra[js][:, :, 0], Rb[js][:, :, 1])
     Bb7[:, 0, 3:] = ncross
     Ba7[:, 0, 3:] = -ncross
     Bb = np.concatenate([Bb, Bb7], axis=1)

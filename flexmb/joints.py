@@ -257,7 +257,7 @@ def _damping_jacobian(cm, lay, kin, trip, jf, cf, row, Ra_g, Rat_g, urel, dg, p)
     if ga.any():
         u_vec = np.where(rot_c[:, None, None], kin.NB[jf][..., 3:] - kin.NA[jf][..., 3:], urel[jf])
         val = scale * np.einsum("nid,nide->nie", e_row, rot.skew(u_vec))
-        val = np.einsum("nie,nief->nif", val, kin.T[ja][:, :] if False else kin.T[ja])
+        val = np.einsum("nie,nief->nif", val, kin.T[ja])
         Ba = np.broadcast_to(ja[:, None], Jf.shape)
         trip.add(row_[ga], lay.body(Ba[ga], If[ga], BTH, 3), val[ga][..., None, :])
     # translational: dependence through d = x_B - x_A : d(-om_a x d)/dd = -skew(om_a)
@@ -316,10 +316,9 @@ def multiplier_to_bodies(cm: CompiledModel, lay: Layout, kin: Kin, res: np.ndarr
         m = ga & gb
         if m.any():
             Bb = np.broadcast_to(jb[:, None], (nj, p))[m]
-            trip.add(lay.body(Ba[m[ga]] if False else np.broadcast_to(ja[:, None], (nj, p))[m], I2[m], BW + 3, 3),
-                     lay.body(Bb, I2[m], BX, 3), -sL[m])
-            trip.add(lay.body(np.broadcast_to(ja[:, None], (nj, p))[m], I2[m], BW + 3, 3),
-                     lay.body(Bb, I2[m], BTH, 3), (sL @ rot.skew(rb) @ kin.T[jb])[m])
+            Ba_m = np.broadcast_to(ja[:, None], (nj, p))[m]
+            trip.add(lay.body(Ba_m, I2[m], BW + 3, 3), lay.body(Bb, I2[m], BX, 3), -sL[m])
+            trip.add(lay.body(Ba_m, I2[m], BW + 3, 3), lay.body(Bb, I2[m], BTH, 3), (sL @ rot.skew(rb) @ kin.T[jb])[m])
 
 
 def joint_multipliers_at_nodes(cm: CompiledModel, x, R, lam) -> np.ndarray:

@@ -117,19 +117,38 @@ def _scales(cm: CompiledModel, lay: Layout, st: ElementStart, w0: NDArray, h: fl
 
 def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
              prev: tuple | None) -> NDArray:
-    """Initial guess: previous element's internal values shifted to the new start, or a
-    constant-velocity guess for the first element."""
+    """Initial guess.
+
+    After an element of the same length: the previous element's polynomials extrapolated to the
+    new internal points (degree p through the start value and the internal values for unknowns
+    with end values, degree p - 1 for internal-only unknowns, increments re-based on the new
+    start for the rotations).  Otherwise a constant-velocity guess.
+    """
     U = np.zeros(lay.size)
     B = lay.body_view(U)
     Jv = lay.joint_view(U)
     if prev is not None:
         U_prev, st_prev, h_prev = prev
         if abs(h_prev - h) <= 1e-12 * h:
-            U[:] = U_prev
-            B[..., BX:BX + 3] += (st.x - st_prev.x)[:, None]
-            B[..., BPI:BPI + 6] += (st.pi - st_prev.pi)[:, None]
-            Jv[..., JS:JS + 3] += (st.s - st_prev.s)[:, None]
-            Jv[..., JLAM:JLAM + 6] += (st.lam - st_prev.lam)[:, None]
+            Pe, Pi = _extrapolation_matrices(te)
+            Bp = lay.body_view(U_prev)
+            Jp = lay.joint_view(U_prev)
+            # internal-only unknowns: degree p-1 through the internal values
+            B[:] = np.einsum("kj,bjd->bkd", Pi, Bp)
+            Jv[:] = np.einsum("kj,bjd->bkd", Pi, Jp)
+
+            def ext(Y, y1):  # degree p through (0, y1), (c_j, Y_j)
+                return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
+
+            B[..., BX:BX + 3] = ext(Bp[..., BX:BX + 3], st_prev.x)
+            B[..., BPI:BPI + 6] = ext(Bp[..., BPI:BPI + 6], st_prev.pi)
+            th = ext(Bp[..., BTH:BTH + 3], np.zeros_like(st_prev.x))
+            B[..., BTH:BTH + 3] = th - np.einsum("j,bjd->bd", te.end[1:], Bp[..., BTH:BTH + 3])[:, None]
+            if cm.nj:
+                Jv[..., JS:JS + 3] = ext(Jp[..., JS:JS + 3], st_prev.s)
+                Jv[..., JLAM:JLAM + 6] = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
+                ph = ext(Jp[..., JPHI:JPHI + 3], np.zeros_like(st_prev.s))
+                Jv[..., JPHI:JPHI + 3] = ph - np.einsum("j,bjd->bd", te.end[1:], Jp[..., JPHI:JPHI + 3])[:, None]
             return U
     c = te.c
     B[..., BX:BX + 3] = st.x[:, None] + h * c[None, :, None] * w[:, None, :3]
@@ -147,6 +166,18 @@ def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, 
             nu = np.concatenate([wg[side, :3] + rot.cross(wg[side, 3:], r), wg[side, 3:]], axis=1)
             Jv[..., slot:slot + 6] = nu[:, None]
     return U
+
+
+def _extrapolation_matrices(te: TimeElement):
+    """Lagrange extrapolation from the previous element to the new internal points ``1 + c_k``.
+
+    ``Pe (p, p+1)`` on the nodes ``{0, c}`` (degree p), ``Pi (p, p)`` on the nodes ``c`` (degree p-1).
+    """
+    from .time_elements import _lagrange_matrices
+
+    Pe, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
+    Pi, _ = _lagrange_matrices(te.c, 1.0 + te.c)
+    return Pe, Pi
 
 
 def _end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:

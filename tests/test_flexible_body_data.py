@@ -1,0 +1,103 @@
+"""FlexibleBodyData: one-call build, .npz round trip without the mesh file, VTU output."""
+from __future__ import annotations
+
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import meshio
+import numpy as np
+import pytest
+
+from flexmb.errors import ModelError
+from flexmb.fe_mesh import Material
+from flexmb.flexible_body_data import FlexibleBodyData, build_flexible_body
+from flexmb.reduction import PRELOAD_NAMES, Interface
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
+from case_f1 import structured_box  # noqa: E402
+
+STEEL = Material(210e9, 0.3, 7850.0, "steel")
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return structured_box((1.0, 0.1, 0.05), (8, 2, 1), "hexahedron20", material=STEEL)
+
+
+@pytest.fixture(scope="module")
+def body(mesh):
+    return build_flexible_body(
+        mesh, interfaces=["root", Interface("tip", kind="average")], n_modes=4, damping=0.02, name="beam"
+    )
+
+
+def test_build_craig_bampton_body(body, mesh):
+    nm = 6 + 4
+    assert body.kind == "craig-bampton" and body.reference == "root" and body.n_modes == nm
+    assert body.mode_shapes.shape == (mesh.n_nodes, 3, nm)
+    assert body.geometric_stiffness.shape == (nm, nm, nm)
+    assert body.preload_stiffness.shape == (len(PRELOAD_NAMES), nm, nm)
+    assert body.modal_stresses.shape == (nm, mesh.n_nodes, 6)
+    assert body.mass == pytest.approx(STEEL.rho * 1.0 * 0.1 * 0.05, rel=1e-12)
+    assert np.allclose(body.invariants.modal_mass, np.eye(nm), atol=1e-9)
+    assert np.allclose(np.diag(body.damping), 2 * 0.02 * np.sqrt(body.omega2))
+    assert np.allclose(body.frequencies, np.sqrt(body.omega2) / (2 * np.pi))
+    tip = body.interface("tip")
+    assert tip.kind == "average" and tip.modal_map.shape == (6, nm) and not tip.is_reference
+    assert body.interface("root").is_reference
+    eta = np.linspace(-1e-3, 1e-3, nm)
+    assert body.displacement(eta).shape == (mesh.n_nodes, 3) and body.von_mises(eta).shape == (mesh.n_nodes,)
+
+
+def test_save_load_round_trip_is_exact(body, tmp_path):
+    path = body.save(tmp_path / "beam")
+    assert path.suffix == ".npz"
+    loaded = FlexibleBodyData.load(path)  # needs no mesh file: points and cells are inside
+    for f in fields(FlexibleBodyData):
+        a, b = getattr(body, f.name), getattr(loaded, f.name)
+        if f.name == "interfaces":
+            assert len(a) == len(b)
+            for fa, fb in zip(a, b):
+                assert (fa.name, fa.kind, fa.is_reference) == (fb.name, fb.kind, fb.is_reference)
+                for key in ("nodes", "position", "weights", "modal_map"):
+                    assert np.array_equal(getattr(fa, key), getattr(fb, key))
+        elif f.name == "invariants":
+            for g in fields(a):
+                assert np.array_equal(getattr(a, g.name), getattr(b, g.name))
+        elif f.name == "cells":
+            assert a.keys() == b.keys() and all(np.array_equal(a[t], b[t]) for t in a)
+        elif isinstance(a, np.ndarray):
+            assert np.array_equal(a, b), f.name
+        else:
+            assert a == b, f.name
+    with np.load(path, allow_pickle=False) as raw:  # plain arrays only
+        assert all(raw[k].dtype != object for k in raw.files)
+
+
+def test_load_rejects_other_files(tmp_path):
+    np.savez(tmp_path / "x.npz", a=np.zeros(3))
+    with pytest.raises(ModelError, match="meta"):
+        FlexibleBodyData.load(tmp_path / "x.npz")
+
+
+def test_to_vtu_writes_modes_and_collection(body, tmp_path):
+    pvd = body.to_vtu(tmp_path / "vtu")
+    files = sorted((tmp_path / "vtu").glob("mode_*.vtu"))
+    assert pvd.exists() and len(files) == body.n_modes
+    assert pvd.read_text().count("<DataSet") == body.n_modes
+    m = meshio.read(files[2])
+    assert np.allclose(m.point_data["displacement"], body.mode_shapes[:, :, 2])
+    assert "von_mises" in m.point_data
+
+
+def test_free_free_body_with_attached_frames(mesh):
+    body = build_flexible_body(mesh, interfaces=["root", "tip"], n_modes=3, method="free-free",
+                               damping={"rayleigh": (0.1, 1e-5)}, geometric=False, preloads=False, stresses=False)
+    assert body.kind == "free-free" and body.reference is None and body.n_modes == 3
+    assert body.geometric_stiffness is None and body.preload_stiffness is None and body.modal_stresses is None
+    assert np.allclose(body.invariants.modal_first_moment, 0.0, atol=1e-9)  # mean axes
+    assert np.allclose(np.diag(body.damping), 0.1 + 1e-5 * body.omega2)
+    assert body.interface("tip").modal_map.shape == (6, 3)
+    with pytest.raises(ModelError):
+        body.stress(np.zeros(3))

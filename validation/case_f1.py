@@ -35,6 +35,8 @@ import math
 
 import numpy as np
 
+from flexmb import fe_mesh
+
 from flexmb.fe_mesh import FEMesh, Material
 
 # ============================================================================================
@@ -42,21 +44,6 @@ from flexmb.fe_mesh import FEMesh, Material
 # ============================================================================================
 
 #: hexahedron corners in meshio/VTK order, as 0/1 offsets
-_HEX = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1]])
-_HEX_EDGES = ((0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4), (0, 4), (1, 5), (2, 6), (3, 7))
-_TET_EDGES = ((0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
-
-
-def _kuhn_tets() -> np.ndarray:
-    """The six positively oriented tetrahedra of the Kuhn split of the unit cube, (6, 4, 3) offsets."""
-    e = np.eye(3, dtype=int)
-    tets = []
-    for p in itertools.permutations(range(3)):
-        v = [np.zeros(3, int), e[p[0]], e[p[0]] + e[p[1]], np.ones(3, int)]
-        if np.linalg.det(np.array([v[1] - v[0], v[2] - v[0], v[3] - v[0]], float)) < 0:
-            v[1], v[2] = v[2], v[1]
-        tets.append(v)
-    return np.array(tets)
 
 
 def structured_box(
@@ -67,82 +54,19 @@ def structured_box(
     material: Material | None = None,
     origin=(0.0, 0.0, 0.0),
 ) -> FEMesh:
-    """A structured box mesh [origin, origin + lengths] (vectorized, no loop over cells or nodes).
+    """:func:`flexmb.fe_mesh.structured_box` with this case's defaults and node-set names.
 
-    Parameters
-    ----------
-    lengths : (3,) float
-        Box edge lengths along x, y, z (m).
-    divisions : (3,) int
-        Cells along x, y, z (hexahedra; each is split into six Kuhn tetrahedra for tet types).
-    cell_type : {"hexahedron", "hexahedron20", "tetra", "tetra10"}
-    material : Material, optional
-        Assigned to the whole mesh (``"*"``).
-    origin : (3,) float
-        Lower corner (m).
-
-    Returns
-    -------
-    FEMesh
-        Node sets ``x0, x1, y0, y1, z0, z1`` (faces) and ``root`` (= x0), ``tip`` (= x1).
+    Node sets ``x0, x1, y0, y1, z0, z1`` (faces) and ``root`` (= x0), ``tip`` (= x1) are added to the
+    library's ``xmin .. zmax``.
     """
-    nx, ny, nz = (int(v) for v in divisions)
-    quad = cell_type in ("hexahedron20", "tetra10")
-    s = 2 if quad else 1
-    gx, gy, gz = s * nx + 1, s * ny + 1, s * nz + 1
+    from dataclasses import replace
 
-    def gid(i, j, k):
-        return i + gx * (j + gy * k)
-
-    ei, ej, ek = np.meshgrid(np.arange(nx), np.arange(ny), np.arange(nz), indexing="ij")
-    base = np.stack([ei.ravel(), ej.ravel(), ek.ravel()], axis=1) * s  # (n_hex, 3) grid offsets
-
-    def nodes_at(off):  # off (..., 3) grid offsets within a cell -> (n_hex, ...) node ids
-        g = base.reshape((-1,) + (1,) * (off.ndim - 1) + (3,)) + off
-        return gid(g[..., 0], g[..., 1], g[..., 2])
-
-    if cell_type in ("hexahedron", "hexahedron20"):
-        corners = _HEX * s
-        if cell_type == "hexahedron":
-            conn = nodes_at(corners)
-        else:
-            mids = np.array([(corners[a] + corners[b]) // 2 for a, b in _HEX_EDGES])
-            conn = nodes_at(np.vstack([corners, mids]))
-    elif cell_type in ("tetra", "tetra10"):
-        tets = _kuhn_tets() * s  # (6, 4, 3)
-        if cell_type == "tetra10":
-            mids = np.stack([(tets[:, a] + tets[:, b]) // 2 for a, b in _TET_EDGES], axis=1)
-            tets = np.concatenate([tets, mids], axis=1)  # (6, 10, 3)
-        conn = nodes_at(tets).reshape(-1, tets.shape[1])
-    else:
-        raise ValueError(f"structured_box: `cell_type` = {cell_type!r}; use hexahedron, hexahedron20, tetra or tetra10.")
-    ii, jj, kk = np.meshgrid(np.arange(gx), np.arange(gy), np.arange(gz), indexing="ij")
-    grid = np.stack([ii.transpose(2, 1, 0).ravel(), jj.transpose(2, 1, 0).ravel(), kk.transpose(2, 1, 0).ravel()], axis=1)
-    pts = np.asarray(origin, float) + grid / np.array([gx - 1, gy - 1, gz - 1]) * np.asarray(lengths, float)
-    # drop grid points no cell uses (face and body centres of serendipity hexahedra)
-    used = np.unique(conn)
-    new = np.full(len(pts), -1, dtype=np.int64)
-    new[used] = np.arange(used.size)
-    pts, conn = pts[used], new[conn]
-    lo, hi = pts.min(axis=0), pts.max(axis=0)
-    tol = 1e-9 * max(lengths)
-    sets = {}
-    for d, name in enumerate("xyz"):
-        sets[f"{name}0"] = np.flatnonzero(np.abs(pts[:, d] - lo[d]) <= tol)
-        sets[f"{name}1"] = np.flatnonzero(np.abs(pts[:, d] - hi[d]) <= tol)
+    mesh = fe_mesh.structured_box(lengths, divisions, cell_type, origin=origin, material=material)
+    sets = dict(mesh.node_sets)
+    for axis in "xyz":
+        sets[f"{axis}0"], sets[f"{axis}1"] = sets[f"{axis}min"], sets[f"{axis}max"]
     sets["root"], sets["tip"] = sets["x0"], sets["x1"]
-    return FEMesh(
-        points=pts,
-        cells={cell_type: conn},
-        node_sets=sets,
-        materials={} if material is None else {"*": material},
-        source=f"structured_box({tuple(lengths)}, {tuple(divisions)}, {cell_type})",
-    )
-
-
-# ============================================================================================
-# beam frequencies
-# ============================================================================================
+    return replace(mesh, node_sets=sets)
 
 
 def bending_modes_z(mesh, shapes, n: int = 3) -> np.ndarray:

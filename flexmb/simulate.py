@@ -407,7 +407,10 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
     """Advance one element of length ``h``, splitting it in halves when Newton fails."""
     cm, lay, te = system.cm, system.lay, system.te
     U0 = _predict(cm, lay, te, st, h, w, prev)
-    r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton)
+    # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
+    # by halving the step, so numpy's floating-point warnings are not shown
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton)
     if r.converged:
         return _end_values(cm, lay, te, st, h, r.U), r.U, [(st, h, r.U, r)], depth
     if depth >= options.max_halvings:

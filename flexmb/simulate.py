@@ -141,12 +141,14 @@ def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, 
                 return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
 
             B[..., BX:BX + 3] = ext(Bp[..., BX:BX + 3], st_prev.x)
-            B[..., BPI:BPI + 6] = ext(Bp[..., BPI:BPI + 6], st_prev.pi)
+            B[..., BPI:BPI + 6] = ext(Bp[..., BPI:BPI + 6], st_prev.pi) + (st.pi - _end_pi(te, Bp, st_prev))[:, None]
             th = ext(Bp[..., BTH:BTH + 3], np.zeros_like(st_prev.x))
             B[..., BTH:BTH + 3] = th - np.einsum("j,bjd->bd", te.end[1:], Bp[..., BTH:BTH + 3])[:, None]
             if cm.nj:
                 Jv[..., JS:JS + 3] = ext(Jp[..., JS:JS + 3], st_prev.s)
-                Jv[..., JLAM:JLAM + 6] = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
+                lam_p = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
+                lam_end_prev = te.end[0] * st_prev.lam + np.einsum("j,bjd->bd", te.end[1:], Jp[..., JLAM:JLAM + 6])
+                Jv[..., JLAM:JLAM + 6] = lam_p - (lam_end_prev - st.lam)[:, None]
                 ph = ext(Jp[..., JPHI:JPHI + 3], np.zeros_like(st_prev.s))
                 Jv[..., JPHI:JPHI + 3] = ph - np.einsum("j,bjd->bd", te.end[1:], Jp[..., JPHI:JPHI + 3])[:, None]
             return U
@@ -166,6 +168,11 @@ def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, 
             nu = np.concatenate([wg[side, :3] + rot.cross(wg[side, 3:], r), wg[side, 3:]], axis=1)
             Jv[..., slot:slot + 6] = nu[:, None]
     return U
+
+
+def _end_pi(te: TimeElement, Bp: NDArray, st_prev: ElementStart) -> NDArray:
+    """End value of the modified momenta of the previous element, before the gauge reset."""
+    return te.end[0] * st_prev.pi + np.einsum("j,bjd->bd", te.end[1:], Bp[..., BPI:BPI + 6])
 
 
 def _extrapolation_matrices(te: TimeElement):
@@ -199,7 +206,15 @@ def _end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStar
     # re-orthonormalize the reference rotations (round-off only)
     R = _orthonormalize(R)
     Rr = _orthonormalize(Rr) if cm.nj else Rr
-    return ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc)
+    # Gauge reset of the multipliers: (pi, lambda) -> (pi + Lambda(lambda), 0).  The homogeneous
+    # solution of lambda' + S lambda = 0 started from lambda2, transported to the bodies, solves the
+    # bodies' homogeneous equation too, so the next element starts with pi = p (the momenta) and
+    # lambda = 0: the multipliers stay impulses over one element instead of growing without bound.
+    lam_end = lam
+    if cm.nj:
+        pi = pi + joint_multipliers_at_nodes(cm, x, R, lam)
+        lam = np.zeros_like(lam)
+    return ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam_end)
 
 
 def _orthonormalize(R: NDArray) -> NDArray:
@@ -215,6 +230,7 @@ class _Recorder:
         self.t, self.pos, self.rotm, self.vel, self.om = [], [], [], [], []
         self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
         self.ke, self.pe = [], []
+        self.mom = []
         self.ti, self.force, self.moment = [], [], []
         self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
 
@@ -223,6 +239,8 @@ class _Recorder:
         w = _node_velocity(cm, st)
         rc = np.einsum("nij,nj->ni", st.R, cm.body_com)
         self.t.append(st.t)
+        # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
+        self.mom.append(st.pi + joint_multipliers_at_nodes(cm, st.x, st.R, st.lam))
         self.pos.append(st.x - rc)
         self.rotm.append(st.R.copy())
         self.vel.append(w[:, :3] - rot.cross(w[:, 3:], rc))
@@ -244,7 +262,7 @@ class _Recorder:
             self.srel.append(st.s.copy())
             self.rrel.append(st.acc.copy())
             self.vrel.append(np.concatenate([sdot, wr], axis=1))
-            self.lam.append(st.lam.copy())
+            self.lam.append((st.lam if st.lam_end is None else st.lam_end).copy())
         return w
 
     def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray):
@@ -275,7 +293,7 @@ class _Recorder:
             body_position=np.array(self.pos), body_rotation=np.array(self.rotm),
             body_velocity=np.array(self.vel), body_angular_velocity=np.array(self.om),
             t_internal=np.array(self.ti), kinetic_energy=np.array(self.ke), potential_energy=np.array(self.pe),
-            stats=stats, meta=meta, **kw,
+            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom)}, **kw,
         )
 
 

@@ -158,6 +158,8 @@ class ElementStart:
     Rr: NDArray
     lam: NDArray
     acc: NDArray
+    #: multipliers at the end of the element that led to this node, before the gauge reset (output)
+    lam_end: NDArray | None = None
 
     def copy(self) -> "ElementStart":
         return replace(self, x=self.x.copy(), R=self.R.copy(), pi=self.pi.copy(), s=self.s.copy(),

@@ -40,7 +40,7 @@ $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory sysdeps
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[plot,test]"
+	$(PY) -m pip install -q -e ".[plot,test,med]"
 	@$(PY) -m pip install -q -e ".[sparse]" || echo "note: scikit-sparse did not build: modal reduction uses the SciPy fallback"
 	@touch $(STAMP)
 

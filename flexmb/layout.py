@@ -173,8 +173,7 @@ class Pattern:
         self.indices = (uniq % n).astype(np.int32)
         col_of = (uniq // n).astype(np.int64)
         self.indptr = np.zeros(n + 1, dtype=np.int32)
-        np.add.at(self.indptr, col_of + 1, 1)
-        self.indptr = np.cumsum(self.indptr).astype(np.int32)
+        np.cumsum(np.bincount(col_of, minlength=n), out=self.indptr[1:])
         self.nnz = uniq.size
 
     def matrix(self, vals: NDArray) -> sp.csc_matrix:

@@ -1,0 +1,199 @@
+"""Sparse LU backends (flexmb.linsolve) and the Newton options (flexmb.newton)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from flexmb.linsolve import (LINEAR_SOLVERS, SingularMatrixError, SuperLU, available_backends, linear_solver,
+                             superlu)
+from flexmb.newton import NewtonOptions, newton_solve
+
+
+def random_unsymmetric(n=400, density=0.01, seed=0):
+    """Random sparse unsymmetric matrix: a strong permuted 'diagonal' (rows need pivoting), random
+    couplings, and a structurally zero main diagonal in a third of the rows, like constraint rows."""
+    rng = np.random.default_rng(seed)
+    R = sp.random(n, n, density=density, random_state=rng, format="coo")
+    perm = rng.permutation(n)
+    strong = rng.standard_normal(n)
+    rows = np.concatenate([R.row, np.arange(n)])
+    cols = np.concatenate([R.col, perm])
+    vals = np.concatenate([R.data - 0.5, 10.0 * np.sign(strong) + strong])
+    weak = np.arange(rows.size) < R.nnz
+    keep = ~((rows == cols) & (rows % 3 == 0) & weak)
+    M = sp.csc_matrix((vals[keep], (rows[keep], cols[keep])), shape=(n, n))
+    M.sum_duplicates()
+    return M
+
+
+def same_pattern_new_values(A, seed):
+    B = A.copy()
+    B.data = np.random.default_rng(seed).standard_normal(B.data.size) + 10.0 * np.sign(A.data)
+    return B
+
+
+BACKENDS = sorted(available_backends())
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_backend_solves_random_unsymmetric_system(name):
+    factor = linear_solver(name)
+    A = random_unsymmetric()
+    b = np.random.default_rng(1).standard_normal(A.shape[0])
+    for k, M in enumerate([A, same_pattern_new_values(A, 2), same_pattern_new_values(A, 3),
+                           random_unsymmetric(300, seed=5)]):
+        # first call: ordering; second and third: same pattern (cached ordering/symbolic analysis);
+        # fourth: a different pattern (ordering recomputed)
+        bb = b[: M.shape[0]]
+        x = factor(M)(bb)
+        assert np.linalg.norm(M @ x - bb) <= 1e-10 * np.linalg.norm(bb), f"call {k}"
+
+
+def test_superlu_reuses_the_ordering_of_a_pattern():
+    factor = SuperLU()
+    A = random_unsymmetric()
+    for seed in range(3):
+        factor(same_pattern_new_values(A, seed))
+    assert factor.n_orderings == 1
+    factor(random_unsymmetric(300, seed=7))
+    assert factor.n_orderings == 2
+    assert factor.last_nnz > 0
+
+
+def test_legacy_superlu_function_records_nnz():
+    A = random_unsymmetric(200)
+    superlu.last_nnz = 0
+    assert superlu.last_nnz == 0
+    superlu(A)
+    assert superlu.last_nnz >= A.shape[0]
+
+
+@pytest.mark.parametrize("name", BACKENDS)
+def test_singular_matrix_raises(name):
+    factor = linear_solver(name)
+    A = random_unsymmetric(200)
+    factor(A)
+    B = A.copy().tolil()
+    B[:, 17] = 0.0  # an empty column: structurally singular
+    with pytest.raises(SingularMatrixError):
+        factor(B.tocsc())
+    # numerically singular with the cached pattern: a column of explicit zeros
+    C = A.copy()
+    C.data[C.indptr[17]:C.indptr[18]] = 0.0
+    with pytest.raises(SingularMatrixError):
+        factor(C)
+
+
+def test_unknown_backend_is_refused():
+    with pytest.raises(ValueError, match="superlu"):
+        linear_solver("nope")
+    assert set(LINEAR_SOLVERS) >= {"superlu", "superlu-colamd", "umfpack"}
+
+
+# ----------------------------------------------------------------------------------------------
+# Newton
+
+def nonlinear_problem(n=50, c=0.3):
+    """F_i(U) = U_i + c U_i^3 + 0.2 (U_{i+1} - U_{i-1}) - b_i: sparse, unsymmetric, smooth."""
+    b = np.linspace(0.5, 2.0, n)
+    D = sp.diags([-0.2 * np.ones(n - 1), 0.2 * np.ones(n - 1)], [-1, 1], format="csc")
+    calls = []
+
+    def evaluate(U):
+        calls.append(1)
+        F = U + c * U ** 3 + D @ U - b
+        J = (sp.diags(1.0 + 3 * c * U ** 2) + D).tocsc()
+        return F, J
+
+    return evaluate, b, calls
+
+
+@pytest.mark.parametrize("reuse", ["none", "element", "steps"])
+def test_newton_converges_on_a_small_nonlinear_system(reuse):
+    evaluate, b, calls = nonlinear_problem()
+    scale = np.ones(b.size)
+    r = newton_solve(evaluate, b.copy(), scale, linear_solver("superlu"), NewtonOptions(reuse=reuse))
+    assert r.converged and r.message.startswith("converged")
+    F, _ = evaluate(r.U)
+    assert np.abs(F).max() < 1e-9
+    assert r.error <= 1e-10
+    if reuse == "none":
+        # quadratic convergence from this start: 6 iterations, one factorization each
+        assert r.iterations == 6
+        assert r.n_factor == r.iterations
+        h = r.history
+        assert h[3] < h[2] ** 1.5  # quadratic phase
+    else:
+        # simplified Newton: more iterations, far fewer factorizations (9 and 2 from this start)
+        assert r.iterations == 9 and r.n_factor == 2
+
+
+def test_reuse_gives_the_same_answer_to_tolerance():
+    evaluate, b, _ = nonlinear_problem()
+    scale = np.ones(b.size)
+    ref = newton_solve(evaluate, b.copy(), scale, linear_solver("superlu"), NewtonOptions(reuse="none", tol=1e-12))
+    for reuse in ("element", "steps"):
+        r = newton_solve(evaluate, b.copy(), scale, linear_solver("superlu"), NewtonOptions(reuse=reuse, tol=1e-10))
+        assert r.converged
+        assert np.abs(r.U - ref.U).max() <= 1e-10 * (1 + np.abs(ref.U).max())
+
+
+def test_reused_matrix_is_refreshed_when_contraction_is_slow():
+    """A strongly nonlinear start: the first matrix alone contracts slower than reuse_rate, so the
+    solver must take fresh Jacobians along the way and still converge to the same root."""
+    evaluate, b, _ = nonlinear_problem(c=3.0)
+    U0 = 3.0 * np.ones(b.size)
+    scale = np.ones(b.size)
+    full = newton_solve(evaluate, U0, scale, linear_solver("superlu"), NewtonOptions(reuse="none"))
+    r = newton_solve(evaluate, U0, scale, linear_solver("superlu"), NewtonOptions(reuse="element"))
+    assert full.converged and r.converged
+    assert 1 < r.n_factor < r.iterations
+    assert np.abs(r.U - full.U).max() < 1e-9
+
+
+def test_steps_carries_the_factorization_to_the_next_solve_and_drops_it_on_failure():
+    evaluate, b, _ = nonlinear_problem()
+    scale = np.ones(b.size)
+    factor = linear_solver("superlu")
+    opts = NewtonOptions(reuse="steps")
+    first = newton_solve(evaluate, b.copy(), scale, factor, opts)
+    second = newton_solve(evaluate, first.U * (1 + 1e-6), scale, factor, opts)  # a nearby start
+    assert second.converged and second.n_factor == 0
+    r = newton_solve(diverging, np.full(b.size, 1e-3), np.full(b.size, 1e6), factor, opts)
+    assert not r.converged and r.message == "diverging"
+    third = newton_solve(evaluate, b.copy(), scale, factor, opts)
+    assert third.converged and third.n_factor >= 1
+
+
+def diverging(U):
+    """F = sign(U) |U|^(1/4): each Newton step maps U to -3 U (increments grow by 3)."""
+    return np.sign(U) * np.abs(U) ** 0.25, sp.diags(0.25 * np.abs(U) ** -0.75).tocsc()
+
+
+@pytest.mark.parametrize("reuse", ["none", "element", "steps"])
+def test_divergence_is_reported(reuse):
+    r = newton_solve(diverging, np.full(5, 1e-3), np.full(5, 1e6), linear_solver("superlu"), NewtonOptions(reuse=reuse))
+    assert not r.converged and r.message == "diverging"
+    assert r.iterations == 3 and r.n_factor == 3  # a reused matrix that diverges is refreshed at once
+
+
+def test_singular_jacobian_is_reported():
+    ev = lambda U: (U - 1.0, sp.csc_matrix((U.size, U.size)))
+    r = newton_solve(ev, np.zeros(4), np.ones(4), linear_solver("superlu"), NewtonOptions())
+    assert not r.converged and "singular" in r.message
+
+
+def test_newton_options_validate():
+    with pytest.raises(ValueError, match="reuse"):
+        NewtonOptions(reuse="always")
+    with pytest.raises(ValueError, match="reuse_rate"):
+        NewtonOptions(reuse_rate=1.5)
+
+
+def test_auto_reuse_switches_on_system_size():
+    evaluate, b, _ = nonlinear_problem()
+    scale = np.ones(b.size)
+    small = newton_solve(evaluate, b.copy(), scale, linear_solver("superlu"), NewtonOptions())  # 50 < 2000
+    assert NewtonOptions().reuse == "auto"
+    assert small.converged and small.n_factor == small.iterations == 6
+    large = newton_solve(evaluate, b.copy(), scale, linear_solver("superlu"), NewtonOptions(reuse_min_unknowns=50))
+    assert large.converged and (large.iterations, large.n_factor) == (9, 2)

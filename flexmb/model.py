@@ -20,6 +20,7 @@ Conventions
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -487,13 +488,14 @@ class Model:
         if not self.bodies:
             raise ModelError("Model: no bodies; add at least one RigidBody")
         names = [b.name for b in self.bodies]
-        dup = {n for n in names if names.count(n) > 1}
+        dup = [n for n, k in Counter(names).items() if k > 1]
         if dup:
             raise ModelError(f"Model: duplicate body names {sorted(dup)}")
-        jn = [j.name for j in self.joints]
-        dup = {n for n in jn if jn.count(n) > 1}
+        dup = [n for n, k in Counter(j.name for j in self.joints).items() if k > 1]
         if dup:
             raise ModelError(f"Model: duplicate joint names {sorted(dup)}")
+        # name -> index, for O(1) look-ups at set-up (a linear search made set-up O(N^2))
+        object.__setattr__(self, "_body_index", {n: i for i, n in enumerate(names)})
         known = set(names) | {GROUND}
         for j in self.joints:
             for side in ("body_a", "body_b"):
@@ -513,10 +515,10 @@ class Model:
         """Index of a body (``-1`` for the ground)."""
         if name == GROUND:
             return -1
-        for i, b in enumerate(self.bodies):
-            if b.name == name:
-                return i
-        raise KeyError(f"unknown body {name!r}; bodies: {[b.name for b in self.bodies]}")
+        try:
+            return self._body_index[name]
+        except KeyError:
+            raise KeyError(f"unknown body {name!r}; bodies: {[b.name for b in self.bodies]}") from None
 
     def body_pose(self, name: str) -> tuple[NDArray, NDArray]:
         """Initial pose (position of the reference point, rotation) of a body or the ground."""

@@ -107,7 +107,9 @@ def _scales(cm: CompiledModel, lay: Layout, st: ElementStart, w0: NDArray, h: fl
     V = max(np.abs(w0[:, :3]).max(initial=0.0), np.abs(w0[:, 3:]).max(initial=0.0) * L, np.sqrt(g * L), 1e-3 * L)
     m = cm.body_mass.max()
     Jm = np.linalg.eigvalsh(cm.body_J0).max()
-    F = m * (g + V * V / L) + 1e-12
+    # a joint may carry the load of the whole system (the root joint of a hanging chain carries
+    # its total weight): reactions and multipliers are scaled by the total mass, not one body's
+    F = cm.body_mass.sum() * (g + V * V / L) + 1e-12
     body = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, m * V), np.full(3, Jm * V / L),
                            np.full(3, V), np.full(3, V / L)])
     joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),

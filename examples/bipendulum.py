@@ -61,7 +61,7 @@ def build_model(example: str = "1.1", damping: float = 0.1) -> fm.Model:
                   fm.Revolute("hinge", "bar1", "bar2", point=(0, -LENGTH, 0), axis=(1, 0, 0), damping=damping)]
     else:
         raise ValueError(f"example={example!r}: use '1.1' or '1.2'")
-    return fm.Model(bodies, joints, [fm.Gravity((0, 0, -G))])
+    return fm.Model(bodies, joints, [fm.Gravity((0, 0, -G))], units="ft-slug-s")
 
 
 def equilibrium_angle() -> float:

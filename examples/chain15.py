@@ -54,7 +54,7 @@ def build_model() -> fm.Model:
         bodies.append(fm.RigidBody(f"bar{i + 1}", mass=MASS, inertia=(I_T, I_A, I_T),
                                    position=0.5 * (pts[i] + pts[i + 1]), orientation=R))
         joints.append(fm.Spherical(f"P{i + 1}", "ground" if i == 0 else f"bar{i}", f"bar{i + 1}", point=pts[i]))
-    return fm.Model(bodies, joints, [fm.Gravity((0, 0, -G))])
+    return fm.Model(bodies, joints, [fm.Gravity((0, 0, -G))], units="ft-slug-s")
 
 
 def main(t_end: float = 1.5, h: float = 0.01, p: int = 3, plot_dir: str | Path | None = None) -> dict:

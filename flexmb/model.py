@@ -469,7 +469,8 @@ class SpringDamper:
 
 @dataclass(frozen=True)
 class Model:
-    """An immutable multibody model: ``bodies``, ``joints`` and ``forces``.
+    """An immutable multibody model: ``bodies``, ``joints`` and ``forces``; ``units`` labels the
+    consistent unit system of the input (default ``"SI"``; nothing is converted).
 
     Validation at construction: unique names, joints referring to known bodies, attachment frames
     that coincide at t = 0 in their constrained components (within ``assembly_tol``, relative to
@@ -480,6 +481,9 @@ class Model:
     joints: Sequence[Joint] = ()
     forces: Sequence[Any] = ()
     assembly_tol: float = 1e-8
+    #: label of the consistent unit system of the input (e.g. "SI", "ft-slug-s"); flexmb never
+    #: converts, the label only reaches the results (``Solution.meta["units"]``) and plot axes
+    units: str = "SI"
 
     def __post_init__(self):
         object.__setattr__(self, "bodies", tuple(self.bodies))

@@ -377,7 +377,7 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
             bar.update(h_el)
     wall = _time.perf_counter() - wall0
     meta = {
-        "flexmb_version": __version__, "time_element": te.p, "order": te.order, "h": h, "t0": t0, "t_end": t_end,
+        "flexmb_version": __version__, "units": model.units, "time_element": te.p, "order": te.order, "h": h, "t0": t0, "t_end": t_end,
         "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
         "unknowns_end": 12 * (cm.nb + cm.nj), "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
         "wall_time": wall, "evaluation_time": system.t_eval, "factorization_time": total_fac_time[0],

@@ -14,6 +14,8 @@ trip that is exact to the bit.
 """
 from __future__ import annotations
 
+import re
+
 import csv
 import json
 import logging
@@ -668,6 +670,11 @@ class Solution:
                 chosen = [chosen]
             return [(self._index(kind, all_names, n), n) for n in chosen]
 
+        si = str(self.meta.get("units", "SI")).upper() == "SI"
+
+        def lab(text: str) -> str:  # SI units in brackets only for SI models
+            return text if si else re.sub(r" \[[^\]]*\]", f" [{self.meta.get('units')}]", text)
+
         body_q = {"position": (self.body_position, "position [m]"),
                   "velocity": (self.body_velocity, "velocity [m/s]"),
                   "angular_velocity": (self.body_angular_velocity, "angular velocity [rad/s]")}
@@ -680,22 +687,22 @@ class Solution:
             for i, name in select("body", self.body_names, bodies):
                 for c in comp:
                     ax.plot(self.t, data[:, i, c], label=f"{name} {'xyz'[c]}")
-            ax.set_ylabel(f"body {label}")
+            ax.set_ylabel(lab(f"body {label}"))
         elif quantity in joint_q:
             t, data, label = joint_q[quantity]
             for j, name in select("joint", self.joint_names, joints):
                 for c in comp:
                     ax.plot(t, data[:, j, c], label=f"{name} {'xyz'[c]}")
-            ax.set_ylabel(label)
+            ax.set_ylabel(lab(label))
         elif quantity == "joint_force_norm":
             for j, name in select("joint", self.joint_names, joints):
                 ax.plot(self.t_internal, np.linalg.norm(self.joint_force[:, j], axis=-1), label=name)
-            ax.set_ylabel("|joint force| [N]")
+            ax.set_ylabel(lab("|joint force| [N]"))
         elif quantity == "energy":
             ax.plot(self.t, self.kinetic_energy, label="kinetic")
             ax.plot(self.t, self.potential_energy, label="potential")
             ax.plot(self.t, self.total_energy, label="total", color="k")
-            ax.set_ylabel("energy [J]")
+            ax.set_ylabel(lab("energy [J]"))
             if self.nt:
                 drift = float(np.max(np.abs(self.total_energy - self.total_energy[0])))
                 ax.set_title(f"max |E - E(0)| = {drift:.3g} J")

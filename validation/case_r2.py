@@ -101,7 +101,7 @@ def bipendulum_model():
     om = (0.0, 0.0, OMEGA)
     bodies = [bar_body("bar1", (0, 0, 0), (0, -L, 0), om), bar_body("bar2", (0, -L, 0), (0, -2 * L, 0), om)]
     joints = [fm.Spherical("O", "ground", "bar1", point=(0, 0, 0)), fm.Spherical("A", "bar1", "bar2", point=(0, -L, 0))]
-    return fm.Model(bodies, joints, [fm.Gravity((0, 0, -G))])
+    return fm.Model(bodies, joints, [fm.Gravity((0, 0, -G))], units="ft-slug-s")
 
 
 def angular_momentum(sol, model):

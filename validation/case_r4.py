@@ -123,7 +123,7 @@ def chain_model(supports=(1,), drives=None, mirrored=False):
             if mirrored and k > (N_BARS + 2) // 2:
                 a, b = b, a
             joints.append(fm.Spherical(f"P{k}", a, b, point=pts[k - 1]))
-    return fm.Model(bodies, joints, [fm.Gravity((0, 0, -G))])
+    return fm.Model(bodies, joints, [fm.Gravity((0, 0, -G))], units="ft-slug-s")
 
 
 def joint_gaps(sol):

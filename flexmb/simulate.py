@@ -238,11 +238,12 @@ class _Recorder:
 
     def node(self, st: ElementStart) -> NDArray:
         cm = self.cm
-        w = _node_velocity(cm, st)
+        Lb = joint_multipliers_at_nodes(cm, st.x, st.R, st.lam)
+        w = _node_velocity(cm, st, Lb)
         rc = np.einsum("nij,nj->ni", st.R, cm.body_com)
         self.t.append(st.t)
         # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
-        self.mom.append(st.pi + joint_multipliers_at_nodes(cm, st.x, st.R, st.lam))
+        self.mom.append(st.pi + Lb)
         self.pos.append(st.x - rc)
         self.rotm.append(st.R.copy())
         self.vel.append(w[:, :3] - rot.cross(w[:, 3:], rc))
@@ -451,33 +452,22 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
     return st_end, U2, res1 + res2, max(d1, d2)
 
 
-def _node_velocity(cm, st):
+def _node_velocity(cm, st, Lb=None):
     """Body velocities at a node: ``M w = pi + Lambda`` projected onto the velocity constraints.
 
     The end momenta of an index-3 scheme satisfy the velocity constraints only to O(h^2); the
     projection in the mass metric removes that component (it matters for bodies with tiny
     inertia, e.g. point masses, where 1/J amplifies it).  Output only: the state is unchanged.
     """
-    import scipy.sparse.linalg as spla
+    from .system import mass_metric_correction, velocity_constraints
 
-    from .joints import drive_targets
-    from .system import _inverse_mass, velocity_constraint_matrix
-
-    Lb = joint_multipliers_at_nodes(cm, st.x, st.R, st.lam)
+    if Lb is None:
+        Lb = joint_multipliers_at_nodes(cm, st.x, st.R, st.lam)
     w = body_end_velocity(cm, st.x, st.R, st.pi, Lb)
     if not cm.nj:
         return w
-    G, labels = velocity_constraint_matrix(cm, st.x, st.R)
+    G, _, target = velocity_constraints(cm, st.x, st.R, st.t)
     if G.shape[0] == 0:
         return w
-    _, rate = drive_targets(cm, np.array([st.t]))
-    jl = np.array([j for j, _ in labels])
-    cl = np.array([c if isinstance(c, int) else 0 for _, c in labels])
-    target = np.where([isinstance(c, int) for _, c in labels], rate[jl, cl, 0], 0.0)
-    Mi = _inverse_mass(cm, st.R)
-    A = (G @ Mi @ G.T).tocsc()
-    try:
-        mu = spla.splu(A).solve(G @ w.reshape(-1) - target)
-    except RuntimeError:
-        return w
-    return (w.reshape(-1) - Mi @ (G.T @ mu)).reshape(-1, 6)
+    dw = mass_metric_correction(cm, st.R, G, G @ w.reshape(-1) - target, singular="none")
+    return w if dw is None else (w.reshape(-1) - dw).reshape(-1, 6)

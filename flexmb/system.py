@@ -317,29 +317,48 @@ def _inverse_mass(cm: CompiledModel, R: NDArray):
     return sp.bsr_matrix((blocks, np.arange(n), np.arange(n + 1)), shape=(6 * n, 6 * n)).tocsr()
 
 
-def project_velocities(cm: CompiledModel, x, R, w0, t0):
-    """Project initial velocities onto the velocity constraints in the mass metric; log the change."""
-    import scipy.sparse.linalg as spla
-
+def velocity_constraints(cm: CompiledModel, x, R, t: float):
+    """Velocity constraint matrix ``G`` with its row labels and right-hand side (drive rates at ``t``)."""
     from .joints import drive_targets
 
     G, labels = velocity_constraint_matrix(cm, x, R)
     if G.shape[0] == 0:
+        return G, labels, np.zeros(0)
+    _, rate = drive_targets(cm, np.array([t]))
+    jl = np.array([j for j, _ in labels])
+    cl = np.array([c if isinstance(c, int) else 0 for _, c in labels])
+    target = np.where([isinstance(c, int) for _, c in labels], rate[jl, cl, 0], 0.0)
+    return G, labels, target
+
+
+def mass_metric_correction(cm: CompiledModel, R, G, violation, *, singular: str = "lsqr"):
+    """Velocity change ``M^-1 G^T (G M^-1 G^T)^-1 violation`` (6 nb,) that removes ``violation``
+    with the least kinetic energy.  ``singular``: ``"lsqr"`` (least squares when dependent rows
+    remain) or ``"none"`` (return None)."""
+    import scipy.sparse.linalg as spla
+
+    Mi = _inverse_mass(cm, R)
+    A = (G @ Mi @ G.T).tocsc()
+    try:
+        mu = spla.splu(A).solve(violation)
+    except RuntimeError:  # dependent rows not yet removed
+        if singular == "none":
+            return None
+        mu = spla.lsqr(A, violation, atol=1e-14, btol=1e-14)[0]
+    return Mi @ (G.T @ mu)
+
+
+def project_velocities(cm: CompiledModel, x, R, w0, t0):
+    """Project initial velocities onto the velocity constraints in the mass metric; log the change."""
+    G, labels, target = velocity_constraints(cm, x, R, t0)
+    if G.shape[0] == 0:
         return w0
-    _, dtgt = drive_targets(cm, np.array([t0]))
-    target = np.array([dtgt[j, c, 0] if isinstance(c, int) else 0.0 for j, c in labels])
     wv = w0.reshape(-1)
     viol = G @ wv - target
     scale = max(np.abs(wv).max(), 1.0)
     if np.abs(viol).max() <= 1e-12 * scale:
         return w0
-    Mi = _inverse_mass(cm, R)
-    A = (G @ Mi @ G.T).tocsc()
-    try:
-        mu = spla.splu(A).solve(viol)
-    except RuntimeError:  # dependent rows not yet removed: least squares
-        mu = spla.lsqr(A, viol, atol=1e-14, btol=1e-14)[0]
-    wnew = wv - Mi @ (G.T @ mu)
+    wnew = wv - mass_metric_correction(cm, R, G, viol)
     worst = int(np.argmax(np.abs(viol)))
     j, c = labels[worst]
     log.warning(

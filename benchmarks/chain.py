@@ -17,7 +17,7 @@ Usage::
     python benchmarks/chain.py                          # N = 10 100 1000, 30 steps, h = 1 ms, p = 1
     python benchmarks/chain.py --n 10 100 1000 10000    # the 10000 run is skipped on MemoryError
     python benchmarks/chain.py --solver umfpack --reuse none
-    python benchmarks/chain.py --compare-solvers        # sparse LU choice (flexmb/linsolve.py)
+    python benchmarks/chain.py --compare-solvers        # sparse LU choice (flexmb/dynamics/linsolve.py)
     python benchmarks/chain.py --compare                # solver x Jacobian reuse, whole time loop
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import flexmb as fm  # noqa: E402
-from flexmb import linsolve  # noqa: E402
+from flexmb.dynamics import linsolve  # noqa: E402
 
 LINK_LENGTH = 0.1  # [m]
 LINK_MASS = 0.05  # [kg]
@@ -176,9 +176,9 @@ def compare_solvers(ns, h, p, repeat) -> None:
     """Factor+solve time of each sparse LU on the Newton matrix of the chain (interleaved, medians)."""
     import scipy.sparse.linalg as spla
 
-    from flexmb.simulate import ElementSystem, _predict
-    from flexmb.system import compile_model, initial_state
-    from flexmb.time_elements import time_element
+    from flexmb.dynamics.simulate import ElementSystem, _predict
+    from flexmb.dynamics.system import compile_model, initial_state
+    from flexmb.dynamics.time_elements import time_element
 
     print("\nSparse LU on the chain's Newton matrix (after two Newton iterations of the first element): "
           "median time of factor [+ solve], relative to SuperLU with COLAMD at every call")

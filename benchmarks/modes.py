@@ -37,10 +37,10 @@ def child(n_dofs: float, shape: str, n_modes: int) -> dict:
     sys.path.insert(0, str(HERE.parent / "validation"))
     from case_f1 import structured_box
 
-    from flexmb import fe_assembly as fe
-    from flexmb import reduction as red
-    from flexmb.fe_mesh import Material
-    from flexmb.spd_solve import cholmod_available
+    from flexmb.fe import assembly as fe
+    from flexmb.fe import reduction as red
+    from flexmb.fe.mesh import Material
+    from flexmb.fe.spd_solve import cholmod_available
 
     div = divisions(n_dofs, shape)
     mesh = structured_box((div[0] / div[1], 1.0, 1.0), div, "hexahedron", material=Material(210e9, 0.3, 7850.0))

@@ -15,31 +15,36 @@ import logging as _logging
 
 __version__ = "0.1.0"
 
-from .errors import ConvergenceError as ConvergenceError
-from .errors import FlexmbError as FlexmbError
-from .errors import MeshImportError as MeshImportError
-from .errors import ModelError as ModelError
-from .model import GROUND as GROUND
-from .model import Cylindrical as Cylindrical
-from .model import Fixed as Fixed
-from .model import Frame as Frame
-from .model import Gravity as Gravity
-from .model import Joint as Joint
-from .model import Model as Model
-from .model import Planar as Planar
-from .model import PointForce as PointForce
-from .model import PointTorque as PointTorque
-from .model import Prismatic as Prismatic
-from .model import Revolute as Revolute
-from .model import RigidBody as RigidBody
-from .model import Spherical as Spherical
-from .model import SpringDamper as SpringDamper
-from .model import Universal as Universal
-from .newton import NewtonOptions as NewtonOptions
-from .rotations import orientation as orientation
-from .simulate import SimulationOptions as SimulationOptions
-from .simulate import simulate as simulate
-from .solution import Solution as Solution
-from .time_elements import TimeElement as TimeElement
+from flexmb.errors import ConvergenceError as ConvergenceError
+from flexmb.errors import FlexmbError as FlexmbError
+from flexmb.errors import MeshImportError as MeshImportError
+from flexmb.errors import ModelError as ModelError
+from flexmb.model import GROUND as GROUND
+from flexmb.model import Cylindrical as Cylindrical
+from flexmb.model import Fixed as Fixed
+from flexmb.model import Frame as Frame
+from flexmb.model import Gravity as Gravity
+from flexmb.model import Joint as Joint
+from flexmb.model import Model as Model
+from flexmb.model import Planar as Planar
+from flexmb.model import PointForce as PointForce
+from flexmb.model import PointTorque as PointTorque
+from flexmb.model import Prismatic as Prismatic
+from flexmb.model import Revolute as Revolute
+from flexmb.model import RigidBody as RigidBody
+from flexmb.model import Spherical as Spherical
+from flexmb.model import SpringDamper as SpringDamper
+from flexmb.model import Universal as Universal
+from flexmb.dynamics.newton import NewtonOptions as NewtonOptions
+from flexmb.rotations import orientation as orientation
+from flexmb.dynamics.simulate import SimulationOptions as SimulationOptions
+from flexmb.dynamics.simulate import simulate as simulate
+from flexmb.solution import Solution as Solution
+from flexmb.dynamics.time_elements import TimeElement as TimeElement
+from flexmb.fe.mesh import FEMesh as FEMesh
+from flexmb.fe.mesh import Material as Material
+from flexmb.fe.mesh import read_mesh as read_mesh
+from flexmb.fe.body_data import FlexibleBodyData as FlexibleBodyData
+from flexmb.fe.body_data import build_flexible_body as build_flexible_body
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

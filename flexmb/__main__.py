@@ -1,6 +1,6 @@
 """`python -m flexmb` runs the command-line interface."""
 import sys
 
-from .cli import main
+from flexmb.cli import main
 
 sys.exit(main())

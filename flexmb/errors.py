@@ -21,3 +21,7 @@ class ConvergenceError(FlexmbError, RuntimeError):
         super().__init__(message)
         self.time = time
         self.report = report or {}
+
+
+class SingularMatrixError(FlexmbError, RuntimeError):
+    """A linear system is singular (dependent equations, a locked mechanism, a rank-deficient Newton matrix)."""

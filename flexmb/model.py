@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .errors import ModelError
+from flexmb.errors import ModelError
 
 __all__ = [
     "GROUND",
@@ -68,7 +68,7 @@ def _rotation(name: str, value: Any, owner: str) -> NDArray:
     if value is None:
         return np.eye(3)
     if isinstance(value, dict):
-        from .rotations import orientation
+        from flexmb.rotations import orientation
 
         try:
             return orientation(**value)

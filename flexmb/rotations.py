@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.transform import Rotation
 
-from .errors import ModelError
+from flexmb.errors import ModelError
 
 __all__ = [
     "skew",

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse.linalg as sla
 
-import flexmb.fe_assembly as fa
+import flexmb.fe.assembly as fa
 from flexmb.errors import ModelError
-from flexmb.fe_assembly import (
+from flexmb.fe.assembly import (
     assemble_geometric_stiffness,
     assemble_mass,
     assemble_scalar_mass,
@@ -20,8 +20,8 @@ from flexmb.fe_assembly import (
     nodal_stresses,
     quadrature_jacobians,
 )
-from flexmb.fe_elements import ELEMENTS
-from flexmb.fe_mesh import FEMesh, Material, quadratic_from_linear, structured_box
+from flexmb.fe.elements import ELEMENTS
+from flexmb.fe.mesh import FEMesh, Material, quadratic_from_linear, structured_box
 
 TYPES = sorted(ELEMENTS)
 STEEL = Material(210e9, 0.3, 7850.0, "steel")

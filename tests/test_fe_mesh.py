@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from flexmb.errors import MeshImportError, ModelError
-from flexmb.fe_assembly import assemble_mass, assemble_stiffness
-from flexmb.fe_mesh import FEMesh, Material, check_mesh, read_mesh, structured_box
+from flexmb.fe.assembly import assemble_mass, assemble_stiffness
+from flexmb.fe.mesh import FEMesh, Material, check_mesh, read_mesh, structured_box
 
 ROOT = Path(__file__).resolve().parents[1]
 MESHES = ROOT / "meshes"
@@ -92,7 +92,7 @@ def test_f4_beam_reads_identically_from_every_format(name):
 def test_shipped_meshes_are_valid_and_ordered_like_vtk(name):
     """No inverted cells (orientation) and, for quadratic cells, every mid-edge node halfway along
     its edge in VTK order (the shipped meshes have straight edges except the conrod's bores)."""
-    from flexmb.fe_elements import ELEMENTS
+    from flexmb.fe.elements import ELEMENTS
 
     mesh = read_mesh(MESHES / name, materials=STEEL)
     assert check_mesh(mesh) == []
@@ -301,7 +301,7 @@ def test_med_files_use_salome_orientation(tmp_path, cell_type):
     """A MED file in Salome's node order (opposite orientation to VTK) reads as valid VTK cells,
     with families as sets."""
     pytest.importorskip("h5py")
-    from flexmb.fe_mesh import _med_to_vtk
+    from flexmb.fe.mesh import _med_to_vtk
 
     ref = structured_box((2, 1, 1), (2, 1, 1), cell_type, material=STEEL)
     conn = ref.cells[cell_type]

@@ -10,12 +10,10 @@ import numpy as np
 import pytest
 
 from flexmb.errors import ModelError
-from flexmb.fe_mesh import Material
-from flexmb.flexible_body_data import FlexibleBodyData, build_flexible_body
-from flexmb.reduction import PRELOAD_NAMES, Interface
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
-from case_f1 import structured_box  # noqa: E402
+from flexmb.fe.mesh import Material
+from flexmb.fe.body_data import FlexibleBodyData, build_flexible_body
+from flexmb.fe.reduction import PRELOAD_NAMES, Interface
+from flexmb.validation.cases.case_f1 import structured_box  # noqa: E402
 
 STEEL = Material(210e9, 0.3, 7850.0, "steel")
 

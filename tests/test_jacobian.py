@@ -5,9 +5,9 @@ import pytest
 
 from flexmb.model import (Cylindrical, Fixed, Gravity, Model, Planar, PointForce, PointTorque, Prismatic,
                           Revolute, RigidBody, Spherical, SpringDamper, Universal)
-from flexmb.simulate import ElementSystem, _predict
-from flexmb.system import compile_model, initial_state
-from flexmb.time_elements import time_element
+from flexmb.dynamics.simulate import ElementSystem, _predict
+from flexmb.dynamics.system import compile_model, initial_state
+from flexmb.dynamics.time_elements import time_element
 
 
 def _bodies():

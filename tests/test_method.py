@@ -7,8 +7,8 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import fsolve
 
 from flexmb.model import Gravity, Model, PointForce, Revolute, RigidBody, Spherical
-from flexmb.simulate import simulate
-from flexmb.system import attachment_poses, compile_model
+from flexmb.dynamics.simulate import simulate
+from flexmb.dynamics.system import attachment_poses, compile_model
 from flexmb import rotations as rot
 
 
@@ -46,7 +46,7 @@ def _pendulum_reference(J):
 @pytest.mark.parametrize("p", [1, 2, 3])
 def test_fitted_nodal_order_equals_declared(p, pendulum):
     """M2: positions of the pendulum at t = 1 s converge with the declared order 2p."""
-    from flexmb.time_elements import TIME_ELEMENTS
+    from flexmb.dynamics.time_elements import TIME_ELEMENTS
 
     ref = _pendulum_reference(1e-3)
     hs = {1: [0.02, 0.01, 0.005], 2: [0.05, 0.025, 0.0125], 3: [0.1, 0.05, 0.025]}[p]

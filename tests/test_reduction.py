@@ -8,15 +8,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from flexmb import fe_assembly as fe
-from flexmb import reduction as red
+from flexmb.fe import assembly as fe
+from flexmb.fe import reduction as red
 from flexmb.errors import ModelError
-from flexmb.fe_mesh import FEMesh, Material
-from flexmb.reduction import Interface
-from flexmb.spd_solve import _openblas_handles, blas_threads, cholmod_available, factorize_spd
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
-from case_f1 import structured_box  # noqa: E402
+from flexmb.fe.mesh import FEMesh, Material
+from flexmb.fe.reduction import Interface
+from flexmb.fe.spd_solve import _openblas_handles, blas_threads, cholmod_available, factorize_spd
+from flexmb.validation.cases.case_f1 import structured_box  # noqa: E402
 
 STEEL = Material(210e9, 0.3, 7850.0, "steel")
 

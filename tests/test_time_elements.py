@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from flexmb.time_elements import TIME_ELEMENTS, time_element
+from flexmb.dynamics.time_elements import TIME_ELEMENTS, time_element
 
 
 @pytest.mark.parametrize("p", [1, 2, 3])

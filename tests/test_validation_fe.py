@@ -39,10 +39,7 @@ def test_f1_hex20_beam_quick():
     from pathlib import Path
 
     import numpy as np
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validation"))
-    import case_f1
-
+    from flexmb.validation.cases import case_f1
     mesh = case_f1.structured_box(case_f1.LENGTHS, (20, 4, 2), "hexahedron20", material=case_f1.STEEL)
     f = case_f1.beam_frequencies(mesh)
     eb, delta = case_f1.euler_bernoulli(), case_f1.timoshenko_delta()

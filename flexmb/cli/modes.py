@@ -1,0 +1,99 @@
+"""`flexmb modes`: normal modes or a Craig-Bampton flexible body of an FE mesh, with VTU output."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from flexmb.errors import FlexmbError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("mesh", metavar="MESH", type=Path, help="FE mesh (.msh, .inp, .bdf, .vtu, ...)")
+    parser.add_argument(
+        "--material", nargs=3, type=float, metavar=("E", "NU", "RHO"),
+        help="isotropic material for the whole mesh (Pa, -, kg/m^3); default: the materials in the file",
+    )
+    parser.add_argument("--fix", nargs="+", metavar="SET", default=[], help="clamp these node sets (fixed-base modes)")
+    parser.add_argument(
+        "--interface", nargs="+", metavar="SET", default=[],
+        help="Craig-Bampton interface frames on these node sets (the first is the reference); writes the "
+             "flexible-body .npz file",
+    )
+    parser.add_argument("--kind", choices=("rigid", "average"), default="rigid",
+                        help="interface coupling: rigid (RBE2-like) or average (RBE3-like) (default rigid)")
+    parser.add_argument("-n", "--n-modes", type=int, default=10, help="number of (fixed-interface) modes (default 10)")
+    parser.add_argument("--out", metavar="DIR", type=Path, default=None,
+                        help="write mode shapes (VTU + .pvd) and the flexible-body file here")
+    parser.add_argument("--no-geometric", action="store_true",
+                        help="skip geometric stiffness and preloads in the flexible-body file (faster)")
+
+
+def _table(freqs, title: str, first: int = 1) -> str:
+    lines = [title, f"{'mode':>5}  {'frequency [Hz]':>16}"]
+    lines += [f"{k:>5}  {f:>16.6g}" for k, f in enumerate(freqs, start=first)]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    from flexmb.fe import assembly as fe
+    from flexmb.fe import reduction as red
+    from flexmb.fe.mesh import Material, read_mesh
+    from flexmb.fe.body_data import FlexibleBodyData, build_flexible_body
+
+    if args.fix and args.interface:
+        sys.stderr.write("flexmb modes: use either --fix (fixed-base modes) or --interface (Craig-Bampton), not both\n")
+        return 2
+    if args.n_modes < 1:
+        sys.stderr.write(f"flexmb modes: -n {args.n_modes}: ask for at least one mode\n")
+        return 2
+    try:
+        material = None if args.material is None else Material(*args.material, name="cli")
+        mesh = read_mesh(args.mesh, materials=material, drop_unused_nodes=True)
+        for s in args.fix + args.interface:
+            if s not in mesh.node_sets:
+                sys.stderr.write(
+                    f"flexmb modes: node set {s!r} is not in {args.mesh.name}; known sets: "
+                    f"{', '.join(sorted(mesh.node_sets)) or 'none'}\n"
+                )
+                return 2
+        if args.interface:
+            body = build_flexible_body(mesh, interfaces=args.interface, n_modes=args.n_modes,
+                                       interface_kind=args.kind, geometric=not args.no_geometric,
+                                       preloads=not args.no_geometric)
+            print(f"{args.mesh.name}: {mesh.n_nodes} nodes, mass {body.mass:.6g}, Craig-Bampton, interfaces "
+                  f"{', '.join(f'{f.name} ({f.kind})' for f in body.interfaces)}; reference {body.reference}")
+            print(_table(body.frequencies, "reduced-model frequencies (reference interface clamped)"))
+            if args.out is not None:
+                pvd = body.to_vtu(args.out)
+                path = body.save(args.out / f"{args.mesh.stem}.flexbody.npz")
+                print(f"wrote {pvd} and {path}")
+            return 0
+        K = fe.assemble_stiffness(mesh)
+        M = fe.assemble_mass(mesh)
+        if args.fix:
+            nodes = np.unique(np.concatenate([mesh.node_sets[s] for s in args.fix]))
+            basis = red.clamped_modes(K, M, nodes, args.n_modes)
+            title = f"fixed-base modes (clamped: {', '.join(args.fix)})"
+        else:
+            basis = red.free_free_modes(K, M, args.n_modes, points=mesh.points)
+            title = (f"free-free elastic modes (after {basis.rigid_modes.shape[1]} zero-frequency modes"
+                     f"{f', of which {basis.n_extra_zero_modes} beyond the rigid-body six' if basis.n_extra_zero_modes else ''})")
+        print(f"{args.mesh.name}: {mesh.n_nodes} nodes, {mesh.n_cells} cells")
+        print(_table(basis.frequencies, title))
+        if args.out is not None:
+            inv = red.inertia_invariants(fe.assemble_scalar_mass(mesh), mesh.points, basis.shapes, K)
+            body = FlexibleBodyData(
+                name=args.mesh.stem, kind=basis.kind, reference=None, frequencies=basis.frequencies,
+                omega2=basis.omega2, mode_shapes=basis.nodal_shapes(), interfaces=(), invariants=inv,
+                damping=red.modal_damping(basis.omega2), geometric_stiffness=None, preload_stiffness=None,
+                modal_stresses=red.modal_stresses(mesh, basis.shapes), points=mesh.points, cells=mesh.cells,
+                units=mesh.units, source=mesh.source, source_checksum=mesh.checksum, settings=basis.settings,
+            )
+            print(f"wrote {body.to_vtu(args.out)}")
+        return 0
+    except FlexmbError as exc:
+        sys.stderr.write(f"flexmb modes: {exc}\n")
+        return 1

@@ -1,0 +1,244 @@
+"""Sparse linear solvers for the Newton matrix (unsymmetric, indefinite, very sparse).
+
+A backend is a callable ``factor(A) -> solve`` where ``solve(b)`` returns ``A^-1 b``; it raises
+:class:`SingularMatrixError` when ``A`` is singular.  :func:`linear_solver` turns a name into a
+fresh backend instance (one per simulation: the instance caches the symbolic work of the
+sparsity pattern it sees, which is fixed per model).
+
+Backends
+--------
+``"superlu"`` (default)
+    SciPy's SuperLU.  The first matrix of a pattern is factored with COLAMD; its column
+    permutation (COLAMD + elimination-tree postorder) is kept, and every later matrix with the same
+    pattern is gathered into that column order by a precomputed index map and factored with
+    ``NATURAL`` ordering, ``relax=3``, ``panel_size=4`` and threshold partial pivoting on the rows
+    (``diag_pivot_thresh=1``: rows are still pivoted numerically at every factorization).
+``"superlu-colamd"``
+    Plain SciPy ``splu`` with COLAMD at every call (no reuse), the reference.
+``"umfpack"``
+    scikit-umfpack (optional): symbolic analysis once per pattern, numeric factorization per call.
+
+Choice by measurement (``python benchmarks/chain.py --compare-solvers``: one run on the 2-core
+development machine, Newton matrices of the chain benchmark, interleaved repetitions, medians;
+factorization time relative to ``splu(A, permc_spec="COLAMD")`` at every call, and the times of
+one factorization / one solve at N = 1000 (48000 unknowns, 440868 nonzeros))::
+
+    backend                                  N = 10   N = 100   N = 1000   ms at N = 1000
+    SuperLU, COLAMD at every call (former)    1.00     1.00      1.00       53.6 / 6.4
+    SuperLU, cached COLAMD ("superlu")        1.24     0.77      0.69       37.0 / 6.1
+    SuperLU, NATURAL at every call            0.83     0.78      0.85       45.6 / 4.4
+    SuperLU, MMD(A^T+A) at every call         1.74     1.94      1.65       88.2 / 6.0
+    SuperLU, MMD(A^T A) at every call         1.91     2.02      1.86       99.9 / 5.6
+    UMFPACK, cached symbolic ("umfpack")      1.55     1.16      0.97       52.0 / 2.7
+    KLU (PyKLU 0.2.0)                         1.44     8.57      ~N^2       2030 at N = 800
+
+The default is the cached-ordering SuperLU: the fastest factorization from N = 100 on, linear
+in N, nothing beyond SciPy (at N = 10 the gather costs 0.1 ms more than the ordering it saves,
+next to 12 ms of evaluation per step).  relax 3 / panel 4 were chosen by a scan (relax 1-5 x
+panel 1-8): 15-20 % faster than SciPy's defaults with the same ordering.  UMFPACK solves 2.2x
+faster, which with Jacobian reuse (~5 solves per factorization) makes the whole time loop even
+at N = 1000 (0.56 vs 0.59 of the former default) and slower below (0.87 vs 0.74 at N = 100);
+scikit-umfpack 0.4.2 does not build against Debian's SuiteSparse 5 as shipped (it needs swig, a
+hand-written ``UMFPACK.pc`` and a patched ``meson.build``): optional.  PyKLU's factorization
+grows quadratically on these matrices (KLU's BTF/AMD meets the zero diagonal of the constraint
+rows): not offered.  Full tables: ``benchmarks/README.md``, section "Rigid chain".
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+Factor = Callable[[sp.spmatrix], Callable[[np.ndarray], np.ndarray]]
+
+
+from flexmb.errors import SingularMatrixError  # noqa: E402  (re-exported: the backends raise it)
+
+
+def _csc(A) -> sp.csc_matrix:
+    A = A if (sp.issparse(A) and A.format == "csc") else sp.csc_matrix(A)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
+
+
+def _same_pattern(A: sp.csc_matrix, indptr: np.ndarray, indices: np.ndarray) -> bool:
+    if A.indptr is indptr and A.indices is indices:
+        return True
+    return (A.shape[0] + 1 == indptr.size and A.indices.size == indices.size
+            and np.array_equal(A.indptr, indptr) and np.array_equal(A.indices, indices))
+
+
+class SuperLU:
+    """SciPy SuperLU; with ``reuse_ordering`` the column ordering of the first matrix of a
+    sparsity pattern is reused for later matrices with the same pattern.
+
+    ``last_nnz`` is the number of nonzeros of ``L + U`` of the last factorization (computed on
+    request: extracting ``L`` and ``U`` from SuperLU costs about 10 % of a factorization).
+    """
+
+    def __init__(self, reuse_ordering: bool = True, relax: int = 3, panel_size: int = 4,
+                 diag_pivot_thresh: float = 1.0) -> None:
+        self.reuse_ordering = reuse_ordering
+        self.relax = relax
+        self.panel_size = panel_size
+        self.diag_pivot_thresh = diag_pivot_thresh
+        self._lu = None
+        self._key: tuple | None = None  # (indptr, indices) of the cached pattern
+        self._gather: np.ndarray | None = None
+        self._q: np.ndarray | None = None
+        self._pindptr = self._pindices = None
+        self.n_orderings = 0
+
+    @property
+    def last_nnz(self) -> int:
+        if self._lu is None:
+            return 0
+        return int(self._lu.L.nnz + self._lu.U.nnz)
+
+    def _first(self, A: sp.csc_matrix):
+        lu = spla.splu(A, permc_spec="COLAMD", diag_pivot_thresh=self.diag_pivot_thresh,
+                       options={"SymmetricMode": False})
+        self.n_orderings += 1
+        if self.reuse_ordering:
+            n = A.shape[0]
+            q = np.argsort(lu.perm_c)  # factor A[:, q] with NATURAL ordering from now on
+            counts = np.diff(A.indptr)[q]
+            pindptr = np.zeros(n + 1, dtype=np.int32)
+            np.cumsum(counts, out=pindptr[1:])
+            # gather map: for each permuted column, the positions of its entries in A.data
+            starts = A.indptr[q]
+            gather = (np.repeat(starts - pindptr[:-1], counts) + np.arange(pindptr[-1])).astype(np.int64)
+            self._key = (A.indptr.copy(), A.indices.copy())
+            self._q = q
+            self._gather = gather
+            self._pindptr = pindptr
+            self._pindices = A.indices[gather].astype(np.int32)
+        return lu
+
+    def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
+        A = _csc(A)
+        try:
+            if self.reuse_ordering and self._key is not None and _same_pattern(A, *self._key):
+                Ap = sp.csc_matrix((A.data[self._gather], self._pindices, self._pindptr), shape=A.shape)
+                lu = spla.splu(Ap, permc_spec="NATURAL", relax=self.relax, panel_size=self.panel_size,
+                               diag_pivot_thresh=self.diag_pivot_thresh)
+                q = self._q
+
+                def solve(b, lu=lu, q=q):
+                    y = lu.solve(np.asarray(b, dtype=float))
+                    x = np.empty_like(y)
+                    x[q] = y
+                    return x
+            else:
+                lu = self._first(A)
+                solve = lu.solve
+        except RuntimeError as exc:  # "Factor is exactly singular"
+            raise SingularMatrixError(str(exc)) from exc
+        self._lu = lu
+        return solve
+
+
+class _SuperLUFunction:
+    """Backward-compatible ``superlu(A) -> solve`` (COLAMD at every call) with ``last_nnz``."""
+
+    def __init__(self) -> None:
+        self._impl = SuperLU(reuse_ordering=False)
+
+    @property
+    def last_nnz(self) -> int:
+        return self._impl.last_nnz
+
+    @last_nnz.setter
+    def last_nnz(self, value) -> None:  # resetting (``superlu.last_nnz = 0``) forgets the factors
+        if not value:
+            self._impl._lu = None
+
+    def __call__(self, A):
+        return self._impl(A)
+
+
+#: stateless reference backend: SuperLU with COLAMD at every call
+superlu = _SuperLUFunction()
+
+
+class Umfpack:
+    """scikit-umfpack: symbolic analysis (ordering) once per pattern, numeric factorization per call."""
+
+    def __init__(self) -> None:
+        try:
+            import scikits.umfpack as um
+        except ImportError as exc:
+            raise ImportError("linear_solver='umfpack' needs scikit-umfpack (pip install scikit-umfpack; on Debian's "
+                              "SuiteSparse 5 it also needs swig and a UMFPACK.pc); use the default 'superlu'") from exc
+        from scikits.umfpack.umfpack import UmfpackWarning
+
+        self._um = um
+        self._warning = UmfpackWarning
+        self._ctx = None
+        self._key = None
+        self.last_nnz = 0
+
+    def __call__(self, A):
+        um = self._um
+        A = _csc(A)
+        if not A.data.dtype == np.float64:
+            A = A.astype(np.float64)
+        if A.indices.dtype != np.int32 or A.indptr.dtype != np.int32:
+            A = sp.csc_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
+        if self._ctx is None or self._key is None or not _same_pattern(A, *self._key):
+            self._ctx = um.UmfpackContext("di")
+            self._ctx.control[um.UMFPACK_PRL] = 0
+            self._ctx.maxCond = np.inf  # the Newton matrix mixes units: its raw condition number is large
+            self._ctx.symbolic(A)
+            self._key = (A.indptr.copy(), A.indices.copy())
+        ctx = self._ctx
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", self._warning)
+            try:
+                ctx.numeric(A)
+            except (RuntimeError, self._warning) as exc:  # singular matrix
+                raise SingularMatrixError(f"UMFPACK: {exc}") from exc
+        self.last_nnz = int(ctx.info[um.UMFPACK_LNZ] + ctx.info[um.UMFPACK_UNZ])
+
+        def solve(b, A=A, ctx=ctx):
+            return ctx.solve(um.UMFPACK_A, A, np.asarray(b, dtype=float), autoTranspose=True)
+
+        return solve
+
+
+def _umfpack_available() -> bool:
+    try:
+        import scikits.umfpack  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+#: name -> factory of a fresh backend instance
+LINEAR_SOLVERS: dict[str, Callable[[], Factor]] = {
+    "superlu": SuperLU,
+    "superlu-colamd": lambda: SuperLU(reuse_ordering=False),
+    "umfpack": Umfpack,
+}
+
+
+def available_backends() -> dict[str, Factor]:
+    """Fresh instances of every backend usable on this machine."""
+    names = ["superlu", "superlu-colamd"] + (["umfpack"] if _umfpack_available() else [])
+    return {n: LINEAR_SOLVERS[n]() for n in names}
+
+
+def linear_solver(spec: str | Factor) -> Factor:
+    """A fresh backend for ``spec`` (a name from :data:`LINEAR_SOLVERS`) or ``spec`` itself if callable."""
+    if callable(spec):
+        return spec
+    try:
+        make = LINEAR_SOLVERS[spec]
+    except KeyError:
+        raise ValueError(f"linear_solver={spec!r} is unknown; use one of {sorted(LINEAR_SOLVERS)} or a callable") from None
+    return make()

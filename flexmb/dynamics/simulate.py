@@ -1,0 +1,473 @@
+"""The time-marching driver: predict -> Newton on the internal unknowns -> recover end values ->
+store, one time element after the other, with step halving and retry when Newton fails.
+"""
+from __future__ import annotations
+
+import logging
+import time as _time
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb import __version__
+from flexmb import rotations as rot
+from flexmb.dynamics.bodies import body_end_velocity, body_residual
+from flexmb.errors import ConvergenceError, ModelError
+from flexmb.dynamics.forces import force_residual, potential_energy
+from flexmb.dynamics.joints import joint_multipliers_at_nodes, joint_residual, multiplier_to_bodies
+from flexmb.dynamics.kinematics import unpack
+from flexmb.dynamics.layout import (BODY_SLOTS, BPI, BTH, BW, BX, JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern,
+                     ReplayLayout, Triplets)
+from flexmb.dynamics.linsolve import linear_solver, superlu
+from flexmb.model import Model
+from flexmb.dynamics.newton import NewtonOptions, NewtonResult, newton_solve
+from flexmb.progress import progress
+from flexmb.solution import Solution
+from flexmb.dynamics.system import (CompiledModel, ElementStart, attachment_poses, compile_model, detect_redundant,
+                     initial_configuration, initial_state, with_ground)
+from flexmb.dynamics.time_elements import TimeElement, time_element
+
+log = logging.getLogger(__name__)
+
+BODY_EQUATIONS = {BX: "position kinematics", BTH: "rotation kinematics", BPI: "momentum balance",
+                  BW: "velocity (constitutive law)"}
+JOINT_EQUATIONS = {JS: "relative position", JPHI: "relative rotation", JLAM: "multiplier definition",
+                   JQ: "joint law", JNA: "attachment velocity a", JNB: "attachment velocity b"}
+
+
+class ElementSystem:
+    """Residual and Jacobian of one time element for a compiled model (pattern built once)."""
+
+    def __init__(self, cm: CompiledModel, te: TimeElement):
+        self.cm = cm
+        self.te = te
+        self.lay = ReplayLayout(cm.nb, cm.nj, te.p)
+        self.pattern: Pattern | None = None
+        self.n_eval = 0
+        self.t_eval = 0.0
+
+    def triplets(self, U: NDArray, st: ElementStart, h: float) -> tuple[NDArray, Triplets]:
+        self.lay.rewind()
+        kin = unpack(self.cm, self.lay, self.te, st, h, U)
+        res = np.zeros(self.lay.size)
+        trip = Triplets(values_only=self.pattern is not None)
+        body_residual(self.cm, self.lay, kin, st, res, trip)
+        force_residual(self.cm, self.lay, kin, st, res, trip)
+        joint_residual(self.cm, self.lay, kin, st, res, trip)
+        multiplier_to_bodies(self.cm, self.lay, kin, res, trip)
+        return res, trip
+
+    def evaluate(self, U: NDArray, st: ElementStart, h: float):
+        t0 = _time.perf_counter()
+        res, trip = self.triplets(U, st, h)
+        if self.pattern is None:
+            self.pattern = Pattern(trip, self.lay.size)
+        J = self.pattern.matrix(trip.values())
+        self.n_eval += 1
+        self.t_eval += _time.perf_counter() - t0
+        return res, J
+
+    def describe(self, index: int) -> str:
+        """Name the equation/unknown at global ``index``: body or joint, point, equation."""
+        lay, cm = self.lay, self.cm
+        if index < 0:
+            return "unknown location"
+        if index < lay.joint_off:
+            b, rem = divmod(index, lay.p * BODY_SLOTS)
+            i, slot = divmod(rem, BODY_SLOTS)
+            group = max(k for k in BODY_EQUATIONS if k <= slot)
+            return f"body {cm.model.bodies[b].name!r}, {BODY_EQUATIONS[group]} (component {slot - group}), internal point {i}"
+        j, rem = divmod(index - lay.joint_off, lay.p * JOINT_SLOTS)
+        i, slot = divmod(rem, JOINT_SLOTS)
+        group = max(k for k in JOINT_EQUATIONS if k <= slot)
+        return f"joint {cm.model.joints[j].name!r}, {JOINT_EQUATIONS[group]} (component {slot - group}), internal point {i}"
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    """Options of :func:`simulate`.
+
+    ``newton``: :class:`NewtonOptions`; ``linear_solver``: ``"superlu"`` (default) or
+    ``"umfpack"``; ``max_halvings``: how often a failing element is split in two before giving
+    up; ``redundant``: ``"resolve"`` (drop dependent constraint equations, log them) or
+    ``"error"`` (refuse the model).
+    """
+
+    newton: NewtonOptions = NewtonOptions()
+    linear_solver: str = "superlu"
+    max_halvings: int = 6
+    redundant: str = "resolve"
+
+
+def _scales(cm: CompiledModel, lay: Layout, st: ElementStart, w0: NDArray, h: float) -> NDArray:
+    """Absolute magnitudes of the unknowns for the convergence test."""
+    L = cm.length_scale
+    g = np.linalg.norm(cm.gravity)
+    V = max(np.abs(w0[:, :3]).max(initial=0.0), np.abs(w0[:, 3:]).max(initial=0.0) * L, np.sqrt(g * L), 1e-3 * L)
+    m = cm.body_mass.max()
+    Jm = np.linalg.eigvalsh(cm.body_J0).max()
+    # a joint may carry the load of the whole system (the root joint of a hanging chain carries
+    # its total weight): reactions and multipliers are scaled by the total mass, not one body's
+    F = cm.body_mass.sum() * (g + V * V / L) + 1e-12
+    body = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, m * V), np.full(3, Jm * V / L),
+                           np.full(3, V), np.full(3, V / L)])
+    joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),
+                            np.full(3, F), np.full(3, F * L), np.tile(np.concatenate([np.full(3, V), np.full(3, V / L)]), 2)])
+    return np.concatenate([np.tile(body, cm.nb * lay.p), np.tile(joint, cm.nj * lay.p)])
+
+
+def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
+             prev: tuple | None) -> NDArray:
+    """Initial guess.
+
+    After an element of the same length: the previous element's polynomials extrapolated to the
+    new internal points (degree p through the start value and the internal values for unknowns
+    with end values, degree p - 1 for internal-only unknowns, increments re-based on the new
+    start for the rotations).  Otherwise a constant-velocity guess.
+    """
+    U = np.zeros(lay.size)
+    B = lay.body_view(U)
+    Jv = lay.joint_view(U)
+    if prev is not None:
+        U_prev, st_prev, h_prev = prev
+        if abs(h_prev - h) <= 1e-12 * h:
+            Pe, Pi = _extrapolation_matrices(te)
+            Bp = lay.body_view(U_prev)
+            Jp = lay.joint_view(U_prev)
+            # internal-only unknowns: degree p-1 through the internal values
+            B[:] = np.einsum("kj,bjd->bkd", Pi, Bp)
+            Jv[:] = np.einsum("kj,bjd->bkd", Pi, Jp)
+
+            def ext(Y, y1):  # degree p through (0, y1), (c_j, Y_j)
+                return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
+
+            B[..., BX:BX + 3] = ext(Bp[..., BX:BX + 3], st_prev.x)
+            B[..., BPI:BPI + 6] = ext(Bp[..., BPI:BPI + 6], st_prev.pi) + (st.pi - _end_pi(te, Bp, st_prev))[:, None]
+            th = ext(Bp[..., BTH:BTH + 3], np.zeros_like(st_prev.x))
+            B[..., BTH:BTH + 3] = th - np.einsum("j,bjd->bd", te.end[1:], Bp[..., BTH:BTH + 3])[:, None]
+            if cm.nj:
+                Jv[..., JS:JS + 3] = ext(Jp[..., JS:JS + 3], st_prev.s)
+                lam_p = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
+                lam_end_prev = te.end[0] * st_prev.lam + np.einsum("j,bjd->bd", te.end[1:], Jp[..., JLAM:JLAM + 6])
+                Jv[..., JLAM:JLAM + 6] = lam_p - (lam_end_prev - st.lam)[:, None]
+                ph = ext(Jp[..., JPHI:JPHI + 3], np.zeros_like(st_prev.s))
+                Jv[..., JPHI:JPHI + 3] = ph - np.einsum("j,bjd->bd", te.end[1:], Jp[..., JPHI:JPHI + 3])[:, None]
+            return U
+    c = te.c
+    B[..., BX:BX + 3] = st.x[:, None] + h * c[None, :, None] * w[:, None, :3]
+    B[..., BTH:BTH + 3] = h * c[None, :, None] * w[:, None, 3:]
+    B[..., BPI:BPI + 6] = st.pi[:, None]
+    B[..., BW:BW + 6] = w[:, None]
+    if cm.nj:
+        Jv[..., JS:JS + 3] = st.s[:, None]
+        Jv[..., JLAM:JLAM + 6] = st.lam[:, None]
+        wg = with_ground(w, 0.0)
+        xg = with_ground(st.x, 0.0)
+        Rg = with_ground(st.R, np.eye(3))
+        for slot, side, cl in ((JNA, cm.jnt_a, cm.jnt_ca), (JNB, cm.jnt_b, cm.jnt_cb)):
+            r = np.einsum("jde,je->jd", Rg[side], cl)
+            nu = np.concatenate([wg[side, :3] + rot.cross(wg[side, 3:], r), wg[side, 3:]], axis=1)
+            Jv[..., slot:slot + 6] = nu[:, None]
+    return U
+
+
+def _end_pi(te: TimeElement, Bp: NDArray, st_prev: ElementStart) -> NDArray:
+    """End value of the modified momenta of the previous element, before the gauge reset."""
+    return te.end[0] * st_prev.pi + np.einsum("j,bjd->bd", te.end[1:], Bp[..., BPI:BPI + 6])
+
+
+def _extrapolation_matrices(te: TimeElement):
+    """Lagrange extrapolation from the previous element to the new internal points ``1 + c_k``.
+
+    ``Pe (p, p+1)`` on the nodes ``{0, c}`` (degree p), ``Pi (p, p)`` on the nodes ``c`` (degree p-1).
+    """
+    from flexmb.dynamics.time_elements import _lagrange_matrices
+
+    Pe, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
+    Pi, _ = _lagrange_matrices(te.c, 1.0 + te.c)
+    return Pe, Pi
+
+
+def _end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
+    B = lay.body_view(U)
+    Jv = lay.joint_view(U)
+    e0, e = te.end[0], te.end[1:]
+    x = e0 * st.x + np.einsum("j,bjd->bd", e, B[..., BX:BX + 3])
+    th = np.einsum("j,bjd->bd", e, B[..., BTH:BTH + 3])
+    R = rot.exp(th) @ st.R
+    pi = e0 * st.pi + np.einsum("j,bjd->bd", e, B[..., BPI:BPI + 6])
+    if cm.nj:
+        s = e0 * st.s + np.einsum("j,bjd->bd", e, Jv[..., JS:JS + 3])
+        phi = np.einsum("j,bjd->bd", e, Jv[..., JPHI:JPHI + 3])
+        Rr = st.Rr @ rot.exp(phi)
+        lam = e0 * st.lam + np.einsum("j,bjd->bd", e, Jv[..., JLAM:JLAM + 6])
+        acc = st.acc + phi
+    else:
+        s, Rr, lam, acc = st.s, st.Rr, st.lam, st.acc
+    # re-orthonormalize the reference rotations (round-off only)
+    R = _orthonormalize(R)
+    Rr = _orthonormalize(Rr) if cm.nj else Rr
+    # Gauge reset of the multipliers: (pi, lambda) -> (pi + Lambda(lambda), 0).  The homogeneous
+    # solution of lambda' + S lambda = 0 started from lambda2, transported to the bodies, solves the
+    # bodies' homogeneous equation too, so the next element starts with pi = p (the momenta) and
+    # lambda = 0: the multipliers stay impulses over one element instead of growing without bound.
+    lam_end = lam
+    if cm.nj:
+        pi = pi + joint_multipliers_at_nodes(cm, x, R, lam)
+        lam = np.zeros_like(lam)
+    return ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam_end)
+
+
+def _orthonormalize(R: NDArray) -> NDArray:
+    u, _, vt = np.linalg.svd(R)
+    return u @ vt
+
+
+class _Recorder:
+    """Collects node and internal-point outputs."""
+
+    def __init__(self, cm: CompiledModel):
+        self.cm = cm
+        self.t, self.pos, self.rotm, self.vel, self.om = [], [], [], [], []
+        self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
+        self.ke, self.pe = [], []
+        self.mom = []
+        self.ti, self.force, self.moment = [], [], []
+        self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
+
+    def node(self, st: ElementStart) -> NDArray:
+        cm = self.cm
+        Lb = joint_multipliers_at_nodes(cm, st.x, st.R, st.lam)
+        w = _node_velocity(cm, st, Lb)
+        rc = np.einsum("nij,nj->ni", st.R, cm.body_com)
+        self.t.append(st.t)
+        # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
+        self.mom.append(st.pi + Lb)
+        self.pos.append(st.x - rc)
+        self.rotm.append(st.R.copy())
+        self.vel.append(w[:, :3] - rot.cross(w[:, 3:], rc))
+        self.om.append(w[:, 3:].copy())
+        J = st.R @ cm.body_J0 @ np.swapaxes(st.R, 1, 2)
+        ke = 0.5 * np.sum(cm.body_mass * np.sum(w[:, :3] ** 2, axis=1)) + 0.5 * np.einsum("ni,nij,nj->", w[:, 3:], J, w[:, 3:])
+        self.ke.append(ke)
+        self.pe.append(potential_energy(cm, st.x, st.R))
+        if cm.nj:
+            xa, Ra, xb, Rb = attachment_poses(cm, st.x, st.R)
+            wg = with_ground(w, 0.0)
+            xg = with_ground(st.x, 0.0)
+            va = wg[cm.jnt_a, :3] + rot.cross(wg[cm.jnt_a, 3:], xa - xg[cm.jnt_a])
+            vb = wg[cm.jnt_b, :3] + rot.cross(wg[cm.jnt_b, 3:], xb - xg[cm.jnt_b])
+            d = xb - xa
+            RaT = np.swapaxes(Ra, 1, 2)
+            sdot = np.einsum("jde,je->jd", RaT, vb - va - rot.cross(wg[cm.jnt_a, 3:], d))
+            wr = np.einsum("jde,je->jd", RaT, wg[cm.jnt_b, 3:] - wg[cm.jnt_a, 3:])
+            self.srel.append(st.s.copy())
+            self.rrel.append(st.acc.copy())
+            self.vrel.append(np.concatenate([sdot, wr], axis=1))
+            self.lam.append((st.lam if st.lam_end is None else st.lam_end).copy())
+        return w
+
+    def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray):
+        if not self.cm.nj:
+            self.ti.extend(st.t + h * te.c)
+            return
+        Jv = lay.joint_view(U)
+        self.ti.extend(st.t + h * te.c)
+        for i in range(te.p):
+            self.force.append(Jv[:, i, JQ:JQ + 3].copy())
+            self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
+
+    def solution(self, meta: dict) -> Solution:
+        cm = self.cm
+        nj = cm.nj
+        kw = {}
+        if nj:
+            kw = dict(
+                joint_names=tuple(j.name for j in cm.model.joints),
+                joint_types=tuple(j.kind for j in cm.model.joints),
+                joint_rel_position=np.array(self.srel), joint_rel_rotation=np.array(self.rrel),
+                joint_rel_velocity=np.array(self.vrel), joint_force=np.array(self.force),
+                joint_moment=np.array(self.moment), joint_multiplier=np.array(self.lam),
+            )
+        stats = {k: np.array(v) for k, v in self.stats.items()}
+        return Solution(
+            t=np.array(self.t), body_names=tuple(b.name for b in cm.model.bodies),
+            body_position=np.array(self.pos), body_rotation=np.array(self.rotm),
+            body_velocity=np.array(self.vel), body_angular_velocity=np.array(self.om),
+            t_internal=np.array(self.ti), kinetic_energy=np.array(self.ke), potential_energy=np.array(self.pe),
+            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom)}, **kw,
+        )
+
+
+def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, t0: float = 0.0,
+             options: SimulationOptions | None = None, show_progress: bool | None = None) -> Solution:
+    """Integrate ``model`` from ``t0`` to ``t_end`` with time elements of length ``h``.
+
+    Parameters
+    ----------
+    model : Model
+    t_end : float
+        Final time [s] (> ``t0``).
+    h : float
+        Time-element length [s]; the last element is shortened to land on ``t_end``.
+    p : int or TimeElement
+        Order of the time elements (1: implicit-midpoint-equivalent, nodal order 2; 2: order 4;
+        3: order 6).
+    options : SimulationOptions, optional
+    show_progress : bool, optional
+        Progress bar with ETA (default: only on a terminal).
+
+    Returns
+    -------
+    Solution
+        Node values at ``t0, t0 + h, ...``; joint reactions at the internal points.
+
+    Raises
+    ------
+    ConvergenceError
+        When an element fails even after ``max_halvings`` step halvings; the message names the
+        time, the element and the equation with the largest Newton correction.
+    """
+    options = options or SimulationOptions()
+    if not (np.isfinite(t_end) and np.isfinite(h)) or h <= 0:
+        raise ValueError(f"h={h!r} must be a finite positive step [s]")
+    if t_end <= t0:
+        raise ValueError(f"t_end={t_end!r} must be greater than t0={t0!r}")
+    te = time_element(p)
+    cm = compile_model(model)
+    x_init, R_init, _ = initial_configuration(cm)
+    _handle_redundancy(cm, x_init, R_init, options, t0)
+    st, w0 = initial_state(cm, t0)
+    system = ElementSystem(cm, te)
+    lay = system.lay
+    factor = linear_solver(options.linear_solver)
+    scale = _scales(cm, lay, st, w0, h)
+    rec = _Recorder(cm)
+    w = rec.node(st)
+    prev = None
+    n_el = 0
+    wall0 = _time.perf_counter()
+    total_fac_time = [0.0]
+
+    def timed_factor(A):
+        t = _time.perf_counter()
+        try:
+            return factor(A)
+        finally:
+            total_fac_time[0] += _time.perf_counter() - t
+
+    with progress(t_end - t0, desc="simulate", enabled=show_progress) as bar:
+        while st.t < t_end - 1e-12 * max(1.0, abs(t_end)):
+            h_el = min(h, t_end - st.t)
+            st_new, U, res, retries = _advance(system, st, h_el, w, prev, scale, timed_factor, options)
+            # record this (possibly subdivided) step
+            for (s_start, hh, UU, rr) in res:
+                rec.internal(te, s_start, hh, lay, UU)
+                rec.stats["t_start"].append(s_start.t)
+                rec.stats["h"].append(hh)
+                rec.stats["iterations"].append(rr.iterations)
+                rec.stats["rate"].append(rr.rate)
+                rec.stats["factorizations"].append(rr.n_factor)
+                rec.stats["residual"].append(rr.error)
+                rec.stats["retries"].append(retries)
+            prev = (res[-1][2], res[-1][0], res[-1][1])
+            st = st_new
+            w = rec.node(st)
+            n_el += 1
+            bar.update(h_el)
+    wall = _time.perf_counter() - wall0
+    meta = {
+        "flexmb_version": __version__, "units": model.units, "time_element": te.p, "order": te.order, "h": h, "t0": t0, "t_end": t_end,
+        "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
+        "unknowns_end": 12 * (cm.nb + cm.nj), "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
+        "wall_time": wall, "evaluation_time": system.t_eval, "factorization_time": total_fac_time[0],
+        "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
+    }
+    return rec.solution(meta)
+
+
+def _handle_redundancy(cm: CompiledModel, x, R, options: SimulationOptions, t0: float = 0.0) -> None:
+    if options.redundant not in ("resolve", "error"):
+        raise ValueError(f"SimulationOptions.redundant={options.redundant!r}; use 'resolve' or 'error'")
+    dep, inconsistent = detect_redundant(cm, x, R, t0)
+    cm.redundant_labels = dep
+    if not dep:
+        return
+    names = ["s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z"]
+
+    def fmt(labels):
+        return ", ".join(f"{cm.model.joints[j].name}:{names[c] if isinstance(c, int) else c}" for j, c in labels)
+
+    if inconsistent:
+        raise ModelError(
+            f"the joint constraints contradict each other: the dependent equations {fmt(inconsistent)} prescribe "
+            f"motion that the other joints forbid (a drive fighting a closed loop or a weld). Remove the drive "
+            f"or the conflicting joint"
+        )
+    txt = fmt(dep)
+    if options.redundant == "error":
+        raise ModelError(
+            f"the model has {len(dep)} redundant (dependent) constraint equations: {txt}. Replace joints "
+            f"(e.g. a revolute by a spherical or universal joint) or use SimulationOptions(redundant='resolve')"
+        )
+    log.warning(
+        "the model has %d redundant constraint equations (%s); they are dropped and their reaction "
+        "components set to zero (the motion is unaffected; reactions are one particular solution)", len(dep), txt,
+    )
+    for j, c in dep:
+        if isinstance(c, int):
+            cm.jnt_constrained[j, c] = False
+        else:  # universal cross condition: make it a plain free moment about z
+            cm.jnt_universal[j] = False
+            cm.jnt_constrained[j] = [True, True, True, False, False, False]
+
+
+def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev, scale, factor, options,
+             depth: int = 0):
+    """Advance one element of length ``h``, splitting it in halves when Newton fails."""
+    cm, lay, te = system.cm, system.lay, system.te
+    U0 = _predict(cm, lay, te, st, h, w, prev)
+    # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
+    # by halving the step, so numpy's floating-point warnings are not shown
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton)
+    if r.converged:
+        return _end_values(cm, lay, te, st, h, r.U), r.U, [(st, h, r.U, r)], depth
+    if depth >= options.max_halvings:
+        where = system.describe(r.worst)
+        raise ConvergenceError(
+            f"Newton did not converge in the time element t = {st.t:.6g} .. {st.t + h:.6g} s "
+            f"({r.message}; {r.iterations} iterations, contraction rate {r.rate:.3g}, scaled correction "
+            f"{r.error:.3g}) after {depth} step halvings; largest correction: {where}. "
+            f"Try a smaller step h, check the model for a singular configuration or a mechanism that locks, "
+            f"or loosen SimulationOptions(newton=NewtonOptions(tol=...)).",
+            time=st.t, report={"where": where, "message": r.message, "history": r.history},
+        )
+    log.info("Newton failed at t=%.6g (h=%.3g: %s); halving the step", st.t, h, r.message)
+    st_mid, _, res1, d1 = _advance(system, st, h / 2, w, None, scale, factor, options, depth + 1)
+    w_mid = _node_velocity(cm, st_mid)
+    st_end, U2, res2, d2 = _advance(system, st_mid, h / 2, w_mid, (res1[-1][2], res1[-1][0], res1[-1][1]),
+                                    scale, factor, options, depth + 1)
+    return st_end, U2, res1 + res2, max(d1, d2)
+
+
+def _node_velocity(cm, st, Lb=None):
+    """Body velocities at a node: ``M w = pi + Lambda`` projected onto the velocity constraints.
+
+    The end momenta of an index-3 scheme satisfy the velocity constraints only to O(h^2); the
+    projection in the mass metric removes that component (it matters for bodies with tiny
+    inertia, e.g. point masses, where 1/J amplifies it).  Output only: the state is unchanged.
+    """
+    from flexmb.dynamics.system import mass_metric_correction, velocity_constraints
+
+    if Lb is None:
+        Lb = joint_multipliers_at_nodes(cm, st.x, st.R, st.lam)
+    w = body_end_velocity(cm, st.x, st.R, st.pi, Lb)
+    if not cm.nj:
+        return w
+    G, _, target = velocity_constraints(cm, st.x, st.R, st.t)
+    if G.shape[0] == 0:
+        return w
+    dw = mass_metric_correction(cm, st.R, G, G @ w.reshape(-1) - target, singular="none")
+    return w if dw is None else (w.reshape(-1) - dw).reshape(-1, 6)

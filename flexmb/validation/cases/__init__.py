@@ -1,0 +1,1 @@
+"""Validation cases: one module per published benchmark (see :mod:`flexmb.validation`)."""

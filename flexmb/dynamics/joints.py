@@ -14,17 +14,20 @@ constraint points ``tau_c``)::
     Rnu_a    = nu_a,i - (v_a + omega_a x r_a, omega_a)_i
     Rnu_b    = nu_b,i - (v_b + omega_b x r_b, omega_b)_i
 
-with ``S(v) lam = (0, v x lam_f)``.  The bodies receive the multipliers transported to their
-centres of mass (``+lambda`` on b, ``-lambda`` on a), which is the only way joints act on bodies.
+with ``S(v) lam = (0, v x lam_f)``.  The bodies receive the multipliers (``+lambda`` at B's origin on
+b, ``-lambda`` transported to A's origin on a), which is the only way joints act on bodies.  Poses,
+attachment velocities and the multipliers' way into the bodies all go through
+:mod:`flexmb.dynamics.attachments`: this module never reads a body's unknowns.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from types import SimpleNamespace
+
 from flexmb import rotations as rot
-from flexmb.dynamics.kinematics import Kin
-from flexmb.dynamics.layout import BPI, BTH, BW, BX, JLAM, JNA, JNB, JPHI, JQ, JS, JOINT_SLOTS, Layout, Triplets
-from flexmb.dynamics.system import CompiledModel, ElementStart
+from flexmb.dynamics.attachments import ElementKin, chain
+from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JOINT_SLOTS, JQ, JS, Triplets
 
 I3 = np.eye(3)
 EY = np.array([0.0, 1.0, 0.0])
@@ -49,15 +52,25 @@ def drive_targets(cm: CompiledModel, t: np.ndarray):
     return f, df
 
 
-def joint_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, res: np.ndarray, trip: Triplets) -> None:
-    nb, nj, p, h, te = cm.nb, cm.nj, kin.te.p, kin.h, kin.te
+def unpack_joints(lay, te, st, U):
+    """The joints' unknowns at the Gauss points and their polynomials at the constraint points."""
+    Jv = lay.joint_view(U)
+    return SimpleNamespace(
+        S=Jv[..., JS:JS + 3], PHI=Jv[..., JPHI:JPHI + 3], LAM=Jv[..., JLAM:JLAM + 6], Q=Jv[..., JQ:JQ + 6],
+        NA=Jv[..., JNA:JNA + 6], NB=Jv[..., JNB:JNB + 6],
+        US=te.E[None, :, 0, None] * st.s[:, None] + np.einsum("kj,njd->nkd", te.E[:, 1:], Jv[..., JS:JS + 3]),
+        UPHI=np.einsum("kj,njd->nkd", te.E[:, 1:], Jv[..., JPHI:JPHI + 3]),
+    )
+
+
+def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> None:
+    """Rows of all joints and their Jacobian, and the multipliers' contribution to the bodies."""
+    nj = cm.nj
     if nj == 0:
         return
+    lay, te, h, st = ek.lay, ek.te, ek.h, ek.st
+    p = te.p
     r = res[lay.joint_off:].reshape(nj, p, JOINT_SLOTS)
-    rb_view = res[: lay.joint_off].reshape(nb, p, -1)
-    ja, jb = cm.jnt_a, cm.jnt_b
-    ga = ja < nb  # side a is a body
-    gb = jb < nb
     jn = np.arange(nj)
     J2, I2 = np.meshgrid(jn, np.arange(p), indexing="ij")  # (nj,p)
     # expansion over (joint, k, j') for polynomial couplings
@@ -67,16 +80,14 @@ def joint_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, r
     Ecoef = np.broadcast_to(te.E[None, :, 1:], (nj, p, p))
     Dcoef = np.broadcast_to(te.D[None, :, 1:], (nj, p, p))
 
-    # ------------------------------------------------------------------ relative kinematics
-    URa, URb = kin.UR[ja], kin.UR[jb]
-    RA = URa @ cm.jnt_Aa[:, None]
-    RB = URb @ cm.jnt_Ab[:, None]
-    ra = np.einsum("jkde,je->jkd", URa, cm.jnt_ca)
-    rbv = np.einsum("jkde,je->jkd", URb, cm.jnt_cb)
-    d = (kin.UX[jb] + rbv) - (kin.UX[ja] + ra)
+    # ------------------------------------------------------------------ relative kinematics (constraint points)
+    Pa = cm.att_a.pose(ek, "cons")
+    Pb = cm.att_b.pose(ek, "cons")
+    RA, RB = Pa.R, Pb.R
+    d = Pb.x - Pa.x
     RAt = np.swapaxes(RA, -1, -2)
-    r[..., JS:JS + 3] = np.einsum("jkde,jke->jkd", RAt, d) - kin.US
-    expU = rot.exp(kin.UPHI)
+    r[..., JS:JS + 3] = np.einsum("jkde,jke->jkd", RAt, d) - jk.US
+    expU = rot.exp(jk.UPHI)
     Rrt = st.Rr[:, None] @ expU
     Mrel = np.swapaxes(Rrt, -1, -2) @ RAt
     Emat = Mrel @ RB
@@ -85,85 +96,85 @@ def joint_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, r
 
     # Jacobian: / joint s and phi at all internal points
     trip.add(lay.joint(J3, K3, JS, 3), lay.joint(J3, P3, JS, 3), -Ecoef[..., None, None] * I3)
-    dphi = DL @ (-np.swapaxes(rot.tangent(kin.UPHI), -1, -2))  # (nj,p,3,3)
+    dphi = DL @ (-np.swapaxes(rot.tangent(jk.UPHI), -1, -2))  # (nj,p,3,3)
     trip.add(lay.joint(J3, K3, JPHI, 3), lay.joint(J3, P3, JPHI, 3), Ecoef[..., None, None] * dphi[:, :, None])
-    # / body a (x, theta) and body b
-    UTa, UTb = kin.UT[ja], kin.UT[jb]
-    blocks_a = (
-        (JS, BX, -RAt),
-        (JS, BTH, RAt @ rot.skew(d + ra) @ UTa),
-        (JPHI, BTH, DL @ (-Mrel) @ UTa),
-    )
-    blocks_b = (
-        (JS, BX, RAt),
-        (JS, BTH, -RAt @ rot.skew(rbv) @ UTb),
-        (JPHI, BTH, DL @ Mrel @ UTb),
-    )
-    for blocks, mask, bidx in ((blocks_a, ga, ja), (blocks_b, gb, jb)):
-        if not mask.any():
-            continue
-        Jm, Km, Pm = J3[mask], K3[mask], P3[mask]
-        Bm = np.broadcast_to(bidx[:, None, None], (nj, p, p))[mask]
-        Em = Ecoef[mask]
-        for rslot, cslot, val in blocks:
-            trip.add(lay.joint(Jm, Km, rslot, 3), lay.body(Bm, Pm, cslot, 3), Em[..., None, None] * val[mask][:, :, None])
+    # / attachment poses (dx, psi) of side a and side b
+    rows_rel = lay.joint(J2, I2, JS, 6)
+    dA = np.zeros((nj, p, 6, 6))
+    dA[..., :3, :3] = -RAt
+    dA[..., :3, 3:] = RAt @ rot.skew(d)
+    dA[..., 3:, 3:] = -DL @ Mrel
+    dB = np.zeros((nj, p, 6, 6))
+    dB[..., :3, :3] = RAt
+    dB[..., 3:, 3:] = DL @ Mrel
+    chain(trip, rows_rel, dA, Pa.jac)
+    chain(trip, rows_rel, dB, Pb.jac)
 
-    # ------------------------------------------------------------------ multipliers
-    Ra_g = kin.R[ja] @ cm.jnt_Aa[:, None]  # frame A at Gauss points (nj,p,3,3)
-    Qin = np.concatenate([np.einsum("jide,jie->jid", Ra_g, kin.Q[..., :3]),
-                          np.einsum("jide,jie->jid", Ra_g, kin.Q[..., 3:])], axis=-1)
-    vQ = kin.NB[..., :3]
-    Lf = kin.LAM[..., :3]
+    # ------------------------------------------------------------------ multipliers (Gauss points)
+    Ga = cm.att_a.pose(ek, "gauss")
+    Gb = cm.att_b.pose(ek, "gauss")
+    Ra_g = Ga.R  # frame A at Gauss points (nj,p,3,3)
+    Qin = np.concatenate([np.einsum("jide,jie->jid", Ra_g, jk.Q[..., :3]),
+                          np.einsum("jide,jie->jid", Ra_g, jk.Q[..., 3:])], axis=-1)
+    vQ = jk.NB[..., :3]
+    Lf = jk.LAM[..., :3]
     S_lam = np.concatenate([np.zeros_like(vQ), rot.cross(vQ, Lf)], axis=-1)
-    r[..., JLAM:JLAM + 6] = (te.D[None, :, 0, None] * st.lam[:, None] + np.einsum("ij,njd->nid", te.D[:, 1:], kin.LAM)
+    r[..., JLAM:JLAM + 6] = (te.D[None, :, 0, None] * st.lam[:, None] + np.einsum("ij,njd->nid", te.D[:, 1:], jk.LAM)
                              - h * (Qin - S_lam))
     trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), Dcoef[..., None, None] * np.eye(6))
     trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), h * rot.skew(vQ))
     trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), -h * _bd(Ra_g))
     trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JNB, 3), -h * rot.skew(Lf))
-    if ga.any():
-        Ta = kin.T[ja]
-        val = np.concatenate([h * rot.skew(Qin[..., :3]) @ Ta, h * rot.skew(Qin[..., 3:]) @ Ta], axis=-2)
-        trip.add(lay.joint(J2[ga], I2[ga], JLAM, 6), lay.body(np.broadcast_to(ja[:, None], (nj, p))[ga], I2[ga], BTH, 3), val[ga])
+    dpsi = np.zeros((nj, p, 6, 6))
+    dpsi[..., :3, 3:] = h * rot.skew(Qin[..., :3])
+    dpsi[..., 3:, 3:] = h * rot.skew(Qin[..., 3:])
+    chain(trip, lay.joint(J2, I2, JLAM, 6), dpsi, Ga.jac)
 
     # ------------------------------------------------------------------ attachment velocities
-    for slot, side, c_loc, mask in ((JNA, ja, cm.jnt_ca, ga), (JNB, jb, cm.jnt_cb, gb)):
-        Wv = kin.W[side]
-        rr = np.einsum("jide,je->jid", kin.R[side], c_loc)
-        nu_body = np.concatenate([Wv[..., :3] + rot.cross(Wv[..., 3:], rr), Wv[..., 3:]], axis=-1)
-        nu = kin.NA if slot == JNA else kin.NB
-        r[..., slot:slot + 6] = nu - nu_body
+    Va = cm.att_a.velocity(ek)
+    Vb = cm.att_b.velocity(ek)
+    minus = np.broadcast_to(-np.eye(6), (nj, p, 6, 6))
+    for slot, nu, V in ((JNA, jk.NA, Va), (JNB, jk.NB, Vb)):
+        r[..., slot:slot + 6] = nu - V.nu
         trip.add_diag(lay.joint(J2, I2, slot, 6), lay.joint(J2, I2, slot, 6), 1.0)
-        if mask.any():
-            Bm = np.broadcast_to(side[:, None], (nj, p))[mask]
-            Jm, Im = J2[mask], I2[mask]
-            trip.add_diag(lay.joint(Jm, Im, slot, 3), lay.body(Bm, Im, BW, 3), -1.0)
-            trip.add(lay.joint(Jm, Im, slot, 3), lay.body(Bm, Im, BW + 3, 3), rot.skew(rr[mask]))
-            trip.add_diag(lay.joint(Jm, Im, slot + 3, 3), lay.body(Bm, Im, BW + 3, 3), -1.0)
-            trip.add(lay.joint(Jm, Im, slot, 3), lay.body(Bm, Im, BTH, 3),
-                     rot.skew(Wv[mask][..., 3:]) @ rot.skew(rr[mask]) @ kin.T[side][mask])
+        chain(trip, lay.joint(J2, I2, slot, 6), minus, V.jac)
 
     # ------------------------------------------------------------------ constitutive laws
+    _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2)
+
+    # ------------------------------------------------------------------ multipliers onto the bodies
+    L = jk.LAM
+    dg = Gb.x - Ga.x
+    cm.att_b.scatter(ek, res, trip, L, "multiplier", [(lay.joint(J2, I2, JLAM, 6), np.broadcast_to(np.eye(6), (nj, p, 6, 6)))])
+    wa = -np.concatenate([Lf, L[..., 3:] + rot.cross(dg, Lf)], axis=-1)
+    dW_lam = np.zeros((nj, p, 6, 6))
+    dW_lam[..., :3, :3] = -I3
+    dW_lam[..., 3:, 3:] = -I3
+    dW_lam[..., 3:, :3] = -rot.skew(dg)
+    dW_xb = np.zeros((nj, p, 6, 6))
+    dW_xb[..., 3:, :3] = rot.skew(Lf)
+    cm.att_a.scatter(ek, res, trip, wa, "multiplier",
+                     [(lay.joint(J2, I2, JLAM, 6), dW_lam), (Gb.jac, dW_xb), (Ga.jac, -dW_xb)])
+
+
+def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
+    lay, te, st = ek.lay, ek.te, ek.st
+    nj, p = cm.nj, te.p
     cons = cm.jnt_constrained
-    uq = np.concatenate([kin.US, kin.UPHI], axis=-1)  # (nj,p,6) at constraint points
-    tgt, _ = drive_targets(cm, kin.t_cons)
+    uq = np.concatenate([jk.US, jk.UPHI], axis=-1)  # (nj,p,6) at constraint points
+    tgt, _ = drive_targets(cm, ek.t_cons)
     acc6 = np.concatenate([np.zeros((nj, 3)), st.acc], axis=1)  # accumulated part of q
-    uq_total = uq + acc6[:, None, :]
-    rc_cons = uq_total - np.swapaxes(tgt, 1, 2)
+    rc_cons = uq + acc6[:, None, :] - np.swapaxes(tgt, 1, 2)
     # free laws at Gauss points
-    q_g = np.concatenate([kin.S, kin.PHI], axis=-1) + acc6[:, None, :]
+    q_g = np.concatenate([jk.S, jk.PHI], axis=-1) + acc6[:, None, :]
     # relative velocities in frame A from nu (Gauss points)
-    xa_g = kin.X[ja] + np.einsum("jide,je->jid", kin.R[ja], cm.jnt_ca)
-    xb_g = kin.X[jb] + np.einsum("jide,je->jid", kin.R[jb], cm.jnt_cb)
-    dg = xb_g - xa_g
-    urel = kin.NB[..., :3] - kin.NA[..., :3] - rot.cross(kin.NA[..., 3:], dg)
-    Rat_g = np.swapaxes(Ra_g, -1, -2)
+    dg = Gb.x - Ga.x
+    urel = jk.NB[..., :3] - jk.NA[..., :3] - rot.cross(jk.NA[..., 3:], dg)
+    Rat_g = np.swapaxes(Ga.R, -1, -2)
     sdot = np.einsum("jide,jie->jid", Rat_g, urel)
-    wrel = np.einsum("jide,jie->jid", Rat_g, kin.NB[..., 3:] - kin.NA[..., 3:])
+    wrel = np.einsum("jide,jie->jid", Rat_g, jk.NB[..., 3:] - jk.NA[..., 3:])
     qdot = np.concatenate([sdot, wrel], axis=-1)
-    kk = cm.jnt_k[:, None, :]
-    cc = cm.jnt_c[:, None, :]
-    rc_free = kin.Q + kk * (q_g - cm.jnt_ref[:, None, :]) + cc * qdot
+    rc_free = jk.Q + cm.jnt_k[:, None, :] * (q_g - cm.jnt_ref[:, None, :]) + cm.jnt_c[:, None, :] * qdot
     consb = np.broadcast_to(cons[:, None, :], (nj, p, 6))
     rc = np.where(consb, rc_cons, rc_free)
 
@@ -171,11 +182,9 @@ def joint_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, r
     univ = cm.jnt_universal
     if univ.any():
         u = np.where(univ)[0]
-        Rr_c = Rrt[u]
-        rc[u, :, 5] = Rr_c[..., 0, 1]
-        Rr_g = st.Rr[u][:, None] @ rot.exp(kin.PHI[u])
-        yB = Rr_g @ EY
-        rc[u, :, 4] = np.einsum("jid,jid->ji", kin.Q[u][..., 3:], yB)
+        rc[u, :, 5] = Rrt[u][..., 0, 1]
+        Rr_g = st.Rr[u][:, None] @ rot.exp(jk.PHI[u])
+        rc[u, :, 4] = np.einsum("jid,jid->ji", jk.Q[u][..., 3:], Rr_g @ EY)
     r[..., JQ:JQ + 6] = rc
 
     # Jacobian of the constitutive rows
@@ -188,34 +197,26 @@ def joint_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, r
         rows = (lay.joint(Jc, Kc, JQ, 1)[..., 0] + cc_idx[:, None, None])[..., None]
         cols = (lay.joint(Jc, Pc, JS, 1)[..., 0] + cc_idx[:, None, None])[..., None]
         trip.add(rows, cols, np.broadcast_to(te.E[None, :, 1:], Jc.shape)[..., None, None])
-    # universal constrained comps 0..2 and comp 5
     if univ.any():
         ju = np.where(univ)[0]
-        for c in range(3):
-            Jc = np.broadcast_to(ju[:, None, None], (ju.size, p, p))
-            Kc = np.broadcast_to(np.arange(p)[None, :, None], Jc.shape)
-            Pc = np.broadcast_to(np.arange(p)[None, None, :], Jc.shape)
-            rows = (lay.joint(Jc, Kc, JQ + c, 1))
-            cols = (lay.joint(Jc, Pc, JS + c, 1))
-            trip.add(rows, cols, np.broadcast_to(te.E[None, :, 1:], Jc.shape)[..., None, None])
-        # comp 5: g = ex . Rr ey, dg/dphi = -(Rr^T ex)^T skew(ey) T(phi)^T
-        Rr_c = Rrt[ju]
-        gphi = -np.einsum("jkd,de,jkef->jkf", np.swapaxes(Rr_c, -1, -2) @ EX, rot.skew(EY),
-                          np.swapaxes(rot.tangent(kin.UPHI[ju]), -1, -2))
         Jc = np.broadcast_to(ju[:, None, None], (ju.size, p, p))
         Kc = np.broadcast_to(np.arange(p)[None, :, None], Jc.shape)
         Pc = np.broadcast_to(np.arange(p)[None, None, :], Jc.shape)
+        for c in range(3):
+            trip.add(lay.joint(Jc, Kc, JQ + c, 1), lay.joint(Jc, Pc, JS + c, 1),
+                     np.broadcast_to(te.E[None, :, 1:], Jc.shape)[..., None, None])
+        # comp 5: g = ex . Rr ey, dg/dphi = -(Rr^T ex)^T skew(ey) T(phi)^T
+        gphi = -np.einsum("jkd,de,jkef->jkf", np.swapaxes(Rrt[ju], -1, -2) @ EX, rot.skew(EY),
+                          np.swapaxes(rot.tangent(jk.UPHI[ju]), -1, -2))
         trip.add(lay.joint(Jc, Kc, JQ + 5, 1), lay.joint(Jc, Pc, JPHI, 3),
                  te.E[None, :, 1:, None, None] * gphi[:, :, None, None, :])
         # comp 4: Qm . (Rr_i ey): / Qm and / phi_i
-        Rr_g = st.Rr[ju][:, None] @ rot.exp(kin.PHI[ju])
+        Rr_g = st.Rr[ju][:, None] @ rot.exp(jk.PHI[ju])
         Ju, Iu = J2[ju], I2[ju]
         trip.add(lay.joint(Ju, Iu, JQ + 4, 1), lay.joint(Ju, Iu, JQ + 3, 3), (Rr_g @ EY)[..., None, :])
-        qm = kin.Q[ju][..., 3:]
-        dphi4 = -np.einsum("jid,jide,ef,jifg->jig", qm, Rr_g, rot.skew(EY),
-                           np.swapaxes(rot.tangent(kin.PHI[ju]), -1, -2))
+        dphi4 = -np.einsum("jid,jide,ef,jifg->jig", jk.Q[ju][..., 3:], Rr_g, rot.skew(EY),
+                           np.swapaxes(rot.tangent(jk.PHI[ju]), -1, -2))
         trip.add(lay.joint(Ju, Iu, JQ + 4, 1), lay.joint(Ju, Iu, JPHI, 3), dphi4[..., None, :])
-        # comp 3: plain free (Q_3 = 0)
         trip.add_diag(lay.joint(Ju, Iu, JQ + 3, 1), lay.joint(Ju, Iu, JQ + 3, 1), 1.0)
     # free components (non-universal): Qbar_c + k q_c + c qdot_c
     jf, cf = np.nonzero(~cons & ~univ[:, None])
@@ -227,118 +228,40 @@ def joint_residual(cm: CompiledModel, lay: Layout, kin: Kin, st: ElementStart, r
         trip.add_diag(row, lay.joint(Jf, If, JS, 1)[..., 0] + cf[:, None], cm.jnt_k[jf, cf][:, None])
         damp = cm.jnt_c[jf, cf] != 0
         if damp.any():
-            _damping_jacobian(cm, lay, kin, trip, jf[damp], cf[damp], row[damp], Ra_g, Rat_g, urel, dg, p)
+            _damping_jacobian(cm, ek, jk, trip, jf[damp], cf[damp], row[damp], Rat_g, urel, dg, Ga, Gb)
 
 
-def _damping_jacobian(cm, lay, kin, trip, jf, cf, row, Ra_g, Rat_g, urel, dg, p):
+def _damping_jacobian(cm, ek, jk, trip, jf, cf, row, Rat_g, urel, dg, Ga, Gb):
     """Jacobian of ``c * qdot_c`` for damped free components (qdot from nu, frame A)."""
-    nb = cm.nb
+    lay, p = ek.lay, ek.te.p
+    n = jf.size
     cval = cm.jnt_c[jf, cf]
-    Jf = np.broadcast_to(jf[:, None], (jf.size, p))
+    Jf = np.broadcast_to(jf[:, None], (n, p))
     If = np.broadcast_to(np.arange(p)[None, :], Jf.shape)
-    ja, jb = cm.jnt_a[jf], cm.jnt_b[jf]
     rot_c = cf >= 3
     ccomp = np.where(rot_c, cf - 3, cf)
-    RtA = Rat_g[jf]  # (n,p,3,3)
-    e_row = RtA[np.arange(jf.size)[:, None], If, ccomp[:, None]]  # (n,p,3) row of R_A^T
+    e_row = Rat_g[jf][np.arange(n)[:, None], If, ccomp[:, None]]  # (n,p,3) row of R_A^T
     scale = cval[:, None, None]
-    # rotational: wrel = R_A^T (om_b - om_a) ; translational: sdot = R_A^T (v_b - v_a - om_a x d)
     row_ = row[..., None]
-    trip.add(row_, lay.joint(Jf, If, JNB + 3 * 0, 3), np.where(rot_c[:, None, None], 0.0, scale * e_row)[..., None, :])
+    # rotational: wrel = R_A^T (om_b - om_a) ; translational: sdot = R_A^T (v_b - v_a - om_a x d)
+    trip.add(row_, lay.joint(Jf, If, JNB, 3), np.where(rot_c[:, None, None], 0.0, scale * e_row)[..., None, :])
     trip.add(row_, lay.joint(Jf, If, JNA, 3), np.where(rot_c[:, None, None], 0.0, -scale * e_row)[..., None, :])
     trip.add(row_, lay.joint(Jf, If, JNB + 3, 3), np.where(rot_c[:, None, None], scale * e_row, 0.0)[..., None, :])
-    om_a = kin.NA[jf][..., 3:]
-    d_jf = dg[jf]
-    # d/d om_a of -(om_a x d) = skew(d)
-    val_oma = np.where(rot_c[:, None, None], -scale * e_row, scale * np.einsum("nid,nide->nie", e_row, rot.skew(d_jf)))
+    om_a = jk.NA[jf][..., 3:]
+    val_oma = np.where(rot_c[:, None, None], -scale * e_row, scale * np.einsum("nid,nide->nie", e_row, rot.skew(dg[jf])))
     trip.add(row_, lay.joint(Jf, If, JNA + 3, 3), val_oma[..., None, :])
-    # dependence on frame A orientation: delta(R_A^T u) = R_A^T skew(u) eps_a
-    ga = ja < nb
-    if ga.any():
-        u_vec = np.where(rot_c[:, None, None], kin.NB[jf][..., 3:] - kin.NA[jf][..., 3:], urel[jf])
-        val = scale * np.einsum("nid,nide->nie", e_row, rot.skew(u_vec))
-        val = np.einsum("nie,nief->nif", val, kin.T[ja])
-        Ba = np.broadcast_to(ja[:, None], Jf.shape)
-        trip.add(row_[ga], lay.body(Ba[ga], If[ga], BTH, 3), val[ga][..., None, :])
-    # translational: dependence through d = x_B - x_A : d(-om_a x d)/dd = -skew(om_a)
-    tr = ~rot_c
-    if tr.any():
-        dd = -scale * np.einsum("nid,nide->nie", e_row, rot.skew(om_a))  # d sdot_c / d d
-        for side, c_loc, sign in ((cm.jnt_b[jf], cm.jnt_cb[jf], 1.0), (cm.jnt_a[jf], cm.jnt_ca[jf], -1.0)):
-            m = tr & (side < nb)
-            if not m.any():
-                continue
-            Bs = np.broadcast_to(side[:, None], Jf.shape)
-            rr = np.einsum("nide,ne->nid", kin.R[side], c_loc)
-            trip.add(row_[m], lay.body(Bs[m], If[m], BX, 3), (sign * dd)[m][..., None, :])
-            vth = sign * np.einsum("nie,nief,nifg->nig", dd, -rot.skew(rr), kin.T[side])
-            trip.add(row_[m], lay.body(Bs[m], If[m], BTH, 3), vth[m][..., None, :])
-
-
-def multiplier_to_bodies(cm: CompiledModel, lay: Layout, kin: Kin, res: np.ndarray, trip: Triplets) -> None:
-    """Add the joints' multipliers, transported to the centres of mass, to the bodies' rows Rw."""
-    nb, nj, p = cm.nb, cm.nj, kin.te.p
-    if nj == 0 or nb == 0:
-        return
-    rbody = res[: lay.joint_off].reshape(nb, p, -1)
-    ja, jb = cm.jnt_a, cm.jnt_b
-    J2, I2 = np.meshgrid(np.arange(nj), np.arange(p), indexing="ij")
-    L = kin.LAM
-    Lf = L[..., :3]
-    rb = np.einsum("jide,je->jid", kin.R[jb], cm.jnt_cb)
-    xQb = kin.X[jb] + rb
-    # side b: -(Lf, Lm + rb x Lf)
-    gb = jb < nb
-    if gb.any():
-        contrib = -np.concatenate([Lf, L[..., 3:] + rot.cross(rb, Lf)], axis=-1)
-        np.add.at(rbody[..., 12:18], jb[gb], contrib[gb])
-        Bb = np.broadcast_to(jb[:, None], (nj, p))[gb]
-        blk = np.zeros((nj, p, 6, 6))
-        blk[..., :3, :3] = -I3
-        blk[..., 3:, 3:] = -I3
-        blk[..., 3:, :3] = -rot.skew(rb)
-        trip.add(lay.body(Bb, I2[gb], BW, 6), lay.joint(J2[gb], I2[gb], JLAM, 6), blk[gb])
-        trip.add(lay.body(Bb, I2[gb], BW + 3, 3), lay.body(Bb, I2[gb], BTH, 3),
-                 (-rot.skew(Lf) @ rot.skew(rb) @ kin.T[jb])[gb])
-    ga = ja < nb
-    if ga.any():
-        lever = xQb - kin.X[ja]
-        contrib = np.concatenate([Lf, L[..., 3:] + rot.cross(lever, Lf)], axis=-1)
-        np.add.at(rbody[..., 12:18], ja[ga], contrib[ga])
-        Ba = np.broadcast_to(ja[:, None], (nj, p))[ga]
-        blk = np.zeros((nj, p, 6, 6))
-        blk[..., :3, :3] = I3
-        blk[..., 3:, 3:] = I3
-        blk[..., 3:, :3] = rot.skew(lever)
-        trip.add(lay.body(Ba, I2[ga], BW, 6), lay.joint(J2[ga], I2[ga], JLAM, 6), blk[ga])
-        sL = rot.skew(Lf)
-        trip.add(lay.body(Ba, I2[ga], BW + 3, 3), lay.body(Ba, I2[ga], BX, 3), sL[ga])
-        m = ga & gb
-        if m.any():
-            Bb = np.broadcast_to(jb[:, None], (nj, p))[m]
-            Ba_m = np.broadcast_to(ja[:, None], (nj, p))[m]
-            trip.add(lay.body(Ba_m, I2[m], BW + 3, 3), lay.body(Bb, I2[m], BX, 3), -sL[m])
-            trip.add(lay.body(Ba_m, I2[m], BW + 3, 3), lay.body(Bb, I2[m], BTH, 3), (sL @ rot.skew(rb) @ kin.T[jb])[m])
-
-
-def joint_multipliers_at_nodes(cm: CompiledModel, x, R, lam) -> np.ndarray:
-    """Multipliers transported to the bodies' centres of mass at a time node: ``(nb, 6)``."""
-    nb = cm.nb
-    out = np.zeros((nb, 6))
-    if cm.nj == 0:
-        return out
-    from flexmb.dynamics.system import with_ground
-
-    xg = with_ground(x, 0.0)
-    Rg = with_ground(R, np.eye(3))
-    ja, jb = cm.jnt_a, cm.jnt_b
-    Lf = lam[:, :3]
-    rb = np.einsum("jde,je->jd", Rg[jb], cm.jnt_cb)
-    xQb = xg[jb] + rb
-    cb = -np.concatenate([Lf, lam[:, 3:] + rot.cross(rb, Lf)], axis=1)
-    ca = np.concatenate([Lf, lam[:, 3:] + rot.cross(xQb - xg[ja], Lf)], axis=1)
-    gb, ga = jb < nb, ja < nb
-    # Rw = M w - pi - Lambda; the rows above add -Lambda, i.e. Lambda_b = +(...), Lambda_a = -(...)
-    np.add.at(out, jb[gb], -cb[gb])
-    np.add.at(out, ja[ga], -ca[ga])
-    return out
+    # dependence on the attachment poses: frame A turns (R_A^T u), d = x_B - x_A moves
+    u_vec = np.where(rot_c[:, None, None], jk.NB[jf][..., 3:] - jk.NA[jf][..., 3:], urel[jf])
+    dd = np.where(rot_c[:, None, None], 0.0, -scale * np.einsum("nid,nide->nie", e_row, rot.skew(om_a)))
+    # rows of all six law components of the damped joints (zero blocks for the undamped ones)
+    dA6 = np.zeros((cm.nj, p, 6, 6))
+    dA6[jf, :, cf, 3:] = scale * np.einsum("nid,nide->nie", e_row, rot.skew(u_vec))
+    dA6[jf, :, cf, :3] = -dd
+    dB6 = np.zeros_like(dA6)
+    dB6[..., :3] = -dA6[..., :3]
+    sel = np.zeros(cm.nj, bool)
+    sel[jf] = True
+    J2, I2 = np.meshgrid(np.arange(cm.nj), np.arange(p), indexing="ij")
+    rows6 = lay.joint(J2, I2, JQ, 6)
+    chain(trip, rows6, dA6, Ga.jac, sel=sel)
+    chain(trip, rows6, dB6, Gb.jac, sel=sel)

@@ -1,74 +1,99 @@
 """The layout of the unknown vector of one time element and the sparse-triplet collector.
 
+This module is the one place that says where every internal unknown lives.
+
 Unknown vector (internal unknowns of one time element, ``p`` internal points)
 ----------------------------------------------------------------------------
-``U = [ bodies | joints ]`` with, for body ``b`` and internal point ``i`` (18 slots)::
+``U = [ body group 0 | body group 1 | ... | joints ]``.  Bodies are grouped by body type (in the
+order of :data:`flexmb.dynamics.bodies.BODY_TYPES`); a group of ``n_g`` bodies whose type has
+``S_g`` unknowns per internal point occupies a contiguous block, body-major::
 
-    body_off + (b p + i) 18 + [ x(3) | theta(3) | pi(6) | w(6) ]
+    group_off[g] + (k p + i) S_g + slot          k-th body of the group, internal point i
 
-and for joint ``j`` (30 slots)::
+What each slot means is the body type's business (the rigid body: ``x(3) | theta(3) | pi(6) |
+w(6)``, :mod:`flexmb.dynamics.bodies.rigid`); only the body type's own module reads its slots.
+Joints follow, 30 slots each::
 
     joint_off + (j p + i) 30 + [ s(3) | phi(3) | lambda(6) | Qbar(6) | nu_a(6) | nu_b(6) ]
 
-* ``x`` centre-of-mass position, ``theta`` rotation increment from the element-start orientation,
-  ``pi`` modified momenta (force part, moment part about the centre of mass, inertial components),
-  ``w`` velocity (v, omega) (internal only);
 * ``s`` relative position (frame A), ``phi`` relative rotation increment, ``lambda`` multipliers
   (at the attachment point of B, inertial), ``Qbar`` reaction wrench (frame A), ``nu_a``/``nu_b``
-  attachment-point velocities of the two bodies (internal only).
+  attachment-point velocities of the two sides (internal only).
 
 The residual vector uses the same slots: each equation sits at the slot of the unknown it is
-paired with (body: kinematics of x, of theta, momentum balance, constitutive law of the body;
-joint: relative kinematics (position level), multiplier definition, constitutive law of the joint,
-definitions of nu_a and nu_b).
+paired with.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 import scipy.sparse as sp
 
-BODY_SLOTS = 18
 JOINT_SLOTS = 30
-
-# body slots
-BX, BTH, BPI, BW = 0, 3, 6, 12
 # joint slots
 JS, JPHI, JLAM, JQ, JNA, JNB = 0, 3, 6, 12, 18, 24
 
 
-@dataclass(frozen=True)
 class Layout:
-    """Index maps of the internal unknowns of one time element."""
+    """Index maps of the internal unknowns of one time element.
 
-    n_bodies: int
-    n_joints: int
-    p: int
+    Parameters
+    ----------
+    body_slots : array of int, shape (nb,)
+        Unknowns per internal point of each body (by model body index).
+    group_of : array of int, shape (nb,)
+        Body-type group of each body; groups are stored in increasing group order.
+    n_joints, p : int
+    """
 
-    @property
-    def body_off(self) -> int:
-        return 0
+    def __init__(self, body_slots, group_of, n_joints: int, p: int):
+        body_slots = np.asarray(body_slots, dtype=np.int64).reshape(-1)
+        group_of = np.asarray(group_of, dtype=np.int64).reshape(-1)
+        self.n_bodies = body_slots.size
+        self.n_joints = int(n_joints)
+        self.p = int(p)
+        self.body_slots = body_slots
+        self.group_of = group_of
+        # storage order: by group, then by body index
+        order = np.lexsort((np.arange(self.n_bodies), group_of))
+        sizes = body_slots[order] * self.p
+        starts = np.zeros(self.n_bodies, dtype=np.int64)
+        starts[order] = np.concatenate([[0], np.cumsum(sizes)[:-1]]) if self.n_bodies else []
+        self.body_start = starts
+        self.joint_off = int(sizes.sum())
+        self.size = self.joint_off + self.n_joints * self.p * JOINT_SLOTS
 
-    @property
-    def joint_off(self) -> int:
-        return self.n_bodies * self.p * BODY_SLOTS
-
-    @property
-    def size(self) -> int:
-        return self.joint_off + self.n_joints * self.p * JOINT_SLOTS
-
-    def body(self, b: NDArray, i: NDArray, slot0: int, n: int) -> NDArray:
-        """Global indices, shape ``b.shape + (n,)``, of slots ``slot0..slot0+n`` of body ``b`` at point ``i``."""
+    # ------------------------------------------------------------------ index maps
+    def body(self, b: NDArray, i: NDArray, slot0, n: int) -> NDArray:
+        """Global indices, shape ``broadcast(b, i, slot0).shape + (n,)``, of slots ``slot0 .. slot0 + n``
+        of body ``b`` (model index) at internal point ``i``."""
         b = np.asarray(b)
-        i = np.asarray(i)
-        return (self.body_off + (b * self.p + i) * BODY_SLOTS + slot0)[..., None] + np.arange(n)
+        start = self.body_start[b] + np.asarray(i) * self.body_slots[b] + slot0
+        return np.asarray(start)[..., None] + np.arange(n)
 
-    def joint(self, j: NDArray, i: NDArray, slot0: int, n: int) -> NDArray:
+    def joint(self, j: NDArray, i: NDArray, slot0, n: int) -> NDArray:
         j = np.asarray(j)
         i = np.asarray(i)
         return (self.joint_off + (j * self.p + i) * JOINT_SLOTS + slot0)[..., None] + np.arange(n)
+
+    # ------------------------------------------------------------------ views
+    def group_view(self, U: NDArray, bodies: NDArray, slots: int) -> NDArray:
+        """``U`` block of a body group (``bodies``: its model indices, contiguous in storage) as
+        ``(n_g, p, slots)``."""
+        if len(bodies) == 0:
+            return U[:0].reshape(0, self.p, slots)
+        s = int(self.body_start[bodies[0]])
+        return U[s:s + len(bodies) * self.p * slots].reshape(len(bodies), self.p, slots)
+
+    def joint_view(self, U: NDArray) -> NDArray:
+        return U[self.joint_off:].reshape(self.n_joints, self.p, JOINT_SLOTS)
+
+    def locate_body(self, index: int) -> tuple[int, int, int]:
+        """``(body, internal point, slot)`` of a global body index (``index < joint_off``)."""
+        order = np.argsort(self.body_start)
+        b = int(order[np.searchsorted(self.body_start[order], index, side="right") - 1])
+        i, slot = divmod(int(index - self.body_start[b]), int(self.body_slots[b]))
+        return b, i, slot
 
 
 class ReplayLayout(Layout):
@@ -79,22 +104,22 @@ class ReplayLayout(Layout):
     record instead of being rebuilt.  ``rewind()`` starts a new evaluation.
     """
 
-    def __init__(self, n_bodies: int, n_joints: int, p: int):
-        super().__init__(n_bodies, n_joints, p)
-        object.__setattr__(self, "_record", [])
-        object.__setattr__(self, "_pos", -1)  # -1: recording
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self._record = []
+        self._pos = -1  # -1: recording
 
     def rewind(self) -> None:
-        object.__setattr__(self, "_pos", 0 if self._record else -1)
+        self._pos = 0 if self._record else -1
 
     def _replay(self, kind, a, i, slot0, n):
         if self._pos < 0:
             out = getattr(Layout, kind)(self, a, i, slot0, n)
-            self._record.append((kind, slot0, n, out))
+            self._record.append((kind, n, out))
             return out
-        k, s0, nn, out = self._record[self._pos]
-        assert k == kind and s0 == slot0 and nn == n, "index requests changed between evaluations"
-        object.__setattr__(self, "_pos", self._pos + 1)
+        k, nn, out = self._record[self._pos]
+        assert k == kind and nn == n, "index requests changed between evaluations"
+        self._pos += 1
         return out
 
     def body(self, b, i, slot0, n):
@@ -102,13 +127,6 @@ class ReplayLayout(Layout):
 
     def joint(self, j, i, slot0, n):
         return self._replay("joint", j, i, slot0, n)
-
-    def body_view(self, U: NDArray) -> NDArray:
-        """``U`` body part as ``(n_bodies, p, 18)``."""
-        return U[: self.joint_off].reshape(self.n_bodies, self.p, BODY_SLOTS)
-
-    def joint_view(self, U: NDArray) -> NDArray:
-        return U[self.joint_off :].reshape(self.n_joints, self.p, JOINT_SLOTS)
 
 
 class Triplets:
@@ -136,12 +154,13 @@ class Triplets:
         rows = np.asarray(rows)
         cols = np.asarray(cols)
         vals = np.asarray(vals, dtype=float)
-        shape = vals.shape
+        shape = np.broadcast_shapes(rows.shape[:-1] + (rows.shape[-1], 1), cols.shape[:-1] + (1, cols.shape[-1]),
+                                    vals.shape)
         r = np.broadcast_to(rows[..., :, None], shape)
         c = np.broadcast_to(cols[..., None, :], shape)
         self.rows.append(r.reshape(-1))
         self.cols.append(c.reshape(-1))
-        self.vals.append(vals.reshape(-1))
+        self.vals.append(np.broadcast_to(vals, shape).reshape(-1))
 
     def add_diag(self, rows: NDArray, cols: NDArray, vals) -> None:
         """Diagonal block: ``rows``, ``cols`` shape (..., n), ``vals`` broadcastable to it."""

@@ -6,34 +6,37 @@ from __future__ import annotations
 import logging
 import time as _time
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import __version__
 from flexmb import rotations as rot
-from flexmb.dynamics.bodies import body_end_velocity, body_residual
-from flexmb.errors import ConvergenceError, ModelError
+from flexmb.dynamics.attachments import ElementKin
+from flexmb.dynamics.constraints import detect_redundant, multiplier_momenta, node_velocity
 from flexmb.dynamics.forces import force_residual, potential_energy
-from flexmb.dynamics.joints import joint_multipliers_at_nodes, joint_residual, multiplier_to_bodies
-from flexmb.dynamics.kinematics import unpack
-from flexmb.dynamics.layout import (BODY_SLOTS, BPI, BTH, BW, BX, JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern,
-                     ReplayLayout, Triplets)
+from flexmb.dynamics.joints import joint_residual, unpack_joints
+from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
 from flexmb.dynamics.linsolve import linear_solver, superlu
-from flexmb.model import Model
 from flexmb.dynamics.newton import NewtonOptions, NewtonResult, newton_solve
+from flexmb.dynamics.system import (CompiledModel, ElementStart, compile_model, initial_configuration, initial_state,
+                                    node_momenta)
+from flexmb.dynamics.time_elements import TimeElement, time_element
+from flexmb.errors import ConvergenceError, ModelError
+from flexmb.model import Model
 from flexmb.progress import progress
 from flexmb.solution import Solution
-from flexmb.dynamics.system import (CompiledModel, ElementStart, attachment_poses, compile_model, detect_redundant,
-                     initial_configuration, initial_state, with_ground)
-from flexmb.dynamics.time_elements import TimeElement, time_element
 
 log = logging.getLogger(__name__)
 
-BODY_EQUATIONS = {BX: "position kinematics", BTH: "rotation kinematics", BPI: "momentum balance",
-                  BW: "velocity (constitutive law)"}
 JOINT_EQUATIONS = {JS: "relative position", JPHI: "relative rotation", JLAM: "multiplier definition",
                    JQ: "joint law", JNA: "attachment velocity a", JNB: "attachment velocity b"}
+
+
+def make_layout(cm: CompiledModel, p: int, replay: bool = True) -> Layout:
+    cls = ReplayLayout if replay else Layout
+    return cls(cm.body_slots(), cm.group_of, cm.nj, p)
 
 
 class ElementSystem:
@@ -42,20 +45,28 @@ class ElementSystem:
     def __init__(self, cm: CompiledModel, te: TimeElement):
         self.cm = cm
         self.te = te
-        self.lay = ReplayLayout(cm.nb, cm.nj, te.p)
+        self.lay = make_layout(cm, te.p)
         self.pattern: Pattern | None = None
         self.n_eval = 0
         self.t_eval = 0.0
 
+    def element_kin(self, U: NDArray, st: ElementStart, h: float) -> ElementKin:
+        ek = ElementKin(te=self.te, h=h, st=st, lay=self.lay, groups=[], t_gauss=st.t + h * self.te.c,
+                        t_cons=st.t + h * self.te.tau_c)
+        for grp in self.cm.groups:
+            ek.groups.append(grp.unpack(ek, self.lay.group_view(U, grp.bodies, grp.slots)))
+        return ek
+
     def triplets(self, U: NDArray, st: ElementStart, h: float) -> tuple[NDArray, Triplets]:
         self.lay.rewind()
-        kin = unpack(self.cm, self.lay, self.te, st, h, U)
+        cm = self.cm
+        ek = self.element_kin(U, st, h)
         res = np.zeros(self.lay.size)
         trip = Triplets(values_only=self.pattern is not None)
-        body_residual(self.cm, self.lay, kin, st, res, trip)
-        force_residual(self.cm, self.lay, kin, st, res, trip)
-        joint_residual(self.cm, self.lay, kin, st, res, trip)
-        multiplier_to_bodies(self.cm, self.lay, kin, res, trip)
+        for grp, kin in zip(cm.groups, ek.groups):
+            grp.residual(ek, kin, self.lay.group_view(res, grp.bodies, grp.slots), trip, cm.gravity)
+        force_residual(cm, ek, res, trip)
+        joint_residual(cm, ek, unpack_joints(self.lay, self.te, st, U), res, trip)
         return res, trip
 
     def evaluate(self, U: NDArray, st: ElementStart, h: float):
@@ -71,13 +82,13 @@ class ElementSystem:
     def describe(self, index: int) -> str:
         """Name the equation/unknown at global ``index``: body or joint, point, equation."""
         lay, cm = self.lay, self.cm
-        if index < 0:
+        if index < 0 or index >= lay.size:
             return "unknown location"
         if index < lay.joint_off:
-            b, rem = divmod(index, lay.p * BODY_SLOTS)
-            i, slot = divmod(rem, BODY_SLOTS)
-            group = max(k for k in BODY_EQUATIONS if k <= slot)
-            return f"body {cm.model.bodies[b].name!r}, {BODY_EQUATIONS[group]} (component {slot - group}), internal point {i}"
+            b, i, slot = lay.locate_body(index)
+            eqs = cm.groups[cm.group_of[b]].equations
+            group = max(k for k in eqs if k <= slot)
+            return f"body {cm.model.bodies[b].name!r}, {eqs[group]} (component {slot - group}), internal point {i}"
         j, rem = divmod(index - lay.joint_off, lay.p * JOINT_SLOTS)
         i, slot = divmod(rem, JOINT_SLOTS)
         group = max(k for k in JOINT_EQUATIONS if k <= slot)
@@ -104,17 +115,19 @@ def _scales(cm: CompiledModel, lay: Layout, st: ElementStart, w0: NDArray, h: fl
     """Absolute magnitudes of the unknowns for the convergence test."""
     L = cm.length_scale
     g = np.linalg.norm(cm.gravity)
-    V = max(np.abs(w0[:, :3]).max(initial=0.0), np.abs(w0[:, 3:]).max(initial=0.0) * L, np.sqrt(g * L), 1e-3 * L)
-    m = cm.body_mass.max()
-    Jm = np.linalg.eigvalsh(cm.body_J0).max()
+    trans = np.zeros(cm.nv, bool)
+    trans[(cm.vel_off[:, None] + np.arange(3)).reshape(-1)] = True
+    V = max(np.abs(w0[trans]).max(initial=0.0), np.abs(w0[~trans]).max(initial=0.0) * L, np.sqrt(g * L), 1e-3 * L)
     # a joint may carry the load of the whole system (the root joint of a hanging chain carries
     # its total weight): reactions and multipliers are scaled by the total mass, not one body's
-    F = cm.body_mass.sum() * (g + V * V / L) + 1e-12
-    body = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, m * V), np.full(3, Jm * V / L),
-                           np.full(3, V), np.full(3, V / L)])
+    F = cm.total_mass * (g + V * V / L) + 1e-12
+    out = np.zeros(lay.size)
+    for grp in cm.groups:
+        lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
     joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),
                             np.full(3, F), np.full(3, F * L), np.tile(np.concatenate([np.full(3, V), np.full(3, V / L)]), 2)])
-    return np.concatenate([np.tile(body, cm.nb * lay.p), np.tile(joint, cm.nj * lay.p)])
+    out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
+    return out
 
 
 def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
@@ -127,26 +140,24 @@ def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, 
     start for the rotations).  Otherwise a constant-velocity guess.
     """
     U = np.zeros(lay.size)
-    B = lay.body_view(U)
     Jv = lay.joint_view(U)
     if prev is not None:
         U_prev, st_prev, h_prev = prev
         if abs(h_prev - h) <= 1e-12 * h:
             Pe, Pi = _extrapolation_matrices(te)
-            Bp = lay.body_view(U_prev)
-            Jp = lay.joint_view(U_prev)
-            # internal-only unknowns: degree p-1 through the internal values
-            B[:] = np.einsum("kj,bjd->bkd", Pi, Bp)
-            Jv[:] = np.einsum("kj,bjd->bkd", Pi, Jp)
 
             def ext(Y, y1):  # degree p through (0, y1), (c_j, Y_j)
                 return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
 
-            B[..., BX:BX + 3] = ext(Bp[..., BX:BX + 3], st_prev.x)
-            B[..., BPI:BPI + 6] = ext(Bp[..., BPI:BPI + 6], st_prev.pi) + (st.pi - _end_pi(te, Bp, st_prev))[:, None]
-            th = ext(Bp[..., BTH:BTH + 3], np.zeros_like(st_prev.x))
-            B[..., BTH:BTH + 3] = th - np.einsum("j,bjd->bd", te.end[1:], Bp[..., BTH:BTH + 3])[:, None]
+            def ext_internal(Y):  # degree p - 1 through the internal values
+                return np.einsum("kj,bjd->bkd", Pi, Y)
+
+            for grp in cm.groups:
+                grp.predict_warm(te, st, st_prev, lay.group_view(U, grp.bodies, grp.slots),
+                                 lay.group_view(U_prev, grp.bodies, grp.slots), ext, ext_internal)
             if cm.nj:
+                Jp = lay.joint_view(U_prev)
+                Jv[:] = ext_internal(Jp)
                 Jv[..., JS:JS + 3] = ext(Jp[..., JS:JS + 3], st_prev.s)
                 lam_p = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
                 lam_end_prev = te.end[0] * st_prev.lam + np.einsum("j,bjd->bd", te.end[1:], Jp[..., JLAM:JLAM + 6])
@@ -154,27 +165,17 @@ def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, 
                 ph = ext(Jp[..., JPHI:JPHI + 3], np.zeros_like(st_prev.s))
                 Jv[..., JPHI:JPHI + 3] = ph - np.einsum("j,bjd->bd", te.end[1:], Jp[..., JPHI:JPHI + 3])[:, None]
             return U
-    c = te.c
-    B[..., BX:BX + 3] = st.x[:, None] + h * c[None, :, None] * w[:, None, :3]
-    B[..., BTH:BTH + 3] = h * c[None, :, None] * w[:, None, 3:]
-    B[..., BPI:BPI + 6] = st.pi[:, None]
-    B[..., BW:BW + 6] = w[:, None]
+    for grp in cm.groups:
+        grp.predict_cold(te, st, h, w[grp.vel_cols], lay.group_view(U, grp.bodies, grp.slots))
     if cm.nj:
         Jv[..., JS:JS + 3] = st.s[:, None]
         Jv[..., JLAM:JLAM + 6] = st.lam[:, None]
-        wg = with_ground(w, 0.0)
-        xg = with_ground(st.x, 0.0)
-        Rg = with_ground(st.R, np.eye(3))
-        for slot, side, cl in ((JNA, cm.jnt_a, cm.jnt_ca), (JNB, cm.jnt_b, cm.jnt_cb)):
-            r = np.einsum("jde,je->jd", Rg[side], cl)
-            nu = np.concatenate([wg[side, :3] + rot.cross(wg[side, 3:], r), wg[side, 3:]], axis=1)
+        for slot, att in ((JNA, cm.att_a), (JNB, cm.att_b)):
+            nu = np.zeros((cm.nj, 6))
+            for m, cols, B in att.node_velocity_map(cm, st):
+                nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
             Jv[..., slot:slot + 6] = nu[:, None]
     return U
-
-
-def _end_pi(te: TimeElement, Bp: NDArray, st_prev: ElementStart) -> NDArray:
-    """End value of the modified momenta of the previous element, before the gauge reset."""
-    return te.end[0] * st_prev.pi + np.einsum("j,bjd->bd", te.end[1:], Bp[..., BPI:BPI + 6])
 
 
 def _extrapolation_matrices(te: TimeElement):
@@ -190,13 +191,13 @@ def _extrapolation_matrices(te: TimeElement):
 
 
 def _end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
-    B = lay.body_view(U)
+    x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
+    extra = dict(st.extra)
+    for grp in cm.groups:
+        xg, Rg, pig = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))[:3]
+        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = xg, Rg, pig
     Jv = lay.joint_view(U)
     e0, e = te.end[0], te.end[1:]
-    x = e0 * st.x + np.einsum("j,bjd->bd", e, B[..., BX:BX + 3])
-    th = np.einsum("j,bjd->bd", e, B[..., BTH:BTH + 3])
-    R = rot.exp(th) @ st.R
-    pi = e0 * st.pi + np.einsum("j,bjd->bd", e, B[..., BPI:BPI + 6])
     if cm.nj:
         s = e0 * st.s + np.einsum("j,bjd->bd", e, Jv[..., JS:JS + 3])
         phi = np.einsum("j,bjd->bd", e, Jv[..., JPHI:JPHI + 3])
@@ -206,17 +207,17 @@ def _end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStar
     else:
         s, Rr, lam, acc = st.s, st.Rr, st.lam, st.acc
     # re-orthonormalize the reference rotations (round-off only)
-    R = _orthonormalize(R)
+    R = _orthonormalize(R) if cm.nb else R
     Rr = _orthonormalize(Rr) if cm.nj else Rr
+    new = ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam, extra=extra)
     # Gauge reset of the multipliers: (pi, lambda) -> (pi + Lambda(lambda), 0).  The homogeneous
     # solution of lambda' + S lambda = 0 started from lambda2, transported to the bodies, solves the
     # bodies' homogeneous equation too, so the next element starts with pi = p (the momenta) and
     # lambda = 0: the multipliers stay impulses over one element instead of growing without bound.
-    lam_end = lam
     if cm.nj:
-        pi = pi + joint_multipliers_at_nodes(cm, x, R, lam)
-        lam = np.zeros_like(lam)
-    return ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam_end)
+        new.pi = pi + multiplier_momenta(cm, new, lam)
+        new.lam = np.zeros_like(lam)
+    return new
 
 
 def _orthonormalize(R: NDArray) -> NDArray:
@@ -235,33 +236,43 @@ class _Recorder:
         self.mom = []
         self.ti, self.force, self.moment = [], [], []
         self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
+        self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
 
     def node(self, st: ElementStart) -> NDArray:
         cm = self.cm
-        Lb = joint_multipliers_at_nodes(cm, st.x, st.R, st.lam)
-        w = _node_velocity(cm, st, Lb)
-        rc = np.einsum("nij,nj->ni", st.R, cm.body_com)
+        Lam = multiplier_momenta(cm, st, st.lam)
+        w = node_velocity(cm, st, Lam)
         self.t.append(st.t)
         # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
-        self.mom.append(st.pi + Lb)
-        self.pos.append(st.x - rc)
-        self.rotm.append(st.R.copy())
-        self.vel.append(w[:, :3] - rot.cross(w[:, 3:], rc))
-        self.om.append(w[:, 3:].copy())
-        J = st.R @ cm.body_J0 @ np.swapaxes(st.R, 1, 2)
-        ke = 0.5 * np.sum(cm.body_mass * np.sum(w[:, :3] ** 2, axis=1)) + 0.5 * np.einsum("ni,nij,nj->", w[:, 3:], J, w[:, 3:])
+        self.mom.append((st.pi + Lam)[self._first6].reshape(cm.nb, 6))
+        pos = np.zeros((cm.nb, 3))
+        rotm = np.zeros((cm.nb, 3, 3))
+        vel = np.zeros((cm.nb, 3))
+        om = np.zeros((cm.nb, 3))
+        ke = 0.0
+        for grp in cm.groups:
+            wg = w[grp.vel_cols]
+            pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
+            ke += grp.kinetic_energy(st, wg)
+        self.pos.append(pos)
+        self.rotm.append(rotm)
+        self.vel.append(vel)
+        self.om.append(om)
         self.ke.append(ke)
-        self.pe.append(potential_energy(cm, st.x, st.R))
+        self.pe.append(potential_energy(cm, st))
         if cm.nj:
-            xa, Ra, xb, Rb = attachment_poses(cm, st.x, st.R)
-            wg = with_ground(w, 0.0)
-            xg = with_ground(st.x, 0.0)
-            va = wg[cm.jnt_a, :3] + rot.cross(wg[cm.jnt_a, 3:], xa - xg[cm.jnt_a])
-            vb = wg[cm.jnt_b, :3] + rot.cross(wg[cm.jnt_b, 3:], xb - xg[cm.jnt_b])
-            d = xb - xa
+            xa, Ra = cm.att_a.node_pose(cm, st)
+            xb, _ = cm.att_b.node_pose(cm, st)
+            nus = []
+            for att in (cm.att_a, cm.att_b):
+                nu = np.zeros((cm.nj, 6))
+                for m, cols, B in att.node_velocity_map(cm, st):
+                    nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
+                nus.append(nu)
+            na, nb_ = nus
             RaT = np.swapaxes(Ra, 1, 2)
-            sdot = np.einsum("jde,je->jd", RaT, vb - va - rot.cross(wg[cm.jnt_a, 3:], d))
-            wr = np.einsum("jde,je->jd", RaT, wg[cm.jnt_b, 3:] - wg[cm.jnt_a, 3:])
+            sdot = np.einsum("jde,je->jd", RaT, nb_[:, :3] - na[:, :3] - rot.cross(na[:, 3:], xb - xa))
+            wr = np.einsum("jde,je->jd", RaT, nb_[:, 3:] - na[:, 3:])
             self.srel.append(st.s.copy())
             self.rrel.append(st.acc.copy())
             self.vrel.append(np.concatenate([sdot, wr], axis=1))
@@ -269,11 +280,10 @@ class _Recorder:
         return w
 
     def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray):
+        self.ti.extend(st.t + h * te.c)
         if not self.cm.nj:
-            self.ti.extend(st.t + h * te.c)
             return
         Jv = lay.joint_view(U)
-        self.ti.extend(st.t + h * te.c)
         for i in range(te.p):
             self.force.append(Jv[:, i, JQ:JQ + 3].copy())
             self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
@@ -337,7 +347,7 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     te = time_element(p)
     cm = compile_model(model)
     x_init, R_init, _ = initial_configuration(cm)
-    _handle_redundancy(cm, x_init, R_init, options, t0)
+    _handle_redundancy(cm, SimpleNamespace(x=x_init, R=R_init), options, t0)
     st, w0 = initial_state(cm, t0)
     system = ElementSystem(cm, te)
     lay = system.lay
@@ -380,17 +390,17 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     meta = {
         "flexmb_version": __version__, "units": model.units, "time_element": te.p, "order": te.order, "h": h, "t0": t0, "t_end": t_end,
         "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
-        "unknowns_end": 12 * (cm.nb + cm.nj), "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
+        "unknowns_end": 6 * cm.nb + cm.nv + 12 * cm.nj, "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
         "wall_time": wall, "evaluation_time": system.t_eval, "factorization_time": total_fac_time[0],
         "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
     }
     return rec.solution(meta)
 
 
-def _handle_redundancy(cm: CompiledModel, x, R, options: SimulationOptions, t0: float = 0.0) -> None:
+def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:
     if options.redundant not in ("resolve", "error"):
         raise ValueError(f"SimulationOptions.redundant={options.redundant!r}; use 'resolve' or 'error'")
-    dep, inconsistent = detect_redundant(cm, x, R, t0)
+    dep, inconsistent = detect_redundant(cm, st, t0)
     cm.redundant_labels = dep
     if not dep:
         return
@@ -446,28 +456,7 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
         )
     log.info("Newton failed at t=%.6g (h=%.3g: %s); halving the step", st.t, h, r.message)
     st_mid, _, res1, d1 = _advance(system, st, h / 2, w, None, scale, factor, options, depth + 1)
-    w_mid = _node_velocity(cm, st_mid)
+    w_mid = node_velocity(cm, st_mid)
     st_end, U2, res2, d2 = _advance(system, st_mid, h / 2, w_mid, (res1[-1][2], res1[-1][0], res1[-1][1]),
                                     scale, factor, options, depth + 1)
     return st_end, U2, res1 + res2, max(d1, d2)
-
-
-def _node_velocity(cm, st, Lb=None):
-    """Body velocities at a node: ``M w = pi + Lambda`` projected onto the velocity constraints.
-
-    The end momenta of an index-3 scheme satisfy the velocity constraints only to O(h^2); the
-    projection in the mass metric removes that component (it matters for bodies with tiny
-    inertia, e.g. point masses, where 1/J amplifies it).  Output only: the state is unchanged.
-    """
-    from flexmb.dynamics.system import mass_metric_correction, velocity_constraints
-
-    if Lb is None:
-        Lb = joint_multipliers_at_nodes(cm, st.x, st.R, st.lam)
-    w = body_end_velocity(cm, st.x, st.R, st.pi, Lb)
-    if not cm.nj:
-        return w
-    G, _, target = velocity_constraints(cm, st.x, st.R, st.t)
-    if G.shape[0] == 0:
-        return w
-    dw = mass_metric_correction(cm, st.R, G, G @ w.reshape(-1) - target, singular="none")
-    return w if dw is None else (w.reshape(-1) - dw).reshape(-1, 6)

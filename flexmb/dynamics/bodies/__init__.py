@@ -1,0 +1,34 @@
+"""Body types of the dynamics.  Each body type is a class whose instance is a *group*: all bodies
+of that type in a model, evaluated as one batch.  The engine talks to a group only through this
+contract (``RigidBodies`` in :mod:`.rigid` is the reference implementation):
+
+===================================  ===========================================================
+``kind``, ``slots``, ``nv``           name; unknowns per internal point; velocity coordinates per body
+``equations``                         first slot -> equation name (error messages)
+``local_index(bodies)``               model body indices -> positions in the group
+``initial(model)``                    ``x, R, w``: reference-point position, rotation, velocities
+``unpack(ek, Ug)``                    the group's unknowns ``Ug (n, p, slots)`` -> kinematics object
+``residual(ek, kin, r, trip, g)``     the group's own rows and Jacobian blocks (gravity included)
+``attach_data / attach_pose /``       the attachments contract (:mod:`flexmb.dynamics.attachments`)
+``attach_velocity / wrench_map``
+``node_attach_pose``,                 the same at a time node (set-up, projection, output)
+``node_velocity_map``
+``mass_blocks``, ``inverse_mass_blocks``, ``momenta``, ``velocities``, ``kinetic_energy``,
+``gravity_potential``, ``frame_output``         node-level physics
+``end_values``, ``predict_cold``, ``predict_warm``, ``scales``   time marching
+===================================  ===========================================================
+
+Nothing outside a body module assumes a rigid body's unknowns or its 6 x 6 mass matrix.
+"""
+from __future__ import annotations
+
+from flexmb.dynamics.bodies.rigid import RigidBodies
+
+#: body types in storage order: model body class name -> group class
+BODY_TYPES: dict[str, type] = {"RigidBody": RigidBodies}
+
+
+def register_body_type(model_class_name: str, group_class: type) -> None:
+    """Register the group class that evaluates bodies of ``model_class_name`` (a class name of a
+    model body element)."""
+    BODY_TYPES[model_class_name] = group_class

@@ -1,0 +1,309 @@
+"""Rigid bodies: free-body equations in modified momenta, batched over the bodies of the group.
+
+Unknowns of body ``b`` at internal point ``i`` (18 slots, reference point = centre of mass ``G``)::
+
+    x(3) | theta(3) | pi(6) | w(6)
+
+``x`` position of ``G``, ``theta`` rotation increment (``R = exp(theta) R1``), ``pi`` modified
+momenta (force part, moment part about ``G``; inertial), ``w = (v, omega)`` (internal only).
+Rows::
+
+    Rx     = D_i0 x1 + sum_j D_ij X_j - h v_i                         (kinematics of x)
+    Rtheta = sum_j D_ij Theta_j - h T(Theta_i)^-1 omega_i              (incremental rotation)
+    Rpi    = D_i0 pi1 + sum_j D_ij Pi_j - h [F_i - (0, v_i x pi_f,i)]  (free body, Eq. 12)
+    Rw     = M_i w_i - Pi_i - Lambda_i                                  (constitutive law, Eq. 21)
+
+``M_i = diag(m I, R_i J0 R_i^T)``; ``F_i`` (external forces) and ``Lambda_i`` (multipliers of the
+joints) arrive through :mod:`flexmb.dynamics.attachments` as wrenches at attachment points:
+``F`` on the ``pi`` rows (``target="force"``), ``Lambda`` on the ``w`` rows (``"multiplier"``).
+The body-type contract (see :mod:`flexmb.dynamics.bodies`) is implemented by :class:`RigidBodies`.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb import rotations as rot
+
+I3 = np.eye(3)
+I6 = np.eye(6)
+
+SLOTS = 18
+BX, BTH, BPI, BW = 0, 3, 6, 12
+#: equation names by first slot (for error messages)
+EQUATIONS = {BX: "position kinematics", BTH: "rotation kinematics", BPI: "momentum balance",
+             BW: "velocity (constitutive law)"}
+
+
+def _poly(M: NDArray, y1: NDArray, Y: NDArray) -> NDArray:
+    """``M[k,0] y1 + sum_j M[k,1+j] Y_j`` for ``y1 (n,d)``, ``Y (n,p,d)`` -> ``(n,k,d)``."""
+    return M[None, :, 0, None] * y1[:, None, :] + np.einsum("kj,njd->nkd", M[:, 1:], Y)
+
+
+class RigidBodies:
+    """A group of rigid bodies (model indices ``bodies``), evaluated as one batch.
+
+    Data: ``mass (n,)`` [kg], ``J0 (n, 3, 3)`` inertia about ``G`` in body axes, ``com (n, 3)``
+    centre of mass in the body frame.
+    """
+
+    kind = "rigid"
+    slots = SLOTS
+    #: first slot of each unknown (the layout of one body at one internal point)
+    BX, BTH, BPI, BW = BX, BTH, BPI, BW
+    #: velocity coordinates per body (v of G, omega; inertial)
+    nv = 6
+
+    @property
+    def equations(self) -> dict:
+        return {self.BX: EQUATIONS[BX], self.BTH: EQUATIONS[BTH], self.BPI: EQUATIONS[BPI], self.BW: EQUATIONS[BW]}
+
+    def __init__(self, model, bodies: NDArray):
+        self.bodies = np.asarray(bodies, dtype=np.int64)
+        self.n = self.bodies.size
+        src = [model.bodies[b] for b in self.bodies]
+        self.mass = np.array([b.mass for b in src], dtype=float).reshape(self.n)
+        self.J0 = np.array([b.inertia for b in src], dtype=float).reshape(self.n, 3, 3)
+        self.com = np.array([b.com for b in src], dtype=float).reshape(self.n, 3)
+        self._J0inv = np.linalg.inv(self.J0) if self.n else self.J0
+        self._pos = {int(b): k for k, b in enumerate(self.bodies)}
+
+    def local_index(self, bodies: NDArray) -> NDArray:
+        return np.array([self._pos[int(b)] for b in bodies], dtype=np.int64)
+
+    # ================================================================== set-up and nodes
+    def initial(self, model):
+        """Initial ``x (n,3)`` of ``G``, ``R (n,3,3)``, velocities ``w (n,6)`` from the model."""
+        src = [model.bodies[b] for b in self.bodies]
+        R = np.array([b.orientation for b in src]).reshape(self.n, 3, 3)
+        rc = np.einsum("nij,nj->ni", R, self.com)
+        x = np.array([b.position for b in src]).reshape(self.n, 3) + rc
+        om = np.array([b.angular_velocity for b in src]).reshape(self.n, 3)
+        v = np.array([b.velocity for b in src]).reshape(self.n, 3) + rot.cross(om, rc)
+        return x, R, np.concatenate([v, om], axis=1)
+
+    def inertia_world(self, R: NDArray) -> NDArray:
+        return R @ self.J0 @ np.swapaxes(R, -1, -2)
+
+    def mass_blocks(self, st) -> NDArray:
+        """Mass matrices ``(n, 6, 6)`` at a node (velocity coordinates ``w``)."""
+        M = np.zeros((self.n, 6, 6))
+        M[:, :3, :3] = self.mass[:, None, None] * I3
+        M[:, 3:, 3:] = self.inertia_world(st.R[self.bodies])
+        return M
+
+    def inverse_mass_blocks(self, st) -> NDArray:
+        R = st.R[self.bodies]
+        Mi = np.zeros((self.n, 6, 6))
+        Mi[:, :3, :3] = I3 / self.mass[:, None, None]
+        Mi[:, 3:, 3:] = R @ self._J0inv @ np.swapaxes(R, -1, -2)
+        return Mi
+
+    def momenta(self, st, w: NDArray) -> NDArray:
+        """Momenta ``M w (n, 6)`` for velocities ``w (n, 6)``."""
+        return np.einsum("nij,nj->ni", self.mass_blocks(st), w)
+
+    def velocities(self, st, p: NDArray) -> NDArray:
+        """Velocities ``w = M^-1 p (n, 6)`` for momenta ``p (n, 6)``."""
+        return np.einsum("nij,nj->ni", self.inverse_mass_blocks(st), p)
+
+    def kinetic_energy(self, st, w: NDArray) -> float:
+        return 0.5 * float(np.einsum("ni,ni->", w, self.momenta(st, w)))
+
+    def gravity_potential(self, st, g: NDArray) -> float:
+        return -float(np.sum(self.mass * (st.x[self.bodies] @ g)))
+
+    def frame_output(self, st, w: NDArray):
+        """Body frame origin position, rotation, origin velocity and angular velocity at a node."""
+        R = st.R[self.bodies]
+        rc = np.einsum("nij,nj->ni", R, self.com)
+        return st.x[self.bodies] - rc, R, w[:, :3] - rot.cross(w[:, 3:], rc), w[:, 3:]
+
+    # ================================================================== attachments (contract)
+    def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:
+        if site is not None and any(s is not None for s in site):
+            raise ValueError("a rigid body has no interfaces: attach by point")
+        return SimpleNamespace(c=point - self.com[local], A=frame)
+
+    def node_attach_pose(self, st, local, data):
+        R = st.R[self.bodies[local]]
+        return st.x[self.bodies[local]] + np.einsum("nij,nj->ni", R, data.c), R @ data.A
+
+    def node_velocity_map(self, st, local, data):
+        r = np.einsum("nij,nj->ni", st.R[self.bodies[local]], data.c)
+        B = np.zeros((local.size, 6, 6))
+        B[:, :3, :3] = I3
+        B[:, :3, 3:] = -rot.skew(r)
+        B[:, 3:, 3:] = I3
+        return self.vel_cols[local], B
+
+    def attach_pose(self, ek, local, data, where):
+        kin = ek.groups[self.group_index]
+        lay, p = ek.lay, ek.te.p
+        b = self.bodies[local]
+        if where == "gauss":
+            X, R, T = kin.X[local], kin.R[local], kin.T[local]
+        else:
+            X, R, T = kin.UX[local], kin.UR[local], kin.UT[local]
+        r = np.einsum("mkde,me->mkd", R, data.c)
+        x = X + r
+        Ra = R @ data.A[:, None]
+        m = local.size
+        ip = np.arange(p)
+        if where == "gauss":
+            cols = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
+            J = np.zeros((m, p, 6, 6))
+            J[..., :3, :3] = I3
+            J[..., :3, 3:] = -rot.skew(r) @ T
+            J[..., 3:, 3:] = T
+        else:
+            # u(tau_k) = E[k,0] y1 + sum_j E[k,j] Y_j: the pose at tau_k depends on all internal points
+            E = ek.te.E[:, 1:]  # (k, p)
+            cj = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
+            cols = np.broadcast_to(cj.reshape(m, 1, 6 * p), (m, p, 6 * p))
+            blk = np.zeros((m, p, 6, 6))  # per constraint point, per unit E weight
+            blk[..., :3, :3] = I3
+            blk[..., :3, 3:] = -rot.skew(r) @ T
+            blk[..., 3:, 3:] = T
+            # J[m, k, :, (j, c)] = E[k, j] blk[m, k, :, c]
+            J = (E[None, :, None, :, None] * blk[:, :, :, None, :]).reshape(m, p, 6, 6 * p)
+        return x, Ra, cols, J
+
+    def attach_velocity(self, ek, local, data):
+        kin = ek.groups[self.group_index]
+        lay, p = ek.lay, ek.te.p
+        b = self.bodies[local]
+        R, T, W = kin.R[local], kin.T[local], kin.W[local]
+        r = np.einsum("mkde,me->mkd", R, data.c)
+        om = W[..., 3:]
+        nu = np.concatenate([W[..., :3] + rot.cross(om, r), om], axis=-1)
+        ip = np.arange(p)
+        cols = np.concatenate([lay.body(b[:, None], ip[None], self.BW, 6), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
+        J = np.zeros((local.size, p, 6, 9))
+        J[..., :3, :3] = I3
+        J[..., :3, 3:6] = -rot.skew(r)
+        J[..., 3:, 3:6] = I3
+        J[..., :3, 6:] = -rot.skew(om) @ rot.skew(r) @ T
+        return nu, cols, J
+
+    def wrench_map(self, ek, local, data, wrench, target):
+        """Rows and ``B^T`` of a wrench at the attachments (Gauss points), with the body's own
+        Jacobian terms ``d(B^T w)/dU`` (the lever arm turns with the body)."""
+        kin = ek.groups[self.group_index]
+        lay, p = ek.lay, ek.te.p
+        b = self.bodies[local]
+        R, T = kin.R[local], kin.T[local]
+        r = np.einsum("mkde,me->mkd", R, data.c)
+        ip = np.arange(p)
+        slot = self.BW if target == "multiplier" else self.BPI
+        rows = lay.body(b[:, None], ip[None], slot, 6)
+        m = local.size
+        BT = np.zeros((m, p, 6, 6))
+        BT[..., :3, :3] = I3
+        BT[..., 3:, 3:] = I3
+        BT[..., 3:, :3] = rot.skew(r)
+        own = []
+        if np.any(data.c):
+            d_own = np.zeros((m, p, 6, 3))
+            d_own[..., 3:, :] = rot.skew(wrench[..., :3]) @ rot.skew(r) @ T
+            own.append((lay.body(b[:, None], ip[None], self.BTH, 3), d_own))
+        return rows, BT, own
+
+    # ================================================================== element equations
+    def unpack(self, ek, Ug: NDArray):
+        st, te = ek.st, ek.te
+        x1, R1 = st.x[self.bodies], st.R[self.bodies]
+        X, TH, PI, W = Ug[..., self.BX:self.BX + 3], Ug[..., self.BTH:self.BTH + 3], Ug[..., self.BPI:self.BPI + 6], Ug[..., self.BW:self.BW + 6]
+        UTH = _poly(te.E, np.zeros_like(x1), TH)
+        return SimpleNamespace(
+            X=X, TH=TH, PI=PI, W=W, R=rot.exp(TH) @ R1[:, None], T=rot.tangent(TH),
+            UX=_poly(te.E, x1, X), UR=rot.exp(UTH) @ R1[:, None], UT=rot.tangent(UTH),
+        )
+
+    def residual(self, ek, kin, r: NDArray, trip, gravity: NDArray) -> None:
+        """Rows of the group (``r``: its residual view ``(n, p, 18)``) and their own Jacobian blocks."""
+        lay, te, h, p, n = ek.lay, ek.te, ek.h, ek.te.p, self.n
+        st = ek.st
+        X, TH, PI, W, R, T = kin.X, kin.TH, kin.PI, kin.W, kin.R, kin.T
+        v, om = W[..., :3], W[..., 3:]
+        D0 = te.D[:, 0]
+        D = te.D[:, 1:]
+        Ti = rot.tangent_inv(TH)
+        x1, pi1 = st.x[self.bodies], st.pi[self.vel_cols]
+
+        r[..., self.BX:self.BX + 3] = D0[None, :, None] * x1[:, None] + np.einsum("ij,bjd->bid", D, X) - h * v
+        r[..., self.BTH:self.BTH + 3] = np.einsum("ij,bjd->bid", D, TH) - h * np.einsum("bide,bie->bid", Ti, om)
+        gyro = np.concatenate([np.zeros_like(v), rot.cross(v, PI[..., :3])], axis=-1)
+        r[..., self.BPI:self.BPI + 6] = D0[None, :, None] * pi1[:, None] + np.einsum("ij,bjd->bid", D, PI) + h * gyro
+        if np.any(gravity):
+            r[..., self.BPI:self.BPI + 3] -= h * self.mass[:, None, None] * gravity
+        J = R @ self.J0[:, None] @ np.swapaxes(R, -1, -2)
+        Jw = np.einsum("bide,bie->bid", J, om)
+        m = self.mass[:, None, None]
+        r[..., self.BW:self.BW + 6] = np.concatenate([m * v, Jw], axis=-1) - PI
+
+        # ---- Jacobian
+        b = self.bodies[:, None, None]
+        i = np.arange(p)[None, :, None]
+        j = np.arange(p)[None, None, :]
+        bb, ii, jj = np.broadcast_arrays(b, i, j)
+        Dij = np.broadcast_to(D[None], (n, p, p))
+        for slot, k in ((self.BX, 3), (self.BTH, 3), (self.BPI, 6)):
+            trip.add(lay.body(bb, ii, slot, k), lay.body(bb, jj, slot, k), Dij[..., None, None] * np.eye(k))
+        bi, ip = np.meshgrid(self.bodies, np.arange(p), indexing="ij")
+        trip.add_diag(lay.body(bi, ip, self.BX, 3), lay.body(bi, ip, self.BW, 3), -h)
+        trip.add(lay.body(bi, ip, self.BTH, 3), lay.body(bi, ip, self.BTH, 3), -h * rot.d_tangent_inv(TH, om))
+        trip.add(lay.body(bi, ip, self.BTH, 3), lay.body(bi, ip, self.BW + 3, 3), -h * Ti)
+        trip.add(lay.body(bi, ip, self.BPI + 3, 3), lay.body(bi, ip, self.BPI, 3), h * rot.skew(v))
+        trip.add(lay.body(bi, ip, self.BPI + 3, 3), lay.body(bi, ip, self.BW, 3), -h * rot.skew(PI[..., :3]))
+        trip.add_diag(lay.body(bi, ip, self.BW, 3), lay.body(bi, ip, self.BW, 3), np.broadcast_to(m, (n, p, 3)))
+        trip.add(lay.body(bi, ip, self.BW + 3, 3), lay.body(bi, ip, self.BW + 3, 3), J)
+        dJw = (J @ rot.skew(om) - rot.skew(Jw)) @ T
+        trip.add(lay.body(bi, ip, self.BW + 3, 3), lay.body(bi, ip, self.BTH, 3), dJw)
+        trip.add_diag(lay.body(bi, ip, self.BW, 6), lay.body(bi, ip, self.BPI, 6), -1.0)
+
+    # ================================================================== time marching
+    def end_values(self, te, st, Ug: NDArray):
+        """End values ``x (n,3)``, ``R (n,3,3)``, ``pi (n,6)`` of the element from its internal values."""
+        e0, e = te.end[0], te.end[1:]
+        b = self.bodies
+        x = e0 * st.x[b] + np.einsum("j,bjd->bd", e, Ug[..., self.BX:self.BX + 3])
+        th = np.einsum("j,bjd->bd", e, Ug[..., self.BTH:self.BTH + 3])
+        R = rot.exp(th) @ st.R[b]
+        pi = e0 * st.pi[self.vel_cols] + np.einsum("j,bjd->bd", e, Ug[..., self.BPI:self.BPI + 6])
+        return x, R, pi
+
+    def predict_cold(self, te, st, h: float, w: NDArray, Ug: NDArray) -> None:
+        """Constant-velocity guess into ``Ug (n, p, 18)`` from node velocities ``w (n, 6)``."""
+        c = te.c
+        b = self.bodies
+        Ug[..., self.BX:self.BX + 3] = st.x[b][:, None] + h * c[None, :, None] * w[:, None, :3]
+        Ug[..., self.BTH:self.BTH + 3] = h * c[None, :, None] * w[:, None, 3:]
+        Ug[..., self.BPI:self.BPI + 6] = st.pi[self.vel_cols][:, None]
+        Ug[..., self.BW:self.BW + 6] = w[:, None]
+
+    def predict_warm(self, te, st, st_prev, Ug: NDArray, Up: NDArray, ext, ext_internal) -> None:
+        """Extrapolate the previous element's polynomials (``ext(Y, y1)``: degree p, ``ext_internal``:
+        degree p - 1) to the new internal points; rotations re-based on the new start."""
+        b = self.bodies
+        Ug[:] = ext_internal(Up)
+        Ug[..., self.BX:self.BX + 3] = ext(Up[..., self.BX:self.BX + 3], st_prev.x[b])
+        pi_end_prev = te.end[0] * st_prev.pi[self.vel_cols] + np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BPI:self.BPI + 6])
+        Ug[..., self.BPI:self.BPI + 6] = ext(Up[..., self.BPI:self.BPI + 6], st_prev.pi[self.vel_cols]) + (st.pi[self.vel_cols] - pi_end_prev)[:, None]
+        th = ext(Up[..., self.BTH:self.BTH + 3], np.zeros((self.n, 3)))
+        Ug[..., self.BTH:self.BTH + 3] = th - np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BTH:self.BTH + 3])[:, None]
+
+    def scales(self, L: float, V: float) -> NDArray:
+        """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18)."""
+        m = self.mass.max(initial=0.0)
+        Jm = np.linalg.eigvalsh(self.J0).max(initial=0.0) if self.n else 0.0
+        one = np.full(self.slots, 1.0)
+        one[self.BX:self.BX + 3] = L
+        one[self.BTH:self.BTH + 3] = 1.0
+        one[self.BPI:self.BPI + 3] = m * V
+        one[self.BPI + 3:self.BPI + 6] = Jm * V / L
+        one[self.BW:self.BW + 3] = V
+        one[self.BW + 3:self.BW + 6] = V / L
+        return np.tile(one, (self.n, 1))

@@ -288,8 +288,9 @@ class LoadStiffening:
         (:func:`stiffness_projection`): the reduced model's own static response.
     residual_fraction : ndarray, shape (n_loads,)
         Strain-energy fraction of ``u_c`` not carried by the basis,
-        ``(u_res^T K u_res) / (u_c^T K u_c)`` (0 when the basis contains ``u_c``; 0 for a load
-        case with no static response, e.g. a uniform acceleration of a free body).
+        ``(u_res^T K u_res) / (u_c^T K u_c)`` (0 when the basis contains ``u_c``; set to 0 for a
+        load case whose response energy is below 1e-16 of the largest one, i.e. round-off, e.g. a
+        uniform acceleration of a free body).
     """
 
     full: NDArray[np.float64]
@@ -336,7 +337,9 @@ def load_stiffening(
     Ks = sp.csr_matrix(K)
     e_full = np.einsum("ci,ci->c", U, (Ks @ U.T).T)
     e_res = np.einsum("ci,ci->c", Ures, (Ks @ Ures.T).T)
-    frac = np.divide(e_res, e_full, out=np.zeros_like(e_full), where=e_full > 0)
+    # round-off responses (e.g. a uniform acceleration of a free body) have no meaningful fraction
+    tiny = 1e-16 * float(e_full.max(initial=0.0))
+    frac = np.divide(e_res, e_full, out=np.zeros_like(e_full), where=e_full > tiny)
     logger.info("load_stiffening: residual strain-energy fractions %s", np.array2string(frac, precision=3))
     return LoadStiffening(
         full=_projected_geometric_stiffness(mesh, basis.shapes, U, materials),

@@ -1,9 +1,7 @@
 """FlexibleBodyData: one-call build, .npz round trip without the mesh file, VTU output."""
 from __future__ import annotations
 
-import sys
 from dataclasses import fields
-from pathlib import Path
 
 import meshio
 import numpy as np

@@ -1,9 +1,7 @@
 """FlexibleBodyData: one-call build, .npz round trip without the mesh file, VTU output."""
 from __future__ import annotations
 
-import sys
 from dataclasses import fields
-from pathlib import Path
 
 import meshio
 import numpy as np
@@ -36,6 +34,13 @@ def test_build_craig_bampton_body(body, mesh):
     assert body.mode_shapes.shape == (mesh.n_nodes, 3, nm)
     assert body.geometric_stiffness.shape == (nm, nm, nm)
     assert body.preload_stiffness.shape == (len(PRELOAD_NAMES), nm, nm)
+    assert body.quartic_stiffness.shape == (nm, nm, nm, nm)
+    assert body.preload_stiffness_residual.shape == (len(PRELOAD_NAMES), nm, nm)
+    assert body.preload_coordinates.shape == (len(PRELOAD_NAMES), nm)
+    # no double counting: residual = full - sum_k a_k G[k] (the modal deflection's own stiffening)
+    carried = np.einsum("ck,kij->cij", body.preload_coordinates, body.geometric_stiffness)
+    assert np.allclose(body.preload_stiffness_residual, body.preload_stiffness - carried,
+                       rtol=0, atol=1e-9 * np.abs(body.preload_stiffness).max())
     assert body.modal_stresses.shape == (nm, mesh.n_nodes, 6)
     assert body.mass == pytest.approx(STEEL.rho * 1.0 * 0.1 * 0.05, rel=1e-12)
     assert np.allclose(body.invariants.modal_mass, np.eye(nm), atol=1e-9)
@@ -73,6 +78,20 @@ def test_save_load_round_trip_is_exact(body, tmp_path):
         assert all(raw[k].dtype != object for k in raw.files)
 
 
+def test_load_reads_files_without_the_stiffening_arrays(body, tmp_path):
+    """Files written before quartic_stiffness / preload_stiffness_residual existed still load."""
+    path = body.save(tmp_path / "beam")
+    with np.load(path, allow_pickle=False) as raw:
+        arrays = {k: raw[k] for k in raw.files
+                  if k not in ("quartic_stiffness", "preload_stiffness_residual", "preload_coordinates")}
+    old = tmp_path / "old.npz"
+    np.savez_compressed(old, **arrays)
+    loaded = FlexibleBodyData.load(old)
+    assert loaded.quartic_stiffness is None and loaded.preload_stiffness_residual is None
+    assert loaded.preload_coordinates is None
+    assert np.array_equal(loaded.preload_stiffness, body.preload_stiffness)
+
+
 def test_load_rejects_other_files(tmp_path):
     np.savez(tmp_path / "x.npz", a=np.zeros(3))
     with pytest.raises(ModelError, match="meta"):
@@ -94,6 +113,7 @@ def test_free_free_body_with_attached_frames(mesh):
                                damping={"rayleigh": (0.1, 1e-5)}, geometric=False, preloads=False, stresses=False)
     assert body.kind == "free-free" and body.reference is None and body.n_modes == 3
     assert body.geometric_stiffness is None and body.preload_stiffness is None and body.modal_stresses is None
+    assert body.quartic_stiffness is None and body.preload_stiffness_residual is None
     assert np.allclose(body.invariants.modal_first_moment, 0.0, atol=1e-9)  # mean axes
     assert np.allclose(np.diag(body.damping), 0.1 + 1e-5 * body.omega2)
     assert body.interface("tip").modal_map.shape == (6, 3)

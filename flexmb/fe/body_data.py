@@ -30,6 +30,9 @@ FORMAT = "flexmb.FlexibleBodyData"
 FORMAT_VERSION = 1
 
 _INVARIANT_FIELDS = tuple(f.name for f in fields(InertiaInvariants))
+#: arrays stored only when computed (absent entries load as None; older files lack the last three)
+_OPTIONAL_ARRAYS = ("geometric_stiffness", "preload_stiffness", "modal_stresses", "quartic_stiffness",
+                    "preload_stiffness_residual", "preload_coordinates")
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,8 +63,24 @@ class FlexibleBodyData:
     geometric_stiffness : ndarray, shape (nm, nm, nm) or None
         ``G[k, i, j]`` of the modes' own stresses (see :func:`flexmb.fe.reduction.modal_geometric_stiffness`).
     preload_stiffness : ndarray, shape (12, nm, nm) or None
-        Unit inertial preload geometric stiffness, order :data:`flexmb.fe.reduction.PRELOAD_NAMES`
-        (see :func:`flexmb.fe.reduction.preload_geometric_stiffness` for the scaling).
+        Unit inertial preload geometric stiffness ``Kg[c]`` of the full static response of each unit
+        load, order :data:`flexmb.fe.reduction.PRELOAD_NAMES` (see
+        :func:`flexmb.fe.reduction.preload_geometric_stiffness` for the scaling). For a linear modal
+        body (no ``G``, ``H`` terms).
+    quartic_stiffness : ndarray, shape (nm, nm, nm, nm) or None
+        ``H[i, j, k, l]`` of the quartic strain energy ``1/8 H q^4``
+        (:func:`flexmb.fe.stiffening.modal_quartic_stiffness`); with ``geometric_stiffness`` and
+        ``modal_stiffness`` it gives the exact St. Venant-Kirchhoff energy of the reduced field.
+        None in files written before it existed.
+    preload_stiffness_residual : ndarray, shape (12, nm, nm) or None
+        ``Kg_res[c]``: the unit preload stiffness of the part of each static response the basis
+        cannot represent (:func:`flexmb.fe.preloads.load_stiffening`); the one to add to a body
+        that has the ``G`` (and ``H``) terms, so nothing is counted twice.
+        ``Kg_res[c] = Kg[c] - sum_k preload_coordinates[c, k] G[k]``. None in older files.
+    preload_coordinates : ndarray, shape (12, nm) or None
+        ``a[c]``: modal coordinates of the stiffness-metric projection of each unit static response
+        on the basis (the reduced model's quasi-static deflection per unit ``s_c``). None in older
+        files.
     modal_stresses : ndarray, shape (nm, n_nodes, 6) or None
         Nodal stresses per unit modal coordinate (Pa), Voigt [xx, yy, zz, yz, xz, xy].
     points : ndarray, shape (n_nodes, 3)
@@ -92,6 +111,9 @@ class FlexibleBodyData:
     modal_stresses: NDArray[np.float64] | None
     points: NDArray[np.float64]
     cells: dict[str, NDArray[np.int64]]
+    quartic_stiffness: NDArray[np.float64] | None = None
+    preload_stiffness_residual: NDArray[np.float64] | None = None
+    preload_coordinates: NDArray[np.float64] | None = None
     units: str | None = None
     source: str | None = None
     source_checksum: str | None = None
@@ -170,7 +192,7 @@ class FlexibleBodyData:
             arrays[f"interface/{i}/modal_map"] = f.modal_map
         for name in _INVARIANT_FIELDS:
             arrays[f"invariants/{name}"] = np.asarray(getattr(self.invariants, name))
-        for key in ("geometric_stiffness", "preload_stiffness", "modal_stresses"):
+        for key in _OPTIONAL_ARRAYS:
             value = getattr(self, key)
             if value is not None:
                 arrays[key] = value
@@ -219,8 +241,7 @@ class FlexibleBodyData:
             name=meta["name"], kind=meta["kind"], reference=meta["reference"],
             frequencies=arr["frequencies"], omega2=arr["omega2"], mode_shapes=arr["mode_shapes"],
             interfaces=interfaces, invariants=InertiaInvariants(**inv), damping=arr["damping"],
-            geometric_stiffness=arr.get("geometric_stiffness"), preload_stiffness=arr.get("preload_stiffness"),
-            modal_stresses=arr.get("modal_stresses"), points=arr["points"],
+            **{key: arr.get(key) for key in _OPTIONAL_ARRAYS}, points=arr["points"],
             cells={t: arr[f"cells/{t}"] for t in meta["cell_types"]},
             units=meta["units"], source=meta["source"], source_checksum=meta["source_checksum"],
             settings=meta["settings"],
@@ -284,6 +305,7 @@ def build_flexible_body(
     damping: Any = None,
     materials=None,
     geometric: bool = True,
+    quartic: bool = True,
     preloads: bool = True,
     stresses: bool = True,
     name: str | None = None,
@@ -314,9 +336,11 @@ def build_flexible_body(
         Modal damping ratio(s), or ``{"ratio": z}`` / ``{"rayleigh": (alpha, beta)}``.
     materials : Material or dict, optional
         Overrides ``mesh.materials``.
-    geometric, preloads, stresses : bool
-        Compute the modal geometric stiffness (nm FE assemblies), the 12 unit inertial preload
-        stiffnesses (12 static solves and assemblies), and the modal stresses.
+    geometric, quartic, preloads, stresses : bool
+        Compute the modal geometric stiffness ``G`` (nm FE assemblies), the quartic energy term
+        ``H`` (about ``7 n_qp (nm (nm + 1) / 2)^2`` flops, ``n_qp`` quadrature points; needs
+        ``geometric``), the 12 unit inertial preload stiffnesses, full and residual (12 static
+        solves and 24 assemblies), and the modal stresses.
     name : str, optional
         Body label (default: the mesh file stem).
     backend : str
@@ -358,7 +382,8 @@ def build_flexible_body(
     P = basis.shapes
     inv = red.inertia_invariants(Ms, mesh.points, P, K)
     G = red.modal_geometric_stiffness(mesh, P) if geometric else None
-    Kp = red.preload_geometric_stiffness(K, M, mesh, basis, backend=backend) if preloads else None
+    H = red.modal_quartic_stiffness(mesh, P) if geometric and quartic else None
+    pre = red.preload_stiffening(K, M, mesh, basis, backend=backend) if preloads else None
     S = red.modal_stresses(mesh, P) if stresses else None
     settings = dict(basis.settings)
     settings.update(
@@ -378,7 +403,10 @@ def build_flexible_body(
         invariants=inv,
         damping=_damping_matrix(basis.omega2, damping),
         geometric_stiffness=G,
-        preload_stiffness=Kp,
+        preload_stiffness=None if pre is None else pre.full,
+        quartic_stiffness=H,
+        preload_stiffness_residual=None if pre is None else pre.residual,
+        preload_coordinates=None if pre is None else pre.coordinates,
         modal_stresses=S,
         points=np.asarray(mesh.points, dtype=float),
         cells={t: np.asarray(c) for t, c in mesh.cells.items()},

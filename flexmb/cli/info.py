@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         material = Material(*args.material, name="--material") if args.material else None
         mesh = read_mesh(args.mesh, materials=material, units=args.units)
         # the warnings are printed below; do not repeat them through the log handler
-        log = logging.getLogger("flexmb.fe.mesh")
+        log = logging.getLogger("flexmb.fe.checks")
         level = log.level
         log.setLevel(logging.ERROR)
         try:

@@ -17,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs=3,
         type=float,
         metavar=("E", "NU", "RHO"),
-        help="isotropic material for the whole mesh (overrides the file's), e.g. 210e9 0.3 7850",
+        help="isotropic material for the whole mesh (replaces every material of the file, element-set ones "
+             "included), e.g. 210e9 0.3 7850",
     )
     parser.add_argument("--units", default=None, help="label of the file's unit system, e.g. SI (not converted)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -14,7 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("mesh", metavar="MESH", type=Path, help="FE mesh (.msh, .inp, .bdf, .vtu, ...)")
     parser.add_argument(
         "--material", nargs=3, type=float, metavar=("E", "NU", "RHO"),
-        help="isotropic material for the whole mesh (Pa, -, kg/m^3); default: the materials in the file",
+        help="isotropic material for the whole mesh (Pa, -, kg/m^3), replacing every material of the file "
+             "(element-set ones included); default: the materials in the file",
     )
     parser.add_argument("--fix", nargs="+", metavar="SET", default=[], help="clamp these node sets (fixed-base modes)")
     parser.add_argument(

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.errors import MeshImportError, ModelError
+from flexmb.fe import integrity
 from flexmb.fe.elements import ELEMENTS
 from flexmb.fe.mesh import Material, RawMesh, _format_ids
 
@@ -53,6 +54,7 @@ def _inp_lines(path: Path, depth: int = 0) -> list[tuple[str, int, str]]:
     """(file name, line number, text) of the non-comment lines, *INCLUDE files inlined."""
     if depth > 10:
         raise MeshImportError(f"{path.name}: *INCLUDE nested more than 10 levels deep.")
+    integrity.check_last_line(path)
     out = []
     with open(path, encoding="utf-8", errors="replace") as f:
         for no, line in enumerate(f, start=1):
@@ -80,6 +82,76 @@ def _inp_numbers(rows: list[tuple[str, int, str]], kind=float) -> list[list]:
         except ValueError as exc:
             raise MeshImportError(f"{fname}, line {no}: cannot read numbers from {s[:60]!r} ({exc}).") from exc
     return out
+
+
+def _element_records(
+    data: list[tuple[str, int, str]], etype: str, k: int, where: tuple[str, int]
+) -> NDArray[np.int64]:
+    """Element records of one *ELEMENT block, shape (n, 1 + k): id and k node ids per record.
+
+    A record holds exactly ``1 + k`` integers on one or more lines (Abaqus continues long records
+    on the next line) and ends at a line end; a record cut by the end of the block is refused.
+    """
+    records: list[list[int]] = []
+    current: list[int] = []
+    start = where[1]
+    for fname, no, s in data:
+        try:
+            values = [int(v) for v in s.split(",") if v.strip()]
+        except ValueError as exc:
+            raise MeshImportError(
+                f"{fname}, line {no}: *ELEMENT, TYPE={etype}: cannot read integers from {s[:60]!r} ({exc})."
+            ) from exc
+        if not current:
+            start = no
+        current += values
+        if len(current) > k + 1:
+            raise MeshImportError(
+                f"{fname}, line {start}: *ELEMENT, TYPE={etype}: the element record runs to {len(current)} numbers "
+                f"by line {no}, expected {k + 1} (id + {k} nodes) ending at a line end. The element lines are "
+                "malformed (a line cut or joined?)."
+            )
+        if len(current) == k + 1:
+            records.append(current)
+            current = []
+    if current:
+        fname, no, _ = data[-1]
+        raise MeshImportError(
+            f"{fname}, line {no}: *ELEMENT, TYPE={etype}: the last element record (from line {start}) has "
+            f"{len(current)} of {k + 1} numbers (id + {k} nodes): the file is truncated inside it."
+        )
+    return np.array(records, dtype=np.int64).reshape(-1, k + 1)
+
+
+def _check_end(blocks_kw, node_chunks, elem_blocks) -> None:
+    """Refuse an input that visibly ends inside its mesh data (Abaqus has no end marker or counts):
+    a last list line ending with a comma, the file ending in *NODE data with no element after it,
+    or in *ELEMENT data with nodes that no element uses (a cut element list)."""
+    if not blocks_kw:
+        return
+    (fname, no, head), data = blocks_kw[-1]
+    keyword = _inp_params(head)[0]
+    last = data[-1] if data else (fname, no, head)
+    if keyword in ("NODE", "ELEMENT", "NSET", "ELSET") and data and last[2].endswith(","):
+        raise MeshImportError(
+            f"{last[0]}, line {last[1]}: the file ends with a *{keyword} data line ending with a comma: the list "
+            "continues on a line that is missing. The file is truncated: re-export it."
+        )
+    if keyword == "NODE" and not elem_blocks:
+        raise MeshImportError(
+            f"{last[0]}, line {last[1]}: the file ends in its *NODE data and defines no elements: it is truncated "
+            "(or holds no mesh). Re-export it with the elements."
+        )
+    if keyword == "ELEMENT" and elem_blocks:
+        node_ids = np.concatenate([c[:, 0] for c in node_chunks]).astype(np.int64)
+        used = np.unique(np.concatenate([b[2].ravel() for b in elem_blocks]))
+        unused = np.setdiff1d(node_ids, used)
+        if unused.size:
+            raise MeshImportError(
+                f"{last[0]}, line {last[1]}: the file ends in *ELEMENT data and {unused.size} node(s) (ids "
+                f"{_format_ids(unused)}) are used by no element: the element list looks cut. Re-export the file; "
+                "if it is complete, remove the unused nodes or end it with the sets that use them."
+            )
 
 
 def _read_abaqus(path: Path) -> RawMesh:
@@ -131,15 +203,7 @@ def _read_abaqus(path: Path) -> RawMesh:
                 continue
             ctype = ABAQUS_TYPES[etype]
             k = _MESHIO_NODES[ctype]
-            flat: list[int] = []
-            for r in _inp_numbers(data, int):
-                flat += r
-            if len(flat) % (k + 1):
-                raise MeshImportError(
-                    f"{fname}, line {no}: *ELEMENT, TYPE={etype} data has {len(flat)} numbers, not a multiple of "
-                    f"{k + 1} (id + {k} nodes): the file is truncated or the element lines are malformed."
-                )
-            arr = np.array(flat, dtype=np.int64).reshape(-1, k + 1)
+            arr = _element_records(data, etype, k, (fname, no))
             elem_blocks.append((ctype, arr[:, 0], arr[:, 1:], params.get("ELSET"), where))
         elif keyword in ("NSET", "ELSET"):
             name = params.get(keyword)
@@ -196,6 +260,7 @@ def _read_abaqus(path: Path) -> RawMesh:
 
     if not node_chunks:
         raise MeshImportError(f"{path.name}: no *NODE data found; is this an Abaqus input file?")
+    _check_end(blocks_kw, node_chunks, elem_blocks)
     nodes = np.vstack(node_chunks)
     node_ids = nodes[:, 0].astype(np.int64)
     order = np.argsort(node_ids, kind="stable")

@@ -313,7 +313,8 @@ def build_flexible_body(
     damping : float, array_like (nm,), dict, or None
         Modal damping ratio(s), or ``{"ratio": z}`` / ``{"rayleigh": (alpha, beta)}``.
     materials : Material or dict, optional
-        Overrides ``mesh.materials``.
+        Overrides ``mesh.materials`` by the rule of :meth:`flexmb.fe.mesh.FEMesh.with_material`
+        (a single Material replaces the file's set materials too).
     geometric, preloads, stresses : bool
         Compute the modal geometric stiffness (nm FE assemblies), the 12 unit inertial preload
         stiffnesses (12 static solves and assemblies), and the modal stresses.
@@ -329,9 +330,7 @@ def build_flexible_body(
     from flexmb.fe import assembly as fe  # assembly imported lazily like in reduction
 
     if materials is not None:
-        mats = {"*": materials} if not isinstance(materials, Mapping) else dict(materials)
-        for key, mat in mats.items():
-            mesh = mesh.with_material(mat, key)
+        mesh = mesh.with_materials(materials)
     if hasattr(mesh, "compacted"):
         n0 = mesh.n_nodes
         mesh = mesh.compacted()

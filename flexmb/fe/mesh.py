@@ -234,15 +234,37 @@ class FEMesh:
         return replace(self, node_sets={**self.node_sets, name: idx_})
 
     def with_material(self, material: Material, element_set: str = "*") -> FEMesh:
-        """A new mesh with ``material`` assigned to ``element_set`` ("*" = whole mesh)."""
-        if not isinstance(material, Material):
-            raise ModelError(f"with_material: expected a Material, got {type(material).__name__}.")
-        if element_set != "*" and element_set not in self.element_sets:
-            raise ModelError(
-                f"with_material: element set {element_set!r} does not exist; known sets: "
-                f"{sorted(self.element_sets) or 'none'} (use '*' for the whole mesh)."
-            )
-        return replace(self, materials={**self.materials, element_set: material})
+        """A new mesh with ``material`` assigned to ``element_set`` ("*" = whole mesh).
+
+        Override rule (also for :func:`read_mesh` ``materials=``, ``build_flexible_body(materials=)``
+        and ``flexmb info/modes --material``): ``"*"`` replaces *every* material the mesh has,
+        including those a file assigns to element sets (Abaqus ``*SOLID SECTION``, Nastran
+        ``PSOLID``), so the whole mesh gets ``material``; a named set replaces that set's material
+        only and takes precedence over ``"*"``.
+        """
+        return self.with_materials({element_set: material})
+
+    def with_materials(self, materials: Material | Mapping[str, Material]) -> FEMesh:
+        """A new mesh with ``materials`` (a Material for the whole mesh, or set name -> Material)
+        overriding the mesh's own by the rule of :meth:`with_material`: a ``"*"`` entry first
+        replaces all existing materials, then named sets are assigned."""
+        given = {"*": materials} if isinstance(materials, Material) else dict(materials)
+        for name, material in given.items():
+            if not isinstance(material, Material):
+                raise ModelError(
+                    f"materials[{name!r}]: expected a Material, got {type(material).__name__} "
+                    "(use Material(E, nu, rho))."
+                )
+            if name != "*" and name not in self.element_sets:
+                raise ModelError(
+                    f"with_material: element set {name!r} does not exist; known sets: "
+                    f"{sorted(self.element_sets) or 'none'} (use '*' for the whole mesh)."
+                )
+        base = {} if "*" in given else dict(self.materials)
+        if "*" in given:
+            base["*"] = given["*"]
+        base.update({k: v for k, v in given.items() if k != "*"})
+        return replace(self, materials=base)
 
     def translated(self, d: ArrayLike) -> FEMesh:
         """A new mesh with all points moved by ``d`` (3,) (m)."""
@@ -456,8 +478,10 @@ def read_mesh(
         Gmsh ``.msh`` (v2, v4), Abaqus ``.inp``, Nastran ``.bdf``/``.nas``/``.fem``, ``.vtu``/``.vtk``
         or MED ``.med`` (needs h5py).
     materials : Material or dict of str to Material, optional
-        Added to (and overriding) the materials found in the file: a single Material for the whole
-        mesh, or element-set name -> Material ("*" = whole mesh).
+        Override the materials found in the file: a single Material (or the key ``"*"``) replaces
+        every material of the file, those assigned to element sets included, so it applies to the
+        whole mesh; a named element set replaces that set's material (see
+        :meth:`FEMesh.with_material`).
     units : str, optional
         Label of the unit system of the file (e.g. "SI"); stored, not converted.
     drop_unused_nodes : bool
@@ -493,11 +517,14 @@ def read_mesh(
             "The file may be truncated "
             "or malformed; re-export it from the mesher."
         ) from exc
-    mesh = _readers._finish(raw, path, units)
+    try:
+        mesh = _readers._finish(raw, path, units)
+    except MeshImportError:
+        raise
+    except ModelError as exc:  # inconsistent content found while building the FEMesh
+        raise MeshImportError(f"{path.name}: {exc}") from exc
     if materials is not None:
-        extra = {"*": materials} if isinstance(materials, Material) else dict(materials)
-        for name, m in extra.items():
-            mesh = mesh.with_material(m, name)
+        mesh = mesh.with_materials(materials)
     if drop_unused_nodes:
         mesh = mesh.compacted()
     return mesh

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.errors import MeshImportError, ModelError
+from flexmb.fe import integrity
 from flexmb.fe.mesh import Material, RawMesh
 from flexmb.fe.readers import _read_meshio
 
@@ -63,6 +64,7 @@ def _read_nastran(path: Path) -> RawMesh:
     Every property id becomes an element set ``PID<n>`` (its solid cells) carrying the MAT1
     material of that PSOLID.
     """
+    integrity.check_nastran(path)
     m = _read_meshio(path, "nastran")
     blocks = []
     refs = m.cell_data.get("nastran:ref")

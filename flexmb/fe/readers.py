@@ -12,8 +12,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.errors import MeshImportError
+from flexmb.fe import integrity
 from flexmb.fe.elements import ELEMENTS, isoparametric_map
-from flexmb.fe.mesh import FEMesh, RawMesh, _as_index_array, _is_solid, _sha256
+from flexmb.fe.mesh import FEMesh, RawMesh, _as_index_array, _format_ids, _is_solid, _sha256
 
 logger = logging.getLogger(__name__)
 
@@ -21,6 +22,15 @@ logger = logging.getLogger(__name__)
 def _finish(raw: RawMesh, path: Path, units: str | None) -> FEMesh:
     """RawMesh -> FEMesh: merge solid blocks by type, sets to row indices, node sets from sets."""
     n_nodes = len(raw.points)
+    if n_nodes == 0:
+        raise MeshImportError(f"{path.name}: the file defines no nodes. Re-export the mesh (with its nodes).")
+    pts = np.asarray(raw.points, dtype=float)
+    bad = np.flatnonzero(~np.isfinite(pts).all(axis=1))
+    if bad.size:
+        raise MeshImportError(
+            f"{path.name}: {bad.size} node(s) have non-finite coordinates (ids {_format_ids(raw.node_ids[bad])}, "
+            f"first: {pts[bad[0]].tolist()}). Fix the coordinates in the file or re-export the mesh."
+        )
     unsupported = sorted({t for t, _, _ in raw.blocks if _is_solid(t) and t not in ELEMENTS})
     if unsupported:
         raise MeshImportError(
@@ -130,15 +140,26 @@ def _drop_duplicate_cells(cells, ids, el_sets, path):
 
 def _read_meshio(path: Path, file_format: str):
     """Call one meshio format reader directly (``meshio.read`` prints and calls ``sys.exit`` when a
-    file of a given format cannot be read)."""
+    file of a given format cannot be read). What meshio prints (its warnings go to stderr) is
+    logged at WARNING instead: the library never prints."""
+    import contextlib
     import importlib
+    import io
 
     module = importlib.import_module(f"meshio.{file_format}")
-    return module.read(str(path))
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
+            return module.read(str(path))
+    finally:
+        for line in out.getvalue().splitlines():
+            if line.strip():
+                logger.warning("%s: meshio: %s", path.name, line.strip())
 
 
 def _read_gmsh(path: Path) -> RawMesh:
     """Gmsh .msh v2/v4: physical groups become sets (by name; unnamed ones as 'physical_<tag>')."""
+    integrity.check_gmsh(path)
     m = _read_meshio(path, "gmsh")
     blocks = [(cb.type, np.asarray(cb.data, dtype=np.int64), np.arange(len(cb.data)) + 0) for cb in m.cells]
     # element ids: running number over all blocks, 1-based (meshio does not keep Gmsh's tags)
@@ -185,7 +206,12 @@ def _read_vtk_like(path: Path) -> RawMesh:
     """VTU/VTK: node sets from point-data masks ``node_set:NAME``, element sets from cell-data masks
     ``element_set:NAME`` (the convention flexmb's own writers use); original ids from point data
     ``node_id`` / cell data ``element_id`` when present."""
-    m = _read_meshio(path, "vtu" if path.suffix.lower() == ".vtu" else "vtk")
+    vtu = path.suffix.lower() == ".vtu"
+    if vtu:
+        integrity.check_vtu_xml(path)
+    m = _read_meshio(path, "vtu" if vtu else "vtk")
+    if vtu:
+        integrity.check_vtu_counts(path, len(m.points), sum(len(cb.data) for cb in m.cells))
     node_ids = np.asarray(m.point_data.get("node_id", np.arange(1, len(m.points) + 1)), dtype=np.int64)
     blocks = []
     start = 1

@@ -7,6 +7,7 @@ import logging
 import sys
 
 from flexmb.errors import FlexmbError
+from flexmb.fe.checks import plausibility
 from flexmb.fe.mesh import Material, check_mesh, read_mesh
 
 
@@ -68,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
         log.setLevel(logging.ERROR)
         try:
             warnings = check_mesh(mesh)
+            unit_hint = plausibility(mesh)["warning"]  # size and mass are in the summary
+            if unit_hint:
+                warnings.append(unit_hint)
         finally:
             log.setLevel(level)
     except FlexmbError as exc:

@@ -272,6 +272,13 @@ def _damping_matrix(omega2: NDArray[np.float64], damping: Any) -> NDArray[np.flo
     return red.modal_damping(omega2, ratio=damping)
 
 
+def _n_normal_modes(basis) -> int:
+    """Normal modes in a basis: fixed-interface modes of a Craig-Bampton basis, else all shapes."""
+    if basis.kind == "craig-bampton":
+        return int(basis.settings.get("n_fixed_interface_modes", basis.n_modes))
+    return int(basis.n_modes)
+
+
 def build_flexible_body(
     mesh,
     *,
@@ -326,6 +333,17 @@ def build_flexible_body(
     Returns
     -------
     FlexibleBodyData
+        ``settings`` records ``n_modes_requested``, ``n_modes_returned`` (fewer is also logged as a
+        WARNING) and the ``plausibility`` note (size, mass, f1, unit warning; see
+        :func:`flexmb.fe.checks.plausibility`).
+
+    Raises
+    ------
+    MeshImportError
+        From :func:`flexmb.fe.checks.check_mesh`: non-finite coordinates, inverted or zero-volume
+        cells, no solid cells.
+    ModelError
+        Craig-Bampton of a mesh in several disconnected pieces; bad arguments.
     """
     from flexmb.fe import assembly as fe  # assembly imported lazily like in reduction
 
@@ -336,6 +354,20 @@ def build_flexible_body(
         mesh = mesh.compacted()
         if mesh.n_nodes != n0:
             logger.info("build_flexible_body: dropped %d nodes without solid cells", n0 - mesh.n_nodes)
+    from flexmb.fe.checks import check_mesh, connected_components, plausibility
+
+    check_mesh(mesh, solid_required=True)  # NaN, inverted, zero-volume, surface-only: raise
+    craig_bampton = bool(interfaces) and method != "free-free"
+    if craig_bampton:
+        n_pieces, labels = connected_components(mesh)
+        if n_pieces > 1:
+            sizes = np.bincount(labels[labels >= 0])
+            raise ModelError(
+                f"build_flexible_body: the mesh {Path(mesh.source).name if mesh.source else ''} has {n_pieces} "
+                f"disconnected pieces ({', '.join(map(str, sizes))} nodes): a Craig-Bampton body of it keeps "
+                f"{6 * (n_pieces - 1)} zero-frequency modes of the pieces that float. Merge coincident nodes "
+                "(Gmsh: Coherence; one conformal mesh), connect the pieces, or make one body per piece."
+            )
     K = fe.assemble_stiffness(mesh)
     Ms = fe.assemble_scalar_mass(mesh)
     import scipy.sparse as sp
@@ -345,7 +377,7 @@ def build_flexible_body(
         raise ModelError(f"build_flexible_body: `method` = {method!r}; use 'auto', 'craig-bampton' or 'free-free'.")
     if method == "craig-bampton" and not interfaces:
         raise ModelError("build_flexible_body: method='craig-bampton' needs `interfaces` (node sets of the joints).")
-    if interfaces and method != "free-free":
+    if craig_bampton:
         basis = red.craig_bampton(K, M, mesh, interfaces, n_modes, reference=reference, static_modes=static_modes,
                                   interface_kind=interface_kind, backend=backend)
     else:
@@ -354,12 +386,23 @@ def build_flexible_body(
         basis = red.free_free_modes(K, M, n_modes, points=mesh.points, backend=backend)
         if interfaces:
             basis = red.attach_interfaces(basis, mesh, interfaces, interface_kind=interface_kind)
+    n_got = _n_normal_modes(basis)
+    if n_got < n_modes:
+        logger.warning(
+            "build_flexible_body: %d %s modes asked, %d returned (the mesh has too few degrees of freedom%s); "
+            "refine the mesh for more modes, or ask for fewer.", n_modes, basis.kind, n_got,
+            f", or {basis.n_extra_zero_modes} extra zero-frequency modes" if basis.n_extra_zero_modes else "",
+        )
     P = basis.shapes
     inv = red.inertia_invariants(Ms, mesh.points, P, K)
     G = red.modal_geometric_stiffness(mesh, P) if geometric else None
     Kp = red.preload_geometric_stiffness(K, M, mesh, basis, backend=backend) if preloads else None
     S = red.modal_stresses(mesh, P) if stresses else None
+    f1 = float(basis.frequencies[0]) if len(basis.frequencies) else None
+    note = plausibility(mesh, f1=f1)
     settings = dict(basis.settings)
+    settings.update(n_modes_requested=int(n_modes), n_modes_returned=int(n_got),
+                    plausibility={k: note[k] for k in ("size", "mass", "f1", "warning")})
     settings.update(
         kind=basis.kind, n_shapes=basis.n_modes, interface_kind=interface_kind,
         n_extra_zero_modes=basis.n_extra_zero_modes,

@@ -36,6 +36,7 @@ __all__ = [
     "SOLID_PREFIXES",
     "check_mesh",
     "connected_components",
+    "plausibility",
     "quadratic_from_linear",
     "read_mesh",
     "structured_box",
@@ -547,7 +548,7 @@ from flexmb.fe import abaqus as _abaqus  # noqa: E402
 from flexmb.fe import nastran as _nastran  # noqa: E402
 from flexmb.fe import readers as _readers  # noqa: E402
 from flexmb.fe.abaqus import ABAQUS_TYPES  # noqa: E402,F401
-from flexmb.fe.checks import check_mesh, connected_components  # noqa: E402,F401
+from flexmb.fe.checks import check_mesh, connected_components, plausibility  # noqa: E402,F401
 from flexmb.fe.readers import _med_to_vtk  # noqa: E402,F401
 from flexmb.fe.structured import quadratic_from_linear, structured_box  # noqa: E402,F401
 

@@ -259,7 +259,11 @@ def _read_abaqus(path: Path) -> RawMesh:
             current_material = current_material if keyword in ("EXPANSION", "DAMPING", "PLASTIC") else None
 
     if not node_chunks:
-        raise MeshImportError(f"{path.name}: no *NODE data found; is this an Abaqus input file?")
+        end = lines[-1][1] if lines else 0
+        raise MeshImportError(
+            f"{path.name}, line {end} (end of input): no *NODE data found; expected *NODE and *ELEMENT blocks. "
+            "The file is truncated or not an Abaqus input file."
+        )
     _check_end(blocks_kw, node_chunks, elem_blocks)
     nodes = np.vstack(node_chunks)
     node_ids = nodes[:, 0].astype(np.int64)

@@ -363,7 +363,7 @@ def build_flexible_body(
         if n_pieces > 1:
             sizes = np.bincount(labels[labels >= 0])
             raise ModelError(
-                f"build_flexible_body: the mesh {Path(mesh.source).name if mesh.source else ''} has {n_pieces} "
+                f"build_flexible_body: {Path(mesh.source).name if mesh.source else 'the mesh'} has {n_pieces} "
                 f"disconnected pieces ({', '.join(map(str, sizes))} nodes): a Craig-Bampton body of it keeps "
                 f"{6 * (n_pieces - 1)} zero-frequency modes of the pieces that float. Merge coincident nodes "
                 "(Gmsh: Coherence; one conformal mesh), connect the pieces, or make one body per piece."

@@ -104,7 +104,8 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
         det_j, _ = isoparametric_map(elem, coords, elem.stiffness_rule.points)
         h = np.ptp(coords, axis=1).max(axis=1)  # cell size (m)
         scale = np.maximum(h, np.finfo(float).tiny) ** 3 / elem.ref_volume
-        rel = det_j.min(axis=1) / scale
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rel = det_j.min(axis=1) / scale
         inverted = np.flatnonzero(rel < 0.0)
         degenerate = np.flatnonzero(~(rel >= rel_tol) & ~(rel < 0.0))  # NaN: all nodes coincide
         if inverted.size:

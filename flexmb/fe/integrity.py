@@ -125,13 +125,29 @@ def check_vtu_xml(path: Path) -> None:
             )
         return
     try:
-        ET.fromstring(data)
+        root = ET.fromstring(data)
     except ET.ParseError as exc:
         line, col = exc.position
         raise MeshImportError(
             f"{path.name}, line {line}, column {col}: the XML is not well formed ({exc.msg}); "
             f"expected a complete <VTKFile> document. {_FIX}"
         ) from exc
+    for k, piece in enumerate(root.iter("Piece")):
+        try:
+            n_pts, n_cells = int(piece.get("NumberOfPoints", "0")), int(piece.get("NumberOfCells", "0"))
+        except ValueError as exc:
+            raise MeshImportError(f"{path.name}: Piece {k}: NumberOfPoints/NumberOfCells are not integers. {_FIX}") from exc
+        arrays = [("Points", a, 3 * n_pts) for a in piece.findall("Points/DataArray")]
+        arrays += [("Cells", a, n_cells) for a in piece.findall("Cells/DataArray") if a.get("Name") in ("offsets", "types")]
+        for where, arr, expected in arrays:
+            if arr.get("format", "ascii") != "ascii":
+                continue  # binary/appended arrays: meshio checks their sizes
+            found = len((arr.text or "").split())
+            if found != expected:
+                raise MeshImportError(
+                    f"{path.name}: Piece {k}, {where}/{arr.get('Name')}: {found} values, expected {expected} for "
+                    f"NumberOfPoints={n_pts}, NumberOfCells={n_cells}. {_FIX}"
+                )
 
 
 def check_vtu_counts(path: Path, n_points: int, n_cells: int) -> None:
@@ -174,7 +190,7 @@ def check_last_line(path: Path) -> None:
         if not last.strip():
             return
         raise MeshImportError(
-            f"{path.name}, line {n_lines}: the last line {last[-50:]!r} does not end with a newline, so the file "
-            "may be cut inside it (a number may be cut: 0.05 read as 0.0). Re-export the file; if that line is "
-            "complete, end the file with a newline."
+            f"{path.name}, line {n_lines}: the file looks truncated: its last line {last[-50:]!r} does not end "
+            "with a newline, so it may be cut inside (a number may be cut: 0.05 read as 0.0); expected complete "
+            "lines. Re-export the file; if that line is complete, end the file with a newline."
         )

@@ -9,7 +9,7 @@ import meshio
 import numpy as np
 import pytest
 
-from flexmb.errors import ModelError
+from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import Material
 from flexmb.fe.body_data import FlexibleBodyData, build_flexible_body
 from flexmb.fe.reduction import PRELOAD_NAMES, Interface
@@ -75,7 +75,7 @@ def test_save_load_round_trip_is_exact(body, tmp_path):
 
 def test_load_rejects_other_files(tmp_path):
     np.savez(tmp_path / "x.npz", a=np.zeros(3))
-    with pytest.raises(ModelError, match="meta"):
+    with pytest.raises(MeshImportError, match="meta"):  # a format error, not a model error
         FlexibleBodyData.load(tmp_path / "x.npz")
 
 

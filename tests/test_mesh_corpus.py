@@ -9,7 +9,8 @@ class                                        inputs   expected outcome
 ==========================================  =======  ==========================================
 cut shipped mesh, 10 files x 25 positions      250    MeshImportError naming file + line/byte
   (.msh v2.2 and v4.1 (7 files), .inp, .bdf,          and what was expected, or exactly the
-  .vtu; evenly spaced, mid-number, line ends)         full mesh (never happens at these cuts)
+  .vtu; evenly spaced, mid-number, line ends)         full mesh (only when the cut drops nothing
+                                                      but beam_f4.inp's last empty data line ",")
 .inp cut at line ends in *NODE/*ELEMENT         10    MeshImportError (file ends in mesh data)
 damaged content (letter in a number,             12    MeshImportError naming file (+ line)
   deleted line, random bytes, empty file,
@@ -17,6 +18,7 @@ damaged content (letter in a number,             12    MeshImportError naming fi
 non-finite coordinates (.msh, .inp, FEMesh)      3    MeshImportError naming node ids + fix
 inverted / zero-volume / all-coincident cell     3    MeshImportError naming element ids + fix
 surface-only mesh on the modes path               2    MeshImportError "no solid cells" + fix
+flexible-body .npz: cut, random, missing entry    3    MeshImportError naming the file
 ==========================================  =======  ==========================================
 
 Limitation (documented in :mod:`flexmb.fe.integrity`): Abaqus input has no end marker and no
@@ -206,3 +208,24 @@ def test_no_flexmb_error_escapes_as_a_foreign_exception(tmp_path):
     bad.write_text((MESHES / "beam_f4.inp").read_text().replace("2.100000e+11, 0.3", "-1, 0.3"))
     with pytest.raises(MeshImportError, match=r"bad_material.inp, line \d+: .*`E` = -1.0 must be > 0"):
         read_mesh(bad)
+
+
+def test_damaged_flexible_body_files_raise_mesh_import_error(tmp_path):
+    """Corpus class: flexible-body .npz files truncated, random, or missing an entry (3 inputs)."""
+    import zipfile
+
+    from flexmb.fe.body_data import FlexibleBodyData
+
+    body = build_flexible_body(structured_box((1, 0.2, 0.2), (4, 1, 1), material=STEEL), n_modes=2,
+                               geometric=False, preloads=False, stresses=False)
+    good = body.save(tmp_path / "body.npz")
+    data = good.read_bytes()
+    (tmp_path / "cut.npz").write_bytes(data[: len(data) // 2])
+    (tmp_path / "random.npz").write_bytes(bytes(np.random.default_rng(2).integers(0, 256, 2000, dtype=np.uint8)))
+    with zipfile.ZipFile(good) as zin, zipfile.ZipFile(tmp_path / "missing.npz", "w") as zout:
+        for item in zin.infolist():
+            if item.filename != "omega2.npy":
+                zout.writestr(item, zin.read(item.filename))
+    for name in ("cut.npz", "random.npz", "missing.npz"):
+        with pytest.raises(MeshImportError, match=rf"{name}: .*(cannot read|damaged).*"):
+            FlexibleBodyData.load(tmp_path / name)

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.fe import reduction as red
-from flexmb.errors import ModelError
+from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.reduction import PRELOAD_NAMES, InertiaInvariants, Interface, InterfaceFrame
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "FlexibleBodyData", "build_flexible_body"]
@@ -182,26 +182,41 @@ class FlexibleBodyData:
 
     @classmethod
     def load(cls, path: str | Path) -> FlexibleBodyData:
+        """Read a file written by :meth:`save` (``allow_pickle=False``); any damage (truncated,
+        random bytes, missing entry) raises :class:`MeshImportError` naming the file."""
+        try:
+            return cls._load(Path(path))
+        except MeshImportError:
+            raise
+        except Exception as exc:  # a damaged entry: missing key, bad JSON, truncated member
+            raise MeshImportError(
+                f"{path}: damaged flexible-body file ({type(exc).__name__}: {exc}); write it again with "
+                "FlexibleBodyData.save() or build_flexible_body()."
+            ) from exc
+
+    @classmethod
+    def _load(cls, path: Path) -> FlexibleBodyData:
         """Read a file written by :meth:`save` (``allow_pickle=False``).
 
         Raises
         ------
-        ModelError
-            If the file is not a flexmb flexible-body file or has a newer format version.
+        MeshImportError
+            If the file is missing, damaged or truncated, not a flexmb flexible-body file, or has a
+            newer format version (a format error, not a model error).
         """
         path = Path(path)
         try:
             data = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"{path}: cannot read as a flexible-body .npz file ({exc}).") from exc
+        except Exception as exc:  # OSError, ValueError, zipfile.BadZipFile, EOFError: all unreadable
+            raise MeshImportError(f"{path}: cannot read as a flexible-body .npz file ({exc}).") from exc
         with data:
             if "meta" not in data.files:
-                raise ModelError(f"{path}: no 'meta' entry; not written by FlexibleBodyData.save().")
+                raise MeshImportError(f"{path}: no 'meta' entry; not written by FlexibleBodyData.save().")
             meta = json.loads(str(data["meta"]))
             if meta.get("format") != FORMAT:
-                raise ModelError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}.")
+                raise MeshImportError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}.")
             if int(meta.get("version", 0)) > FORMAT_VERSION:
-                raise ModelError(
+                raise MeshImportError(
                     f"{path}: format version {meta['version']} is newer than this flexmb ({FORMAT_VERSION}); upgrade flexmb."
                 )
             arr = {k: data[k] for k in data.files}

@@ -43,7 +43,7 @@ def test_info_without_material_reports_unknown_mass(capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        ([str(DATA / "truncated_beam.bdf")], "truncated_beam.bdf: cannot read as .bdf"),
+        ([str(DATA / "truncated_beam.bdf")], "truncated_beam.bdf, line 300 (end of file): expected an ENDDATA card"),
         (["nope.msh"], "does not exist"),
         ([str(DATA / "two_materials.inp"), "--material", "-1", "0.3", "1"], "`E` = -1.0 must be > 0"),
     ],

@@ -7,7 +7,7 @@ import meshio
 import numpy as np
 import pytest
 
-from flexmb.errors import ModelError
+from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import Material
 from flexmb.fe.body_data import FlexibleBodyData, build_flexible_body
 from flexmb.fe.reduction import PRELOAD_NAMES, Interface
@@ -94,7 +94,7 @@ def test_load_reads_files_without_the_stiffening_arrays(body, tmp_path):
 
 def test_load_rejects_other_files(tmp_path):
     np.savez(tmp_path / "x.npz", a=np.zeros(3))
-    with pytest.raises(ModelError, match="meta"):
+    with pytest.raises(MeshImportError, match="meta"):  # a format error, not a model error
         FlexibleBodyData.load(tmp_path / "x.npz")
 
 

@@ -7,6 +7,7 @@ import logging
 import sys
 
 from flexmb.errors import FlexmbError
+from flexmb.fe.checks import plausibility
 from flexmb.fe.mesh import Material, check_mesh, read_mesh
 
 
@@ -17,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs=3,
         type=float,
         metavar=("E", "NU", "RHO"),
-        help="isotropic material for the whole mesh (overrides the file's), e.g. 210e9 0.3 7850",
+        help="isotropic material for the whole mesh (replaces every material of the file, element-set ones "
+             "included), e.g. 210e9 0.3 7850",
     )
     parser.add_argument("--units", default=None, help="label of the file's unit system, e.g. SI (not converted)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -62,11 +64,14 @@ def run(args: argparse.Namespace) -> int:
         material = Material(*args.material, name="--material") if args.material else None
         mesh = read_mesh(args.mesh, materials=material, units=args.units)
         # the warnings are printed below; do not repeat them through the log handler
-        log = logging.getLogger("flexmb.fe.mesh")
+        log = logging.getLogger("flexmb.fe.checks")
         level = log.level
         log.setLevel(logging.ERROR)
         try:
             warnings = check_mesh(mesh)
+            unit_hint = plausibility(mesh)["warning"]  # size and mass are in the summary
+            if unit_hint:
+                warnings.append(unit_hint)
         finally:
             log.setLevel(level)
     except FlexmbError as exc:

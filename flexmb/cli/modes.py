@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -14,7 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("mesh", metavar="MESH", type=Path, help="FE mesh (.msh, .inp, .bdf, .vtu, ...)")
     parser.add_argument(
         "--material", nargs=3, type=float, metavar=("E", "NU", "RHO"),
-        help="isotropic material for the whole mesh (Pa, -, kg/m^3); default: the materials in the file",
+        help="isotropic material for the whole mesh (Pa, -, kg/m^3), replacing every material of the file "
+             "(element-set ones included); default: the materials in the file",
     )
     parser.add_argument("--fix", nargs="+", metavar="SET", default=[], help="clamp these node sets (fixed-base modes)")
     parser.add_argument(
@@ -37,9 +39,24 @@ def _table(freqs, title: str, first: int = 1) -> str:
     return "\n".join(lines)
 
 
+def _first(freqs) -> float | None:
+    return float(freqs[0]) if len(freqs) else None
+
+
+def _report(note: dict, asked: int, got: int) -> None:
+    """Plausibility line, unit warning and a warning when fewer modes came back than asked."""
+    print(f"plausibility: {note['note']}")
+    if note["warning"]:
+        print(f"WARNING: {note['warning']}")
+    if got < asked:
+        print(f"WARNING: {asked} modes asked, {got} returned: the mesh has too few degrees of freedom "
+              "(or extra zero-frequency modes); refine it for more modes.")
+
+
 def run(args: argparse.Namespace) -> int:
     from flexmb.fe import assembly as fe
     from flexmb.fe import reduction as red
+    from flexmb.fe.checks import check_mesh, plausibility
     from flexmb.fe.mesh import Material, read_mesh
     from flexmb.fe.body_data import FlexibleBodyData, build_flexible_body
 
@@ -49,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     if args.n_modes < 1:
         sys.stderr.write(f"flexmb modes: -n {args.n_modes}: ask for at least one mode\n")
         return 2
+    checks_log = logging.getLogger("flexmb.fe.checks")
+    saved_level = checks_log.level
     try:
         material = None if args.material is None else Material(*args.material, name="cli")
         mesh = read_mesh(args.mesh, materials=material, drop_unused_nodes=True)
@@ -59,6 +78,11 @@ def run(args: argparse.Namespace) -> int:
                     f"{', '.join(sorted(mesh.node_sets)) or 'none'}\n"
                 )
                 return 2
+        # NaN, inverted, zero-volume or surface-only: error; warnings and the plausibility note are
+        # printed here, not repeated through the log handler
+        checks_log.setLevel(logging.ERROR)
+        for w in check_mesh(mesh, solid_required=True):
+            print(f"WARNING: {w}")
         if args.interface:
             body = build_flexible_body(mesh, interfaces=args.interface, n_modes=args.n_modes,
                                        interface_kind=args.kind, geometric=not args.no_geometric,
@@ -66,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{args.mesh.name}: {mesh.n_nodes} nodes, mass {body.mass:.6g}, Craig-Bampton, interfaces "
                   f"{', '.join(f'{f.name} ({f.kind})' for f in body.interfaces)}; reference {body.reference}")
             print(_table(body.frequencies, "reduced-model frequencies (reference interface clamped)"))
+            _report(plausibility(mesh, f1=_first(body.frequencies)), args.n_modes, body.settings["n_modes_returned"])
             if args.out is not None:
                 pvd = body.to_vtu(args.out)
                 path = body.save(args.out / f"{args.mesh.stem}.flexbody.npz")
@@ -83,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
                      f"{f', of which {basis.n_extra_zero_modes} beyond the rigid-body six' if basis.n_extra_zero_modes else ''})")
         print(f"{args.mesh.name}: {mesh.n_nodes} nodes, {mesh.n_cells} cells")
         print(_table(basis.frequencies, title))
+        _report(plausibility(mesh, f1=_first(basis.frequencies)), args.n_modes, basis.n_modes)
         if args.out is not None:
             inv = red.inertia_invariants(fe.assemble_scalar_mass(mesh), mesh.points, basis.shapes, K)
             body = FlexibleBodyData(
@@ -97,3 +123,5 @@ def run(args: argparse.Namespace) -> int:
     except FlexmbError as exc:
         sys.stderr.write(f"flexmb modes: {exc}\n")
         return 1
+    finally:
+        checks_log.setLevel(saved_level)

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.fe import reduction as red
-from flexmb.errors import ModelError
+from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.reduction import PRELOAD_NAMES, InertiaInvariants, Interface, InterfaceFrame
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "FlexibleBodyData", "build_flexible_body"]
@@ -204,26 +204,41 @@ class FlexibleBodyData:
 
     @classmethod
     def load(cls, path: str | Path) -> FlexibleBodyData:
+        """Read a file written by :meth:`save` (``allow_pickle=False``); any damage (truncated,
+        random bytes, missing entry) raises :class:`MeshImportError` naming the file."""
+        try:
+            return cls._load(Path(path))
+        except MeshImportError:
+            raise
+        except Exception as exc:  # a damaged entry: missing key, bad JSON, truncated member
+            raise MeshImportError(
+                f"{path}: damaged flexible-body file ({type(exc).__name__}: {exc}); write it again with "
+                "FlexibleBodyData.save() or build_flexible_body()."
+            ) from exc
+
+    @classmethod
+    def _load(cls, path: Path) -> FlexibleBodyData:
         """Read a file written by :meth:`save` (``allow_pickle=False``).
 
         Raises
         ------
-        ModelError
-            If the file is not a flexmb flexible-body file or has a newer format version.
+        MeshImportError
+            If the file is missing, damaged or truncated, not a flexmb flexible-body file, or has a
+            newer format version (a format error, not a model error).
         """
         path = Path(path)
         try:
             data = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ModelError(f"{path}: cannot read as a flexible-body .npz file ({exc}).") from exc
+        except Exception as exc:  # OSError, ValueError, zipfile.BadZipFile, EOFError: all unreadable
+            raise MeshImportError(f"{path}: cannot read as a flexible-body .npz file ({exc}).") from exc
         with data:
             if "meta" not in data.files:
-                raise ModelError(f"{path}: no 'meta' entry; not written by FlexibleBodyData.save().")
+                raise MeshImportError(f"{path}: no 'meta' entry; not written by FlexibleBodyData.save().")
             meta = json.loads(str(data["meta"]))
             if meta.get("format") != FORMAT:
-                raise ModelError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}.")
+                raise MeshImportError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}.")
             if int(meta.get("version", 0)) > FORMAT_VERSION:
-                raise ModelError(
+                raise MeshImportError(
                     f"{path}: format version {meta['version']} is newer than this flexmb ({FORMAT_VERSION}); upgrade flexmb."
                 )
             arr = {k: data[k] for k in data.files}
@@ -293,6 +308,13 @@ def _damping_matrix(omega2: NDArray[np.float64], damping: Any) -> NDArray[np.flo
     return red.modal_damping(omega2, ratio=damping)
 
 
+def _n_normal_modes(basis) -> int:
+    """Normal modes in a basis: fixed-interface modes of a Craig-Bampton basis, else all shapes."""
+    if basis.kind == "craig-bampton":
+        return int(basis.settings.get("n_fixed_interface_modes", basis.n_modes))
+    return int(basis.n_modes)
+
+
 def build_flexible_body(
     mesh,
     *,
@@ -335,7 +357,8 @@ def build_flexible_body(
     damping : float, array_like (nm,), dict, or None
         Modal damping ratio(s), or ``{"ratio": z}`` / ``{"rayleigh": (alpha, beta)}``.
     materials : Material or dict, optional
-        Overrides ``mesh.materials``.
+        Overrides ``mesh.materials`` by the rule of :meth:`flexmb.fe.mesh.FEMesh.with_material`
+        (a single Material replaces the file's set materials too).
     geometric, quartic, preloads, stresses : bool
         Compute the modal geometric stiffness ``G`` (nm FE assemblies), the quartic energy term
         ``H`` (about ``7 n_qp (nm (nm + 1) / 2)^2`` flops, ``n_qp`` quadrature points; needs
@@ -349,18 +372,41 @@ def build_flexible_body(
     Returns
     -------
     FlexibleBodyData
+        ``settings`` records ``n_modes_requested``, ``n_modes_returned`` (fewer is also logged as a
+        WARNING) and the ``plausibility`` note (size, mass, f1, unit warning; see
+        :func:`flexmb.fe.checks.plausibility`).
+
+    Raises
+    ------
+    MeshImportError
+        From :func:`flexmb.fe.checks.check_mesh`: non-finite coordinates, inverted or zero-volume
+        cells, no solid cells.
+    ModelError
+        Craig-Bampton of a mesh in several disconnected pieces; bad arguments.
     """
     from flexmb.fe import assembly as fe  # assembly imported lazily like in reduction
 
     if materials is not None:
-        mats = {"*": materials} if not isinstance(materials, Mapping) else dict(materials)
-        for key, mat in mats.items():
-            mesh = mesh.with_material(mat, key)
+        mesh = mesh.with_materials(materials)
     if hasattr(mesh, "compacted"):
         n0 = mesh.n_nodes
         mesh = mesh.compacted()
         if mesh.n_nodes != n0:
             logger.info("build_flexible_body: dropped %d nodes without solid cells", n0 - mesh.n_nodes)
+    from flexmb.fe.checks import check_mesh, connected_components, plausibility
+
+    check_mesh(mesh, solid_required=True)  # NaN, inverted, zero-volume, surface-only: raise
+    craig_bampton = bool(interfaces) and method != "free-free"
+    if craig_bampton:
+        n_pieces, labels = connected_components(mesh)
+        if n_pieces > 1:
+            sizes = np.bincount(labels[labels >= 0])
+            raise ModelError(
+                f"build_flexible_body: {Path(mesh.source).name if mesh.source else 'the mesh'} has {n_pieces} "
+                f"disconnected pieces ({', '.join(map(str, sizes))} nodes): a Craig-Bampton body of it keeps "
+                f"{6 * (n_pieces - 1)} zero-frequency modes of the pieces that float. Merge coincident nodes "
+                "(Gmsh: Coherence; one conformal mesh), connect the pieces, or make one body per piece."
+            )
     K = fe.assemble_stiffness(mesh)
     Ms = fe.assemble_scalar_mass(mesh)
     import scipy.sparse as sp
@@ -370,7 +416,7 @@ def build_flexible_body(
         raise ModelError(f"build_flexible_body: `method` = {method!r}; use 'auto', 'craig-bampton' or 'free-free'.")
     if method == "craig-bampton" and not interfaces:
         raise ModelError("build_flexible_body: method='craig-bampton' needs `interfaces` (node sets of the joints).")
-    if interfaces and method != "free-free":
+    if craig_bampton:
         basis = red.craig_bampton(K, M, mesh, interfaces, n_modes, reference=reference, static_modes=static_modes,
                                   interface_kind=interface_kind, backend=backend)
     else:
@@ -379,13 +425,24 @@ def build_flexible_body(
         basis = red.free_free_modes(K, M, n_modes, points=mesh.points, backend=backend)
         if interfaces:
             basis = red.attach_interfaces(basis, mesh, interfaces, interface_kind=interface_kind)
+    n_got = _n_normal_modes(basis)
+    if n_got < n_modes:
+        logger.warning(
+            "build_flexible_body: %d %s modes asked, %d returned (the mesh has too few degrees of freedom%s); "
+            "refine the mesh for more modes, or ask for fewer.", n_modes, basis.kind, n_got,
+            f", or {basis.n_extra_zero_modes} extra zero-frequency modes" if basis.n_extra_zero_modes else "",
+        )
     P = basis.shapes
     inv = red.inertia_invariants(Ms, mesh.points, P, K)
     G = red.modal_geometric_stiffness(mesh, P) if geometric else None
     H = red.modal_quartic_stiffness(mesh, P) if geometric and quartic else None
     pre = red.preload_stiffening(K, M, mesh, basis, backend=backend) if preloads else None
     S = red.modal_stresses(mesh, P) if stresses else None
+    f1 = float(basis.frequencies[0]) if len(basis.frequencies) else None
+    note = plausibility(mesh, f1=f1)
     settings = dict(basis.settings)
+    settings.update(n_modes_requested=int(n_modes), n_modes_returned=int(n_got),
+                    plausibility={k: note[k] for k in ("size", "mass", "f1", "warning")})
     settings.update(
         kind=basis.kind, n_shapes=basis.n_modes, interface_kind=interface_kind,
         n_extra_zero_modes=basis.n_extra_zero_modes,

@@ -39,6 +39,8 @@ from flexmb.dynamics.newton import NewtonOptions as NewtonOptions
 from flexmb.rotations import orientation as orientation
 from flexmb.dynamics.simulate import SimulationOptions as SimulationOptions
 from flexmb.dynamics.simulate import simulate as simulate
+from flexmb.dynamics.simulate import resume as resume
+from flexmb.errors import SimulationInterrupted as SimulationInterrupted
 from flexmb.solution import Solution as Solution
 from flexmb.dynamics.time_elements import TimeElement as TimeElement
 from flexmb.fe.mesh import FEMesh as FEMesh

@@ -21,7 +21,18 @@ class ConvergenceError(FlexmbError, RuntimeError):
         super().__init__(message)
         self.time = time
         self.report = report or {}
+        #: the results up to the last accepted node (a :class:`flexmb.Solution`), set by ``simulate``
+        self.solution = None
 
 
 class SingularMatrixError(FlexmbError, RuntimeError):
     """A linear system is singular (dependent equations, a locked mechanism, a rank-deficient Newton matrix)."""
+
+
+class SimulationInterrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`flexmb.simulate`; ``solution`` holds the results up to the last accepted node.
+    A ``KeyboardInterrupt``, so code that handles Ctrl-C keeps working."""
+
+    def __init__(self, message: str, solution=None):
+        super().__init__(message)
+        self.solution = solution

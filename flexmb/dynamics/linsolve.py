@@ -100,28 +100,38 @@ class SuperLU:
             return 0
         return int(self._lu.L.nnz + self._lu.U.nnz)
 
+    def adopt_ordering(self, q: np.ndarray) -> None:
+        """Use the column ordering ``q`` (from a checkpoint) for the first pattern seen, instead of
+        computing one: a resumed run then factors exactly as the original did."""
+        self._pending_q = np.asarray(q, dtype=np.int64)
+
     def _first(self, A: sp.csc_matrix):
         lu = spla.splu(A, permc_spec="COLAMD", diag_pivot_thresh=self.diag_pivot_thresh,
                        options={"SymmetricMode": False})
         self.n_orderings += 1
         if self.reuse_ordering:
-            n = A.shape[0]
-            q = np.argsort(lu.perm_c)  # factor A[:, q] with NATURAL ordering from now on
-            counts = np.diff(A.indptr)[q]
-            pindptr = np.zeros(n + 1, dtype=np.int32)
-            np.cumsum(counts, out=pindptr[1:])
-            # gather map: for each permuted column, the positions of its entries in A.data
-            starts = A.indptr[q]
-            gather = (np.repeat(starts - pindptr[:-1], counts) + np.arange(pindptr[-1])).astype(np.int64)
-            self._key = (A.indptr.copy(), A.indices.copy())
-            self._q = q
-            self._gather = gather
-            self._pindptr = pindptr
-            self._pindices = A.indices[gather].astype(np.int32)
+            self._adopt(A, np.argsort(lu.perm_c))  # factor A[:, q] with NATURAL ordering from now on
         return lu
+
+    def _adopt(self, A: sp.csc_matrix, q: np.ndarray) -> None:
+        n = A.shape[0]
+        counts = np.diff(A.indptr)[q]
+        pindptr = np.zeros(n + 1, dtype=np.int32)
+        np.cumsum(counts, out=pindptr[1:])
+        # gather map: for each permuted column, the positions of its entries in A.data
+        starts = A.indptr[q]
+        gather = (np.repeat(starts - pindptr[:-1], counts) + np.arange(pindptr[-1])).astype(np.int64)
+        self._key = (A.indptr.copy(), A.indices.copy())
+        self._q = q
+        self._gather = gather
+        self._pindptr = pindptr
+        self._pindices = A.indices[gather].astype(np.int32)
 
     def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
         A = _csc(A)
+        if self.reuse_ordering and self._key is None and getattr(self, "_pending_q", None) is not None:
+            self._adopt(A, self._pending_q)
+            self._pending_q = None
         try:
             if self.reuse_ordering and self._key is not None and _same_pattern(A, *self._key):
                 Ap = sp.csc_matrix((A.data[self._gather], self._pindices, self._pindptr), shape=A.shape)

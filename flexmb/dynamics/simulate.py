@@ -6,7 +6,9 @@ from __future__ import annotations
 import logging
 import time as _time
 from dataclasses import dataclass
+from pathlib import Path
 from types import SimpleNamespace
+from typing import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -23,9 +25,9 @@ from flexmb.dynamics.newton import NewtonOptions, NewtonResult, newton_solve
 from flexmb.dynamics.system import (CompiledModel, ElementStart, compile_model, initial_configuration, initial_state,
                                     node_momenta)
 from flexmb.dynamics.time_elements import TimeElement, time_element
-from flexmb.errors import ConvergenceError, ModelError
+from flexmb.errors import ConvergenceError, ModelError, SimulationInterrupted
 from flexmb.model import Model
-from flexmb.progress import progress
+from flexmb.progress import progress, progress_enabled
 from flexmb.solution import Solution
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,8 @@ class ElementSystem:
         self.pattern: Pattern | None = None
         self.n_eval = 0
         self.t_eval = 0.0
+        #: step halvings (t, h, reason), repeated as WARNING when they end in a failure
+        self.halvings: list = []
 
     def element_kin(self, U: NDArray, st: ElementStart, h: float) -> ElementKin:
         ek = ElementKin(te=self.te, h=h, st=st, lay=self.lay, groups=[], t_gauss=st.t + h * self.te.c,
@@ -311,7 +315,9 @@ class _Recorder:
 
 
 def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, t0: float = 0.0,
-             options: SimulationOptions | None = None, show_progress: bool | None = None) -> Solution:
+             options: SimulationOptions | None = None, show_progress: bool | None = None,
+             checkpoint: str | Path | None = None, checkpoint_every: float = 60.0,
+             on_step: Callable | None = None) -> Solution:
     """Integrate ``model`` from ``t0`` to ``t_end`` with time elements of length ``h``.
 
     Parameters
@@ -326,7 +332,16 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         3: order 6).
     options : SimulationOptions, optional
     show_progress : bool, optional
-        Progress bar with ETA (default: only on a terminal).
+        Progress bar with ETA (default: only on a terminal; elsewhere INFO log lines every
+        ``PROGRESS_LOG_SECONDS`` of wall time).
+    checkpoint : path, optional
+        ``.npz`` file where the results so far and the engine state are written every
+        ``checkpoint_every`` seconds of wall time, at the end, and when the run fails or is
+        interrupted; :func:`resume` continues such a run bit-identically.
+    on_step : callable, optional
+        ``on_step(t, state) -> stop`` after every accepted time node; ``state`` has ``t``, ``body_position``,
+        ``body_rotation``, ``body_velocity``, ``body_angular_velocity`` (nb, ...) and ``kinetic_energy``,
+        ``potential_energy``; a truthy return ends the run there (``meta["stopped_by"] = "on_step"``).
 
     Returns
     -------
@@ -337,64 +352,163 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     ------
     ConvergenceError
         When an element fails even after ``max_halvings`` step halvings; the message names the
-        time, the element and the equation with the largest Newton correction.
+        time, the element and the equation with the largest Newton correction.  Its ``solution``
+        attribute holds the results up to the last accepted node (also saved to ``checkpoint``).
+    SimulationInterrupted
+        On Ctrl-C (a ``KeyboardInterrupt``), with the partial ``solution`` likewise.
     """
     options = options or SimulationOptions()
     if not (np.isfinite(t_end) and np.isfinite(h)) or h <= 0:
-        raise ValueError(f"h={h!r} must be a finite positive step [s]")
+        raise ModelError(f"h={h!r} must be a finite positive step [s]")
     if t_end <= t0:
-        raise ValueError(f"t_end={t_end!r} must be greater than t0={t0!r}")
-    te = time_element(p)
-    cm = compile_model(model)
-    x_init, R_init, _ = initial_configuration(cm)
-    _handle_redundancy(cm, SimpleNamespace(x=x_init, R=R_init), options, t0)
-    st, w0 = initial_state(cm, t0)
-    system = ElementSystem(cm, te)
-    lay = system.lay
-    factor = linear_solver(options.linear_solver)
-    scale = _scales(cm, lay, st, w0, h)
-    rec = _Recorder(cm)
-    w = rec.node(st)
-    prev = None
-    n_el = 0
-    wall0 = _time.perf_counter()
-    total_fac_time = [0.0]
+        raise ModelError(f"t_end={t_end!r} must be greater than t0={t0!r}")
+    run = Run.start(model, t_end, h, p, t0, options)
+    return run.go(show_progress=show_progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                  on_step=on_step)
 
-    def timed_factor(A):
+
+def resume(path: str | Path, model: Model | None = None, *, t_end: float | None = None,
+           show_progress: bool | None = None, checkpoint: str | Path | None = "same",
+           checkpoint_every: float = 60.0, on_step: Callable | None = None) -> Solution:
+    """Continue a run from its checkpoint file (see :func:`simulate`), bit-identically to a run that
+    was never interrupted.
+
+    ``model``: the model of the run; needed only when the checkpoint could not store it (a model
+    holding lambdas without ``cloudpickle`` installed).  ``t_end``: a new final time (default: the
+    original one).  ``checkpoint``: where to keep checkpointing (default: the same file; None: off).
+    """
+    from flexmb.dynamics.checkpoint import load_run
+
+    run = load_run(path, model, t_end)
+    target = Path(path) if checkpoint == "same" else checkpoint
+    return run.go(show_progress=show_progress, checkpoint=target, checkpoint_every=checkpoint_every, on_step=on_step)
+
+
+#: wall-time interval of the INFO progress lines when no progress bar is shown [s]
+PROGRESS_LOG_SECONDS = 10.0
+
+
+class Run:
+    """One simulation in progress: the compiled model, the engine state and the results so far."""
+
+    def __init__(self, model, t_end, h, te, t0, options):
+        self.model, self.t_end, self.h, self.te, self.t0, self.options = model, t_end, h, te, t0, options
+        self.cm = compile_model(model)
+        x_init, R_init, _ = initial_configuration(self.cm)
+        _handle_redundancy(self.cm, SimpleNamespace(x=x_init, R=R_init), options, t0)
+        self.system = ElementSystem(self.cm, te)
+        self.solver = linear_solver(options.linear_solver)
+        self.rec = _Recorder(self.cm)
+        self.prev = None
+        self.n_el = 0
+        self.wall = 0.0
+        self.fac_time = 0.0
+        self.stopped_by = None
+
+    @classmethod
+    def start(cls, model, t_end, h, p, t0, options) -> "Run":
+        run = cls(model, t_end, h, time_element(p), t0, options)
+        run.st, w0 = initial_state(run.cm, t0)
+        run.scale = _scales(run.cm, run.system.lay, run.st, w0, h)
+        run.w = run.rec.node(run.st)
+        return run
+
+    def factor(self, A):
         t = _time.perf_counter()
         try:
-            return factor(A)
+            return self.solver(A)
         finally:
-            total_fac_time[0] += _time.perf_counter() - t
+            self.fac_time += _time.perf_counter() - t
 
-    with progress(t_end - t0, desc="simulate", enabled=show_progress) as bar:
-        while st.t < t_end - 1e-12 * max(1.0, abs(t_end)):
-            h_el = min(h, t_end - st.t)
-            st_new, U, res, retries = _advance(system, st, h_el, w, prev, scale, timed_factor, options)
-            # record this (possibly subdivided) step
-            for (s_start, hh, UU, rr) in res:
-                rec.internal(te, s_start, hh, lay, UU)
-                rec.stats["t_start"].append(s_start.t)
-                rec.stats["h"].append(hh)
-                rec.stats["iterations"].append(rr.iterations)
-                rec.stats["rate"].append(rr.rate)
-                rec.stats["factorizations"].append(rr.n_factor)
-                rec.stats["residual"].append(rr.error)
-                rec.stats["retries"].append(retries)
-            prev = (res[-1][2], res[-1][0], res[-1][1])
-            st = st_new
-            w = rec.node(st)
-            n_el += 1
-            bar.update(h_el)
-    wall = _time.perf_counter() - wall0
-    meta = {
-        "flexmb_version": __version__, "units": model.units, "time_element": te.p, "order": te.order, "h": h, "t0": t0, "t_end": t_end,
-        "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
-        "unknowns_end": 6 * cm.nb + cm.nv + 12 * cm.nj, "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
-        "wall_time": wall, "evaluation_time": system.t_eval, "factorization_time": total_fac_time[0],
-        "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
-    }
-    return rec.solution(meta)
+    def step(self) -> None:
+        """Advance one time element (subdivided when Newton fails) and record it."""
+        te, lay, rec = self.te, self.system.lay, self.rec
+        h_el = min(self.h, self.t_end - self.st.t)
+        st_new, U, res, retries = _advance(self.system, self.st, h_el, self.w, self.prev, self.scale, self.factor,
+                                           self.options)
+        for (s_start, hh, UU, rr) in res:
+            rec.internal(te, s_start, hh, lay, UU)
+            rec.stats["t_start"].append(s_start.t)
+            rec.stats["h"].append(hh)
+            rec.stats["iterations"].append(rr.iterations)
+            rec.stats["rate"].append(rr.rate)
+            rec.stats["factorizations"].append(rr.n_factor)
+            rec.stats["residual"].append(rr.error)
+            rec.stats["retries"].append(retries)
+        self.prev = (res[-1][2], res[-1][0], res[-1][1])
+        self.st = st_new
+        self.w = rec.node(st_new)
+        self.n_el += 1
+
+    def done(self) -> bool:
+        return self.st.t >= self.t_end - 1e-12 * max(1.0, abs(self.t_end))
+
+    def go(self, *, show_progress=None, checkpoint=None, checkpoint_every=60.0, on_step=None) -> Solution:
+        from flexmb.dynamics.checkpoint import save_run
+
+        if checkpoint_every is None or not checkpoint_every > 0:
+            raise ModelError(f"checkpoint_every={checkpoint_every!r} must be a positive number of seconds")
+        last_save = last_log = _time.perf_counter()
+        start_wall = _time.perf_counter() - self.wall
+        t_start = self.st.t
+        bar_on = progress_enabled() if show_progress is None else bool(show_progress)
+        try:
+            with progress(self.t_end - self.t0, desc="simulate", enabled=show_progress) as bar:
+                bar.update(self.st.t - self.t0)
+                while not self.done():
+                    t_prev = self.st.t
+                    self.step()
+                    bar.update(self.st.t - t_prev)
+                    now = _time.perf_counter()
+                    self.wall = now - start_wall
+                    if checkpoint is not None and now - last_save >= checkpoint_every:
+                        save_run(self, checkpoint)
+                        last_save = now
+                    if not bar_on and now - last_log >= PROGRESS_LOG_SECONDS:
+                        frac = (self.st.t - t_start) / max(self.t_end - t_start, 1e-300)
+                        eta = (now - start_wall) * (1.0 / max(frac, 1e-12) - 1.0)
+                        log.info("simulate: t = %.6g of %.6g s (%.0f %%), %d elements, %.0f s elapsed, ETA %.0f s",
+                                 self.st.t, self.t_end, 100 * frac, self.n_el, self.wall, eta)
+                        last_log = now
+                    if on_step is not None and on_step(self.st.t, self.node_state()):
+                        self.stopped_by = "on_step"
+                        break
+        except ConvergenceError as exc:
+            exc.solution = self.solution()
+            if checkpoint is not None:
+                save_run(self, checkpoint)
+            raise
+        except KeyboardInterrupt:
+            sol = self.solution()
+            if checkpoint is not None:
+                save_run(self, checkpoint)
+            raise SimulationInterrupted(
+                f"simulation interrupted at t = {self.st.t:.6g} s; the results up to there are in the exception's "
+                f"`solution`" + (f" and in {checkpoint} (continue with flexmb.resume)" if checkpoint else ""),
+                sol) from None
+        self.wall = _time.perf_counter() - start_wall
+        if checkpoint is not None:
+            save_run(self, checkpoint)
+        return self.solution()
+
+    def node_state(self) -> SimpleNamespace:
+        rec = self.rec
+        return SimpleNamespace(t=self.st.t, body_position=rec.pos[-1], body_rotation=rec.rotm[-1],
+                               body_velocity=rec.vel[-1], body_angular_velocity=rec.om[-1],
+                               kinetic_energy=rec.ke[-1], potential_energy=rec.pe[-1])
+
+    def solution(self) -> Solution:
+        cm, te, lay, system = self.cm, self.te, self.system.lay, self.system
+        meta = {
+            "flexmb_version": __version__, "units": self.model.units, "time_element": te.p, "order": te.order,
+            "h": self.h, "t0": self.t0, "t_end": self.t_end, "t_reached": float(self.st.t),
+            "complete": bool(self.done()), "stopped_by": self.stopped_by,
+            "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
+            "unknowns_end": 6 * cm.nb + cm.nv + 12 * cm.nj, "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
+            "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
+            "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
+        }
+        return self.rec.solution(meta)
 
 
 def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:
@@ -445,6 +559,8 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
     if r.converged:
         return _end_values(cm, lay, te, st, h, r.U), r.U, [(st, h, r.U, r)], depth
     if depth >= options.max_halvings:
+        for t_h, h_h, msg in system.halvings[-options.max_halvings:]:
+            log.warning("Newton failed at t=%.6g (h=%.3g: %s); the step was halved", t_h, h_h, msg)
         where = system.describe(r.worst)
         raise ConvergenceError(
             f"Newton did not converge in the time element t = {st.t:.6g} .. {st.t + h:.6g} s "
@@ -455,6 +571,7 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
             time=st.t, report={"where": where, "message": r.message, "history": r.history},
         )
     log.info("Newton failed at t=%.6g (h=%.3g: %s); halving the step", st.t, h, r.message)
+    system.halvings.append((st.t, h, r.message))
     st_mid, _, res1, d1 = _advance(system, st, h / 2, w, None, scale, factor, options, depth + 1)
     w_mid = node_velocity(cm, st_mid)
     st_end, U2, res2, d2 = _advance(system, st_mid, h / 2, w_mid, (res1[-1][2], res1[-1][0], res1[-1][1]),

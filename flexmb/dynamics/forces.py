@@ -180,8 +180,13 @@ def _springs(ek: ElementKin, res, trip, S) -> None:
 
 
 def potential_energy(cm, st) -> float:
-    """Potential energy of gravity and springs at a time node [J] (zero of gravity at the origin)."""
+    """Potential energy at a time node [J]: gravity (zero at the origin), spring-dampers and the joint
+    springs ``k (q_c - q_ref)^2 / 2`` on the free components (revolute torsional and prismatic
+    springs: the same law as the joint rows, ``joints.py``; ``q = (s, acc)`` of the node state)."""
     V = sum(grp.gravity_potential(st, cm.gravity) for grp in cm.groups)
+    if cm.nj and np.any(cm.jnt_k):
+        q = np.concatenate([st.s, st.acc], axis=1)
+        V += float(np.sum(0.5 * cm.jnt_k * (q - cm.jnt_ref) ** 2))
     S = cm.forces.springs
     if S is not None:
         L = np.linalg.norm(S.b.node_pose(cm, st)[0] - S.a.node_pose(cm, st)[0], axis=1)

@@ -1,0 +1,100 @@
+"""Long runs of conservative models: energy drift monitoring and the acceptance runs of issue 8 §3.
+
+Rule (``flexmb.dynamics.simulate.energy_drift_report``): a model is conservative when it has
+gravity, undamped spring-dampers and joint springs only (no damping, drives, point forces or
+torques).  For such a model ``Solution.meta`` holds ``energy_drift = max |E - E0| / E_scale``,
+``E_scale = max(max KE, max PE - min PE)``, and ``energy_trend`` (largest ``|E - E0|`` over the
+last 10 % of the nodes minus that over the first 10 %, over ``E_scale``); a WARNING is logged
+when ``energy_drift > 5 %``.
+
+The acceptance runs (pendulum at 24 steps per period with p = 1, 2, 3: energy error without
+trend) are ``xfail(strict=True)`` where the scheme still drifts: the cause is identified (see
+the module ``docs``/report of branch ``energy``), the fix is pending; a strict xfail turns red
+when the drift is fixed so that the marker is removed.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb.dynamics.simulate import ENERGY_DRIFT_WARN, energy_drift_report
+from flexmb.dynamics.system import compile_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+from pendulum import build_model  # noqa: E402
+
+PERIOD = 2.3678419476  # A01 pendulum period [s]
+H24 = PERIOD / 24
+
+
+def test_drift_rule_on_synthetic_energies(caplog):
+    cm = compile_model(build_model())
+    t = np.linspace(0.0, 10.0, 101)
+    ke = 5.0 + 5.0 * np.cos(t)
+    pe = -ke + 10.0
+    bounded = energy_drift_report(cm, t, ke, pe + 0.01 * np.sin(3 * t))
+    assert bounded["energy_scale"] == pytest.approx(10.0, rel=1e-3)
+    assert bounded["energy_drift"] == pytest.approx(1e-3, rel=2e-2)
+    assert abs(bounded["energy_trend"]) < 1e-3
+    with caplog.at_level(logging.WARNING, logger="flexmb.dynamics.simulate"):
+        growing = energy_drift_report(cm, t, ke, pe + 0.1 * t)
+    scale = max(ke.max(), np.ptp(pe + 0.1 * t))  # the potential now spans more than the kinetic energy
+    assert growing["energy_scale"] == pytest.approx(scale, rel=1e-12)
+    assert growing["energy_drift"] == pytest.approx(1.0 / scale, rel=1e-9)
+    assert growing["energy_trend"] == pytest.approx((1.0 - 0.09) / scale, rel=1e-9)
+    assert any("energy of this conservative model changed by" in r.getMessage() for r in caplog.records)
+
+
+def test_non_conservative_models_have_no_drift_entry():
+    b = fm.RigidBody("b", mass=1.0, inertia=(0.1, 0.1, 0.1), position=(-1.0, 0.0, 0.0))
+    j = fm.Revolute("pin", "ground", "b", point=(0, 0, 0), axis=(0, 0, 1), damping=0.5)
+    sol = fm.simulate(fm.Model([b], [j], [fm.Gravity((0, -9.81, 0))]), 0.5, 0.05, show_progress=False)
+    assert "energy_drift" not in sol.meta
+
+
+def test_resolved_pendulum_reports_small_drift_without_warning(caplog):
+    with caplog.at_level(logging.WARNING, logger="flexmb.dynamics.simulate"):
+        sol = fm.simulate(build_model(), 3.0, 1.0 / 16.0, p=3, show_progress=False)
+    assert sol.meta["energy_drift"] < 1e-5
+    assert not [r for r in caplog.records if "energy" in r.getMessage()]
+
+
+def test_coarse_p1_pendulum_drift_is_reported(caplog):
+    """Today's p = 1 scheme gains energy at 24 steps per period; the monitor must say so."""
+    with caplog.at_level(logging.WARNING, logger="flexmb.dynamics.simulate"):
+        sol = fm.simulate(build_model(), 25.0, 0.1, p=1, show_progress=False)
+    assert sol.meta["energy_trend"] > 0.0
+    if sol.meta["energy_drift"] > ENERGY_DRIFT_WARN:
+        assert any("conservative model" in r.getMessage() for r in caplog.records)
+
+
+def _no_trend(p: int, periods: float):
+    sol = fm.simulate(build_model(), periods * PERIOD, H24, p=p, show_progress=False)
+    E = sol.total_energy
+    err = np.abs(E - E[0])
+    n10 = err.size // 10
+    first, last = err[:n10].max(), err[-n10:].max()
+    return first, last
+
+
+@pytest.mark.slow  # ~100 s for the three orders; known defect, tracked by strict xfail
+@pytest.mark.parametrize("p", [pytest.param(1, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3: secular energy gain of the constrained p = 1 element (cause: transport of the multipliers at the gauge reset; fix pending)")),
+                               pytest.param(2, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3: slow secular energy gain at p = 2 (fix pending)")),
+                               pytest.param(3, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3: linear energy gain at p = 3 (6.9e-6 J -> 5.3e-5 J over 30 periods; fix pending)"))])
+def test_pendulum_24_steps_per_period_energy_has_no_trend_fast(p):
+    first, last = _no_trend(p, 30)
+    assert last <= 2.0 * first + 1e-12
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", [pytest.param(1, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3 (fix pending)")),
+                               pytest.param(2, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3 (fix pending)")),
+                               pytest.param(3, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3 (fix pending)"))])
+def test_pendulum_10000_periods_energy_bounded(p):
+    first, last = _no_trend(p, 10_000)
+    assert last <= 2.0 * first + 1e-12

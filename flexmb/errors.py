@@ -25,6 +25,16 @@ class ConvergenceError(FlexmbError, RuntimeError):
         self.solution = None
 
 
+class ConstraintViolationError(FlexmbError, RuntimeError):
+    """A constraint the solver cannot vouch for drifted (e.g. an equation dropped as redundant);
+    ``solution`` holds the results up to the node where it was detected."""
+
+    def __init__(self, message: str, *, time: float | None = None):
+        super().__init__(message)
+        self.time = time
+        self.solution = None
+
+
 class SingularMatrixError(FlexmbError, RuntimeError):
     """A linear system is singular (dependent equations, a locked mechanism, a rank-deficient Newton matrix)."""
 

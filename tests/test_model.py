@@ -114,3 +114,56 @@ def test_non_convergence_reports_time_and_equation():
     with pytest.raises(fm.ConvergenceError, match=r"time element t = 0 \.\. .*largest correction: (body 'bob'|joint 'pin')") as info:
         fm.simulate(model, 0.1, 0.05, options=fm.SimulationOptions(max_halvings=1))
     assert info.value.time == 0.0
+
+
+def _parallelogram_at_change_point():
+    """Cranks and coupler collinear on the x axis: the change point of a parallelogram four-bar,
+    where an in-plane constraint equation is dependent at t0 but not anywhere near it."""
+    from flexmb import Gravity, Model, Revolute, RigidBody
+
+    def bar(name, a, b, m=1.0):
+        a, b = np.array(a, float), np.array(b, float)
+        L = np.linalg.norm(b - a)
+        return RigidBody(name, mass=m, inertia=(1e-4, m * L * L / 12, m * L * L / 12), position=(a + b) / 2)
+
+    bodies = [bar("c1", (0, 0, 0), (0.5, 0, 0)), bar("cp", (0.5, 0, 0), (1.5, 0, 0)), bar("c2", (1, 0, 0), (1.5, 0, 0))]
+    joints = [Revolute("O1", "ground", "c1", point=(0, 0, 0), axis=(0, 0, 1)),
+              Revolute("A", "c1", "cp", point=(0.5, 0, 0), axis=(0, 0, 1)),
+              Revolute("B", "cp", "c2", point=(1.5, 0, 0), axis=(0, 0, 1)),
+              Revolute("O2", "c2", "ground", point=(1, 0, 0), axis=(0, 0, 1))]
+    return Model(bodies, joints, [Gravity((0, -9.81, 0))])
+
+
+def test_redundancy_is_decided_at_a_generic_configuration(caplog):
+    """Issue 8 section 1: at the change point 4 equations are dependent, generically only the 3
+    out-of-plane ones; dropping an in-plane one would let the joint open by metres."""
+    import logging
+
+    from flexmb.dynamics.constraints import detect_redundant
+    from flexmb.dynamics.system import compile_model, initial_state
+
+    model = _parallelogram_at_change_point()
+    cm = compile_model(model)
+    st, _ = initial_state(cm)
+    with caplog.at_level(logging.WARNING, logger="flexmb"):
+        dep, inconsistent = detect_redundant(cm, st)
+    assert len(dep) == 3 and not inconsistent
+    assert {c for _, c in dep} == {2, 3, 4}  # s_z, phi_x, phi_y: out of plane
+    assert any("singular" in r.getMessage() for r in caplog.records)
+
+
+def test_a_dropped_equation_that_drifts_stops_the_run():
+    """The dropped (redundant) equations are monitored at every node: a violation beyond the
+    assembly tolerance stops the run with an error naming the joint and component."""
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+
+    model = _parallelogram_at_change_point()
+    run = Run.start(model, 0.1, 0.01, 1, 0.0, SimulationOptions())
+    labels = run.cm.redundant_labels
+    assert labels
+    j, c = labels[0]
+    run.st.s[j, c] += 1e-3  # as if the dropped equation had opened
+    from flexmb.errors import ConstraintViolationError
+
+    with pytest.raises(ConstraintViolationError, match=rf"{model.joints[j].name}.*dropped"):
+        run._check_dropped()

@@ -16,16 +16,16 @@ from numpy.typing import NDArray
 from flexmb import __version__
 from flexmb import rotations as rot
 from flexmb.dynamics.attachments import ElementKin
-from flexmb.dynamics.constraints import detect_redundant, multiplier_momenta, node_velocity
+from flexmb.dynamics.constraints import detect_redundant, dropped_violation, multiplier_momenta, node_velocity
 from flexmb.dynamics.forces import force_residual, potential_energy
 from flexmb.dynamics.joints import joint_residual, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
 from flexmb.dynamics.linsolve import linear_solver, superlu
 from flexmb.dynamics.newton import NewtonOptions, NewtonResult, newton_solve
-from flexmb.dynamics.system import (CompiledModel, ElementStart, compile_model, initial_configuration, initial_state,
+from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state,
                                     node_momenta)
 from flexmb.dynamics.time_elements import TimeElement, time_element
-from flexmb.errors import ConvergenceError, ModelError, SimulationInterrupted
+from flexmb.errors import ConstraintViolationError, ConvergenceError, ModelError, SimulationInterrupted
 from flexmb.model import Model
 from flexmb.progress import progress, progress_enabled
 from flexmb.solution import Solution
@@ -301,8 +301,8 @@ class _Recorder:
                 joint_names=tuple(j.name for j in cm.model.joints),
                 joint_types=tuple(j.kind for j in cm.model.joints),
                 joint_rel_position=np.array(self.srel), joint_rel_rotation=np.array(self.rrel),
-                joint_rel_velocity=np.array(self.vrel), joint_force=np.array(self.force),
-                joint_moment=np.array(self.moment), joint_multiplier=np.array(self.lam),
+                joint_rel_velocity=np.array(self.vrel), joint_force=np.array(self.force).reshape(-1, nj, 3),
+                joint_moment=np.array(self.moment).reshape(-1, nj, 3), joint_multiplier=np.array(self.lam),
             )
         stats = {k: np.array(v) for k, v in self.stats.items()}
         return Solution(
@@ -439,6 +439,24 @@ class Run:
         self.st = st_new
         self.w = rec.node(st_new)
         self.n_el += 1
+        self._check_dropped()
+
+    def _check_dropped(self) -> None:
+        """The equations dropped as redundant must stay satisfied (they are implied by the others at a
+        generic configuration); a violation beyond the assembly tolerance means the choice was wrong."""
+        worst = dropped_violation(self.cm, self.st)
+        if worst is None or worst[0] <= 1.0:
+            return
+        v, j, c = worst
+        name = self.cm.model.joints[j].name
+        comp = COMPONENT_NAMES[c] if isinstance(c, int) else c
+        raise ConstraintViolationError(
+            f"joint {name!r} component {comp}, dropped at t = {self.t0} as redundant, is violated by {v:.3g} x the "
+            f"assembly tolerance at t = {self.st.t:.6g} s: the equations chosen as redundant are not implied by the "
+            f"others in this configuration (a singular configuration at the start?). Start the model away from "
+            f"singular positions, remove the redundant joint components (e.g. revolute -> spherical or universal), "
+            f"or use SimulationOptions(redundant='error') to see the dependent equations",
+            time=self.st.t)
 
     def done(self) -> bool:
         return self.st.t >= self.t_end - 1e-12 * max(1.0, abs(self.t_end))
@@ -473,7 +491,7 @@ class Run:
                     if on_step is not None and on_step(self.st.t, self.node_state()):
                         self.stopped_by = "on_step"
                         break
-        except ConvergenceError as exc:
+        except (ConvergenceError, ConstraintViolationError) as exc:
             exc.solution = self.solution()
             if checkpoint is not None:
                 save_run(self, checkpoint)

@@ -274,10 +274,11 @@ def _cross(runs: list[dict], level: float) -> dict | None:
     """Wall time (and force error) at ``z_error = level``, log-log interpolation between runs.
 
     ``runs`` are successful runs of one code/order. Interpolates between the pair of runs (sorted
-    by wall time) whose errors bracket ``level``; otherwise extrapolates from the two most accurate
+    by step size, coarse first; not by wall time, which scatters on a shared machine) whose errors
+    bracket ``level``; otherwise extrapolates from the two most accurate
     runs (``extrapolated = True``). None with fewer than two runs.
     """
-    rs = sorted(runs, key=lambda r: r["wall"])
+    rs = sorted(runs, key=lambda r: -r["h"])
     if len(rs) < 2:
         return None
     pair, extrap = None, False

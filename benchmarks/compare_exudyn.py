@@ -440,7 +440,8 @@ def main(argv=None) -> int:
     print(f"\ntotal {env['total_wall']:.0f} s, load average {env['load_start']:.2f} -> {env['load_end']:.2f}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(results, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+        args.json.write_text(json.dumps(results, indent=1,
+                                        default=lambda o: o.item() if hasattr(o, "item") else str(o)))
         print(f"wrote {args.json}")
     return 0
 

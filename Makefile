@@ -57,6 +57,7 @@ validate: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/chain.py
 	$(PY) benchmarks/modes.py
+	@$(PY) -c "import exudyn" 2>/dev/null && $(PY) benchmarks/compare_exudyn.py --quick || echo "note: pip install -e '.[bench]' for benchmarks/compare_exudyn.py (Exudyn side by side)"
 
 clean:
 	rm -rf $(VENV) results .pytest_cache *.egg-info

@@ -317,8 +317,9 @@ class _Recorder:
 def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, t0: float = 0.0,
              options: SimulationOptions | None = None, show_progress: bool | None = None,
              checkpoint: str | Path | None = None, checkpoint_every: float = 60.0,
-             on_step: Callable | None = None) -> Solution:
-    """Integrate ``model`` from ``t0`` to ``t_end`` with time elements of length ``h``.
+             on_step: Callable | None = None, rtol: float | None = None, atol: float | None = None) -> Solution:
+    """Integrate ``model`` from ``t0`` to ``t_end`` with time elements of length ``h``, or with steps
+    chosen from a local error estimate when ``rtol``/``atol`` are given (``h`` is then the first step).
 
     Parameters
     ----------
@@ -338,6 +339,16 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         ``.npz`` file where the results so far and the engine state are written every
         ``checkpoint_every`` seconds of wall time, at the end, and when the run fails or is
         interrupted; :func:`resume` continues such a run bit-identically.
+    rtol, atol : float, optional
+        Error-controlled steps: each step is taken once with ``h`` and once as two halves; the
+        difference, divided by ``2^(2p) - 1`` (the nodal order is ``2p``), estimates the local error
+        ``e`` of the two halves, which are kept when ``err = e (t_end - t0) / h <= 1`` (error per
+        unit step, so that the local errors add up to at most the tolerance over the run) with
+        ``e = max |dx| / (atol + rtol |x|)`` over the bodies' reference points (rotations count as
+        ``angle x model size``; ``atol`` in the model's length unit, default ``rtol x model size``);
+        otherwise the step is retried smaller.  The next step is ``h (0.9 / err)^(1 / 2p)`` within
+        [0.2 h, 4 h].  ``meta["accepted_steps"]`` and
+        ``meta["rejected_steps"]`` count them; ``stats`` lists every element solved and kept.
     on_step : callable, optional
         ``on_step(t, state) -> stop`` after every accepted time node; ``state`` has ``t``, ``body_position``,
         ``body_rotation``, ``body_velocity``, ``body_angular_velocity`` (nb, ...) and ``kinetic_energy``,
@@ -362,7 +373,16 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         raise ModelError(f"h={h!r} must be a finite positive step [s]")
     if t_end <= t0:
         raise ModelError(f"t_end={t_end!r} must be greater than t0={t0!r}")
+    if rtol is not None or atol is not None:
+        rtol = 0.0 if rtol is None else float(rtol)
+        if not (np.isfinite(rtol) and rtol >= 0) or (atol is not None and not (np.isfinite(atol) and atol > 0)):
+            raise ModelError(f"rtol={rtol!r}, atol={atol!r}: give finite tolerances, rtol >= 0 and atol > 0 "
+                             f"(e.g. rtol=1e-6, atol=1e-8 m)")
+        if rtol == 0 and atol is None:
+            raise ModelError("rtol=0 needs an absolute tolerance atol > 0 [model length unit]")
     run = Run.start(model, t_end, h, p, t0, options)
+    if rtol is not None:
+        run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
     return run.go(show_progress=show_progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                   on_step=on_step)
 
@@ -404,6 +424,11 @@ class Run:
         self.wall = 0.0
         self.fac_time = 0.0
         self.stopped_by = None
+        #: (rtol, atol) for error-controlled steps, None for fixed steps
+        self.tolerances = None
+        self.h_next = h
+        self.accepted = 0
+        self.rejected = 0
 
     @classmethod
     def start(cls, model, t_end, h, p, t0, options) -> "Run":
@@ -422,10 +447,69 @@ class Run:
 
     def step(self) -> None:
         """Advance one time element (subdivided when Newton fails) and record it."""
-        te, lay, rec = self.te, self.system.lay, self.rec
+        if self.tolerances is not None:
+            return self.step_controlled()
         h_el = min(self.h, self.t_end - self.st.t)
         st_new, U, res, retries = _advance(self.system, self.st, h_el, self.w, self.prev, self.scale, self.factor,
                                            self.options)
+        self._record(res, retries)
+        self.prev = (res[-1][2], res[-1][0], res[-1][1])
+        self.st = st_new
+        self.w = self.rec.node(st_new)
+        self.n_el += 1
+        self._check_dropped()
+
+    def _error(self, a, b, h: float) -> float:
+        """Scaled difference of two end states: the bodies' reference points, rotations (angle x model
+        size) and velocities (times ``h``: the displacement they cause over a step; near a turning
+        point a phase error shows in the velocities before the positions)."""
+        rtol, atol = self.tolerances
+        L = self.cm.length_scale
+        dx = np.linalg.norm(a.x - b.x, axis=1)
+        dr = np.linalg.norm(rot.log(a.R @ np.swapaxes(b.R, 1, 2)), axis=1) * L if self.cm.nb else dx
+        wa, wb = node_velocity(self.cm, a), node_velocity(self.cm, b)
+        first6 = self.cm.vel_off[:, None] + np.arange(6)
+        dw = (wa - wb)[first6]
+        dv = h * np.maximum(np.linalg.norm(dw[:, :3], axis=1), np.linalg.norm(dw[:, 3:], axis=1) * L)
+        xs = np.linalg.norm(b.x, axis=1)
+        return float(np.max(np.maximum(np.maximum(dx, dv) / (atol + rtol * xs), dr / (atol + rtol * L)), initial=0.0))
+
+    def step_controlled(self) -> None:
+        """One error-controlled step: ``h`` and two ``h/2`` from the same start; keep the halves
+        when the estimated error is within the tolerances, else retry with a smaller ``h``."""
+        p = self.te.p
+        while True:
+            h = min(self.h_next, self.t_end - self.st.t)
+            whole, _, _, _ = _advance(self.system, self.st, h, self.w, None, self.scale, self.factor, self.options)
+            mid, U1, res1, r1 = _advance(self.system, self.st, h / 2, self.w, None, self.scale, self.factor, self.options)
+            w_mid = node_velocity(self.cm, mid)
+            end, U2, res2, r2 = _advance(self.system, mid, h / 2, w_mid, (res1[-1][2], res1[-1][0], res1[-1][1]),
+                                         self.scale, self.factor, self.options)
+            # error of the two halves, per unit step: the errors of the steps add up to at most the
+            # tolerance over the whole run (error per unit step, so the global error is controlled)
+            err = self._error(whole, end, h) / (2.0 ** (2 * p) - 1.0) * (self.t_end - self.t0) / h
+            grow = 4.0 if err == 0 else min(4.0, max(0.2, 0.9 * err ** (-1.0 / (2 * p))))
+            if err <= 1.0:
+                break
+            self.rejected += 1
+            self.h_next = h * grow
+            if self.h_next < 1e-12 * max(1.0, abs(self.t_end)):
+                raise ConvergenceError(
+                    f"error-controlled step at t = {self.st.t:.6g} s: the step fell below 1e-12 s without meeting "
+                    f"rtol/atol = {self.tolerances}; loosen the tolerances", time=self.st.t)
+        self.accepted += 1
+        self._record(res1, r1)
+        self.rec.node(mid)
+        self._record(res2, r2)
+        self.prev = (res2[-1][2], res2[-1][0], res2[-1][1])
+        self.st = end
+        self.w = self.rec.node(end)
+        self.n_el += 2
+        self.h_next = h * grow
+        self._check_dropped()
+
+    def _record(self, res, retries) -> None:
+        te, lay, rec = self.te, self.system.lay, self.rec
         for (s_start, hh, UU, rr) in res:
             rec.internal(te, s_start, hh, lay, UU)
             rec.stats["t_start"].append(s_start.t)
@@ -435,11 +519,6 @@ class Run:
             rec.stats["factorizations"].append(rr.n_factor)
             rec.stats["residual"].append(rr.error)
             rec.stats["retries"].append(retries)
-        self.prev = (res[-1][2], res[-1][0], res[-1][1])
-        self.st = st_new
-        self.w = rec.node(st_new)
-        self.n_el += 1
-        self._check_dropped()
 
     def _check_dropped(self) -> None:
         """The equations dropped as redundant must stay satisfied (they are implied by the others at a
@@ -526,6 +605,9 @@ class Run:
             "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
             "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
         }
+        if self.tolerances is not None:
+            meta.update({"rtol": self.tolerances[0], "atol": self.tolerances[1], "accepted_steps": self.accepted,
+                         "rejected_steps": self.rejected})
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
         return rec.solution(meta)

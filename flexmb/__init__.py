@@ -12,6 +12,7 @@ The public API is re-exported here; everything else is internal.
 from __future__ import annotations
 
 import logging as _logging
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
@@ -19,34 +20,95 @@ from flexmb.errors import ConvergenceError as ConvergenceError
 from flexmb.errors import FlexmbError as FlexmbError
 from flexmb.errors import MeshImportError as MeshImportError
 from flexmb.errors import ModelError as ModelError
-from flexmb.model import GROUND as GROUND
-from flexmb.model import Cylindrical as Cylindrical
-from flexmb.model import Fixed as Fixed
-from flexmb.model import Frame as Frame
-from flexmb.model import Gravity as Gravity
-from flexmb.model import Joint as Joint
-from flexmb.model import Model as Model
-from flexmb.model import Planar as Planar
-from flexmb.model import PointForce as PointForce
-from flexmb.model import PointTorque as PointTorque
-from flexmb.model import Prismatic as Prismatic
-from flexmb.model import Revolute as Revolute
-from flexmb.model import RigidBody as RigidBody
-from flexmb.model import Spherical as Spherical
-from flexmb.model import SpringDamper as SpringDamper
-from flexmb.model import Universal as Universal
-from flexmb.dynamics.newton import NewtonOptions as NewtonOptions
-from flexmb.rotations import orientation as orientation
-from flexmb.dynamics.simulate import SimulationOptions as SimulationOptions
-from flexmb.dynamics.simulate import simulate as simulate
-from flexmb.dynamics.simulate import resume as resume
-from flexmb.errors import SimulationInterrupted as SimulationInterrupted
-from flexmb.solution import Solution as Solution
-from flexmb.dynamics.time_elements import TimeElement as TimeElement
-from flexmb.fe.mesh import FEMesh as FEMesh
-from flexmb.fe.mesh import Material as Material
-from flexmb.fe.mesh import read_mesh as read_mesh
-from flexmb.fe.body_data import FlexibleBodyData as FlexibleBodyData
-from flexmb.fe.body_data import build_flexible_body as build_flexible_body
+from flexmb.errors import SingularMatrixError as SingularMatrixError
+from flexmb.errors import SolutionFileError as SolutionFileError
+from flexmb.errors import ConstraintViolationError as ConstraintViolationError
+
+# The rest of the public API is loaded on first access (PEP 562), so that `import flexmb` and
+# `flexmb --help` do not import numpy, scipy and the engine; `from flexmb import Model` and
+# `fm.Model` work as before.  name -> module that defines it
+_LAZY: dict[str, str] = {
+    "GROUND": "flexmb.model",
+    "Cylindrical": "flexmb.model",
+    "Fixed": "flexmb.model",
+    "Frame": "flexmb.model",
+    "Gravity": "flexmb.model",
+    "Joint": "flexmb.model",
+    "Model": "flexmb.model",
+    "Planar": "flexmb.model",
+    "PointForce": "flexmb.model",
+    "PointTorque": "flexmb.model",
+    "Prismatic": "flexmb.model",
+    "Revolute": "flexmb.model",
+    "RigidBody": "flexmb.model",
+    "Spherical": "flexmb.model",
+    "SpringDamper": "flexmb.model",
+    "Universal": "flexmb.model",
+    "NewtonOptions": "flexmb.dynamics.newton",
+    "orientation": "flexmb.rotations",
+    "SimulationOptions": "flexmb.dynamics.simulate",
+    "simulate": "flexmb.dynamics.simulate",
+    "resume": "flexmb.dynamics.simulate",
+    "SimulationInterrupted": "flexmb.errors",
+    "Solution": "flexmb.solution",
+    "TimeElement": "flexmb.dynamics.time_elements",
+    "FEMesh": "flexmb.fe.mesh",
+    "Material": "flexmb.fe.mesh",
+    "read_mesh": "flexmb.fe.mesh",
+    "FlexibleBodyData": "flexmb.fe.body_data",
+    "build_flexible_body": "flexmb.fe.body_data",
+    "PointView": "flexmb.solution",
+}
+
+__all__ = ["__version__", "ConvergenceError", "FlexmbError", "MeshImportError", "ModelError", "SingularMatrixError",
+           "SolutionFileError", "ConstraintViolationError", *_LAZY]
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'flexmb' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
+    from flexmb.model import GROUND as GROUND
+    from flexmb.model import Cylindrical as Cylindrical
+    from flexmb.model import Fixed as Fixed
+    from flexmb.model import Frame as Frame
+    from flexmb.model import Gravity as Gravity
+    from flexmb.model import Joint as Joint
+    from flexmb.model import Model as Model
+    from flexmb.model import Planar as Planar
+    from flexmb.model import PointForce as PointForce
+    from flexmb.model import PointTorque as PointTorque
+    from flexmb.model import Prismatic as Prismatic
+    from flexmb.model import Revolute as Revolute
+    from flexmb.model import RigidBody as RigidBody
+    from flexmb.model import Spherical as Spherical
+    from flexmb.model import SpringDamper as SpringDamper
+    from flexmb.model import Universal as Universal
+    from flexmb.dynamics.newton import NewtonOptions as NewtonOptions
+    from flexmb.rotations import orientation as orientation
+    from flexmb.dynamics.simulate import SimulationOptions as SimulationOptions
+    from flexmb.dynamics.simulate import simulate as simulate
+    from flexmb.dynamics.simulate import resume as resume
+    from flexmb.errors import SimulationInterrupted as SimulationInterrupted
+    from flexmb.solution import Solution as Solution
+    from flexmb.dynamics.time_elements import TimeElement as TimeElement
+    from flexmb.fe.mesh import FEMesh as FEMesh
+    from flexmb.fe.mesh import Material as Material
+    from flexmb.fe.mesh import read_mesh as read_mesh
+    from flexmb.fe.body_data import FlexibleBodyData as FlexibleBodyData
+    from flexmb.fe.body_data import build_flexible_body as build_flexible_body
+    from flexmb.solution import PointView as PointView
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

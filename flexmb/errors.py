@@ -46,3 +46,7 @@ class SimulationInterrupted(KeyboardInterrupt):
     def __init__(self, message: str, solution=None):
         super().__init__(message)
         self.solution = solution
+
+
+class SolutionFileError(FlexmbError, ValueError):
+    """A results file that cannot be read: not a flexmb solution, damaged, truncated or modified."""

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from flexmb.checks import DriveFunction, _shown, body_name as _body_name, number, vec3 as _vec3
+from flexmb.force_elements import FORCE_TYPES, Gravity, PointForce, PointTorque, SpringDamper
 from flexmb.errors import ModelError
 
 __all__ = [
@@ -51,18 +54,6 @@ __all__ = [
 GROUND = "ground"
 
 
-def _vec3(name: str, value: ArrayLike, owner: str) -> NDArray:
-    try:
-        a = np.asarray(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise ModelError(f"{owner}: {name}={value!r} is not a 3-vector of numbers") from exc
-    if a.shape != (3,):
-        raise ModelError(f"{owner}: {name} must have 3 components, got {a.size}: {value!r}")
-    if not np.all(np.isfinite(a)):
-        raise ModelError(f"{owner}: {name}={a.tolist()} contains NaN or inf; give finite values")
-    return a
-
-
 def _rotation(name: str, value: Any, owner: str) -> NDArray:
     """Accept a 3x3 rotation matrix, a quaternion dict, or anything `rotations.orientation` takes."""
     if value is None:
@@ -74,7 +65,10 @@ def _rotation(name: str, value: Any, owner: str) -> NDArray:
             return orientation(**value)
         except (TypeError, ValueError) as exc:
             raise ModelError(f"{owner}: {name}={value!r}: {exc}") from exc
-    R = np.asarray(value, dtype=float)
+    try:
+        R = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        R = np.zeros(0)
     if R.shape != (3, 3):
         raise ModelError(
             f"{owner}: {name} must be a 3x3 rotation matrix or a dict such as "
@@ -141,11 +135,20 @@ class RigidBody:
         owner = f"RigidBody {self.name!r}"
         if not isinstance(self.name, str) or not self.name or self.name == GROUND:
             raise ModelError(f"{owner}: name must be a non-empty string other than {GROUND!r}")
-        m = float(self.mass)
+        if isinstance(self.mass, (str, bytes)):
+            raise ModelError(f"{owner}: mass={self.mass!r} is a string; give the mass as a number [kg] "
+                             f"(flexmb does not parse units: use one consistent unit system)")
+        try:
+            m = float(self.mass)
+        except (TypeError, ValueError):
+            m = math.nan
         if not math.isfinite(m) or m <= 0:
             raise ModelError(f"{owner}: mass={self.mass!r} must be a finite positive number [kg]")
         object.__setattr__(self, "mass", m)
-        J = np.asarray(self.inertia, dtype=float)
+        try:
+            J = np.asarray(self.inertia, dtype=float) if not isinstance(self.inertia, (str, bytes)) else np.zeros(0)
+        except (TypeError, ValueError):
+            J = np.zeros(0)
         if J.shape == (3,):
             J = np.diag(J)
         if J.shape != (3, 3) or not np.all(np.isfinite(J)):
@@ -179,19 +182,32 @@ def _drive(name: str, value: Any, rate: Any, owner: str) -> tuple[Callable | Non
         return None, None
     if value is not None and rate is not None:
         raise ModelError(f"{owner}: give either {name} (a function of time) or its rate, not both")
+    rate_name = {"angle": "angular_velocity", "displacement": "velocity"}.get(name, "rate")
+    unit = {"angle": "rad", "displacement": "m"}.get(name, "")
     if rate is not None:
-        r = float(rate)
-        return (lambda t, r=r: r * t), (lambda t, r=r: r + 0.0 * t)
+        r = number(rate_name, rate, owner, unit=f"{unit}/s")
+        return (lambda t, r=r: r * np.asarray(t, dtype=float)), (lambda t, r=r: r + 0.0 * np.asarray(t, dtype=float))
     if not callable(value):
-        v = float(value)
-        return (lambda t, v=v: v + 0.0 * t), (lambda t: 0.0 * t)
-    f = value
+        if isinstance(value, (str, bytes)) or np.ndim(value) != 0:
+            raise ModelError(
+                f"{owner}: {name}={value!r} is neither a number nor a function of time; give a constant "
+                f"[{unit}] or a callable f(t) returning the {name} [{unit}]"
+            )
+        v = number(name, value, owner, unit=unit)
+        return (lambda t, v=v: v + 0.0 * np.asarray(t, dtype=float)), (lambda t: 0.0 * np.asarray(t, dtype=float))
+    f = value if isinstance(value, DriveFunction) else DriveFunction(value, owner, name, unit)
 
     def df(t, f=f, eps=1e-6):
         t = np.asarray(t, dtype=float)
         return (np.asarray(f(t + eps)) - np.asarray(f(t - eps))) / (2 * eps)
 
     return f, df
+
+
+def _spring_law(joint: Any, owner: str, ref: str, units: tuple[str, str, str]) -> None:
+    """Check and normalize the (stiffness, damping, reference) fields of a joint's linear law."""
+    for key, unit, lo in (("stiffness", units[0], 0.0), ("damping", units[1], 0.0), (ref, units[2], None)):
+        object.__setattr__(joint, key, number(key, getattr(joint, key), owner, minimum=lo, unit=unit))
 
 
 @dataclass(frozen=True)
@@ -237,6 +253,12 @@ class Joint:
             raise ModelError("Joint is abstract: use Spherical, Revolute, Universal, Prismatic, Cylindrical, Planar or Fixed")
         if not isinstance(self.name, str) or not self.name:
             raise ModelError(f"{owner}: name must be a non-empty string")
+        for side in ("body_a", "body_b"):
+            _body_name(owner, side, getattr(self, side))
+        for side in ("frame_a", "frame_b"):
+            v = getattr(self, side)
+            if v is not None and not isinstance(v, Frame):
+                raise ModelError(f"{owner}: {side}={v!r} is not a Frame; give Frame(origin, orientation) in body coordinates")
         if self.body_a == self.body_b:
             raise ModelError(f"{owner}: body_a and body_b are both {self.body_a!r}; a joint needs two different bodies")
         if self.point is not None:
@@ -247,7 +269,7 @@ class Joint:
                 v = _vec3(key, v, owner)
                 n = np.linalg.norm(v)
                 if n < 1e-12:
-                    raise ModelError(f"{owner}: {key}={v.tolist()} has zero length")
+                    raise ModelError(f"{owner}: {key}={v.tolist()} has zero length; give a nonzero direction vector")
                 object.__setattr__(self, key, v / n)
 
     # joint-specific hooks -------------------------------------------------------------------
@@ -296,16 +318,16 @@ class Revolute(Joint):
     def __post_init__(self):
         super().__post_init__()
         owner = f"Revolute {self.name!r}"
-        for key in ("stiffness", "damping"):
-            v = float(getattr(self, key))
-            if not math.isfinite(v) or v < 0:
-                raise ModelError(f"{owner}: {key}={v!r} must be finite and >= 0")
+        _spring_law(self, owner, "angle0", ("N m/rad", "N m s/rad", "rad"))
         f, _ = _drive("angle", self.angle, self.angular_velocity, owner)
         if f is not None and (self.stiffness or self.damping):
-            raise ModelError(f"{owner}: a driven revolute cannot also have stiffness/damping on the driven angle")
+            raise ModelError(f"{owner}: a driven revolute cannot also have stiffness/damping on the driven angle; "
+                             f"remove the drive or the spring-damper")
+        if callable(self.angle) and not isinstance(self.angle, DriveFunction):
+            object.__setattr__(self, "angle", f)
 
     def drives(self):
-        f, df = _drive("angle", self.angle, self.angular_velocity, self.name)
+        f, df = _drive("angle", self.angle, self.angular_velocity, f"Revolute {self.name!r}")
         return {} if f is None else {5: (f, df)}
 
     def free_law(self):
@@ -345,8 +367,19 @@ class Prismatic(Joint):
         driven = self.displacement is not None or self.velocity is not None
         return (True, True, driven, True, True, True)
 
+    def __post_init__(self):
+        super().__post_init__()
+        owner = f"Prismatic {self.name!r}"
+        _spring_law(self, owner, "displacement0", ("N/m", "N s/m", "m"))
+        f, _ = _drive("displacement", self.displacement, self.velocity, owner)
+        if f is not None and (self.stiffness or self.damping):
+            raise ModelError(f"{owner}: a driven prismatic joint cannot also have stiffness/damping on the driven "
+                             f"displacement; remove the drive or the spring-damper")
+        if callable(self.displacement) and not isinstance(self.displacement, DriveFunction):
+            object.__setattr__(self, "displacement", f)
+
     def drives(self):
-        f, df = _drive("displacement", self.displacement, self.velocity, self.name)
+        f, df = _drive("displacement", self.displacement, self.velocity, f"Prismatic {self.name!r}")
         return {} if f is None else {2: (f, df)}
 
     def free_law(self):
@@ -380,88 +413,12 @@ class Fixed(Joint):
 
 
 # ----------------------------------------------------------------------------------------------
-# force elements
 
 
-@dataclass(frozen=True)
-class Gravity:
-    """Uniform gravity ``g (3,)`` [m/s^2] acting on every body."""
-
-    g: Any = (0.0, 0.0, -9.81)
-
-    def __post_init__(self):
-        object.__setattr__(self, "g", _vec3("g", self.g, "Gravity"))
-
-
-@dataclass(frozen=True)
-class PointForce:
-    """A force on ``body`` at ``point`` (body frame) [N].
-
-    ``force`` is a constant 3-vector, a function ``f(t) -> (3,)``, or a callback
-    ``f(t, state) -> (3,)`` of the body state (``state.position``, ``.rotation``, ``.velocity``,
-    ``.angular_velocity`` of the centre of mass; the Jacobian of a state callback is taken by
-    finite differences).  ``frame`` is ``"global"`` (inertial components) or ``"body"``
-    (follower force, body components).
-    """
-
-    body: str
-    force: Any
-    point: Any = (0.0, 0.0, 0.0)
-    frame: str = "global"
-    name: str = ""
-
-    def __post_init__(self):
-        owner = f"PointForce on {self.body!r}"
-        object.__setattr__(self, "point", _vec3("point", self.point, owner))
-        if self.frame not in ("global", "body"):
-            raise ModelError(f"{owner}: frame={self.frame!r}; use 'global' or 'body'")
-        if not callable(self.force):
-            object.__setattr__(self, "force", _vec3("force", self.force, owner))
-
-
-@dataclass(frozen=True)
-class PointTorque:
-    """A torque on ``body`` [N m]: constant, ``f(t)`` or ``f(t, state)``; ``frame`` as PointForce."""
-
-    body: str
-    torque: Any
-    frame: str = "global"
-    name: str = ""
-
-    def __post_init__(self):
-        owner = f"PointTorque on {self.body!r}"
-        if self.frame not in ("global", "body"):
-            raise ModelError(f"{owner}: frame={self.frame!r}; use 'global' or 'body'")
-        if not callable(self.torque):
-            object.__setattr__(self, "torque", _vec3("torque", self.torque, owner))
-
-
-@dataclass(frozen=True)
-class SpringDamper:
-    """Linear spring-damper between ``point_a`` on ``body_a`` and ``point_b`` on ``body_b``
-    (body frames; ``"ground"`` allowed, its points are inertial).
-
-    Force along the line: ``stiffness (L - free_length) + damping dL/dt`` [N]; ``free_length``
-    defaults to the distance at t = 0.
-    """
-
-    name: str
-    body_a: str
-    body_b: str
-    point_a: Any = (0.0, 0.0, 0.0)
-    point_b: Any = (0.0, 0.0, 0.0)
-    stiffness: float = 0.0
-    damping: float = 0.0
-    free_length: float | None = None
-
-    def __post_init__(self):
-        owner = f"SpringDamper {self.name!r}"
-        for key in ("point_a", "point_b"):
-            object.__setattr__(self, key, _vec3(key, getattr(self, key), owner))
-        for key in ("stiffness", "damping"):
-            v = float(getattr(self, key))
-            if not math.isfinite(v) or v < 0:
-                raise ModelError(f"{owner}: {key}={v!r} must be finite and >= 0")
+def _sequence(owner: str, key: str, value: Any, what: str) -> tuple:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise ModelError(f"{owner}: {key}={_shown(value)} is not a list of {what}; write e.g. Model([bob], [pin], [gravity])")
+    return tuple(value)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -472,9 +429,11 @@ class Model:
     """An immutable multibody model: ``bodies``, ``joints`` and ``forces``; ``units`` labels the
     consistent unit system of the input (default ``"SI"``; nothing is converted).
 
-    Validation at construction: unique names, joints referring to known bodies, attachment frames
-    that coincide at t = 0 in their constrained components (within ``assembly_tol``, relative to
-    the model size).
+    Validation at construction: element types, unique names, joints and forces referring to known
+    bodies, ``assembly_tol`` finite and > 0; force elements given with ``point_frame="inertial"``
+    are converted to body-frame points.  That the attachment frames of the joints coincide at
+    ``t0`` in their constrained components (within ``assembly_tol``, relative to the model size)
+    is checked when :func:`flexmb.simulate` starts, where the drives' values at ``t0`` are known.
     """
 
     bodies: Sequence[RigidBody]
@@ -486,11 +445,25 @@ class Model:
     units: str = "SI"
 
     def __post_init__(self):
-        object.__setattr__(self, "bodies", tuple(self.bodies))
-        object.__setattr__(self, "joints", tuple(self.joints))
-        object.__setattr__(self, "forces", tuple(self.forces))
+        object.__setattr__(self, "bodies", _sequence("Model", "bodies", self.bodies, "RigidBody"))
+        object.__setattr__(self, "joints", _sequence("Model", "joints", self.joints, "joints"))
+        object.__setattr__(self, "forces", _sequence("Model", "forces", self.forces, "force elements"))
         if not self.bodies:
             raise ModelError("Model: no bodies; add at least one RigidBody")
+        for k, b in enumerate(self.bodies):
+            if not isinstance(getattr(b, "name", None), str) or not hasattr(b, "mass"):
+                raise ModelError(f"Model: bodies[{k}]={_shown(b)} ({type(b).__name__}) is not a body; give RigidBody(...) elements")
+        for k, j in enumerate(self.joints):
+            if not isinstance(j, Joint):
+                raise ModelError(f"Model: joints[{k}]={_shown(j)} ({type(j).__name__}) is not a joint; give Revolute(...), "
+                                 f"Spherical(...), ... elements (forces go in the third argument)")
+        for k, f in enumerate(self.forces):
+            if not isinstance(f, FORCE_TYPES):
+                raise ModelError(f"Model: forces[{k}]={_shown(f)} ({type(f).__name__}) is not a force element; use "
+                                 f"{', '.join(t.__name__ for t in FORCE_TYPES)}")
+        object.__setattr__(self, "assembly_tol", number("assembly_tol", self.assembly_tol, "Model", positive=True))
+        if not isinstance(self.units, str) or not self.units:
+            raise ModelError(f"Model: units={self.units!r} must be a label string such as 'SI' or 'ft-slug-s'")
         names = [b.name for b in self.bodies]
         dup = [n for n, k in Counter(names).items() if k > 1]
         if dup:
@@ -511,8 +484,19 @@ class Model:
         for f in self.forces:
             for side in ("body", "body_a", "body_b"):
                 b = getattr(f, side, None)
-                if b is not None and b not in known:
+                if b is not None and b not in known - ({GROUND} if side == "body" else set()):
                     raise ModelError(f"{type(f).__name__}: {side}={b!r} is not a body of the model; known bodies: {sorted(names)}")
+        object.__setattr__(self, "forces", tuple(self._in_body_frames(f) for f in self.forces))
+
+    def _in_body_frames(self, f: Any) -> Any:
+        """Force elements with ``point_frame="inertial"`` converted to body-frame points (t = 0 pose)."""
+        if getattr(f, "point_frame", "body") != "inertial":
+            return f
+        if isinstance(f, PointForce):
+            x, R = self.body_pose(f.body)
+            return replace(f, point=R.T @ (f.point - x), point_frame="body")
+        (xa, Ra), (xb, Rb) = self.body_pose(f.body_a), self.body_pose(f.body_b)
+        return replace(f, point_a=Ra.T @ (f.point_a - xa), point_b=Rb.T @ (f.point_b - xb), point_frame="body")
 
     # ------------------------------------------------------------------------------------------
     def body_index(self, name: str) -> int:

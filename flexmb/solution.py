@@ -14,9 +14,7 @@ trip that is exact to the bit.
 """
 from __future__ import annotations
 
-import re
-
-import csv
+import hashlib
 import json
 import logging
 import math
@@ -27,7 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["Solution", "BodyView", "JointView", "STATS_KEYS", "PLOT_QUANTITIES"]
+__all__ = ["Solution", "BodyView", "JointView", "PointView", "STATS_KEYS", "PLOT_QUANTITIES"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +70,62 @@ class BodyView(NamedTuple):
     velocity: NDArray[np.float64]
     angular_velocity: NDArray[np.float64]
     quaternion: NDArray[np.float64]
+
+    def point(self, r: ArrayLike) -> PointView:
+        """Motion of the body-fixed point(s) ``r`` at the time nodes.
+
+        Parameters
+        ----------
+        r : array_like, shape (3,) or (k, 3)
+            Point(s) in the body frame, relative to the body's reference point [m] (the
+            convention of ``PointForce.point`` and ``SpringDamper.point_a``).
+
+        Returns
+        -------
+        PointView
+            ``position = x + R r`` and ``velocity = v + omega x (R r)``, shape (nt, 3) or
+            (nt, k, 3), inertial frame.  No acceleration: the solution stores positions and
+            velocities at the nodes, and a finite difference of the node velocities would be
+            only second-order accurate (below the nodal order of p >= 2); take accelerations
+            from the model's equations of motion if needed.
+        """
+        from flexmb.errors import ModelError
+
+        try:
+            rr = np.asarray(r, dtype=np.float64)
+        except (TypeError, ValueError):
+            rr = np.zeros(0)
+        if rr.ndim not in (1, 2) or rr.shape[-1] != 3 or not np.all(np.isfinite(rr)):
+            raise ModelError(
+                f"body {self.name!r}: point r={r!r} must be a finite body-frame point of shape (3,) or "
+                f"points of shape (k, 3) [m]"
+            )
+        arm = np.einsum("tij,...j->t...i", self.rotation, rr)  # (nt, 3) or (nt, k, 3)
+        x = self.position[:, None] if rr.ndim == 2 else self.position
+        v = self.velocity[:, None] if rr.ndim == 2 else self.velocity
+        w = self.angular_velocity[:, None] if rr.ndim == 2 else self.angular_velocity
+        return PointView(self.name, _frozen(rr.copy()), self.t, _frozen(x + arm), _frozen(v + np.cross(w, arm)))
+
+
+class PointView(NamedTuple):
+    """Motion of body-fixed points (see :meth:`BodyView.point`).
+
+    Attributes
+    ----------
+    body : str
+    r : ndarray, shape (3,) or (k, 3)
+        The points in the body frame, relative to the reference point [m].
+    t : ndarray, shape (nt,)
+        Time nodes [s].
+    position, velocity : ndarray, shape (nt, 3) or (nt, k, 3)
+        Inertial position [m] and velocity [m/s] of the points.
+    """
+
+    body: str
+    r: NDArray[np.float64]
+    t: NDArray[np.float64]
+    position: NDArray[np.float64]
+    velocity: NDArray[np.float64]
 
 
 class JointView(NamedTuple):
@@ -159,6 +213,14 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"object of type {type(obj).__name__} is not JSON serialisable")
 
 
+def _digest(a: NDArray) -> str:
+    """SHA-256 of an array's dtype, shape and bytes (detects any change of a saved entry)."""
+    a = np.ascontiguousarray(a)
+    h = hashlib.sha256(f"{a.dtype.str}{a.shape}".encode())
+    h.update(a.tobytes())
+    return h.hexdigest()
+
+
 def _check_increasing(name: str, t: NDArray) -> None:
     if not np.all(np.isfinite(t)):
         bad = np.flatnonzero(~np.isfinite(t))[:5].tolist()
@@ -184,8 +246,8 @@ class Solution:
     body_names : sequence of str, length nb
         Unique body names.
     body_position : array_like, shape (nt, nb, 3)
-        Position of each body's reference point in the inertial frame [m]. For rigid bodies the
-        reference point is the centre of mass.
+        Position of each body's reference point in the inertial frame [m] (the point the body's
+        ``position`` was given for; the centre of mass sits at ``com`` in the body frame).
     body_rotation : array_like, shape (nt, nb, 3, 3)
         Rotation matrix body -> inertial (columns are the body axes in inertial components).
     body_velocity : array_like, shape (nt, nb, 3)
@@ -495,7 +557,8 @@ class Solution:
         data.update({f"stats/{k}": v for k, v in self.stats.items()})
         data.update({f"extra/{k}": v for k, v in self.extra.items()})
         data["meta"] = np.array(json.dumps(self.meta))
-        header = {"format": _FILE_FORMAT, "stats": list(self.stats), "extra": list(self.extra)}
+        header = {"format": _FILE_FORMAT, "stats": list(self.stats), "extra": list(self.extra),
+                  "sha256": {k: _digest(v) for k, v in data.items()}}
         data[_FORMAT_KEY] = np.array(json.dumps(header))
         (np.savez_compressed if compress else np.savez)(path, **data)
         return path
@@ -504,39 +567,94 @@ class Solution:
     def load(cls, path: str | Path) -> Solution:
         """Read a file written by :meth:`save`.
 
+        Every array is checked against the SHA-256 digest :meth:`save` stored with it, and the
+        node values must be finite, so a file damaged or modified after saving is refused.
+
         Raises
         ------
-        ValueError
-            If the file is not a flexmb solution or has a newer format.
+        FileNotFoundError
+            If ``path`` does not exist.
+        SolutionFileError
+            If the file is not a flexmb solution, is damaged (truncated, flipped bits, missing
+            entries, NaN injected) or has a newer format; the message names the file and the entry.
         """
+        from flexmb.errors import SolutionFileError
+
         path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no solution file {path}; write one with Solution.save")
+        try:
+            sol = cls._load(path)
+        except SolutionFileError:
+            raise
+        except Exception as exc:  # zipfile, zlib, numpy format and JSON errors of a damaged file
+            msg = str(exc)
+            # never pass on numpy's advice to load with allow_pickle: a solution file has no pickles
+            detail = "not a NumPy array archive" if "pickle" in msg else f"{type(exc).__name__}: {msg}"
+            raise SolutionFileError(
+                f"{path} is not a readable flexmb solution file ({detail}); the file is "
+                f"damaged or truncated: restore it or re-run the simulation and save it with Solution.save"
+            ) from exc
+        return sol
+
+    @classmethod
+    def _load(cls, path: Path) -> Solution:
+        from flexmb.errors import SolutionFileError
+
         with np.load(path, allow_pickle=False) as f:
-            if _FORMAT_KEY not in f.files:
-                raise ValueError(
+            if not hasattr(f, "files") or _FORMAT_KEY not in f.files:
+                raise SolutionFileError(
                     f"{path} is not a flexmb solution file (no {_FORMAT_KEY!r} entry); write it with Solution.save"
                 )
             header = json.loads(str(f[_FORMAT_KEY][()]))
             if header.get("format", 0) > _FILE_FORMAT:
-                raise ValueError(
+                raise SolutionFileError(
                     f"{path} has solution format {header.get('format')}, this flexmb reads up to "
                     f"{_FILE_FORMAT}; upgrade flexmb"
                 )
-            kwargs: dict[str, Any] = {name: f[name] for name in cls._ARRAYS}
-            kwargs.update({name: tuple(str(s) for s in f[name]) for name in cls._STRINGS})
-            kwargs["stats"] = {k: f[f"stats/{k}"] for k in header["stats"]}
-            kwargs["extra"] = {k: f[f"extra/{k}"] for k in header["extra"]}
-            kwargs["meta"] = json.loads(str(f["meta"][()]))
+            keys = [*cls._ARRAYS, *cls._STRINGS, *(f"stats/{k}" for k in header["stats"]),
+                    *(f"extra/{k}" for k in header["extra"]), "meta"]
+            missing = [k for k in keys if k not in f.files]
+            if missing:
+                raise SolutionFileError(
+                    f"{path}: entries {missing} are missing; the file is damaged or was not written by "
+                    f"Solution.save: restore it or re-run the simulation"
+                )
+            data = {k: f[k] for k in keys}
+        digests = header.get("sha256", {})
+        for key, value in data.items():
+            if key in digests and _digest(value) != digests[key]:
+                raise SolutionFileError(
+                    f"{path}: entry {key!r} does not match the checksum written by Solution.save; the file was "
+                    f"modified or damaged after saving: restore it or re-run the simulation"
+                )
+        for key in cls._ARRAYS:
+            bad = ~np.isfinite(data[key])
+            if bad.any():
+                where = np.argwhere(bad)[0].tolist()
+                raise SolutionFileError(
+                    f"{path}: {key} holds non-finite values (first at index {where}: {data[key][tuple(where)]}); "
+                    f"a solution file holds finite node values only: restore the file or re-run the simulation"
+                )
+        kwargs: dict[str, Any] = {name: data[name] for name in cls._ARRAYS}
+        kwargs.update({name: tuple(str(s) for s in data[name]) for name in cls._STRINGS})
+        kwargs["stats"] = {k: data[f"stats/{k}"] for k in header["stats"]}
+        kwargs["extra"] = {k: data[f"extra/{k}"] for k in header["extra"]}
+        kwargs["meta"] = json.loads(str(data["meta"][()]))
         return cls(**kwargs)
 
     def to_csv(self, directory: str | Path) -> dict[str, Path]:
         """Write the time histories as CSV tables in long format (one row per time and entity).
 
-        Numbers are written with Python's shortest round-trip representation (exact).
+        Numbers are written with Python's shortest round-trip representation (exact). Column
+        headers carry the units of the model's unit system (``meta["units"]``, see
+        :mod:`flexmb.units`), e.g. ``x [m]`` or ``x [ft]``; models without joints get joint
+        tables with the header only.
 
         Files
         -----
         ``bodies.csv``
-            t, body, x, y, z, vx, vy, vz, wx, wy, wz, qw, qx, qy, qz (inertial frame; SI units).
+            t, body, x, y, z, vx, vy, vz, wx, wy, wz, qw, qx, qy, qz (reference point, inertial frame).
         ``joints.csv``
             t, joint, x, y, z, rx, ry, rz, vx, vy, vz, wx, wy, wz (relative coordinates and
             velocities, frame A).
@@ -557,59 +675,9 @@ class Solution:
         dict of str to Path
             ``{"bodies": ..., "joints": ..., "reactions": ..., "energy": ..., "newton": ...}``.
         """
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        paths: dict[str, Path] = {}
+        from flexmb.solution_output import write_csv
 
-        def long_table(fname: str, header: list[str], t: NDArray, names: tuple[str, ...], values: NDArray) -> None:
-            # values: (len(t), len(names), ncols) -> rows ordered by time, then entity
-            nt_, ne_ = t.size, len(names)
-            path = directory / fname
-            with path.open("w", newline="") as fh:
-                w = csv.writer(fh)
-                w.writerow(header)
-                tt = np.repeat(t, ne_).tolist()
-                nn = list(names) * nt_
-                vv = values.reshape(nt_ * ne_, -1).tolist()
-                w.writerows([tk, nk, *vk] for tk, nk, vk in zip(tt, nn, vv))
-            paths[fname.removesuffix(".csv")] = path
-
-        long_table(
-            "bodies.csv",
-            ["t", "body", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz", "qw", "qx", "qy", "qz"],
-            self.t, self.body_names,
-            np.concatenate(
-                [self.body_position, self.body_velocity, self.body_angular_velocity, self.quaternions], axis=-1
-            ),
-        )
-        long_table(
-            "joints.csv",
-            ["t", "joint", "x", "y", "z", "rx", "ry", "rz", "vx", "vy", "vz", "wx", "wy", "wz"],
-            self.t, self.joint_names,
-            np.concatenate([self.joint_rel_position, self.joint_rel_rotation, self.joint_rel_velocity], axis=-1),
-        )
-        long_table(
-            "reactions.csv",
-            ["t_internal", "joint", "fx", "fy", "fz", "mx", "my", "mz"],
-            self.t_internal, self.joint_names,
-            np.concatenate([self.joint_force, self.joint_moment], axis=-1),
-        )
-        path = directory / "energy.csv"
-        with path.open("w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["t", "kinetic", "potential", "total"])
-            table = np.column_stack([self.t, self.kinetic_energy, self.potential_energy, self.total_energy])
-            w.writerows(table.tolist())
-        paths["energy"] = path
-        path = directory / "newton.csv"
-        keys = [k for k in STATS_KEYS if k in self.stats] + [k for k in self.stats if k not in STATS_KEYS]
-        with path.open("w", newline="") as fh:
-            w = csv.writer(fh)
-            w.writerow(["element", *keys])
-            cols = [self.stats[k].tolist() for k in keys]
-            w.writerows([e, *row] for e, row in enumerate(zip(*cols)))
-        paths["newton"] = path
-        return paths
+        return write_csv(self, directory)
 
     # ------------------------------------------------------------------ plots
     def plot(
@@ -647,88 +715,6 @@ class Solution:
         matplotlib.axes.Axes
             The axes drawn into.
         """
-        if quantity not in PLOT_QUANTITIES:
-            raise ValueError(f"unknown plot quantity {quantity!r}; choose one of {list(PLOT_QUANTITIES)}")
-        if not components or any(c not in "xyz" for c in components) or len(set(components)) != len(components):
-            raise ValueError(f"`components` must be a non-empty subset of 'xyz' such as 'xz'; got {components!r}")
-        comp = ["xyz".index(c) for c in components]
+        from flexmb.solution_output import plot_solution
 
-        if ax is None:
-            if path is None:
-                import matplotlib.pyplot as plt
-
-                _, ax = plt.subplots()
-            else:
-                from matplotlib.figure import Figure
-
-                ax = Figure(figsize=(7, 4), layout="constrained").subplots()
-
-        def select(kind: str, all_names: tuple[str, ...], chosen: Sequence[str] | None) -> list[tuple[int, str]]:
-            if chosen is None:
-                return list(enumerate(all_names))
-            if isinstance(chosen, str):
-                chosen = [chosen]
-            return [(self._index(kind, all_names, n), n) for n in chosen]
-
-        si = str(self.meta.get("units", "SI")).upper() == "SI"
-
-        def lab(text: str) -> str:  # SI units in brackets only for SI models
-            return text if si else re.sub(r" \[[^\]]*\]", f" [{self.meta.get('units')}]", text)
-
-        body_q = {"position": (self.body_position, "position [m]"),
-                  "velocity": (self.body_velocity, "velocity [m/s]"),
-                  "angular_velocity": (self.body_angular_velocity, "angular velocity [rad/s]")}
-        joint_q = {"rel_position": (self.t, self.joint_rel_position, "relative position [m]"),
-                   "rel_rotation": (self.t, self.joint_rel_rotation, "relative rotation [rad]"),
-                   "joint_force": (self.t_internal, self.joint_force, "joint force [N]"),
-                   "joint_moment": (self.t_internal, self.joint_moment, "joint moment [N m]")}
-        if quantity in body_q:
-            data, label = body_q[quantity]
-            for i, name in select("body", self.body_names, bodies):
-                for c in comp:
-                    ax.plot(self.t, data[:, i, c], label=f"{name} {'xyz'[c]}")
-            ax.set_ylabel(lab(f"body {label}"))
-        elif quantity in joint_q:
-            t, data, label = joint_q[quantity]
-            for j, name in select("joint", self.joint_names, joints):
-                for c in comp:
-                    ax.plot(t, data[:, j, c], label=f"{name} {'xyz'[c]}")
-            ax.set_ylabel(lab(label))
-        elif quantity == "joint_force_norm":
-            for j, name in select("joint", self.joint_names, joints):
-                ax.plot(self.t_internal, np.linalg.norm(self.joint_force[:, j], axis=-1), label=name)
-            ax.set_ylabel(lab("|joint force| [N]"))
-        elif quantity == "energy":
-            ax.plot(self.t, self.kinetic_energy, label="kinetic")
-            ax.plot(self.t, self.potential_energy, label="potential")
-            ax.plot(self.t, self.total_energy, label="total", color="k")
-            ax.set_ylabel(lab("energy [J]"))
-            if self.nt:
-                drift = float(np.max(np.abs(self.total_energy - self.total_energy[0])))
-                ax.set_title(f"max |E - E(0)| = {drift:.3g} J")
-        else:  # newton
-            if self.ne == 0:
-                raise ValueError("no Newton statistics in this solution (`stats` is empty); nothing to plot")
-            te = self.stats.get("t_start", np.arange(self.ne))
-            # close the last step at the end of the last element
-            te_end = te[-1] + (self.stats["h"][-1] if "h" in self.stats and "t_start" in self.stats else 1)
-            edges = np.append(te, te_end)
-            for key in ("iterations", "retries"):
-                if key in self.stats and (key == "iterations" or np.any(self.stats[key])):
-                    v = self.stats[key]
-                    ax.step(edges, np.append(v, v[-1]), where="post", label=key)
-            ax.set_ylabel("iterations per time element")
-            if "rate" in self.stats:
-                ax2 = ax.twinx()
-                ax2.plot(te, self.stats["rate"], ".", color="C3", markersize=3, label="contraction rate")
-                ax2.set_ylabel("contraction rate")
-                ax2.legend(loc="upper right", fontsize="small")
-        ax.set_xlabel("t [s]" if quantity != "newton" or "t_start" in self.stats else "time element")
-        ax.grid(True, alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper left" if quantity == "newton" else "best", fontsize="small")
-        if path is not None:
-            path = Path(path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            ax.figure.savefig(path, dpi=120)
-        return ax
+        return plot_solution(self, quantity, bodies=bodies, joints=joints, components=components, ax=ax, path=path)

@@ -54,10 +54,12 @@ def test_inconsistent_initial_velocity_is_projected_and_logged(caplog):
 
 def test_bad_step_and_time():
     m = fm.Model([bob()])
-    with pytest.raises(ValueError, match="h=-0.1"):
+    with pytest.raises(fm.ModelError, match=r"simulate: h=-0.1 must be > 0 \[s\]"):
         fm.simulate(m, 1.0, -0.1)
-    with pytest.raises(ValueError, match="t_end"):
+    with pytest.raises(fm.ModelError, match=r"simulate: t_end=0.0 must be greater than t0=0.0 \[s\]"):
         fm.simulate(m, 0.0, 0.1)
+    with pytest.raises(fm.ModelError, match=r"simulate: h=nan is not finite"):
+        fm.simulate(m, 1.0, float("nan"))
 
 
 def _fourbar(tilted=True):
@@ -114,6 +116,63 @@ def test_non_convergence_reports_time_and_equation():
     with pytest.raises(fm.ConvergenceError, match=r"time element t = 0 \.\. .*largest correction: (body 'bob'|joint 'pin')") as info:
         fm.simulate(model, 0.1, 0.05, options=fm.SimulationOptions(max_halvings=1))
     assert info.value.time == 0.0
+
+
+def test_parameter_checks_of_joints_springs_and_model():
+    pin = dict(point=(0, 0, 0), axis=(1, 0, 0))
+    with pytest.raises(fm.ModelError, match=r"Prismatic 's': stiffness=-1.0 must be >= 0 \[N/m\]"):
+        fm.Prismatic("s", "ground", "bob", stiffness=-1.0, **pin)
+    with pytest.raises(fm.ModelError, match=r"Prismatic 's': a driven prismatic joint cannot also have stiffness"):
+        fm.Prismatic("s", "ground", "bob", displacement=lambda t: 0.1 * t, stiffness=5.0, **pin)
+    with pytest.raises(fm.ModelError, match=r"SpringDamper 'k': free_length=-0.5 must be >= 0"):
+        fm.SpringDamper("k", "ground", "bob", free_length=-0.5)
+    with pytest.raises(fm.ModelError, match=r"SpringDamper 'k': free_length=nan is not finite"):
+        fm.SpringDamper("k", "ground", "bob", free_length=float("nan"))
+    with pytest.raises(fm.ModelError, match=r"Model: assembly_tol=nan is not finite; give a finite number"):
+        fm.Model([bob()], assembly_tol=float("nan"))
+    with pytest.raises(fm.ModelError, match=r"Revolute 'pin': damping=nan is not finite; give a finite number \[N m s/rad\]"):
+        fm.Revolute("pin", "ground", "bob", damping=float("nan"), **pin)
+    with pytest.raises(fm.ModelError, match=r"Revolute 'pin': angle0=nan is not finite"):
+        fm.Revolute("pin", "ground", "bob", angle0=float("nan"), **pin)
+    with pytest.raises(fm.ModelError, match=r"SimulationOptions: max_halvings=-1 must be >= 0"):
+        fm.simulate(fm.Model([bob()]), 0.1, 0.01, options=fm.SimulationOptions(max_halvings=-1))
+    # a prismatic spring (no drive) is accepted and acts: a mass on a horizontal slider spring oscillates
+    # about s = displacement0 with omega = sqrt(k/m) = 2: x(t) = -1.1 + 0.1 cos(2 t) (p = 2, small h)
+    slider = fm.Prismatic("s", "ground", "bob", point=(-1.0, 0, 0), axis=(1, 0, 0), stiffness=4.0, displacement0=-0.1)
+    sol = fm.simulate(fm.Model([bob(inertia=np.full(3, 1e-3))], [slider]), 1.0, 0.01, p=2)
+    np.testing.assert_allclose(sol.body("bob").position[:, 0], -1.1 + 0.1 * np.cos(2.0 * sol.t), atol=1e-7)
+
+
+def test_frames_are_checked_when_simulate_starts_not_at_build():
+    pin = fm.Spherical("pin", "ground", "bob", frame_a=fm.Frame((0, 0, 0)), frame_b=fm.Frame((0.9, 0, 0)))
+    model = fm.Model([bob()], [pin])  # builds: the check needs t0 (drives) and is done by simulate
+    with pytest.raises(fm.ModelError, match="attachment frames do not satisfy the joint at t = 0"):
+        fm.simulate(model, 0.1, 0.01)
+
+
+def test_inertial_points_of_force_elements_equal_their_body_frame_points():
+    R = fm.orientation(axis=(0, 0, 1), angle=0.7)
+    x = np.array([0.3, -1.0, 0.2])
+    b = fm.RigidBody("b", mass=1.0, inertia=(0.01, 0.02, 0.025), position=x, orientation=R, com=(0.1, 0, 0))
+    hinge = fm.Spherical("hinge", "ground", "b", point=x + R @ np.array([-0.5, 0.0, 0.0]))
+    p_body = np.array([0.4, 0.1, 0.0])
+    p_inertial = x + R @ p_body
+    g = fm.Gravity((0, -9.81, 0))
+
+    def run(point_frame, pb, pa):
+        spring = fm.SpringDamper("k", "ground", "b", point_a=pa, point_b=pb, stiffness=50.0, damping=0.5,
+                                 point_frame=point_frame)
+        push = fm.PointForce("b", lambda t: (0.0, 0.0, 2.0 * t), point=pb, point_frame=point_frame)
+        model = fm.Model([b], [hinge], [g, spring, push])
+        assert all(getattr(f, "point_frame", "body") == "body" for f in model.forces)  # converted at build
+        return model, fm.simulate(model, 0.2, 0.01)
+
+    m1, s1 = run("body", p_body, (1.0, 0.5, 0.0))
+    m2, s2 = run("inertial", p_inertial, (1.0, 0.5, 0.0))  # ground points are inertial either way
+    np.testing.assert_allclose(m2.forces[1].point_b, p_body, atol=1e-15)
+    np.testing.assert_allclose(m2.forces[2].point, p_body, atol=1e-15)
+    np.testing.assert_allclose(s2.body_position, s1.body_position, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(s2.joint_force, s1.joint_force, rtol=0, atol=1e-10)
 
 
 def _parallelogram_at_change_point():

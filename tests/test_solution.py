@@ -178,7 +178,8 @@ def test_csv_tables(sol, tmp_path):
     paths = sol.to_csv(tmp_path / "csv")
     assert set(paths) == {"bodies", "joints", "reactions", "energy", "newton"}
     rows = read_csv(paths["bodies"])
-    assert rows[0] == ["t", "body", "x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz", "qw", "qx", "qy", "qz"]
+    assert rows[0] == ["t [s]", "body", "x [m]", "y [m]", "z [m]", "vx [m/s]", "vy [m/s]", "vz [m/s]",
+                       "wx [rad/s]", "wy [rad/s]", "wz [rad/s]", "qw", "qx", "qy", "qz"]
     assert len(rows) == 1 + NT * NB
     k, i = 3, 1  # row of time node 3, body "rod"
     row = rows[1 + k * NB + i]
@@ -186,16 +187,16 @@ def test_csv_tables(sol, tmp_path):
     np.testing.assert_array_equal(np.array(row[2:5], float), sol.body_position[k, i])  # exact text
     np.testing.assert_array_equal(np.array(row[11:15], float), sol.quaternions[k, i])
     rows = read_csv(paths["joints"])
-    assert rows[0][:2] == ["t", "joint"] and len(rows[0]) == 14 and len(rows) == 1 + NT * NJ
+    assert rows[0][:3] == ["t [s]", "joint", "x [m]"] and rows[0][5] == "rx [rad]" and len(rows[0]) == 14 and len(rows) == 1 + NT * NJ
     np.testing.assert_array_equal(np.array(rows[2][8:14], float), sol.joint_rel_velocity[0, 1])
     rows = read_csv(paths["reactions"])
-    assert rows[0] == ["t_internal", "joint", "fx", "fy", "fz", "mx", "my", "mz"] and len(rows) == 1 + NE * NJ
+    assert rows[0] == ["t_internal [s]", "joint", "fx [N]", "fy [N]", "fz [N]", "mx [N m]", "my [N m]", "mz [N m]"] and len(rows) == 1 + NE * NJ
     assert float(rows[1][0]) == sol.t_internal[0]
     np.testing.assert_array_equal(np.array(rows[1][5:8], float), sol.joint_moment[0, 0])
     rows = read_csv(paths["energy"])
-    assert rows[0] == ["t", "kinetic", "potential", "total"] and len(rows) == 1 + NT
+    assert rows[0] == ["t [s]", "kinetic [J]", "potential [J]", "total [J]"] and len(rows) == 1 + NT
     rows = read_csv(paths["newton"])
-    assert rows[0] == ["element", "t_start", "h", "iterations", "rate", "factorizations", "residual", "retries"]
+    assert rows[0] == ["element", "t_start [s]", "h [s]", "iterations", "rate", "factorizations", "residual", "retries"]
     assert len(rows) == 1 + NE and int(rows[-1][3]) == sol.stats["iterations"][-1]
 
 
@@ -222,3 +223,58 @@ def test_plot_selection_and_errors(sol, tmp_path):
         sol.plot("position", components="xw", ax=ax)
     with pytest.raises(KeyError, match="valid body names"):
         sol.plot("position", bodies=["nope"], ax=ax)
+
+
+# ------------------------------------------------------------------ body-fixed points, units, no joints
+def _swinging(units="SI", joints=True):
+    import flexmb as fm
+
+    # reference point at the pin end of a bar whose centre of mass is 0.5 m along body x
+    bar = fm.RigidBody("bar", mass=2.0, inertia=(1e-4, 0.2, 0.2), position=(0.0, 0.0, 0.0), com=(0.5, 0, 0),
+                       angular_velocity=(0, 0, 1.5))
+    pin = fm.Revolute("pin", "ground", "bar", point=(0, 0, 0), axis=(0, 0, 1))
+    return fm.simulate(fm.Model([bar], [pin] if joints else [], [fm.Gravity((0, -9.81, 0))], units=units), 0.3, 0.01)
+
+
+def test_point_gives_the_motion_of_body_fixed_points():
+    sol = _swinging()
+    bar = sol.body("bar")
+    tip = bar.point((1.0, 0.0, 0.0))
+    assert tip.position.shape == (sol.nt, 3) and tip.body == "bar"
+    # the tip stays 1 m from the pin and moves perpendicular to the bar at |omega| * 1 m
+    np.testing.assert_allclose(np.linalg.norm(tip.position, axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.einsum("ti,ti->t", tip.position, tip.velocity), 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(tip.velocity, axis=1), np.abs(bar.angular_velocity[:, 2]), rtol=1e-12)
+    both = bar.point([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
+    assert both.position.shape == (sol.nt, 2, 3)
+    np.testing.assert_allclose(both.position[:, 0], bar.position, atol=0)
+    np.testing.assert_allclose(both.velocity[:, 1], tip.velocity, atol=1e-15)
+    assert not hasattr(tip, "acceleration")  # documented: node values carry no acceleration
+    import flexmb as fm
+
+    with pytest.raises(fm.ModelError, match=r"body 'bar': point r=.* must be a finite body-frame point of shape \(3,\)"):
+        bar.point((1.0, np.nan))
+
+
+def test_csv_without_joints_and_units_in_headers(tmp_path):
+    sol = _swinging(units="ft-slug-s", joints=False)
+    paths = sol.to_csv(tmp_path)
+    assert read_csv(paths["joints"]) == [["t [s]", "joint", "x [ft]", "y [ft]", "z [ft]", "rx [rad]", "ry [rad]",
+                                          "rz [rad]", "vx [ft/s]", "vy [ft/s]", "vz [ft/s]", "wx [rad/s]",
+                                          "wy [rad/s]", "wz [rad/s]"]]
+    assert read_csv(paths["reactions"])[0][2:] == ["fx [lbf]", "fy [lbf]", "fz [lbf]", "mx [lbf ft]", "my [lbf ft]", "mz [lbf ft]"]
+    rows = read_csv(paths["bodies"])
+    assert rows[0][2] == "x [ft]" and rows[0][5] == "vx [ft/s]" and len(rows) == 1 + sol.nt
+    assert read_csv(paths["energy"])[0] == ["t [s]", "kinetic [ft lbf]", "potential [ft lbf]", "total [ft lbf]"]
+
+
+@pytest.mark.parametrize("units, force, energy", [("SI", "N", "J"), ("ft-slug-s", "lbf", "ft lbf"),
+                                                  ("mm-t-s", "N", "mJ"), ("furlong", "force, furlong", "energy, furlong")])
+def test_plot_axes_carry_the_unit_symbols(units, force, energy):
+    from matplotlib.figure import Figure
+
+    sol = _swinging(units=units)
+    ax = sol.plot("joint_force", ax=Figure().subplots())
+    assert ax.get_ylabel() == f"joint force [{force}]"
+    ax = sol.plot("energy", ax=Figure().subplots())
+    assert ax.get_ylabel() == f"energy [{energy}]" and ax.get_title().endswith(f" {energy}")

@@ -16,6 +16,11 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
+    from flexmb.checks import number
+
+    # bad values end here, before any output, as one line from the CLI (flexmb.cli.main)
+    number("--h", args.h, "", positive=True, unit="s")
+    number("--t-end", args.t_end, "", positive=True, unit="s")
     import matplotlib
 
     matplotlib.use("Agg")

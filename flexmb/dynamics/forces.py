@@ -10,7 +10,6 @@ only place flexmb does so).
 """
 from __future__ import annotations
 
-import inspect
 from types import SimpleNamespace
 
 import numpy as np
@@ -19,22 +18,24 @@ from flexmb import rotations as rot
 from flexmb.dynamics.attachments import AttachmentSet, ElementKin
 from flexmb.dynamics.layout import Triplets
 from flexmb.errors import ModelError
+from flexmb.checks import UserFunction, required_positional
 
 I3 = np.eye(3)
 
 
 def is_state_callback(f) -> bool:
-    """``f(t, state)`` (two or more required positional parameters) rather than ``f(t)``."""
-    try:
-        params = inspect.signature(f).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    required = [q for q in params if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD) and q.default is q.empty]
-    return len(required) >= 2
+    """``f(t, state)`` rather than ``f(t)``: decided once when the model is built (only required
+    positional parameters count, so ``lambda t, k=2: ...`` is a function of time)."""
+    if isinstance(f, UserFunction):
+        return f.takes_state
+    return required_positional(f) == 2
 
 
 def _user_value(fn, owner: str, *args) -> np.ndarray:
-    """Call a user function and check its result: a finite 3-vector."""
+    """Call a user function and check its result: a finite 3-vector (a :class:`UserFunction`, as the
+    model wraps them, checks its own results and names the element)."""
+    if isinstance(fn, UserFunction):
+        return np.asarray(fn(*args), dtype=float).reshape(3)
     try:
         val = np.asarray(fn(*args), dtype=float)
     except Exception as exc:  # the user's error, named and chained

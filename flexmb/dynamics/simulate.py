@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from flexmb import __version__
 from flexmb import rotations as rot
+from flexmb.checks import check_simulate_args
 from flexmb.dynamics.attachments import ElementKin
 from flexmb.dynamics.constraints import detect_redundant, dropped_violation, multiplier_momenta, node_velocity
 from flexmb.dynamics.forces import force_residual, potential_energy
@@ -368,11 +369,8 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     SimulationInterrupted
         On Ctrl-C (a ``KeyboardInterrupt``), with the partial ``solution`` likewise.
     """
+    t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
     options = options or SimulationOptions()
-    if not (np.isfinite(t_end) and np.isfinite(h)) or h <= 0:
-        raise ModelError(f"h={h!r} must be a finite positive step [s]")
-    if t_end <= t0:
-        raise ModelError(f"t_end={t_end!r} must be greater than t0={t0!r}")
     if rtol is not None or atol is not None:
         rtol = 0.0 if rtol is None else float(rtol)
         if not (np.isfinite(rtol) and rtol >= 0) or (atol is not None and not (np.isfinite(atol) and atol > 0)):

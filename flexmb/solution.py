@@ -528,6 +528,15 @@ class Solution:
     )
     _STRINGS: tuple[str, ...] = ("body_names", "joint_names", "joint_types")
 
+    def at(self, times: ArrayLike) -> "Solution":
+        """The solution at requested ``times`` [s] (strictly increasing, within ``[t[0], t[-1]]``),
+        interpolated to order 4 from the nodes' values and derivatives (cubic Hermite for positions
+        and rotations, cubic splines for the rest; :mod:`flexmb.dense_output`), not linearly.
+        Internal-point arrays and statistics are carried over unchanged."""
+        from flexmb.dense_output import sample
+
+        return sample(self, times)
+
     def save(self, path: str | Path, *, compress: bool = True) -> Path:
         """Write the solution to one ``.npz`` file (no pickle); :meth:`load` reads it back bit for bit.
 

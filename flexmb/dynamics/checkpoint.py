@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmb.dynamics.scales import Magnitudes
+
 from flexmb.errors import FlexmbError, ModelError
 
 log = logging.getLogger(__name__)
@@ -70,6 +72,7 @@ def save_run(run, path) -> Path:
         ex.update(_state_arrays("ckpt/prev/st", st_prev))
     ex["ckpt/w"] = np.asarray(run.w)
     ex["ckpt/scale"] = np.asarray(run.scale)
+    ex["ckpt/magnitudes"] = run.magnitudes.as_array()
     q = getattr(run.solver, "_q", None)
     if q is not None:
         ex["ckpt/solver_q"] = np.asarray(q)
@@ -128,6 +131,7 @@ def load_run(path, model=None, t_end: float | None = None):
         run.prev = (np.array(ex["ckpt/prev/U"]), _state_from("ckpt/prev/st", ex), float(ex["ckpt/prev/h"]))
     run.w = np.array(ex["ckpt/w"])
     run.scale = np.array(ex["ckpt/scale"])
+    run.magnitudes = Magnitudes.from_array(ex["ckpt/magnitudes"])
     if "ckpt/solver_q" in ex and hasattr(run.solver, "adopt_ordering"):
         run.solver.adopt_ordering(np.array(ex["ckpt/solver_q"]))
     for name, value in vars(run.rec).items():

@@ -23,6 +23,7 @@ from flexmb.dynamics.joints import joint_residual, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
 from flexmb.dynamics.linsolve import linear_solver, superlu
 from flexmb.dynamics.newton import NewtonOptions, NewtonResult, newton_solve
+from flexmb.dynamics.scales import adapted, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state,
                                     node_momenta)
 from flexmb.dynamics.time_elements import TimeElement, time_element
@@ -114,25 +115,6 @@ class SimulationOptions:
     linear_solver: str = "superlu"
     max_halvings: int = 6
     redundant: str = "resolve"
-
-
-def _scales(cm: CompiledModel, lay: Layout, st: ElementStart, w0: NDArray, h: float) -> NDArray:
-    """Absolute magnitudes of the unknowns for the convergence test."""
-    L = cm.length_scale
-    g = np.linalg.norm(cm.gravity)
-    trans = np.zeros(cm.nv, bool)
-    trans[(cm.vel_off[:, None] + np.arange(3)).reshape(-1)] = True
-    V = max(np.abs(w0[trans]).max(initial=0.0), np.abs(w0[~trans]).max(initial=0.0) * L, np.sqrt(g * L), 1e-3 * L)
-    # a joint may carry the load of the whole system (the root joint of a hanging chain carries
-    # its total weight): reactions and multipliers are scaled by the total mass, not one body's
-    F = cm.total_mass * (g + V * V / L) + 1e-12
-    out = np.zeros(lay.size)
-    for grp in cm.groups:
-        lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
-    joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),
-                            np.full(3, F), np.full(3, F * L), np.tile(np.concatenate([np.full(3, V), np.full(3, V / L)]), 2)])
-    out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
-    return out
 
 
 def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
@@ -318,7 +300,8 @@ class _Recorder:
 def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, t0: float = 0.0,
              options: SimulationOptions | None = None, show_progress: bool | None = None,
              checkpoint: str | Path | None = None, checkpoint_every: float = 60.0,
-             on_step: Callable | None = None, rtol: float | None = None, atol: float | None = None) -> Solution:
+             on_step: Callable | None = None, rtol: float | None = None, atol: float | None = None,
+             t_eval=None) -> Solution:
     """Integrate ``model`` from ``t0`` to ``t_end`` with time elements of length ``h``, or with steps
     chosen from a local error estimate when ``rtol``/``atol`` are given (``h`` is then the first step).
 
@@ -354,11 +337,14 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         ``on_step(t, state) -> stop`` after every accepted time node; ``state`` has ``t``, ``body_position``,
         ``body_rotation``, ``body_velocity``, ``body_angular_velocity`` (nb, ...) and ``kinetic_energy``,
         ``potential_energy``; a truthy return ends the run there (``meta["stopped_by"] = "on_step"``).
+    t_eval : array_like, optional
+        Times [s] (strictly increasing, within ``[t0, t_end]``) at which to return the results,
+        interpolated to order 4 from the nodes (:meth:`Solution.at`); by default the nodes.
 
     Returns
     -------
     Solution
-        Node values at ``t0, t0 + h, ...``; joint reactions at the internal points.
+        Node values at ``t0, t0 + h, ...`` (or at ``t_eval``); joint reactions at the internal points.
 
     Raises
     ------
@@ -381,8 +367,14 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     run = Run.start(model, t_end, h, p, t0, options)
     if rtol is not None:
         run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
-    return run.go(show_progress=show_progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                  on_step=on_step)
+    if t_eval is not None:
+        t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
+        if t_eval.size and np.all(np.isfinite(t_eval)) and (t_eval.min() < t0 or t_eval.max() > t_end):
+            raise ModelError(f"t_eval spans [{t_eval.min():.6g}, {t_eval.max():.6g}] s, outside the run "
+                             f"[{t0:.6g}, {t_end:.6g}] s; request times within the simulated interval")
+    sol = run.go(show_progress=show_progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                 on_step=on_step)
+    return sol if t_eval is None else sol.at(t_eval)
 
 
 def resume(path: str | Path, model: Model | None = None, *, t_end: float | None = None,
@@ -432,7 +424,9 @@ class Run:
     def start(cls, model, t_end, h, p, t0, options) -> "Run":
         run = cls(model, t_end, h, time_element(p), t0, options)
         run.st, w0 = initial_state(run.cm, t0)
-        run.scale = _scales(run.cm, run.system.lay, run.st, w0, h)
+        run.magnitudes = model_magnitudes(run.cm, run.st, w0, t0, t_end)
+        log.debug("Newton scales: %s", run.magnitudes)
+        run.scale = unknown_scales(run.cm, run.system.lay, run.magnitudes, h)
         run.w = run.rec.node(run.st)
         return run
 
@@ -455,6 +449,7 @@ class Run:
         self.st = st_new
         self.w = self.rec.node(st_new)
         self.n_el += 1
+        self._adapt_scales(res[-1][2], self.h)
         self._check_dropped()
 
     def _error(self, a, b, h: float) -> float:
@@ -504,7 +499,14 @@ class Run:
         self.w = self.rec.node(end)
         self.n_el += 2
         self.h_next = h * grow
+        self._adapt_scales(res2[-1][2], self.h_next)
         self._check_dropped()
+
+    def _adapt_scales(self, U, h: float) -> None:
+        """Newton's absolute scales follow the motion (speeds and joint reactions of the last element),
+        never below the model's own magnitudes (:mod:`flexmb.dynamics.scales`)."""
+        mag = adapted(self.magnitudes, self.cm, self.system.lay, self.w, U)
+        self.scale = unknown_scales(self.cm, self.system.lay, mag, h)
 
     def _record(self, res, retries) -> None:
         te, lay, rec = self.te, self.system.lay, self.rec

@@ -1,0 +1,192 @@
+"""Magnitudes of a model for Newton's convergence test: a length, a speed and a force taken from the
+model's own data and adapted to the motion during the run.
+
+Newton accepts an increment when ``|dU_i| <= tol (scale_i + |U_i|)`` for every unknown
+(:mod:`flexmb.dynamics.newton`).  ``scale_i`` is the absolute magnitude the unknown can reach; for
+unknowns that pass through zero (a constrained relative coordinate, a reaction component that
+vanishes by symmetry) it is the whole test.  Too small, and round-off in the other unknowns reads
+as a correction that never converges (a model at rest with no gravity, driven by a 1 N m torque,
+failed this way with a force scale of 4e-6 N); too large, and the test accepts inaccurate values.
+
+The magnitudes (:class:`Magnitudes`) are therefore built from what sets the size of each
+quantity, never from where the model sits in space:
+
+``L`` [m]
+    the largest of: the spread of the bodies' reference points about their centroid, the lever arm
+    of every joint and force attachment from its body's reference point, each body's radius of
+    gyration ``sqrt(J_max / m)`` (floor 1e-6 m).
+``V`` [m/s]
+    the largest of: the initial speeds (angular ones times ``L``), ``sqrt(g L)``, the drives'
+    rates over the run (sampled at 33 times; rotational ones times ``L``), the speed a load can
+    give over the length (``sqrt(F_load L / m_mean)``), floor ``1e-3 L`` per second.
+``F`` [N]
+    the largest of: ``M (g + V^2 / L)`` (``M`` the total mass: a root joint carries every body),
+    the applied forces and torques / ``L`` over the run (time functions sampled; state
+    callbacks are caught by the adaptation below), joint and spring-damper preloads
+    (``k |offset at t0|``) and the force of each spring oscillating at speed ``V``
+    (``V sqrt(k m_mean)``).
+
+During the run the magnitudes adapt (:func:`adapted`): after each element, ``V`` and ``F`` become
+the larger of the model's values above and the current speeds and joint reactions (the scale
+follows the motion, up and down, never below what the model's data imply).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb.dynamics.layout import JQ, JOINT_SLOTS, Layout
+
+logger = logging.getLogger(__name__)
+
+#: number of samples of time functions (drives, loads) over the run when estimating magnitudes
+SAMPLES = 33
+
+
+@dataclass(frozen=True)
+class Magnitudes:
+    """Characteristic length ``L`` [m], speed ``V`` [m/s] and force ``F`` [N] of a model."""
+
+    L: float
+    V: float
+    F: float
+
+    def as_array(self) -> NDArray:
+        return np.array([self.L, self.V, self.F])
+
+    @classmethod
+    def from_array(cls, a) -> "Magnitudes":
+        a = np.asarray(a, dtype=float).reshape(3)
+        return cls(float(a[0]), float(a[1]), float(a[2]))
+
+
+def _norm3(v) -> float:
+    return float(np.linalg.norm(np.asarray(v, dtype=float).reshape(-1)[:3]))
+
+
+def _sampled_max(fn, times, owner: str) -> float:
+    """Largest norm of a time function over the samples (its own errors surface at simulation)."""
+    best = 0.0
+    for t in times:
+        try:
+            val = np.asarray(fn(float(t)), dtype=float).reshape(-1)
+        except Exception:  # noqa: BLE001 - the element's own evaluation reports it, named
+            logger.debug("%s: not evaluated at t = %g for the force scale", owner, t)
+            return best
+        if np.all(np.isfinite(val)):
+            best = max(best, float(np.linalg.norm(val)))
+    return best
+
+
+def model_length(cm) -> float:
+    """Characteristic length ``L`` [m] of a compiled model (see the module docstring)."""
+    model = cm.model
+    lengths = [1e-6]
+    pos = np.array([np.asarray(b.position, dtype=float) for b in model.bodies]).reshape(-1, 3)
+    if len(pos) > 1:
+        lengths.append(float(np.linalg.norm(np.ptp(pos, axis=0))))
+    for grp in cm.groups:
+        m = np.asarray(grp.mass, dtype=float)
+        J = getattr(grp, "J0", None)
+        if J is not None and len(m):
+            jmax = np.linalg.eigvalsh(np.asarray(J)).max(axis=-1)
+            lengths.append(float(np.sqrt(np.max(jmax / np.maximum(m, 1e-300)))))
+    for joint in model.joints:
+        fa, fb = model.attachment_frames(joint)
+        for body, frame in ((joint.body_a, fa), (joint.body_b, fb)):
+            if model.body_index(body) >= 0:
+                lengths.append(_norm3(frame.origin))
+    for f in model.forces:
+        for body, point in (("body", "point"), ("body_a", "point_a"), ("body_b", "point_b")):
+            if hasattr(f, point) and hasattr(f, body):
+                lengths.append(_norm3(getattr(f, point)))
+    return float(max(lengths))
+
+
+def model_magnitudes(cm, st, w0: NDArray, t0: float, t_end: float) -> Magnitudes:
+    """:class:`Magnitudes` of a compiled model at its initial state ``st`` with velocities ``w0``
+    (global velocity layout), for a run from ``t0`` to ``t_end`` [s]."""
+    L = model_length(cm)
+    times = np.linspace(t0, max(t_end, t0), SAMPLES)
+    g = float(np.linalg.norm(cm.gravity))
+    M = max(cm.total_mass, 1e-300)
+    m_mean = M / max(cm.nb, 1)
+    trans = np.zeros(cm.nv, bool)
+    trans[(cm.vel_off[:, None] + np.arange(3)).reshape(-1)] = True
+    rotn = np.zeros(cm.nv, bool)
+    rotn[(cm.vel_off[:, None] + np.arange(3, 6)).reshape(-1)] = True
+    V = max(np.abs(w0[trans]).max(initial=0.0), np.abs(w0[rotn]).max(initial=0.0) * L, np.sqrt(g * L), 1e-3 * L)
+    for (_j, comp, _f, df) in cm.jnt_drives:
+        V = max(V, _sampled_max(lambda t, df=df: [df(t)], times, "drive") * (L if comp >= 3 else 1.0))
+    # applied loads over the run
+    F_load = 0.0
+    for f in cm.point_forces:
+        F_load = max(F_load, _load_magnitude(f.force, times, f"PointForce on {f.body!r}"))
+    for t in cm.point_torques:
+        F_load = max(F_load, _load_magnitude(t.torque, times, f"PointTorque on {t.body!r}") / L)
+    # joint springs: preload at t0 and stiffness
+    k = np.asarray(cm.jnt_k, dtype=float)
+    if k.size and np.any(k):
+        off = np.concatenate([st.s, st.acc], axis=1) - np.asarray(cm.jnt_ref, dtype=float)
+        pre = np.abs(k * off)
+        F_load = max(F_load, float(pre[:, :3].max(initial=0.0)), float(pre[:, 3:].max(initial=0.0)) / L)
+    springs = [f for f in cm.model.forces if type(f).__name__ == "SpringDamper"]
+    for s in springs:
+        if s.free_length is not None:
+            ends = []
+            for body, point in ((s.body_a, s.point_a), (s.body_b, s.point_b)):
+                x, R = cm.model.body_pose(body)
+                ends.append(np.asarray(x, dtype=float) + np.asarray(R, dtype=float) @ np.asarray(point, dtype=float))
+            F_load = max(F_load, abs(s.stiffness) * abs(np.linalg.norm(ends[1] - ends[0]) - s.free_length))
+    V = max(V, np.sqrt(F_load * L / m_mean))
+    F = max(M * (g + V * V / L), F_load)
+    # springs oscillating at speed V: translational k, rotational k / L^2
+    if k.size and np.any(k):
+        F = max(F, V * np.sqrt(np.abs(k[:, :3]).max(initial=0.0) * m_mean),
+                V * np.sqrt(np.abs(k[:, 3:]).max(initial=0.0) / (L * L) * m_mean))
+    for s in springs:
+        F = max(F, V * np.sqrt(abs(s.stiffness) * m_mean), abs(s.damping) * V)
+    return Magnitudes(float(L), float(V), float(F))
+
+
+def _load_magnitude(value, times, owner: str) -> float:
+    from flexmb.dynamics.forces import is_state_callback
+
+    if callable(value):
+        return 0.0 if is_state_callback(value) else _sampled_max(value, times, owner)
+    return _norm3(value)
+
+
+def adapted(base: Magnitudes, cm, lay: Layout, w: NDArray, U: NDArray | None) -> Magnitudes:
+    """Magnitudes following the motion: the larger of ``base`` (the model's) and the current speeds
+    ``w (nv,)`` and joint reactions (the ``Qbar`` slots of the last element's unknowns ``U``)."""
+    L = base.L
+    trans = np.zeros(cm.nv, bool)
+    trans[(cm.vel_off[:, None] + np.arange(3)).reshape(-1)] = True
+    rotn = np.zeros(cm.nv, bool)
+    rotn[(cm.vel_off[:, None] + np.arange(3, 6)).reshape(-1)] = True
+    V = max(base.V, np.abs(w[trans]).max(initial=0.0), np.abs(w[rotn]).max(initial=0.0) * L)
+    F = base.F
+    if U is not None and cm.nj:
+        Q = U[lay.joint_off:lay.joint_off + cm.nj * lay.p * JOINT_SLOTS].reshape(cm.nj, lay.p, JOINT_SLOTS)[..., JQ:JQ + 6]
+        F = max(F, float(np.abs(Q[..., :3]).max(initial=0.0)), float(np.abs(Q[..., 3:]).max(initial=0.0)) / L)
+    F = max(F, cm.total_mass * V * V / L)
+    return replace(base, V=float(V), F=float(F))
+
+
+def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
+    """Absolute magnitude of every internal unknown of a time element of length ``h`` [s],
+    shape ``(lay.size,)``: body slots from each body type's ``scales(L, V)``, joint slots from
+    ``L``, ``V`` and ``F`` (relative position ``L``, rotation 1, multipliers ``F h`` and ``F L h``,
+    reactions ``F`` and ``F L``, attachment velocities ``V`` and ``V / L``)."""
+    L, V, F = mag.L, mag.V, mag.F
+    out = np.zeros(lay.size)
+    for grp in cm.groups:
+        lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
+    joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),
+                            np.full(3, F), np.full(3, F * L), np.tile(np.concatenate([np.full(3, V), np.full(3, V / L)]), 2)])
+    out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
+    return out

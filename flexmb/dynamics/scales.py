@@ -106,6 +106,34 @@ def model_length(cm) -> float:
     return float(max(lengths))
 
 
+def body_lengths(cm) -> NDArray:
+    """Lever length of each body [m], shape ``(nb,)``: the largest distance from its reference point
+    to a joint or force attachment on it, or its radius of gyration ``sqrt(J_max / m)`` if larger
+    (floor 1e-6 m).  A rotation error ``d theta`` of body ``b`` moves its points by about
+    ``d theta * lengths[b]``."""
+    model = cm.model
+    out = np.full(cm.nb, 1e-6)
+    for grp in cm.groups:
+        m = np.asarray(grp.mass, dtype=float)
+        J = getattr(grp, "J0", None)
+        if J is not None and len(m):
+            jmax = np.linalg.eigvalsh(np.asarray(J)).max(axis=-1)
+            out[grp.bodies] = np.maximum(out[grp.bodies], np.sqrt(jmax / np.maximum(m, 1e-300)))
+    for joint in model.joints:
+        fa, fb = model.attachment_frames(joint)
+        for body, frame in ((joint.body_a, fa), (joint.body_b, fb)):
+            b = model.body_index(body)
+            if b >= 0:
+                out[b] = max(out[b], _norm3(frame.origin))
+    for f in model.forces:
+        for body, point in (("body", "point"), ("body_a", "point_a"), ("body_b", "point_b")):
+            if hasattr(f, point) and hasattr(f, body):
+                b = model.body_index(getattr(f, body))
+                if b >= 0:
+                    out[b] = max(out[b], _norm3(getattr(f, point)))
+    return out
+
+
 def model_magnitudes(cm, st, w0: NDArray, t0: float, t_end: float) -> Magnitudes:
     """:class:`Magnitudes` of a compiled model at its initial state ``st`` with velocities ``w0``
     (global velocity layout), for a run from ``t0`` to ``t_end`` [s]."""

@@ -23,7 +23,8 @@ from flexmb.dynamics.joints import joint_residual, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
 from flexmb.dynamics.linsolve import linear_solver, superlu
 from flexmb.dynamics.newton import NewtonOptions, NewtonResult, newton_solve
-from flexmb.dynamics.scales import adapted, model_magnitudes, unknown_scales
+from flexmb.dense_output import hermite_positions, hermite_rotations
+from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state,
                                     node_momenta)
 from flexmb.dynamics.time_elements import TimeElement, time_element
@@ -367,6 +368,7 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     run = Run.start(model, t_end, h, p, t0, options)
     if rtol is not None:
         run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
+        run.dense = t_eval is not None
     if t_eval is not None:
         t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
         if t_eval.size and np.all(np.isfinite(t_eval)) and (t_eval.min() < t0 or t_eval.max() > t_end):
@@ -419,6 +421,10 @@ class Run:
         self.h_next = h
         self.accepted = 0
         self.rejected = 0
+        #: error-controlled steps also bound the error of the results between the nodes (t_eval)
+        self.dense = False
+        #: lever length of each body [m] (error measure of rotations)
+        self.lever = body_lengths(self.cm)
 
     @classmethod
     def start(cls, model, t_end, h, p, t0, options) -> "Run":
@@ -453,11 +459,11 @@ class Run:
         self._check_dropped()
 
     def _error(self, a, b, h: float) -> float:
-        """Scaled difference of two end states: the bodies' reference points, rotations (angle x model
-        size) and velocities (times ``h``: the displacement they cause over a step; near a turning
+        """Scaled difference of two end states: the bodies' reference points, rotations (angle x the
+        body's lever length, :func:`flexmb.dynamics.scales.body_lengths`) and velocities (times ``h``: the displacement they cause over a step; near a turning
         point a phase error shows in the velocities before the positions)."""
         rtol, atol = self.tolerances
-        L = self.cm.length_scale
+        L = self.lever  # per body: a rotation error moves the body's points by angle x lever
         dx = np.linalg.norm(a.x - b.x, axis=1)
         dr = np.linalg.norm(rot.log(a.R @ np.swapaxes(b.R, 1, 2)), axis=1) * L if self.cm.nb else dx
         wa, wb = node_velocity(self.cm, a), node_velocity(self.cm, b)
@@ -465,7 +471,22 @@ class Run:
         dw = (wa - wb)[first6]
         dv = h * np.maximum(np.linalg.norm(dw[:, :3], axis=1), np.linalg.norm(dw[:, 3:], axis=1) * L)
         xs = np.linalg.norm(b.x, axis=1)
-        return float(np.max(np.maximum(np.maximum(dx, dv) / (atol + rtol * xs), dr / (atol + rtol * L)), initial=0.0))
+        return float(np.max(np.maximum(np.maximum(dx, dv), dr) / (atol + rtol * xs), initial=0.0))
+
+    def _dense_error(self, a, wa, mid, b, wb, h: float) -> float:
+        """Scaled distance between the computed mid node of a step and the order-4 interpolation
+        (:mod:`flexmb.dense_output`) through the step's end nodes: positions and rotations x lever."""
+        rtol, atol = self.tolerances
+        cols = self.cm.vel_off[:, None] + np.arange(6)
+        t2 = np.array([0.0, h])
+        x = np.stack([a.x, b.x])
+        v = np.stack([wa[cols[:, :3]], wb[cols[:, :3]]])
+        om = np.stack([wa[cols[:, 3:]], wb[cols[:, 3:]]])
+        xi = hermite_positions(t2, x, v, np.array([h / 2]))[0]
+        Ri = hermite_rotations(t2, np.stack([a.R, b.R]), om, np.array([h / 2]))[0]
+        dx = np.linalg.norm(xi - mid.x, axis=1)
+        dr = np.linalg.norm(rot.log(Ri @ np.swapaxes(mid.R, 1, 2)), axis=1) * self.lever
+        return float(np.max(np.maximum(dx, dr) / (atol + rtol * np.linalg.norm(mid.x, axis=1)), initial=0.0))
 
     def step_controlled(self) -> None:
         """One error-controlled step: ``h`` and two ``h/2`` from the same start; keep the halves
@@ -481,7 +502,15 @@ class Run:
             # error of the two halves, per unit step: the errors of the steps add up to at most the
             # tolerance over the whole run (error per unit step, so the global error is controlled)
             err = self._error(whole, end, h) / (2.0 ** (2 * p) - 1.0) * (self.t_end - self.t0) / h
-            grow = 4.0 if err == 0 else min(4.0, max(0.2, 0.9 * err ** (-1.0 / (2 * p))))
+            # and results between the nodes (dense output, order 4): the cubic through the step's
+            # ends misses the computed mid node by ~16 x the error of the cubics on the halves
+            # (only when results between the nodes are requested: t_eval)
+            err_dense = (self._dense_error(self.st, self.w, mid, end, node_velocity(self.cm, end), h) / 16.0
+                         if self.dense else 0.0)
+            grow = min(4.0 if err == 0 else 0.9 * err ** (-1.0 / (2 * p)),
+                       4.0 if err_dense == 0 else 0.9 * err_dense ** (-0.25))
+            grow = min(4.0, max(0.2, grow))
+            err = max(err, err_dense)
             if err <= 1.0:
                 break
             self.rejected += 1

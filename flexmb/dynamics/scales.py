@@ -82,28 +82,11 @@ def _sampled_max(fn, times, owner: str) -> float:
 
 
 def model_length(cm) -> float:
-    """Characteristic length ``L`` [m] of a compiled model (see the module docstring)."""
-    model = cm.model
-    lengths = [1e-6]
-    pos = np.array([np.asarray(b.position, dtype=float) for b in model.bodies]).reshape(-1, 3)
-    if len(pos) > 1:
-        lengths.append(float(np.linalg.norm(np.ptp(pos, axis=0))))
-    for grp in cm.groups:
-        m = np.asarray(grp.mass, dtype=float)
-        J = getattr(grp, "J0", None)
-        if J is not None and len(m):
-            jmax = np.linalg.eigvalsh(np.asarray(J)).max(axis=-1)
-            lengths.append(float(np.sqrt(np.max(jmax / np.maximum(m, 1e-300)))))
-    for joint in model.joints:
-        fa, fb = model.attachment_frames(joint)
-        for body, frame in ((joint.body_a, fa), (joint.body_b, fb)):
-            if model.body_index(body) >= 0:
-                lengths.append(_norm3(frame.origin))
-    for f in model.forces:
-        for body, point in (("body", "point"), ("body_a", "point_a"), ("body_b", "point_b")):
-            if hasattr(f, point) and hasattr(f, body):
-                lengths.append(_norm3(getattr(f, point)))
-    return float(max(lengths))
+    """Characteristic length ``L`` [m] of a compiled model: the spread of the bodies' reference
+    points about their centroid or the largest body lever length (:func:`body_lengths`)."""
+    pos = np.array([np.asarray(b.position, dtype=float) for b in cm.model.bodies]).reshape(-1, 3)
+    spread = float(np.linalg.norm(np.ptp(pos, axis=0))) if len(pos) > 1 else 0.0
+    return float(max(spread, body_lengths(cm).max(initial=1e-6)))
 
 
 def body_lengths(cm) -> NDArray:

@@ -139,14 +139,14 @@ def joint_gaps(sol):
 
 
 def reaction_peaks(sol, joint="P8"):
-    """(times, force norm, peak indices, median) of a joint's reaction force norm."""
+    """(times, force norm, peak indices, median) of a joint's reaction force norm at the time nodes."""
     import numpy as np
     from scipy.signal import find_peaks
 
     f = np.linalg.norm(sol.joint(joint).force, axis=1)
     med = float(np.median(f))
     peaks, _ = find_peaks(f, prominence=3 * med)
-    return sol.t_internal, f, peaks, med
+    return sol.t, f, peaks, med
 
 
 def plot_chain(sol, out_dir, prefix, bars=(2, 8, 13), joint="P8"):

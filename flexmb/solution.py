@@ -703,7 +703,8 @@ class Solution:
                     f"{_FILE_FORMAT}; upgrade flexmb"
                 )
             fmt = header.get("format", 0)
-            arrays = cls._ARRAYS if fmt >= 2 else tuple(a for a in cls._ARRAYS if not a.endswith("_internal"))
+            arrays = cls._ARRAYS if fmt >= 2 else tuple(
+                a for a in cls._ARRAYS if a not in ("joint_force_internal", "joint_moment_internal"))
             keys = [*arrays, *cls._STRINGS, *(f"stats/{k}" for k in header["stats"]),
                     *(f"extra/{k}" for k in header["extra"]), "meta"]
             missing = [k for k in keys if k not in f.files]

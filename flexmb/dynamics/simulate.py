@@ -380,7 +380,8 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     Returns
     -------
     Solution
-        Node values at ``t0, t0 + h, ...``; joint reactions at the internal points.
+        Node values at ``t0, t0 + h, ...`` (joint reactions recovered there to the nodal order, see
+        :mod:`flexmb.dynamics.reactions`); the reactions as solved for at the internal points too.
 
     Raises
     ------

@@ -184,39 +184,18 @@ class JointView(NamedTuple):
         """Reaction force at time(s) ``t`` [s] (within the run), shape (3,) or (k, 3), frame A [N]:
         the local polynomial of degree ``order`` through the nearest ``order + 1`` node values
         (interpolation error O(h^(order+1)), below the nodal error)."""
-        return _at_times(self.t, self.force, t, self.order + 1, f"joint {self.name!r}")
+        return _values_at(self.t, self.force, t, self.order + 1, f"joint {self.name!r}")
 
     def moment_at(self, t: ArrayLike) -> NDArray[np.float64]:
         """Reaction moment about B's origin at time(s) ``t`` [s], shape (3,) or (k, 3), frame A [N m]
         (like :meth:`force_at`)."""
-        return _at_times(self.t, self.moment, t, self.order + 1, f"joint {self.name!r}")
+        return _values_at(self.t, self.moment, t, self.order + 1, f"joint {self.name!r}")
 
 
-def _at_times(nodes: NDArray, values: NDArray, t: ArrayLike, n: int, what: str) -> NDArray:
-    """``values (nt, ...)`` at the nodes interpolated to the times ``t`` by local polynomials
-    through ``n`` nodes; times outside ``[nodes[0], nodes[-1]]`` are refused."""
-    from flexmb.dynamics.reactions import local_weights
-    from flexmb.errors import ModelError
+def _values_at(nodes: NDArray, values: NDArray, t: ArrayLike, n: int, what: str) -> NDArray:
+    from flexmb.dynamics.reactions import values_at
 
-    try:
-        tq = np.asarray(t, dtype=np.float64)
-    except (TypeError, ValueError):
-        tq = np.array([np.nan])
-    if tq.ndim > 1 or not np.all(np.isfinite(tq)):
-        raise ModelError(f"{what}: times t={t!r} must be a finite number or 1-D array of times [s]")
-    if nodes.size == 0:
-        raise ModelError(f"{what}: the solution has no time nodes")
-    slack = 1e-9 * max(1.0, abs(nodes[-1]), abs(nodes[0]))
-    out = (tq < nodes[0] - slack) | (tq > nodes[-1] + slack)
-    if np.any(out):
-        bad = np.atleast_1d(tq)[np.atleast_1d(out)][0]
-        raise ModelError(f"{what}: time {bad!r} s is outside the run [{nodes[0]:.6g}, {nodes[-1]:.6g}] s; "
-                         f"request reactions within the simulated interval")
-    flat = np.clip(np.atleast_1d(tq), nodes[0], nodes[-1])
-    first, w = local_weights(nodes, flat, n, 0)
-    idx = first[:, None] + np.arange(w.shape[1])
-    res = np.einsum("ks,ks...->k...", w, values[idx])
-    return _frozen(res[0] if tq.ndim == 0 else res)
+    return _frozen(values_at(nodes, values, t, n, what))
 
 
 def _frozen(a: NDArray) -> NDArray:
@@ -592,8 +571,8 @@ class Solution:
             For a time outside ``[t[0], t[-1]]`` or not a finite number.
         """
         n = self._order() + 1
-        return (_at_times(self.t, self.joint_force, times, n, "reactions_at"),
-                _at_times(self.t, self.joint_moment, times, n, "reactions_at"))
+        return (_values_at(self.t, self.joint_force, times, n, "reactions_at"),
+                _values_at(self.t, self.joint_moment, times, n, "reactions_at"))
 
     def __repr__(self) -> str:
         def names(ns: tuple[str, ...]) -> str:

@@ -30,7 +30,7 @@ from numpy.typing import NDArray
 
 from flexmb import rotations as rot
 
-__all__ = ["projection_impulse", "node_record", "element_record", "node_reactions", "local_weights", "RECORD_WIDTH"]
+__all__ = ["projection_impulse", "node_record", "element_record", "node_reactions", "local_weights", "values_at", "RECORD_WIDTH"]
 
 #: packed per-node record (nj, RECORD_WIDTH): lam_end 0:6, dlam 6:12, x_B 12:15, R_A 15:24, law 24:30, y_B in A 30:33
 RECORD_WIDTH = 33
@@ -81,6 +81,33 @@ def node_record(cm, st, mu: NDArray | None, labels, qdot: NDArray | None = None)
         out[:, 24:30] = -(cm.jnt_k * (q - cm.jnt_ref) + cm.jnt_c * qdot)
     out[:, 30:33] = st.Rr[:, :, 1]
     return out
+
+
+def values_at(nodes: NDArray, values: NDArray, t: ArrayLike, n: int, what: str) -> NDArray:
+    """``values (nt, ...)`` at the ``nodes`` interpolated to the times ``t`` (scalar or (k,)) by local
+    polynomials through ``n`` nodes; times outside ``[nodes[0], nodes[-1]]`` raise ModelError naming
+    ``what``."""
+    from flexmb.errors import ModelError
+
+    try:
+        tq = np.asarray(t, dtype=np.float64)
+    except (TypeError, ValueError):
+        tq = np.array([np.nan])
+    if tq.ndim > 1 or not np.all(np.isfinite(tq)):
+        raise ModelError(f"{what}: times t={t!r} must be a finite number or 1-D array of times [s]")
+    if nodes.size == 0:
+        raise ModelError(f"{what}: the solution has no time nodes")
+    slack = 1e-9 * max(1.0, abs(nodes[-1]), abs(nodes[0]))
+    out = (tq < nodes[0] - slack) | (tq > nodes[-1] + slack)
+    if np.any(out):
+        bad = np.atleast_1d(tq)[np.atleast_1d(out)][0]
+        raise ModelError(f"{what}: time {bad!r} s is outside the run [{nodes[0]:.6g}, {nodes[-1]:.6g}] s; "
+                         f"request reactions within the simulated interval")
+    flat = np.clip(np.atleast_1d(tq), nodes[0], nodes[-1])
+    first, w = local_weights(nodes, flat, n, 0)
+    idx = first[:, None] + np.arange(w.shape[1])
+    res = np.einsum("ks,ks...->k...", w, values[idx])
+    return res[0] if tq.ndim == 0 else res
 
 
 def local_weights(nodes: NDArray, x: NDArray, n: int, derivative: int) -> tuple[NDArray, NDArray]:

@@ -281,3 +281,23 @@ def test_halved_steps_keep_their_inner_nodes_for_the_reactions(monkeypatch):
     np.testing.assert_allclose(halved.body_position, fine.body_position[::2], rtol=0, atol=1e-9)
     np.testing.assert_allclose(halved.joint_force, fine.joint_force[::2], rtol=0, atol=1e-7 * MASS * G)
     assert np.abs(halved.joint_force[:, 0, :2] - exact_rod_force(halved.t)[:, :2]).max() < 5e-3
+
+
+def test_checkpoint_without_impulse_records_is_refused(tmp_path):
+    """A checkpoint from before the node reactions cannot be resumed into a consistent solution: the
+    library says so instead of failing on array shapes."""
+    from flexmb.errors import FlexmbError
+    from flexmb.solution import _FORMAT_KEY, _digest
+
+    ck = tmp_path / "run.npz"
+    fm.simulate(pendulum_model(), 0.2, 0.05, p=2, checkpoint=ck, on_step=lambda t, s: t >= 0.1 - 1e-12)
+    with np.load(ck, allow_pickle=False) as f:
+        data = {k: f[k] for k in f.files if not k.startswith("extra/ckpt/rec/imp")}
+    header = json.loads(str(data[_FORMAT_KEY][()]))
+    header["extra"] = [k for k in header["extra"] if not k.startswith("ckpt/rec/imp")]
+    header["sha256"] = {k: _digest(v) for k, v in data.items() if k != _FORMAT_KEY}
+    data[_FORMAT_KEY] = np.array(json.dumps(header))
+    np.savez(tmp_path / "old.npz", **data)
+    with pytest.raises(FlexmbError, match="older flexmb.*re-run"):
+        fm.resume(tmp_path / "old.npz")
+    assert fm.resume(ck).meta["complete"]

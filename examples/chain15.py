@@ -57,7 +57,7 @@ def main(t_end: float = 1.5, h: float = 0.01, p: int = 3, plot_dir: str | Path |
         plot_dir.mkdir(parents=True, exist_ok=True)
         ax.figure.savefig(plot_dir / "chain15_z.png", dpi=120)
         sol.plot("joint_force_norm", joints=["P8"], path=plot_dir / "chain15_joint8.png")
-    return dict(peak_force_joint8=float(f8[k]), peak_time=float(sol.t_internal[k]),
+    return dict(peak_force_joint8=float(f8[k]), peak_time=float(sol.t[k]),
                 z_bar13=float(sol.body_position[-1, 12, 2]), energy_error=float(np.abs(E - E[0]).max()),
                 max_out_of_plane=float(np.abs(sol.body_position[:, :, 0]).max()))
 

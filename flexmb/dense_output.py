@@ -11,6 +11,7 @@ values *and* derivatives the nodes carry:
   start, ``R(tau) = exp(theta(tau)) R_k`` with ``theta(0) = 0``, ``theta(1) = log(R_{k+1} R_k^T)``,
   ``theta'(0) = h omega_k``, ``theta'(1) = h T(theta_1)^-1 omega_{k+1}`` (``omega`` inertial,
   ``T`` the tangent operator of :mod:`flexmb.rotations`);
+* joint reactions: :meth:`~flexmb.Solution.reactions_at` (their recovery's own polynomials);
 * every other nodal quantity (velocities, angular velocities, joint relative coordinates and
   velocities, multipliers, energies): the not-a-knot cubic spline through the nodes
   (:class:`scipy.interpolate.CubicSpline`; error ``O(h^4)`` on smooth motion).
@@ -100,6 +101,8 @@ def sample(sol, times: ArrayLike):
     if hit.any():
         idx = idx_all[hit]
         pos[hit], R[hit] = sol.body_position[idx], sol.body_rotation[idx]
+    # node reactions: their own interpolation to the nodal order (flexmb.dynamics.reactions)
+    force, moment = sol.reactions_at(times) if sol.nj else (np.zeros((times.size, 0, 3)),) * 2
     meta = dict(sol.meta)
     meta["t_eval"] = {"n": int(times.size), "method": "cubic Hermite (positions, rotations), cubic spline (others)"}
     return Solution(
@@ -112,7 +115,8 @@ def sample(sol, times: ArrayLike):
         joint_rel_position=_spline(t, sol.joint_rel_position, times),
         joint_rel_rotation=_spline(t, sol.joint_rel_rotation, times),
         joint_rel_velocity=_spline(t, sol.joint_rel_velocity, times),
-        joint_force=sol.joint_force, joint_moment=sol.joint_moment,
+        joint_force=force, joint_moment=moment,
+        joint_force_internal=sol.joint_force_internal, joint_moment_internal=sol.joint_moment_internal,
         joint_multiplier=_spline(t, sol.joint_multiplier, times),
         stats=sol.stats, meta=meta,
         extra={k: (_spline(t, v, times) if v.ndim and v.shape[0] == t.size and v.dtype.kind == "f" else v)

@@ -5,9 +5,13 @@ A :class:`Solution` is built once by the solver and then only read. Its arrays a
 trajectory of body ``i``. Two time grids exist:
 
 * ``t`` (nt,): the time nodes, where the end values of the time elements live (positions,
-  rotations, velocities, relative coordinates, multipliers, energies);
-* ``t_internal`` (ni,): the internal points of the time elements, where the primary internal
-  unknowns live (joint reactions). For the p = 1 element these are the mid-points.
+  rotations, velocities, relative coordinates, multipliers, energies) and where the joint
+  reactions are recovered to the nodal order (``joint_force``, ``joint_moment``);
+* ``t_internal`` (ni,): the internal points of the time elements, where the reactions are primary
+  unknowns (``joint_force_internal``, ``joint_moment_internal``: pointwise values that oscillate
+  within each element for p >= 2). For the p = 1 element these are the mid-points.
+
+Reactions at other times: :meth:`Solution.reactions_at`, :meth:`JointView.force_at`.
 
 Storage is one ``.npz`` file without pickle (:meth:`Solution.save`, :meth:`Solution.load`), a round
 trip that is exact to the bit.
@@ -38,8 +42,10 @@ PLOT_QUANTITIES: tuple[str, ...] = (
     "joint_force", "joint_moment", "joint_force_norm", "energy", "newton",
 )
 
-#: Version of the ``.npz`` layout written by :meth:`Solution.save`.
-_FILE_FORMAT = 1
+#: Version of the ``.npz`` layout written by :meth:`Solution.save` (2: node reactions ``joint_force``,
+#: ``joint_moment`` and the internal-point ones ``joint_*_internal``; format 1 stored only the latter,
+#: as ``joint_force``/``joint_moment``).
+_FILE_FORMAT = 2
 _FORMAT_KEY = "__flexmb_solution__"
 
 
@@ -144,12 +150,20 @@ class JointView(NamedTuple):
         Relative linear and angular velocity, components in A [m/s, rad/s].
     multiplier : ndarray, shape (nt, 6)
         Multipliers at the nodes [N s, N m s].
+    force : ndarray, shape (nt, 3)
+        Reaction force of A on B at the nodes, components in A [N], accurate to the nodal order
+        (``order``): recovered from the impulses (docs/theory.md section 8).
+    moment : ndarray, shape (nt, 3)
+        Reaction moment of A on B about the attachment point of B at the nodes, components in A
+        [N m].
     t_internal : ndarray, shape (ni,)
-        Internal points of the time elements [s].
-    force : ndarray, shape (ni, 3)
-        Reaction force of A on B, components in A [N].
-    moment : ndarray, shape (ni, 3)
-        Reaction moment of A on B about the attachment point of B, components in A [N m].
+        Internal (Gauss) points of the time elements [s].
+    force_internal, moment_internal : ndarray, shape (ni, 3)
+        The reactions as solved for at the internal points (pointwise values; for p >= 2 they
+        oscillate within each element: use ``force``/``moment`` or :meth:`force_at`).
+    order : int
+        Nodal order of the run's time elements (``2p``); :meth:`force_at` interpolates the node
+        values with a local polynomial of degree ``order``.
     """
 
     name: str
@@ -159,9 +173,29 @@ class JointView(NamedTuple):
     rel_rotation: NDArray[np.float64]
     rel_velocity: NDArray[np.float64]
     multiplier: NDArray[np.float64]
-    t_internal: NDArray[np.float64]
     force: NDArray[np.float64]
     moment: NDArray[np.float64]
+    t_internal: NDArray[np.float64]
+    force_internal: NDArray[np.float64]
+    moment_internal: NDArray[np.float64]
+    order: int = 2
+
+    def force_at(self, t: ArrayLike) -> NDArray[np.float64]:
+        """Reaction force at time(s) ``t`` [s] (within the run), shape (3,) or (k, 3), frame A [N]:
+        the local polynomial of degree ``order`` through the nearest ``order + 1`` node values
+        (interpolation error O(h^(order+1)), below the nodal error)."""
+        return _values_at(self.t, self.force, t, self.order + 1, f"joint {self.name!r}")
+
+    def moment_at(self, t: ArrayLike) -> NDArray[np.float64]:
+        """Reaction moment about B's origin at time(s) ``t`` [s], shape (3,) or (k, 3), frame A [N m]
+        (like :meth:`force_at`)."""
+        return _values_at(self.t, self.moment, t, self.order + 1, f"joint {self.name!r}")
+
+
+def _values_at(nodes: NDArray, values: NDArray, t: ArrayLike, n: int, what: str) -> NDArray:
+    from flexmb.dynamics.reactions import values_at
+
+    return _frozen(values_at(nodes, values, t, n, what))
 
 
 def _frozen(a: NDArray) -> NDArray:
@@ -267,11 +301,15 @@ class Solution:
     t_internal : array_like, shape (ni,)
         Internal points of the time elements, where the primary internal unknowns live (the
         mid-points for p = 1) [s].
-    joint_force : array_like, shape (ni, nj, 3)
-        Reaction force exerted by body A on body B, components in attachment frame A [N].
-    joint_moment : array_like, shape (ni, nj, 3)
-        Reaction moment exerted by body A on body B about the attachment point of B, components in
-        attachment frame A [N m].
+    joint_force : array_like, shape (nt, nj, 3)
+        Reaction force exerted by body A on body B at the time nodes, components in attachment
+        frame A [N]; recovered from the impulses to the nodal order (docs/theory.md section 8).
+    joint_moment : array_like, shape (nt, nj, 3)
+        Reaction moment exerted by body A on body B about the attachment point of B at the time
+        nodes, components in attachment frame A [N m].
+    joint_force_internal, joint_moment_internal : array_like, shape (ni, nj, 3)
+        The same at the internal points ``t_internal``, as solved for (pointwise values; for
+        p >= 2 they oscillate within each element).
     joint_multiplier : array_like, shape (nt, nj, 6)
         Joint multipliers at the time nodes [N s, N m s].
     kinetic_energy, potential_energy : array_like, shape (nt,)
@@ -322,6 +360,8 @@ class Solution:
         joint_rel_velocity: ArrayLike | None = None,
         joint_force: ArrayLike | None = None,
         joint_moment: ArrayLike | None = None,
+        joint_force_internal: ArrayLike | None = None,
+        joint_moment_internal: ArrayLike | None = None,
         joint_multiplier: ArrayLike | None = None,
         stats: Mapping[str, ArrayLike] | None = None,
         extra: Mapping[str, ArrayLike] | None = None,
@@ -359,8 +399,12 @@ class Solution:
         self.joint_rel_position = _float_array("joint_rel_position", joint_rel_position, (nt, nj, 3), "(nt, nj, 3)")
         self.joint_rel_rotation = _float_array("joint_rel_rotation", joint_rel_rotation, (nt, nj, 3), "(nt, nj, 3)")
         self.joint_rel_velocity = _float_array("joint_rel_velocity", joint_rel_velocity, (nt, nj, 6), "(nt, nj, 6)")
-        self.joint_force = _float_array("joint_force", joint_force, (ni, nj, 3), "(ni, nj, 3)")
-        self.joint_moment = _float_array("joint_moment", joint_moment, (ni, nj, 3), "(ni, nj, 3)")
+        self.joint_force = _float_array("joint_force", joint_force, (nt, nj, 3), "(nt, nj, 3)")
+        self.joint_moment = _float_array("joint_moment", joint_moment, (nt, nj, 3), "(nt, nj, 3)")
+        self.joint_force_internal = _float_array("joint_force_internal", joint_force_internal, (ni, nj, 3),
+                                                 "(ni, nj, 3)")
+        self.joint_moment_internal = _float_array("joint_moment_internal", joint_moment_internal, (ni, nj, 3),
+                                                  "(ni, nj, 3)")
         self.joint_multiplier = _float_array("joint_multiplier", joint_multiplier, (nt, nj, 6), "(nt, nj, 6)")
         self.kinetic_energy = _float_array("kinetic_energy", kinetic_energy, (nt,), "(nt,)")
         self.potential_energy = _float_array("potential_energy", potential_energy, (nt,), "(nt,)")
@@ -501,9 +545,34 @@ class Solution:
         j = self._index("joint", self.joint_names, name)
         return JointView(
             name, self.joint_types[j], self.t, self.joint_rel_position[:, j], self.joint_rel_rotation[:, j],
-            self.joint_rel_velocity[:, j], self.joint_multiplier[:, j], self.t_internal,
-            self.joint_force[:, j], self.joint_moment[:, j],
+            self.joint_rel_velocity[:, j], self.joint_multiplier[:, j], self.joint_force[:, j],
+            self.joint_moment[:, j], self.t_internal, self.joint_force_internal[:, j],
+            self.joint_moment_internal[:, j], self._order(),
         )
+
+    def _order(self) -> int:
+        """Nodal order 2p of the run (``meta["order"]``; 2 when unknown)."""
+        order = self.meta.get("order", 2)
+        return int(order) if isinstance(order, (int, float)) and order >= 1 else 2
+
+    def reactions_at(self, times: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Reactions of all joints at ``times`` [s] within the run.
+
+        Returns
+        -------
+        force, moment : ndarray, shape (k, nj, 3) (or (nj, 3) for a scalar time)
+            Force of A on B [N] and its moment about B's origin [N m], frame A components: the
+            local polynomial of degree ``2p`` through the nearest ``2p + 1`` node values
+            (:attr:`joint_force`, :attr:`joint_moment`), accurate to the nodal order.
+
+        Raises
+        ------
+        ModelError
+            For a time outside ``[t[0], t[-1]]`` or not a finite number.
+        """
+        n = self._order() + 1
+        return (_values_at(self.t, self.joint_force, times, n, "reactions_at"),
+                _values_at(self.t, self.joint_moment, times, n, "reactions_at"))
 
     def __repr__(self) -> str:
         def names(ns: tuple[str, ...]) -> str:
@@ -524,7 +593,7 @@ class Solution:
     _ARRAYS: tuple[str, ...] = (
         "t", "t_internal", "body_position", "body_rotation", "body_velocity", "body_angular_velocity",
         "joint_rel_position", "joint_rel_rotation", "joint_rel_velocity", "joint_force", "joint_moment",
-        "joint_multiplier", "kinetic_energy", "potential_energy",
+        "joint_force_internal", "joint_moment_internal", "joint_multiplier", "kinetic_energy", "potential_energy",
     )
     _STRINGS: tuple[str, ...] = ("body_names", "joint_names", "joint_types")
 
@@ -621,7 +690,10 @@ class Solution:
                     f"{path} has solution format {header.get('format')}, this flexmb reads up to "
                     f"{_FILE_FORMAT}; upgrade flexmb"
                 )
-            keys = [*cls._ARRAYS, *cls._STRINGS, *(f"stats/{k}" for k in header["stats"]),
+            fmt = header.get("format", 0)
+            arrays = cls._ARRAYS if fmt >= 2 else tuple(
+                a for a in cls._ARRAYS if a not in ("joint_force_internal", "joint_moment_internal"))
+            keys = [*arrays, *cls._STRINGS, *(f"stats/{k}" for k in header["stats"]),
                     *(f"extra/{k}" for k in header["extra"]), "meta"]
             missing = [k for k in keys if k not in f.files]
             if missing:
@@ -637,7 +709,7 @@ class Solution:
                     f"{path}: entry {key!r} does not match the checksum written by Solution.save; the file was "
                     f"modified or damaged after saving: restore it or re-run the simulation"
                 )
-        for key in cls._ARRAYS:
+        for key in arrays:
             bad = ~np.isfinite(data[key])
             if bad.any():
                 where = np.argwhere(bad)[0].tolist()
@@ -645,7 +717,15 @@ class Solution:
                     f"{path}: {key} holds non-finite values (first at index {where}: {data[key][tuple(where)]}); "
                     f"a solution file holds finite node values only: restore the file or re-run the simulation"
                 )
-        kwargs: dict[str, Any] = {name: data[name] for name in cls._ARRAYS}
+        kwargs: dict[str, Any] = {name: data[name] for name in arrays}
+        if fmt < 2:  # format 1: the reactions were stored at the internal points only
+            kwargs["joint_force_internal"] = kwargs.pop("joint_force")
+            kwargs["joint_moment_internal"] = kwargs.pop("joint_moment")
+            nan = np.full((data["t"].size, len(data["joint_names"]), 3), np.nan)
+            kwargs["joint_force"], kwargs["joint_moment"] = nan, nan
+            logger.warning("%s was written by an older flexmb (solution format %s) without node reactions: "
+                           "joint_force/joint_moment are NaN, the internal-point values are in "
+                           "joint_force_internal/joint_moment_internal; re-run to get node reactions", path, fmt)
         kwargs.update({name: tuple(str(s) for s in data[name]) for name in cls._STRINGS})
         kwargs["stats"] = {k: data[f"stats/{k}"] for k in header["stats"]}
         kwargs["extra"] = {k: data[f"extra/{k}"] for k in header["extra"]}
@@ -668,7 +748,9 @@ class Solution:
             t, joint, x, y, z, rx, ry, rz, vx, vy, vz, wx, wy, wz (relative coordinates and
             velocities, frame A).
         ``reactions.csv``
-            t_internal, joint, fx, fy, fz, mx, my, mz (A on B, frame A, moment about the point of B).
+            t, joint, fx, fy, fz, mx, my, mz (A on B at the nodes, frame A, moment about the point of B).
+        ``reactions_internal.csv``
+            t_internal, joint, fx, fy, fz, mx, my, mz (the same at the internal points).
         ``energy.csv``
             t, kinetic, potential, total.
         ``newton.csv``
@@ -682,7 +764,8 @@ class Solution:
         Returns
         -------
         dict of str to Path
-            ``{"bodies": ..., "joints": ..., "reactions": ..., "energy": ..., "newton": ...}``.
+            ``{"bodies": ..., "joints": ..., "reactions": ..., "reactions_internal": ..., "energy": ...,
+            "newton": ...}``.
         """
         from flexmb.solution_output import write_csv
 

@@ -66,9 +66,15 @@ def write_csv(sol: Any, directory: str | Path) -> dict[str, Path]:
     )
     long_table(
         "reactions.csv",
+        [f"t [{u['T']}]", "joint", *cols("fx fy fz", u["F"]), *cols("mx my mz", u["FL"])],
+        sol.t, sol.joint_names,
+        np.concatenate([sol.joint_force, sol.joint_moment], axis=-1),
+    )
+    long_table(
+        "reactions_internal.csv",
         [f"t_internal [{u['T']}]", "joint", *cols("fx fy fz", u["F"]), *cols("mx my mz", u["FL"])],
         sol.t_internal, sol.joint_names,
-        np.concatenate([sol.joint_force, sol.joint_moment], axis=-1),
+        np.concatenate([sol.joint_force_internal, sol.joint_moment_internal], axis=-1),
     )
     path = directory / "energy.csv"
     with path.open("w", newline="") as fh:
@@ -126,8 +132,8 @@ def plot_solution(sol: Any, quantity: str, *, bodies: Sequence[str] | None = Non
               "angular_velocity": (sol.body_angular_velocity, "angular velocity [{w}]")}
     joint_q = {"rel_position": (sol.t, sol.joint_rel_position, "relative position [{L}]"),
                "rel_rotation": (sol.t, sol.joint_rel_rotation, "relative rotation [rad]"),
-               "joint_force": (sol.t_internal, sol.joint_force, "joint force [{F}]"),
-               "joint_moment": (sol.t_internal, sol.joint_moment, "joint moment [{FL}]")}
+               "joint_force": (sol.t, sol.joint_force, "joint force [{F}]"),
+               "joint_moment": (sol.t, sol.joint_moment, "joint moment [{FL}]")}
     if quantity in body_q:
         data, label = body_q[quantity]
         for i, name in select("body", sol.body_names, bodies):
@@ -142,7 +148,7 @@ def plot_solution(sol: Any, quantity: str, *, bodies: Sequence[str] | None = Non
         ax.set_ylabel(lab(label))
     elif quantity == "joint_force_norm":
         for j, name in select("joint", sol.joint_names, joints):
-            ax.plot(sol.t_internal, np.linalg.norm(sol.joint_force[:, j], axis=-1), label=name)
+            ax.plot(sol.t, np.linalg.norm(sol.joint_force[:, j], axis=-1), label=name)
         ax.set_ylabel(lab("|joint force| [{F}]"))
     elif quantity == "energy":
         ax.plot(sol.t, sol.kinetic_energy, label="kinetic")

@@ -102,7 +102,7 @@ def _same_motion(model, which, t_end, h, p):
     # oscillating index-3 multiplier derivatives, issue 6 D): a round-off difference in the state
     # (1e-15) reaches them amplified by the condition number of the element system (measured
     # ~1e3-1e4 here), so they agree to 1e-10 relative, not 1e-12.
-    for name in ("joint_force", "joint_moment"):
+    for name in ("joint_force", "joint_moment", "joint_force_internal", "joint_moment_internal"):
         x, y = getattr(a, name), getattr(b, name)
         assert np.abs(x - y).max() <= 1e-10 * max(np.abs(x).max(), 1.0), name
     return a

@@ -19,7 +19,7 @@ def _pendulum(force=None):
 
 
 ARRAYS = ("t", "body_position", "body_rotation", "body_velocity", "body_angular_velocity", "joint_force",
-          "joint_multiplier", "kinetic_energy", "potential_energy")
+          "joint_moment", "joint_force_internal", "joint_moment_internal", "joint_multiplier", "kinetic_energy", "potential_energy")
 
 
 @pytest.mark.parametrize("p", [1, 2])

@@ -32,8 +32,10 @@ def make_arrays(seed: int = 0) -> dict:
         joint_rel_rotation=rng.normal(size=(NT, NJ, 3)),
         joint_rel_velocity=rng.normal(size=(NT, NJ, 6)),
         t_internal=t[:-1] + h / 2,
-        joint_force=rng.normal(size=(NE, NJ, 3)),
-        joint_moment=rng.normal(size=(NE, NJ, 3)),
+        joint_force=rng.normal(size=(NT, NJ, 3)),
+        joint_moment=rng.normal(size=(NT, NJ, 3)),
+        joint_force_internal=rng.normal(size=(NE, NJ, 3)),
+        joint_moment_internal=rng.normal(size=(NE, NJ, 3)),
         joint_multiplier=rng.normal(size=(NT, NJ, 6)),
         kinetic_energy=rng.random(NT),
         potential_energy=-rng.random(NT),
@@ -56,7 +58,7 @@ def test_attributes_shapes_and_read_only(sol):
     assert (sol.nt, sol.nb, sol.nj, sol.ni, sol.ne) == (NT, NB, NJ, NE, NE)
     assert sol.body_rotation.shape == (NT, NB, 3, 3)
     assert sol.joint_rel_velocity.shape == (NT, NJ, 6)
-    assert sol.joint_force.shape == (NE, NJ, 3)
+    assert sol.joint_force.shape == (NT, NJ, 3) and sol.joint_force_internal.shape == (NE, NJ, 3)
     np.testing.assert_array_equal(sol.total_energy, sol.kinetic_energy + sol.potential_energy)
     for a in (sol.t, sol.body_position, sol.joint_force, sol.stats["h"], sol.extra["modal/rod"], sol.quaternions):
         with pytest.raises(ValueError):
@@ -77,7 +79,8 @@ def test_arrays_are_copied():
     [
         ("body_position", np.zeros((NT, NB, 2)), "(nt, nb, 3)"),
         ("body_rotation", np.zeros((NT, NB, 9)), "(nt, nb, 3, 3)"),
-        ("joint_force", np.zeros((NT, NJ, 3)), "(ni, nj, 3)"),
+        ("joint_force", np.zeros((NE, NJ, 3)), "(nt, nj, 3)"),
+        ("joint_force_internal", np.zeros((NT, NJ, 3)), "(ni, nj, 3)"),
         ("joint_rel_velocity", np.zeros((NT, NJ, 3)), "(nt, nj, 6)"),
         ("kinetic_energy", np.zeros(NT + 1), "(nt,)"),
     ],
@@ -112,10 +115,10 @@ def test_other_input_errors():
 def test_model_without_joints():
     arrays = make_arrays()
     for k in ("joint_names", "joint_types", "joint_rel_position", "joint_rel_rotation", "joint_rel_velocity",
-              "joint_force", "joint_moment", "joint_multiplier"):
+              "joint_force", "joint_moment", "joint_force_internal", "joint_moment_internal", "joint_multiplier"):
         del arrays[k]
     sol = Solution(**arrays)
-    assert sol.nj == 0 and sol.joint_force.shape == (NE, 0, 3)
+    assert sol.nj == 0 and sol.joint_force.shape == (NT, 0, 3) and sol.joint_force_internal.shape == (NE, 0, 3)
 
 
 def test_views(sol):
@@ -126,6 +129,8 @@ def test_views(sol):
     j = sol.joint("ball")
     assert j.type == "spherical"
     np.testing.assert_array_equal(j.force, sol.joint_force[:, 1])
+    np.testing.assert_array_equal(j.moment_internal, sol.joint_moment_internal[:, 1])
+    assert j.force.shape == (NT, 3) and j.force_internal.shape == (NE, 3) and j.order == 2
     np.testing.assert_array_equal(j.multiplier, sol.joint_multiplier[:, 1])
     with pytest.raises(ValueError):
         b.position[0, 0] = 1.0
@@ -176,7 +181,7 @@ def read_csv(path):
 
 def test_csv_tables(sol, tmp_path):
     paths = sol.to_csv(tmp_path / "csv")
-    assert set(paths) == {"bodies", "joints", "reactions", "energy", "newton"}
+    assert set(paths) == {"bodies", "joints", "reactions", "reactions_internal", "energy", "newton"}
     rows = read_csv(paths["bodies"])
     assert rows[0] == ["t [s]", "body", "x [m]", "y [m]", "z [m]", "vx [m/s]", "vy [m/s]", "vz [m/s]",
                        "wx [rad/s]", "wy [rad/s]", "wz [rad/s]", "qw", "qx", "qy", "qz"]
@@ -190,9 +195,13 @@ def test_csv_tables(sol, tmp_path):
     assert rows[0][:3] == ["t [s]", "joint", "x [m]"] and rows[0][5] == "rx [rad]" and len(rows[0]) == 14 and len(rows) == 1 + NT * NJ
     np.testing.assert_array_equal(np.array(rows[2][8:14], float), sol.joint_rel_velocity[0, 1])
     rows = read_csv(paths["reactions"])
+    assert rows[0] == ["t [s]", "joint", "fx [N]", "fy [N]", "fz [N]", "mx [N m]", "my [N m]", "mz [N m]"] and len(rows) == 1 + NT * NJ
+    assert float(rows[1][0]) == sol.t[0]
+    np.testing.assert_array_equal(np.array(rows[1][5:8], float), sol.joint_moment[0, 0])
+    rows = read_csv(paths["reactions_internal"])
     assert rows[0] == ["t_internal [s]", "joint", "fx [N]", "fy [N]", "fz [N]", "mx [N m]", "my [N m]", "mz [N m]"] and len(rows) == 1 + NE * NJ
     assert float(rows[1][0]) == sol.t_internal[0]
-    np.testing.assert_array_equal(np.array(rows[1][5:8], float), sol.joint_moment[0, 0])
+    np.testing.assert_array_equal(np.array(rows[1][5:8], float), sol.joint_moment_internal[0, 0])
     rows = read_csv(paths["energy"])
     assert rows[0] == ["t [s]", "kinetic [J]", "potential [J]", "total [J]"] and len(rows) == 1 + NT
     rows = read_csv(paths["newton"])

@@ -134,6 +134,9 @@ def load_run(path, model=None, t_end: float | None = None):
     run.magnitudes = Magnitudes.from_array(ex["ckpt/magnitudes"])
     if "ckpt/solver_q" in ex and hasattr(run.solver, "adopt_ordering"):
         run.solver.adopt_ordering(np.array(ex["ckpt/solver_q"]))
+    if run.cm.nj and "ckpt/rec/imp" not in ex:
+        raise FlexmbError(f"the checkpoint {path} was written by an older flexmb without the impulse records the "
+                          f"node reactions need; re-run the simulation from the start")
     for name, value in vars(run.rec).items():
         if isinstance(value, list) and f"ckpt/rec/{name}" in ex:
             setattr(run.rec, name, list(np.array(ex[f"ckpt/rec/{name}"])))

@@ -104,10 +104,10 @@ def velocity_constraints(cm: CompiledModel, st, t: float):
     return G, labels, target
 
 
-def mass_metric_correction(cm: CompiledModel, st, G, violation, *, singular: str = "lsqr"):
-    """Velocity change ``M^-1 G^T (G M^-1 G^T)^-1 violation`` (nv,) that removes ``violation``
-    with the least kinetic energy.  ``singular``: ``"lsqr"`` (least squares when dependent rows
-    remain) or ``"none"`` (return None)."""
+def mass_metric_correction(cm: CompiledModel, st, G, violation, *, singular: str = "lsqr", multiplier: bool = False):
+    """Velocity change ``M^-1 G^T mu`` (nv,), ``mu = (G M^-1 G^T)^-1 violation``, that removes
+    ``violation`` with the least kinetic energy (``(dw, mu)`` with ``multiplier=True``).
+    ``singular``: ``"lsqr"`` (least squares when dependent rows remain) or ``"none"`` (return None)."""
     Mi = inverse_mass(cm, st)
     A = (G @ Mi @ G.T).tocsc()
     try:
@@ -116,7 +116,8 @@ def mass_metric_correction(cm: CompiledModel, st, G, violation, *, singular: str
         if singular == "none":
             return None
         mu = spla.lsqr(A, violation, atol=1e-14, btol=1e-14)[0]
-    return Mi @ (G.T @ mu)
+    dw = Mi @ (G.T @ mu)
+    return (dw, mu) if multiplier else dw
 
 
 def project_velocities(cm: CompiledModel, st, w0, t0):
@@ -154,12 +155,15 @@ def multiplier_momenta(cm: CompiledModel, st, lam: NDArray) -> NDArray:
     return out
 
 
-def node_velocity(cm: CompiledModel, st, Lam: NDArray | None = None) -> NDArray:
+def node_velocity(cm: CompiledModel, st, Lam: NDArray | None = None, *, multiplier: bool = False):
     """Body velocities at a node: ``M w = pi + Lambda`` projected onto the velocity constraints.
 
     The end momenta of an index-3 scheme satisfy the velocity constraints only to O(h^2); the
     projection in the mass metric removes that component (it matters for bodies with tiny
     inertia, e.g. point masses, where 1/J amplifies it).  Output only: the state is unchanged.
+    With ``multiplier=True`` returns ``(w, mu, labels)``: the projection ``w = w2 - M^-1 G^T mu``
+    and its rows (``mu`` None when nothing was projected), for the reactions
+    (:mod:`flexmb.dynamics.reactions`).
     """
     from flexmb.dynamics.system import node_velocities
 
@@ -167,12 +171,15 @@ def node_velocity(cm: CompiledModel, st, Lam: NDArray | None = None) -> NDArray:
         Lam = multiplier_momenta(cm, st, st.lam)
     w = node_velocities(cm, st, st.pi + Lam)
     if not cm.nj:
-        return w
-    G, _, target = velocity_constraints(cm, st, st.t)
+        return (w, None, []) if multiplier else w
+    G, labels, target = velocity_constraints(cm, st, st.t)
     if G.shape[0] == 0:
-        return w
-    dw = mass_metric_correction(cm, st, G, G @ w - target, singular="none")
-    return w if dw is None else w - dw
+        return (w, None, labels) if multiplier else w
+    out = mass_metric_correction(cm, st, G, G @ w - target, singular="none", multiplier=True)
+    if out is None:
+        return (w, None, labels) if multiplier else w
+    dw, mu = out
+    return (w - dw, mu, labels) if multiplier else w - dw
 
 
 def loop_joints(cm: CompiledModel) -> NDArray:

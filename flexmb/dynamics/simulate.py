@@ -24,6 +24,7 @@ from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, La
 from flexmb.dynamics.linsolve import linear_solver, superlu
 from flexmb.dynamics.newton import NewtonOptions, NewtonResult, newton_solve
 from flexmb.dense_output import hermite_positions, hermite_rotations
+from flexmb.dynamics.reactions import element_record, node_reactions, node_record
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state,
                                     node_momenta)
@@ -57,11 +58,12 @@ class ElementSystem:
         #: step halvings (t, h, reason), repeated as WARNING when they end in a failure
         self.halvings: list = []
 
-    def element_kin(self, U: NDArray, st: ElementStart, h: float) -> ElementKin:
-        ek = ElementKin(te=self.te, h=h, st=st, lay=self.lay, groups=[], t_gauss=st.t + h * self.te.c,
+    def element_kin(self, U: NDArray, st: ElementStart, h: float, lay: Layout | None = None) -> ElementKin:
+        lay = self.lay if lay is None else lay
+        ek = ElementKin(te=self.te, h=h, st=st, lay=lay, groups=[], t_gauss=st.t + h * self.te.c,
                         t_cons=st.t + h * self.te.tau_c)
         for grp in self.cm.groups:
-            ek.groups.append(grp.unpack(ek, self.lay.group_view(U, grp.bodies, grp.slots)))
+            ek.groups.append(grp.unpack(ek, lay.group_view(U, grp.bodies, grp.slots)))
         return ek
 
     def triplets(self, U: NDArray, st: ElementStart, h: float) -> tuple[NDArray, Triplets]:
@@ -216,20 +218,22 @@ def _orthonormalize(R: NDArray) -> NDArray:
 class _Recorder:
     """Collects node and internal-point outputs."""
 
-    def __init__(self, cm: CompiledModel):
-        self.cm = cm
+    def __init__(self, cm: CompiledModel, te: TimeElement):
+        self.cm, self.te = cm, te
         self.t, self.pos, self.rotm, self.vel, self.om = [], [], [], [], []
         self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
         self.ke, self.pe = [], []
         self.mom = []
         self.ti, self.force, self.moment = [], [], []
+        # every node incl. those of halved steps: time, node_record (reactions), 1 if output
+        self.imp_t, self.imp, self.imp_out, self.imp_el = [], [], [], []
         self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
         self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
 
     def node(self, st: ElementStart) -> NDArray:
         cm = self.cm
         Lam = multiplier_momenta(cm, st, st.lam)
-        w = node_velocity(cm, st, Lam)
+        w, mu, labels = node_velocity(cm, st, Lam, multiplier=True)
         self.t.append(st.t)
         # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
         self.mom.append((st.pi + Lam)[self._first6].reshape(cm.nb, 6))
@@ -265,13 +269,27 @@ class _Recorder:
             self.rrel.append(st.acc.copy())
             self.vrel.append(np.concatenate([sdot, wr], axis=1))
             self.lam.append((st.lam if st.lam_end is None else st.lam_end).copy())
+            self._impulse(st, mu, labels, self.vrel[-1], 1.0)
         return w
 
-    def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray):
+    def subnode(self, st: ElementStart) -> None:
+        """A node inside a halved step: not output, but its impulses count for the reactions."""
+        if self.cm.nj:
+            _, mu, labels = node_velocity(self.cm, st, multiplier=True)
+            self._impulse(st, mu, labels, None, 0.0)
+
+    def _impulse(self, st, mu, labels, qdot, output: float) -> None:
+        self.imp_t.append(st.t)
+        self.imp.append(node_record(self.cm, st, mu, labels, qdot))
+        self.imp_out.append(output)
+
+    def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray, xb: NDArray | None = None):
+        """Record an element: its internal points and, for the reactions, ``xb (nj, p, 3)`` B's origins there."""
         self.ti.extend(st.t + h * te.c)
         if not self.cm.nj:
             return
         Jv = lay.joint_view(U)
+        self.imp_el.append(element_record(te, Jv[..., JLAM:JLAM + 6], xb))
         for i in range(te.p):
             self.force.append(Jv[:, i, JQ:JQ + 3].copy())
             self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
@@ -281,12 +299,16 @@ class _Recorder:
         nj = cm.nj
         kw = {}
         if nj:
+            fn, mn = node_reactions(cm, np.array(self.imp_t), np.array(self.imp),
+                                    np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3),
+                                    np.array(self.imp_out) > 0.5, self.te)
             kw = dict(
                 joint_names=tuple(j.name for j in cm.model.joints),
                 joint_types=tuple(j.kind for j in cm.model.joints),
                 joint_rel_position=np.array(self.srel), joint_rel_rotation=np.array(self.rrel),
-                joint_rel_velocity=np.array(self.vrel), joint_force=np.array(self.force).reshape(-1, nj, 3),
-                joint_moment=np.array(self.moment).reshape(-1, nj, 3), joint_multiplier=np.array(self.lam),
+                joint_rel_velocity=np.array(self.vrel), joint_force=fn, joint_moment=mn,
+                joint_force_internal=np.array(self.force).reshape(-1, nj, 3),
+                joint_moment_internal=np.array(self.moment).reshape(-1, nj, 3), joint_multiplier=np.array(self.lam),
             )
         stats = {k: np.array(v) for k, v in self.stats.items()}
         return Solution(
@@ -345,7 +367,9 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     Returns
     -------
     Solution
-        Node values at ``t0, t0 + h, ...`` (or at ``t_eval``); joint reactions at the internal points.
+        Node values at ``t0, t0 + h, ...`` or at ``t_eval`` (joint reactions recovered at the nodes to
+        the nodal order, see :mod:`flexmb.dynamics.reactions`); the reactions as solved for at the
+        internal points too.
 
     Raises
     ------
@@ -410,7 +434,8 @@ class Run:
         _handle_redundancy(self.cm, SimpleNamespace(x=x_init, R=R_init), options, t0)
         self.system = ElementSystem(self.cm, te)
         self.solver = linear_solver(options.linear_solver)
-        self.rec = _Recorder(self.cm)
+        self.rec = _Recorder(self.cm, te)
+        self._plain_lay = None  # a layout without index replay, for the recorder's own evaluations
         self.prev = None
         self.n_el = 0
         self.wall = 0.0
@@ -539,8 +564,10 @@ class Run:
 
     def _record(self, res, retries) -> None:
         te, lay, rec = self.te, self.system.lay, self.rec
-        for (s_start, hh, UU, rr) in res:
-            rec.internal(te, s_start, hh, lay, UU)
+        for k, (s_start, hh, UU, rr) in enumerate(res):
+            if k:  # the start of the second half of a halved step
+                rec.subnode(s_start)
+            rec.internal(te, s_start, hh, lay, UU, self._gauss_xb(s_start, hh, UU))
             rec.stats["t_start"].append(s_start.t)
             rec.stats["h"].append(hh)
             rec.stats["iterations"].append(rr.iterations)
@@ -548,6 +575,14 @@ class Run:
             rec.stats["factorizations"].append(rr.n_factor)
             rec.stats["residual"].append(rr.error)
             rec.stats["retries"].append(retries)
+
+    def _gauss_xb(self, st: ElementStart, h: float, U: NDArray) -> NDArray | None:
+        """B's origins of the joints at the Gauss points of an element (nj, p, 3)."""
+        if not self.cm.nj:
+            return None
+        if self._plain_lay is None:
+            self._plain_lay = make_layout(self.cm, self.te.p, replay=False)
+        return self.cm.att_b.pose(self.system.element_kin(U, st, h, lay=self._plain_lay), "gauss").x
 
     def _check_dropped(self) -> None:
         """The equations dropped as redundant must stay satisfied (they are implied by the others at a

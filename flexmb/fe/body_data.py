@@ -77,6 +77,9 @@ class FlexibleBodyData:
           follow the quadratic strain of bending shapes relax, as in the full FE model, instead of
           locking the membrane energy in (a bending-only cantilever basis keeps ~1e-3 of the raw
           quartic energy). Same complement as ``preload_stiffness_residual``: nothing counted twice.
+          ``settings["quartic_coupling"]`` says which coupling: "full" (exact to fourth order in q)
+          or "membrane" (used, with a WARNING, when the full one is indefinite: bases that already
+          hold stiff membrane shapes).
         * ``"raw"``: ``H`` of :func:`flexmb.fe.stiffening.modal_quartic_stiffness`, the exact
           SVK energy of the field ``Phi q`` alone (with ``geometric_stiffness`` and
           ``modal_stiffness``); right only when the basis holds the axial/static shapes. Files
@@ -399,7 +402,8 @@ def build_flexible_body(
         the FE displacements outside the basis (:func:`flexmb.fe.condensation.quartic_condensation`:
         one quadrature pass and ``nm (nm + 1) / 2`` static solves), "raw" keeps the energy of the
         reduced field alone (about ``7 n_qp (nm (nm + 1) / 2)^2`` flops, ``n_qp`` quadrature
-        points), False skips it. Recorded in ``settings["quartic"]`` (None when skipped).
+        points), False skips it. Recorded in ``settings["quartic"]`` (None when skipped) and
+        ``settings["quartic_coupling"]`` ("full" or "membrane", see ``quartic_condensation``).
     name : str, optional
         Body label (default: the mesh file stem).
     backend : str
@@ -474,10 +478,12 @@ def build_flexible_body(
     G = red.modal_geometric_stiffness(mesh, P) if geometric else None
     if not geometric:
         quartic_mode = None
+    quartic_coupling = None
     if quartic_mode == "relaxed":
         from flexmb.fe.condensation import quartic_condensation
 
-        H = quartic_condensation(K, M, mesh, basis, backend=backend).relaxed
+        qc = quartic_condensation(K, M, mesh, basis, backend=backend)
+        H, quartic_coupling = qc.relaxed, qc.coupling
     elif quartic_mode == "raw":
         H = red.modal_quartic_stiffness(mesh, P)
     else:
@@ -492,7 +498,8 @@ def build_flexible_body(
     settings.update(
         kind=basis.kind, n_shapes=basis.n_modes, interface_kind=interface_kind,
         n_extra_zero_modes=basis.n_extra_zero_modes,
-        method=method, quartic=quartic_mode, damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
+        method=method, quartic=quartic_mode, quartic_coupling=quartic_coupling,
+        damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
     )
     src = getattr(mesh, "source", None)
     return FlexibleBodyData(

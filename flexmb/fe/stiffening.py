@@ -119,7 +119,7 @@ def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[
         Energy per unit q^4; ``H[i,j,k,l] = H[j,i,k,l] = H[i,j,l,k] = H[k,l,i,j]``; positive
         semi-definite as a (pair, pair) matrix.
     """
-    Hp, _ = pair_quadrature(mesh, shapes, materials, loads=False)
+    Hp, _, _ = pair_quadrature(mesh, shapes, materials, loads=False)
     return expand_pairs(Hp, np.asarray(shapes).shape[1])
 
 
@@ -136,12 +136,13 @@ def expand_pairs(Hp: NDArray[np.float64], nm: int) -> NDArray[np.float64]:
 def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = False):
     """Quadrature pass over the index pairs ``i <= j`` of the shapes: quartic pair matrix and pair loads.
 
-    Returns ``(Hp, B)``:
+    Returns ``(Hp, Bm, Bk)``:
 
     * ``Hp`` (P, P), ``P = nm (nm + 1) / 2`` pairs in ``np.triu_indices(nm)`` order:
       ``Hp[p(i,j), p(k,l)] = int E_nl(i,j) : C : E_nl(k,l) dV`` (:func:`modal_quartic_stiffness`
       expands it), symmetric positive semi-definite.
-    * ``B`` (P, 3 n_nodes) when ``loads`` (else None): the FE vectors ``b_ij`` of the part of the
+    * ``Bm``, ``Bk`` (P, 3 n_nodes) when ``loads`` (else None): the membrane and geometric-stiffness
+      parts, ``b_ij = Bm[p] + Bk[p]``, of the FE vectors ``b_ij`` of the part of the
       SVK energy of ``u = Phi q + v`` that is quadratic in q and linear in v,
       ``U(Phi q + v) = U(Phi q) + q^T Phi^T K v + 1/2 sum_ij q_i q_j b_ij . v + O(q^3 v, q v^2)``::
 
@@ -150,6 +151,7 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
 
       (``g_ij = int B^T C E_nl(i,j) dV``, the membrane part; the second, geometric-stiffness part is
       of relative order (thickness / length)^2 in a slender beam). Node-major, N per unit q^2.
+      ``Bm[p(i,j)] = g_ij``, ``Bk[p(i,j)] = K_sigma(sigma_i) phi_j + K_sigma(sigma_j) phi_i``.
 
     Vectorized over cells and quadrature points in chunks (:data:`QUARTIC_CHUNK_ENTRIES`); the
     pair loads are scattered to the nodes with one sparse product per chunk.
@@ -166,7 +168,7 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
     npair = iu.size
     fields = mesh.cell_materials(materials)
     Hp = np.zeros((npair, npair))
-    Bn = np.zeros((n_nodes, 3 * npair)) if loads else None
+    Bn = np.zeros((2, n_nodes, 3 * npair)) if loads else None
     eye = np.eye(3)
     for t, conn in mesh.cells.items():
         elem = get_element(t)
@@ -175,7 +177,7 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
         e, nu = fields[t][:, 0], fields[t][:, 1]
         lam_all = e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))
         mu_all = e / (2.0 * (1.0 + nu))
-        per_cell = rule.n_points * (7 * npair + ((9 * nm * nm + 27 * npair) if loads else 0)) \
+        per_cell = rule.n_points * (7 * npair + ((9 * nm * nm + 36 * npair) if loads else 0)) \
             + (3 * k_nodes * npair if loads else 0)
         step = max(1, QUARTIC_CHUNK_ENTRIES // per_cell)
         for s0 in range(0, len(conn), step):  # chunks of cells
@@ -206,27 +208,30 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
             Hp += A2.T @ A2
             if not loads:
                 continue
-            # T_ij = C : E_nl(i,j) + H_j sigma_i + H_i sigma_j   (r, 3, 3, P), index [comp, b]
-            T = np.empty((c * q, 3, 3, npair))
+            # T_ij = C : E_nl(i,j) (membrane) and H_j sigma_i + H_i sigma_j (geometric)  (r, 3, 3, P), index [comp, b]
+            T = np.empty((2, c * q, 3, 3, npair))
             for v, (b, d) in enumerate(_VOIGT):
-                T[:, b, d] = 2.0 * mu[:, None] * comps[v]
-                T[:, d, b] = T[:, b, d]
-            T += (lam[:, None] * tr)[:, None, None, :] * eye[None, :, :, None]
+                T[0, :, b, d] = 2.0 * mu[:, None] * comps[v]
+                T[0, :, d, b] = T[0, :, b, d]
+            T[0] += (lam[:, None] * tr)[:, None, None, :] * eye[None, :, :, None]
             eps = 0.5 * (Hm + Hm.transpose(0, 2, 1, 3))  # (r, 3, 3, nm)
             sig = 2.0 * mu[:, None, None, None] * eps
             sig += (lam[:, None] * np.trace(eps, axis1=1, axis2=2))[:, None, None, :] * eye[None, :, :, None]
             X = np.einsum("rcdj,rdbi->rcbij", Hm, sig, optimize=True)  # X[..., i, j] = (H_j sigma_i)[c, b]
-            T += X[..., iu, ju] + X[..., ju, iu]
-            T *= w[:, None, None, None]
-            T = T.reshape(c, q, 3, 3, npair)
-            # nodal vector: b_ij[a, comp] = sum_qp dN_a/dx_b T_ij[comp, b]
-            contrib = np.einsum("xqkb,xqcbp->xkcp", g, T, optimize=True).reshape(c * k_nodes, 3 * npair)
+            T[1] = X[..., iu, ju] + X[..., ju, iu]
+            T *= w[None, :, None, None, None]
+            T = T.reshape(2, c, q, 3, 3, npair)
             scatter = sp.csr_matrix((np.ones(c * k_nodes), (conn[sl].ravel(), np.arange(c * k_nodes))),
                                     shape=(n_nodes, c * k_nodes))
-            Bn += scatter @ contrib
+            for part in range(2):
+                # nodal vector: b_ij[a, comp] = sum_qp dN_a/dx_b T_ij[comp, b]
+                contrib = np.einsum("xqkb,xqcbp->xkcp", g, T[part], optimize=True).reshape(c * k_nodes, 3 * npair)
+                Bn[part] += scatter @ contrib
     Hp = 0.5 * (Hp + Hp.T)
-    B = None if Bn is None else Bn.reshape(n_nodes, 3, npair).transpose(2, 0, 1).reshape(npair, 3 * n_nodes)
-    return Hp, B
+    if Bn is None:
+        return Hp, None, None
+    Bm, Bk = (Bn[part].reshape(n_nodes, 3, npair).transpose(2, 0, 1).reshape(npair, 3 * n_nodes) for part in range(2))
+    return Hp, Bm, Bk
 
 
 def modal_strain_energy(q: ArrayLike, K: ArrayLike, G: ArrayLike | None = None,

@@ -451,3 +451,45 @@ def test_tip_loaded_cantilever_bending_basis_relaxed_matches_rich_basis(beam, be
         assert w_rel == pytest.approx(w_ref, rel=tol_rel)  # measured 0.02 %, 0.2 %, 0.8 %
         assert w_rich_relaxed == pytest.approx(w_ref, rel=5e-3)  # the fallback changes nothing there
         assert abs(w_raw) < abs(w_ref) / 3.5  # locked: measured -0.025, -0.033, -0.039 m
+
+
+# ---------------------------------------------------------------------------- in FlexibleBodyData
+def test_build_flexible_body_quartic_choices(tmp_path, caplog):
+    import json
+    import logging
+
+    from flexmb.fe.body_data import FlexibleBodyData, build_flexible_body
+    from flexmb.fe.condensation import quartic_form_minimum
+
+    mesh = structured_box((1.0, 0.1, 0.05), (8, 2, 1), "hexahedron20", material=STEEL)
+    kw = dict(interfaces=["root"], n_modes=6, preloads=False, stresses=False)
+    relaxed = build_flexible_body(mesh, **kw)
+    raw = build_flexible_body(mesh, quartic="raw", **kw)
+    assert relaxed.settings["quartic"] == "relaxed" and raw.settings["quartic"] == "raw"
+    assert relaxed.settings["quartic_coupling"] in ("full", "mixed") and raw.settings["quartic_coupling"] is None
+    assert 0 < relaxed.settings["quartic_geometric_weight"] <= 1
+    P = raw.mode_shapes.reshape(-1, raw.n_modes)
+    assert np.abs(raw.quartic_stiffness - red.modal_quartic_stiffness(mesh, P)).max() < 1e-12 * np.abs(raw.quartic_stiffness).max()
+    # bending modes dominate this basis: most of the raw quartic energy is locked membrane energy
+    d_rel = np.einsum("iiii->i", relaxed.quartic_stiffness)
+    d_raw = np.einsum("iiii->i", raw.quartic_stiffness)
+    assert np.all(d_rel <= d_raw) and np.median(d_rel / d_raw) < 1e-2
+    assert quartic_form_minimum(relaxed.quartic_stiffness)[0] > 0
+    assert build_flexible_body(mesh, quartic=False, **kw).settings["quartic"] is None
+    with pytest.raises(ModelError, match="quartic"):
+        build_flexible_body(mesh, quartic="relax", **kw)
+    # free-free (inertia relief, mean axes): relaxed too, bounded below
+    ff = build_flexible_body(mesh, n_modes=4, preloads=False, stresses=False)
+    assert ff.settings["quartic"] == "relaxed" and quartic_form_minimum(ff.quartic_stiffness)[0] > 0
+    # round trip keeps the setting; a file written before it existed loads as "raw", with a note
+    path = relaxed.save(tmp_path / "relaxed")
+    assert FlexibleBodyData.load(path).settings["quartic"] == "relaxed"
+    with np.load(path, allow_pickle=False) as f:
+        arrays = {k: f[k] for k in f.files}
+    meta = json.loads(str(arrays["meta"]))
+    del meta["settings"]["quartic"]
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez_compressed(tmp_path / "old.npz", **arrays)
+    with caplog.at_level(logging.INFO, logger="flexmb.fe.body_data"):
+        old = FlexibleBodyData.load(tmp_path / "old.npz")
+    assert old.settings["quartic"] == "raw" and "raw H" in caplog.text

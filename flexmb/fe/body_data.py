@@ -77,9 +77,10 @@ class FlexibleBodyData:
           follow the quadratic strain of bending shapes relax, as in the full FE model, instead of
           locking the membrane energy in (a bending-only cantilever basis keeps ~1e-3 of the raw
           quartic energy). Same complement as ``preload_stiffness_residual``: nothing counted twice.
-          ``settings["quartic_coupling"]`` says which coupling: "full" (exact to fourth order in q)
-          or "membrane" (used, with a WARNING, when the full one is indefinite: bases that already
-          hold stiff membrane shapes).
+          ``settings["quartic_coupling"]`` ("full": exact to fourth order in q; "mixed";
+          "membrane") and ``settings["quartic_geometric_weight"]`` say how the geometric-stiffness
+          part of the coupling was kept (reduced where the truncated form would be unbounded below,
+          see ``quartic_condensation``).
         * ``"raw"``: ``H`` of :func:`flexmb.fe.stiffening.modal_quartic_stiffness`, the exact
           SVK energy of the field ``Phi q`` alone (with ``geometric_stiffness`` and
           ``modal_stiffness``); right only when the basis holds the axial/static shapes. Files
@@ -478,12 +479,12 @@ def build_flexible_body(
     G = red.modal_geometric_stiffness(mesh, P) if geometric else None
     if not geometric:
         quartic_mode = None
-    quartic_coupling = None
+    quartic_coupling = quartic_weight = None
     if quartic_mode == "relaxed":
         from flexmb.fe.condensation import quartic_condensation
 
         qc = quartic_condensation(K, M, mesh, basis, backend=backend)
-        H, quartic_coupling = qc.relaxed, qc.coupling
+        H, quartic_coupling, quartic_weight = qc.relaxed, qc.coupling, qc.geometric_weight
     elif quartic_mode == "raw":
         H = red.modal_quartic_stiffness(mesh, P)
     else:
@@ -499,6 +500,7 @@ def build_flexible_body(
         kind=basis.kind, n_shapes=basis.n_modes, interface_kind=interface_kind,
         n_extra_zero_modes=basis.n_extra_zero_modes,
         method=method, quartic=quartic_mode, quartic_coupling=quartic_coupling,
+        quartic_geometric_weight=quartic_weight,
         damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
     )
     src = getattr(mesh, "source", None)

@@ -44,6 +44,9 @@ __all__ = ["KAPPA_SOFT", "QuarticCondensation", "complement_response", "quartic_
 
 logger = logging.getLogger(__name__)
 
+#: bisection steps for the weight of the geometric-stiffness coupling under ``coupling="auto"``
+GEOMETRIC_WEIGHT_BISECTIONS = 7
+
 #: modes with ``kappa`` below this get the geometric-stiffness coupling under ``coupling="auto"``
 #: (bending/torsion shapes of the shipped beams: kappa <= 0.03; their axial mode: 0.53)
 KAPPA_SOFT = 0.2
@@ -65,6 +68,9 @@ class QuarticCondensation:
         non-negative for every q by construction) or "mixed" (full on the pairs of two soft modes).
     soft_modes : ndarray of bool, shape (nm,)
         Modes whose pairs carry the geometric-stiffness coupling.
+    geometric_weight : float
+        Factor on that coupling (1: exact to fourth order; below 1 when "auto" had to reduce it to
+        keep the truncated quartic form non-negative; 0: membrane coupling).
     kappa : ndarray, shape (nm,)
         ``sqrt(Bk_ii . K_c^+ Bk_ii / g_ii . K_c^+ g_ii)`` per mode: ~1e-3-3e-2 for bending and
         torsion shapes of a beam (the geometric part is of order (thickness/length)^2), ~0.5 for an
@@ -90,6 +96,7 @@ class QuarticCondensation:
     raw: NDArray[np.float64]
     coupling: str
     soft_modes: NDArray[np.bool_]
+    geometric_weight: float
     kappa: NDArray[np.float64]
     form_minimum: dict
     pair_correction: NDArray[np.float64]
@@ -202,7 +209,10 @@ def quartic_condensation(
       coupling on the pairs that involve a stiff membrane shape (an axial mode, a static stretch
       mode, for which the physical q is itself second order and the fourth-order truncation is not
       valid). If that quartic form is still negative somewhere on the unit sphere
-      (:func:`quartic_form_minimum`), membrane coupling everywhere, with a WARNING.
+      (:func:`quartic_form_minimum`; seen for bases with bending in two planes and torsion, at
+      amplitudes of tens of % of the length in the higher modes), the geometric part is scaled by
+      the largest weight in [0, 1] (bisection) that keeps it non-negative: the energy stays bounded
+      below, the first-mode terms keep most of the geometric coupling (``geometric_weight``).
 
     Cost: one quadrature pass (the raw ``H`` plus the ``P = nm (nm + 1) / 2`` pair loads, about
     ``(7 P + 9 nm^2) n_qp P`` flops), one factorization and ``2 P`` static solves (the solver of
@@ -249,32 +259,51 @@ def quartic_condensation(
     kappa = np.sqrt(e_k / np.maximum(e_m, tiny)) * (np.maximum(e_m, e_k) > tiny)
     raw = expand_pairs(Hp, nm)
 
-    def relaxed_with(soft):
-        mask = (soft[iu] & soft[ju]).astype(float)[:, None]
+    def relaxed_with(soft, weight=1.0, n_samples=4000):
+        mask = weight * (soft[iu] & soft[ju]).astype(float)[:, None]
         B, V = Bm + mask * Bk, Vm + mask * Vk
         C = B @ V.T
         scale = float(np.abs(C).max(initial=0.0))
         asym = float(np.abs(C - C.T).max(initial=0.0) / scale) if scale > 0 else 0.0
         C = 0.5 * (C + C.T)
         Hr = expand_pairs(Hp - C, nm)
-        return dict(C=C, H=Hr, asym=asym, V=V, minimum=quartic_form_minimum(Hr)[0])
+        return dict(C=C, H=Hr, asym=asym, V=V, minimum=quartic_form_minimum(Hr, n_samples=n_samples)[0])
 
     soft = {"full": np.ones(nm, bool), "membrane": np.zeros(nm, bool), "auto": kappa < KAPPA_SOFT}[coupling]
     res = relaxed_with(soft)
     minima = {"raw": quartic_form_minimum(raw)[0], "relaxed": res["minimum"]}
     tol = 1e-9 * float(np.abs(raw).max(initial=0.0))  # round-off of a form with null directions
+    weight = 1.0
     if coupling == "auto" and soft.any() and res["minimum"] < -tol:
-        logger.warning(
-            "quartic_condensation: the relaxed quartic energy with the geometric-stiffness coupling on the %d "
-            "bending-like modes is indefinite (minimum %.3g per unit |q|^4, raw H: %.3g); using the membrane "
-            "coupling for all modes (bounded below; leaves out terms of relative order (thickness/length)^2).",
-            int(soft.sum()), res["minimum"], minima["raw"],
-        )
-        soft = np.zeros(nm, bool)
-        res = relaxed_with(soft)
+        # the membrane form (weight 0) is PSD; the minimum on the sphere is concave in the weight:
+        # bisect for the largest weight of the geometric coupling that keeps the form non-negative
+        minima["weight 1"] = res["minimum"]
+        lo, hi = 0.0, 1.0
+        for _ in range(GEOMETRIC_WEIGHT_BISECTIONS):
+            mid = 0.5 * (lo + hi)
+            if relaxed_with(soft, mid, n_samples=1000)["minimum"] >= -tol:
+                lo = mid
+            else:
+                hi = mid
+        weight = lo
+        res = relaxed_with(soft, weight)
+        while res["minimum"] < -tol and weight > 0.0:  # the full search found what the short one missed
+            weight = 0.5 * weight if weight > 1e-3 else 0.0
+            res = relaxed_with(soft, weight)
         minima["relaxed"] = res["minimum"]
+        logger.info(
+            "quartic_condensation: with the full geometric-stiffness coupling on the %d soft modes the truncated "
+            "relaxed quartic energy is indefinite (minimum %.3g per unit |q|^4); its weight is reduced to %.3g "
+            "so that the energy stays bounded below (membrane coupling: weight 0).",
+            int(soft.sum()), minima["weight 1"], weight,
+        )
     t3 = time.perf_counter()
-    chosen = "full" if soft.all() and nm else ("membrane" if not soft.any() else "mixed")
+    if not soft.any() or weight == 0.0:
+        chosen = "membrane"
+    elif soft.all() and weight == 1.0:
+        chosen = "full"
+    else:
+        chosen = "mixed"
     tr_raw = float(np.trace(Hp))
     frac = float(np.trace(Hp - res["C"]) / tr_raw) if tr_raw > 0 else 1.0
     logger.info(
@@ -288,6 +317,7 @@ def quartic_condensation(
         raw=raw,
         coupling=chosen,
         soft_modes=soft,
+        geometric_weight=weight if soft.any() else 0.0,
         kappa=kappa,
         form_minimum=minima,
         pair_correction=res["C"],

@@ -106,7 +106,9 @@ class QuarticCondensation:
     seconds: dict
 
 
-def quartic_form_minimum(H: NDArray[np.float64], *, n_samples: int = 4000, seed: int = 0) -> tuple[float, NDArray[np.float64]]:
+def quartic_form_minimum(
+    H: NDArray[np.float64], *, n_samples: int = 4000, seed: int = 0
+) -> tuple[float, NDArray[np.float64]]:
     """Smallest value of ``sum H[i,j,k,l] q_i q_j q_k q_l`` on the unit sphere ``|q| = 1`` (estimate).
 
     ``n_samples`` random directions (deterministic seed), then a local minimization on the sphere

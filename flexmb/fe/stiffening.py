@@ -23,6 +23,11 @@ kg^1/2 m and K = diag(omega2) in 1/s^2). See docs/theory.md, "Modal geometric st
 
 Without the quartic term the energy is unbounded below (the cubic term changes sign with q); with it
 ``U >= 0`` for every q since ``C`` is positive definite.
+
+This ``H`` is the energy of ``Phi q`` with every other FE displacement held at zero; for a basis
+without the axial/static shapes it locks the membrane energy. :mod:`flexmb.fe.condensation`
+relaxes it over the complement of the basis with the pair loads of :func:`pair_quadrature` (the
+default of ``build_flexible_body``).
 """
 from __future__ import annotations
 
@@ -32,11 +37,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "expand_pairs",
     "modal_elastic_force",
     "modal_geometric_stiffness",
     "modal_quartic_stiffness",
     "modal_strain_energy",
     "modal_tangent_stiffness",
+    "pair_quadrature",
 ]
 
 logger = logging.getLogger(__name__)

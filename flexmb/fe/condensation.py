@@ -137,19 +137,18 @@ def quartic_form_minimum(
     Z = Q[:, iu] * Q[:, ju]  # (n, P)
     vals = np.einsum("np,np->n", Z @ Hp, Z)
 
-    H2 = H.reshape(nm ** 3, nm)
-
-    def f(x):
+    def f(x):  # the form of x / |x| through the (P, P) pair matrix, and its gradient
         n = np.linalg.norm(x)
         y = x / n
-        h3 = ((H2 @ y).reshape(nm * nm, nm) @ y).reshape(nm, nm) @ y
-        v = float(h3 @ y)
-        grad = 4.0 * (h3 - v * y) / n  # tangential gradient of the form of x / |x|
-        return v, grad
+        r = Hp @ (y[iu] * y[ju])
+        v = float(r @ (y[iu] * y[ju]))
+        g = 2.0 * (np.bincount(iu, r * y[ju], minlength=nm) + np.bincount(ju, r * y[iu], minlength=nm))
+        return v, (g - 4.0 * v * y) / n
 
     best_v, best_q = float(vals.min()), Q[int(np.argmin(vals))]
     for i in np.argsort(vals)[:5]:
-        res = minimize(f, Q[i], jac=True, method="BFGS", options=dict(gtol=1e-12 * max(abs(vals).max(), 1e-300)))
+        res = minimize(f, Q[i], jac=True, method="BFGS",
+                       options=dict(gtol=1e-9 * max(abs(vals).max(), 1e-300), maxiter=300))
         if res.fun < best_v:
             best_v, best_q = float(res.fun), res.x / np.linalg.norm(res.x)
     return best_v, best_q
@@ -298,6 +297,12 @@ def quartic_condensation(
             "relaxed quartic energy is indefinite (minimum %.3g per unit |q|^4); its weight is reduced to %.3g "
             "so that the energy stays bounded below (membrane coupling: weight 0).",
             int(soft.sum()), minima["weight 1"], weight,
+        )
+    elif res["minimum"] < -tol:
+        logger.warning(
+            "quartic_condensation: coupling=%r gives an indefinite relaxed quartic energy (minimum %.3g per unit "
+            "|q|^4 on the unit sphere): K + G + H_rel is unbounded below at large q; use coupling='auto'.",
+            coupling, res["minimum"],
         )
     t3 = time.perf_counter()
     if not soft.any() or weight == 0.0:

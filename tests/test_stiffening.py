@@ -533,3 +533,37 @@ def test_shipped_beam_ten_mode_basis_relaxed_quartic_under_tip_load():
         w_raw, _ = _static_tip_deflection(mesh, K, cb, qc.raw, load)
         assert w_rel == pytest.approx(w_ref, rel=tol_rel)
         assert abs(w_raw) < abs(w_ref) / 3.5  # measured -0.026, -0.035, -0.041 m
+
+
+def test_quartic_form_minimum_on_known_forms():
+    from flexmb.fe.condensation import quartic_form_minimum
+
+    # sum_i a_i y_i^4 on |y| = 1: minimum min(a) when some a < 0 (at a coordinate axis)
+    a = np.array([3.0, -2.0, 5.0, 1.0])
+    H = np.zeros((4,) * 4)
+    H[np.arange(4), np.arange(4), np.arange(4), np.arange(4)] = a
+    m, q = quartic_form_minimum(H)
+    assert m == pytest.approx(-2.0, rel=1e-9) and abs(q[1]) == pytest.approx(1.0, abs=1e-6)
+    # (y . y)^2 - 3 (y_0 y_1)^2 ... as H: minimum at y_0 = y_1 = 1/sqrt(2): 1 - 3/4 = 0.25
+    d = np.eye(3)
+    H = (np.einsum("ij,kl->ijkl", d, d) + np.einsum("ik,jl->ijkl", d, d) + np.einsum("il,jk->ijkl", d, d)) / 3.0
+    E = np.zeros((3, 3))
+    E[0, 1] = E[1, 0] = 0.5  # y^T E y = y_0 y_1
+    H = H - 3.0 * (np.einsum("ij,kl->ijkl", E, E) + np.einsum("ik,jl->ijkl", E, E) + np.einsum("il,jk->ijkl", E, E)) / 3.0
+    m, q = quartic_form_minimum(H)
+    assert m == pytest.approx(0.25, rel=1e-9) and abs(q[0] * q[1]) == pytest.approx(0.5, rel=1e-6)
+
+
+def test_free_free_complement_is_stiffness_orthogonal_with_mean_axes(beam):
+    """Inertia relief: the relaxation fields are K-orthogonal to the shapes and carry no rigid motion."""
+    from flexmb.fe.condensation import quartic_condensation
+
+    mesh, K, M = beam
+    ff = red.free_free_modes(K, M, 4, points=mesh.points)
+    qc = quartic_condensation(K, M, mesh, ff, keep_fields=True)
+    V = qc.pair_displacements
+    R = red.rigid_body_modes(mesh.points)
+    scale = np.abs(ff.shapes.T @ (K @ ff.shapes)).max() * np.abs(V).max() * np.abs(ff.shapes).max()
+    assert np.abs(ff.shapes.T @ (K @ V.T)).max() < 1e-9 * scale
+    assert np.abs(R.T @ (M @ V.T)).max() < 1e-9 * np.abs(R.T @ M @ R).max() * np.abs(V).max() * np.abs(R).max()
+    assert qc.relaxed_fraction < 0.05 and qc.form_minimum["relaxed"] > 0

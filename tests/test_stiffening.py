@@ -400,21 +400,24 @@ def test_relaxed_quartic_is_the_fe_energy_minimized_outside_the_basis(beam, bend
     assert errs[1] < errs[0] * (0.005 / 0.002) ** 2 * 1.5 and errs[2] < errs[1] * 2 ** 2 * 1.5  # O(q^2) relative
 
 
-def _static_tip_deflection(mesh, K, basis, H, load):
-    """Static modal equilibrium f_el(q) = Phi^T F of K + G + H under a dead z load at the tip nodes (load stepping,
-    Newton); returns the mean tip (uz, ux) (m)."""
+def _static_tip_deflection(mesh, K, basis, H, load, preload=None, Kg_res=None, s=0.0):
+    """Static modal equilibrium f_el(q) + s Kg_res q = Phi^T (F + s preload) of K + G + H under a dead z load at
+    the tip nodes and an optional preload (load stepping, Newton); returns the mean tip (uz, ux) (m)."""
     P = basis.shapes
     Kr = P.T @ (K @ P)
     G = red.modal_geometric_stiffness(mesh, P)
     tip = mesh.node_sets["tip"]
     F = np.zeros(K.shape[0])
     F[3 * tip + 2] = load / tip.size
+    if preload is not None:
+        F = F + s * preload
     f = P.T @ F
+    Ks = np.zeros((P.shape[1],) * 2) if Kg_res is None else s * Kg_res
     q = np.zeros(P.shape[1])
     for lf in np.linspace(0.0, 1.0, 21)[1:]:
         for _ in range(50):
-            r = red.modal_elastic_force(q, Kr, G, H) - lf * f
-            dq = -np.linalg.solve(red.modal_tangent_stiffness(q, Kr, G, H), r)
+            r = red.modal_elastic_force(q, Kr, G, H) + lf * Ks @ q - lf * f
+            dq = -np.linalg.solve(red.modal_tangent_stiffness(q, Kr, G, H) + lf * Ks, r)
             q += dq
             if np.abs(dq).max() < 1e-12 * np.abs(q).max():
                 break
@@ -495,6 +498,45 @@ def test_build_flexible_body_quartic_choices(tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="flexmb.fe.body_data"):
         old = FlexibleBodyData.load(tmp_path / "old.npz")
     assert old.settings["quartic"] == "raw" and "raw H" in caplog.text
+
+
+def test_tensioned_cantilever_relaxed_quartic_and_residual_preload_count_nothing_twice(beam, bending):
+    """Centrifugal-type tension (the x part of the w_z^2 unit preload, s = Omega^2) plus a large tip load. Bending
+    basis: K + G + H_rel + s Kg_res (the tension response is all residual). Reference: bending + modal-derivative
+    + tension shapes, raw H, whose own residual is nil (the cubic term carries the tension stiffening). They
+    agree within 1 % at 10-30 % of L (measured 0.05-1.0 %); linear compliance to 1e-4 (and within 0.4 % of the
+    FE K + K_sigma solve); raw H locks. (The y part of the w_z^2 load bends this off-axis beam sideways; without
+    the spin softening of the dynamics a static test of it is not meaningful.)"""
+    from flexmb.fe.modes import _m_orthonormalize
+
+    mesh, K, M = beam
+    sub, full, _ = bending
+    spin = red.PRELOAD_NAMES.index("wz*wz")
+    Fc = red.inertial_load_vectors(M, mesh.points)[spin].reshape(-1, 3)
+    Fc[:, 1] = 0.0
+    Fc = Fc.ravel()
+    uc = red.static_preload_displacements(K, M, mesh, sub, Fc[None])[0]
+    C0 = np.column_stack([sub.shapes, full.pair_displacements.T, uc])
+    S = _m_orthonormalize(C0 / np.sqrt(np.einsum("ij,ij->j", C0, M @ C0)), M)
+    rich = ModalBasis(kind=sub.kind, shapes=S, omega2=np.diag(S.T @ (K @ S)), rigid_modes=sub.rigid_modes,
+                      interfaces=sub.interfaces, reference=sub.reference)
+    st_sub = red.load_stiffening(K, M, mesh, sub, Fc[None])
+    st_rich = red.load_stiffening(K, M, mesh, rich, Fc[None])
+    assert st_sub.residual_fraction[0] > 0.99 and st_rich.residual_fraction[0] < 1e-12
+    H_rich = red.modal_quartic_stiffness(mesh, S)
+    EI = STEEL.E * 0.1 * 0.05 ** 3 / 12.0
+    for s in (0.5 * sub.omega2[0] / SOUTHWELL_K1, 2.0 * sub.omega2[0] / SOUTHWELL_K1):  # Omega = 172, 344 rad/s
+        args = dict(preload=Fc, s=s)
+        w_ref = _static_tip_deflection(mesh, K, rich, H_rich, -3.0 * EI * 1e-3, Kg_res=st_rich.residual[0], **args)[0]
+        w_sub = _static_tip_deflection(mesh, K, sub, full.relaxed, -3.0 * EI * 1e-3, Kg_res=st_sub.residual[0], **args)[0]
+        assert w_sub == pytest.approx(w_ref, rel=1e-3)  # linear range: same tension stiffening, counted once
+        for w_lin in (0.1, 0.3):
+            load = -w_lin * 3.0 * EI
+            w_ref = _static_tip_deflection(mesh, K, rich, H_rich, load, Kg_res=st_rich.residual[0], **args)[0]
+            w_sub = _static_tip_deflection(mesh, K, sub, full.relaxed, load, Kg_res=st_sub.residual[0], **args)[0]
+            w_raw = _static_tip_deflection(mesh, K, sub, full.raw, load, Kg_res=st_sub.residual[0], **args)[0]
+            assert w_sub == pytest.approx(w_ref, rel=0.015)
+            assert abs(w_raw) < abs(w_ref) / 1.5  # measured 1.7-5 x too stiff
 
 
 def test_shipped_beam_ten_mode_basis_relaxed_quartic_under_tip_load():

@@ -68,10 +68,25 @@ class FlexibleBodyData:
         :func:`flexmb.fe.reduction.preload_geometric_stiffness` for the scaling). For a linear modal
         body (no ``G``, ``H`` terms).
     quartic_stiffness : ndarray, shape (nm, nm, nm, nm) or None
-        ``H[i, j, k, l]`` of the quartic strain energy ``1/8 H q^4``
-        (:func:`flexmb.fe.stiffening.modal_quartic_stiffness`); with ``geometric_stiffness`` and
-        ``modal_stiffness`` it gives the exact St. Venant-Kirchhoff energy of the reduced field.
-        None in files written before it existed.
+        Coefficients of the quartic strain energy ``1/8 H q^4``; which ones is recorded in
+        ``settings["quartic"]``:
+
+        * ``"relaxed"`` (default of :func:`build_flexible_body`): ``H_rel = H - b_ij . K_c^+ b_kl``,
+          the SVK energy minimized, to fourth order in q, over the FE displacements outside the
+          basis (:func:`flexmb.fe.condensation.quartic_condensation`): the axial displacements that
+          follow the quadratic strain of bending shapes relax, as in the full FE model, instead of
+          locking the membrane energy in (a bending-only cantilever basis keeps ~1e-3 of the raw
+          quartic energy). Same complement as ``preload_stiffness_residual``: nothing counted twice.
+          ``settings["quartic_coupling"]`` ("full": exact to fourth order in q; "mixed";
+          "membrane") and ``settings["quartic_geometric_weight"]`` say how the geometric-stiffness
+          part of the coupling was kept (reduced where the truncated form would be unbounded below,
+          see ``quartic_condensation``).
+        * ``"raw"``: ``H`` of :func:`flexmb.fe.stiffening.modal_quartic_stiffness`, the exact
+          SVK energy of the field ``Phi q`` alone (with ``geometric_stiffness`` and
+          ``modal_stiffness``); right only when the basis holds the axial/static shapes. Files
+          written before the setting existed load as ``"raw"``.
+
+        None when not computed and in files written before it existed.
     preload_stiffness_residual : ndarray, shape (12, nm, nm) or None
         ``Kg_res[c]``: the unit preload stiffness of the part of each static response the basis
         cannot represent (:func:`flexmb.fe.preloads.load_stiffening`); the one to add to a body
@@ -252,6 +267,12 @@ class FlexibleBodyData:
         )
         inv = {name: arr[f"invariants/{name}"] for name in _INVARIANT_FIELDS}
         inv["mass"] = float(inv["mass"])
+        settings = dict(meta["settings"])
+        if "quartic" not in settings:
+            settings["quartic"] = "raw" if arr.get("quartic_stiffness") is not None else None
+            if settings["quartic"] == "raw":
+                logger.info("%s: written before settings['quartic'] existed; its quartic_stiffness is the raw H "
+                            "(energy of the reduced field alone, not relaxed over the complement of the basis)", path)
         return cls(
             name=meta["name"], kind=meta["kind"], reference=meta["reference"],
             frequencies=arr["frequencies"], omega2=arr["omega2"], mode_shapes=arr["mode_shapes"],
@@ -259,7 +280,7 @@ class FlexibleBodyData:
             **{key: arr.get(key) for key in _OPTIONAL_ARRAYS}, points=arr["points"],
             cells={t: arr[f"cells/{t}"] for t in meta["cell_types"]},
             units=meta["units"], source=meta["source"], source_checksum=meta["source_checksum"],
-            settings=meta["settings"],
+            settings=settings,
         )
 
     # ---------------------------------------------------------------- visualization
@@ -308,6 +329,20 @@ def _damping_matrix(omega2: NDArray[np.float64], damping: Any) -> NDArray[np.flo
     return red.modal_damping(omega2, ratio=damping)
 
 
+def _quartic_mode(quartic) -> str | None:
+    """``build_flexible_body(quartic=...)`` as "relaxed", "raw" or None."""
+    if quartic is True or quartic == "relaxed":
+        return "relaxed"
+    if quartic == "raw":
+        return "raw"
+    if quartic is False or quartic is None:
+        return None
+    raise ModelError(
+        f"build_flexible_body: `quartic` = {quartic!r}; use True or 'relaxed' (quartic energy relaxed over the "
+        "FE displacements outside the basis, the default), 'raw' (energy of the reduced field alone) or False."
+    )
+
+
 def _n_normal_modes(basis) -> int:
     """Normal modes in a basis: fixed-interface modes of a Craig-Bampton basis, else all shapes."""
     if basis.kind == "craig-bampton":
@@ -327,7 +362,7 @@ def build_flexible_body(
     damping: Any = None,
     materials=None,
     geometric: bool = True,
-    quartic: bool = True,
+    quartic: bool | str = True,
     preloads: bool = True,
     stresses: bool = True,
     name: str | None = None,
@@ -359,11 +394,17 @@ def build_flexible_body(
     materials : Material or dict, optional
         Overrides ``mesh.materials`` by the rule of :meth:`flexmb.fe.mesh.FEMesh.with_material`
         (a single Material replaces the file's set materials too).
-    geometric, quartic, preloads, stresses : bool
-        Compute the modal geometric stiffness ``G`` (nm FE assemblies), the quartic energy term
-        ``H`` (about ``7 n_qp (nm (nm + 1) / 2)^2`` flops, ``n_qp`` quadrature points; needs
-        ``geometric``), the 12 unit inertial preload stiffnesses, full and residual (12 static
-        solves and 24 assemblies), and the modal stresses.
+    geometric, preloads, stresses : bool
+        Compute the modal geometric stiffness ``G`` (nm FE assemblies), the 12 unit inertial
+        preload stiffnesses, full and residual (12 static solves and 24 assemblies), and the modal
+        stresses.
+    quartic : True, "relaxed", "raw" or False
+        The quartic energy term (needs ``geometric``): True / "relaxed" (default) relaxes it over
+        the FE displacements outside the basis (:func:`flexmb.fe.condensation.quartic_condensation`:
+        one quadrature pass and ``nm (nm + 1) / 2`` static solves), "raw" keeps the energy of the
+        reduced field alone (about ``7 n_qp (nm (nm + 1) / 2)^2`` flops, ``n_qp`` quadrature
+        points), False skips it. Recorded in ``settings["quartic"]`` (None when skipped) and
+        ``settings["quartic_coupling"]`` ("full" or "membrane", see ``quartic_condensation``).
     name : str, optional
         Body label (default: the mesh file stem).
     backend : str
@@ -396,6 +437,7 @@ def build_flexible_body(
     from flexmb.fe.checks import check_mesh, connected_components, plausibility
 
     check_mesh(mesh, solid_required=True)  # NaN, inverted, zero-volume, surface-only: raise
+    quartic_mode = _quartic_mode(quartic)
     craig_bampton = bool(interfaces) and method != "free-free"
     if craig_bampton:
         n_pieces, labels = connected_components(mesh)
@@ -435,7 +477,18 @@ def build_flexible_body(
     P = basis.shapes
     inv = red.inertia_invariants(Ms, mesh.points, P, K)
     G = red.modal_geometric_stiffness(mesh, P) if geometric else None
-    H = red.modal_quartic_stiffness(mesh, P) if geometric and quartic else None
+    if not geometric:
+        quartic_mode = None
+    quartic_coupling = quartic_weight = None
+    if quartic_mode == "relaxed":
+        from flexmb.fe.condensation import quartic_condensation
+
+        qc = quartic_condensation(K, M, mesh, basis, backend=backend)
+        H, quartic_coupling, quartic_weight = qc.relaxed, qc.coupling, qc.geometric_weight
+    elif quartic_mode == "raw":
+        H = red.modal_quartic_stiffness(mesh, P)
+    else:
+        H = None
     pre = red.preload_stiffening(K, M, mesh, basis, backend=backend) if preloads else None
     S = red.modal_stresses(mesh, P) if stresses else None
     f1 = float(basis.frequencies[0]) if len(basis.frequencies) else None
@@ -446,7 +499,9 @@ def build_flexible_body(
     settings.update(
         kind=basis.kind, n_shapes=basis.n_modes, interface_kind=interface_kind,
         n_extra_zero_modes=basis.n_extra_zero_modes,
-        method=method, damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
+        method=method, quartic=quartic_mode, quartic_coupling=quartic_coupling,
+        quartic_geometric_weight=quartic_weight,
+        damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
     )
     src = getattr(mesh, "source", None)
     return FlexibleBodyData(

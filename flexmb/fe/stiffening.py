@@ -23,6 +23,11 @@ kg^1/2 m and K = diag(omega2) in 1/s^2). See docs/theory.md, "Modal geometric st
 
 Without the quartic term the energy is unbounded below (the cubic term changes sign with q); with it
 ``U >= 0`` for every q since ``C`` is positive definite.
+
+This ``H`` is the energy of ``Phi q`` with every other FE displacement held at zero; for a basis
+without the axial/static shapes it locks the membrane energy. :mod:`flexmb.fe.condensation`
+relaxes it over the complement of the basis with the pair loads of :func:`pair_quadrature` (the
+default of ``build_flexible_body``).
 """
 from __future__ import annotations
 
@@ -32,11 +37,13 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
+    "expand_pairs",
     "modal_elastic_force",
     "modal_geometric_stiffness",
     "modal_quartic_stiffness",
     "modal_strain_energy",
     "modal_tangent_stiffness",
+    "pair_quadrature",
 ]
 
 logger = logging.getLogger(__name__)
@@ -119,6 +126,45 @@ def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[
         Energy per unit q^4; ``H[i,j,k,l] = H[j,i,k,l] = H[i,j,l,k] = H[k,l,i,j]``; positive
         semi-definite as a (pair, pair) matrix.
     """
+    Hp, _, _ = pair_quadrature(mesh, shapes, materials, loads=False)
+    return expand_pairs(Hp, np.asarray(shapes).shape[1])
+
+
+def expand_pairs(Hp: NDArray[np.float64], nm: int) -> NDArray[np.float64]:
+    """Expand a (pair, pair) matrix over the pairs ``i <= j`` (``np.triu_indices(nm)`` order) to
+    the four-index array ``H[i, j, k, l] = Hp[p(i, j), p(k, l)]``, shape (nm, nm, nm, nm)."""
+    iu, ju = np.triu_indices(nm)
+    idx = np.empty((nm, nm), dtype=np.int64)
+    idx[iu, ju] = np.arange(iu.size)
+    idx[ju, iu] = np.arange(iu.size)
+    return Hp[idx[:, :, None, None], idx[None, None, :, :]]
+
+
+def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = False):
+    """Quadrature pass over the index pairs ``i <= j`` of the shapes: quartic pair matrix and pair loads.
+
+    Returns ``(Hp, Bm, Bk)``:
+
+    * ``Hp`` (P, P), ``P = nm (nm + 1) / 2`` pairs in ``np.triu_indices(nm)`` order:
+      ``Hp[p(i,j), p(k,l)] = int E_nl(i,j) : C : E_nl(k,l) dV`` (:func:`modal_quartic_stiffness`
+      expands it), symmetric positive semi-definite.
+    * ``Bm``, ``Bk`` (P, 3 n_nodes) when ``loads`` (else None): the membrane and geometric-stiffness
+      parts, ``b_ij = Bm[p] + Bk[p]``, of the FE vectors ``b_ij`` of the part of the
+      SVK energy of ``u = Phi q + v`` that is quadratic in q and linear in v,
+      ``U(Phi q + v) = U(Phi q) + q^T Phi^T K v + 1/2 sum_ij q_i q_j b_ij . v + O(q^3 v, q v^2)``::
+
+          b_ij . v = int [ eps(v) : C : E_nl(i,j) + sigma_i : E_nl(v, phi_j) + sigma_j : E_nl(v, phi_i) ] dV
+                   = g_ij . v + v^T (K_sigma(sigma_i) phi_j + K_sigma(sigma_j) phi_i)
+
+      (``g_ij = int B^T C E_nl(i,j) dV``, the membrane part; the second, geometric-stiffness part is
+      of relative order (thickness / length)^2 in a slender beam). Node-major, N per unit q^2.
+      ``Bm[p(i,j)] = g_ij``, ``Bk[p(i,j)] = K_sigma(sigma_i) phi_j + K_sigma(sigma_j) phi_i``.
+
+    Vectorized over cells and quadrature points in chunks (:data:`QUARTIC_CHUNK_ENTRIES`); the
+    pair loads are scattered to the nodes with one sparse product per chunk.
+    """
+    import scipy.sparse as sp
+
     from flexmb.fe.elements import get_element, isoparametric_map
 
     P = np.asarray(shapes, dtype=float)
@@ -129,13 +175,17 @@ def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[
     npair = iu.size
     fields = mesh.cell_materials(materials)
     Hp = np.zeros((npair, npair))
+    Bn = np.zeros((2, n_nodes, 3 * npair)) if loads else None
+    eye = np.eye(3)
     for t, conn in mesh.cells.items():
         elem = get_element(t)
         rule = elem.stiffness_rule
+        k_nodes = conn.shape[1]
         e, nu = fields[t][:, 0], fields[t][:, 1]
         lam_all = e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))
         mu_all = e / (2.0 * (1.0 + nu))
-        per_cell = 7 * rule.n_points * npair
+        per_cell = rule.n_points * (7 * npair + ((9 * nm * nm + 36 * npair) if loads else 0)) \
+            + (3 * k_nodes * npair if loads else 0)
         step = max(1, QUARTIC_CHUNK_ENTRIES // per_cell)
         for s0 in range(0, len(conn), step):  # chunks of cells
             sl = slice(s0, min(s0 + step, len(conn)))
@@ -163,11 +213,32 @@ def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[
                 A[1 + v] = (np.sqrt(2.0) * s_n) * comps[v]
             A2 = A.reshape(7 * c * q, npair)
             Hp += A2.T @ A2
-    idx = np.empty((nm, nm), dtype=np.int64)
-    idx[iu, ju] = np.arange(npair)
-    idx[ju, iu] = np.arange(npair)
+            if not loads:
+                continue
+            # T_ij = C : E_nl(i,j) (membrane) and H_j sigma_i + H_i sigma_j (geometric)  (r, 3, 3, P), index [comp, b]
+            T = np.empty((2, c * q, 3, 3, npair))
+            for v, (b, d) in enumerate(_VOIGT):
+                T[0, :, b, d] = 2.0 * mu[:, None] * comps[v]
+                T[0, :, d, b] = T[0, :, b, d]
+            T[0] += (lam[:, None] * tr)[:, None, None, :] * eye[None, :, :, None]
+            eps = 0.5 * (Hm + Hm.transpose(0, 2, 1, 3))  # (r, 3, 3, nm)
+            sig = 2.0 * mu[:, None, None, None] * eps
+            sig += (lam[:, None] * np.trace(eps, axis1=1, axis2=2))[:, None, None, :] * eye[None, :, :, None]
+            X = np.einsum("rcdj,rdbi->rcbij", Hm, sig, optimize=True)  # X[..., i, j] = (H_j sigma_i)[c, b]
+            T[1] = X[..., iu, ju] + X[..., ju, iu]
+            T *= w[None, :, None, None, None]
+            T = T.reshape(2, c, q, 3, 3, npair)
+            scatter = sp.csr_matrix((np.ones(c * k_nodes), (conn[sl].ravel(), np.arange(c * k_nodes))),
+                                    shape=(n_nodes, c * k_nodes))
+            for part in range(2):
+                # nodal vector: b_ij[a, comp] = sum_qp dN_a/dx_b T_ij[comp, b]
+                contrib = np.einsum("xqkb,xqcbp->xkcp", g, T[part], optimize=True).reshape(c * k_nodes, 3 * npair)
+                Bn[part] += scatter @ contrib
     Hp = 0.5 * (Hp + Hp.T)
-    return Hp[idx[:, :, None, None], idx[None, None, :, :]]
+    if Bn is None:
+        return Hp, None, None
+    Bm, Bk = (Bn[part].reshape(n_nodes, 3, npair).transpose(2, 0, 1).reshape(npair, 3 * n_nodes) for part in range(2))
+    return Hp, Bm, Bk
 
 
 def modal_strain_energy(q: ArrayLike, K: ArrayLike, G: ArrayLike | None = None,

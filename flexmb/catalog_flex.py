@@ -163,9 +163,10 @@ def slider_crank_rod_data(n_modes: int = 4, basis: str = "bending", *, n_axial: 
                           cache: bool | str | Path = True):
     """Craig-Bampton body of the X3/X4 connecting rod: ``big_end`` clamped (the floating frame), ``small_end``.
 
-    L = 0.3048 m, round section d = 6.35 mm meshed with hexahedron20 (O-grid: 33 quadrilaterals per
-    section, 12 on the circle, whose nodes lie on it; the discrete section's area is ~0.02 % below
-    pi d^2 / 4), E = 2.06843e11 Pa, nu = 0.3, rho = 7834.56 kg/m^3; mass 0.07563 kg.
+    L = 0.3048 m, round section d = 6.35 mm meshed with hexahedron20 (24 along the length; O-grid
+    section of 12 quadrilaterals, 8 on the circle, whose nodes lie on it: the discrete section's area
+    is 0.078 % below pi d^2 / 4), E = 2.06843e11 Pa, nu = 0.3, rho = 7834.56 kg/m^3; mass 0.075566 kg
+    (nominal rho A L = 0.075625 kg). A solid round section, not a square substitute.
 
     Parameters
     ----------

@@ -298,3 +298,16 @@ def test_mirror_permutation_refuses_an_asymmetric_mesh():
         mirror_permutation(mesh.points, 1)
     perm = mirror_permutation(mesh.points, 1, 0.05)
     assert np.array_equal(perm[perm], np.arange(mesh.n_nodes))
+
+
+def test_all_basis_keeps_every_class_and_starts_out_of_plane():
+    """basis="all": the plain Craig-Bampton basis (6 tip constraint modes + n fixed-interface modes).
+    The thin X1 strip bends first out of plane (about its weak axis, I_y = h b^3 / 12 = I / 225)."""
+    spec = cf.CASES["x1"]
+    d = cf.spinup_beam_data("x1", 4, "all", cache=False)
+    assert d.n_modes == 10
+    h = math.sqrt(12 * spec.inertia / spec.area)
+    Iy = h * (spec.area / h) ** 3 / 12
+    w_oop = LAMBDA[0] ** 2 * math.sqrt(spec.E * Iy / (spec.rho * spec.area * spec.length ** 4))  # 0.2532 rad/s
+    assert _rel(2 * math.pi * d.frequencies[0], w_oop) == pytest.approx(0, abs=2e-3)
+    assert np.abs(d.interface("tip").modal_map[2]).max() > 0  # the tip moves out of plane too

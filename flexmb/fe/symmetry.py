@@ -39,7 +39,7 @@ __all__ = ["NotEnoughModes", "mirror_permutation", "mirror_operator", "symmetric
 logger = logging.getLogger(__name__)
 
 #: tolerance on a mirror eigenvalue (+1 or -1) for a direction of the basis to count as symmetric
-_PARITY_TOL = 1e-7
+_PARITY_TOL = 1e-8
 
 
 class NotEnoughModes(ModelError):

@@ -311,3 +311,50 @@ def test_all_basis_keeps_every_class_and_starts_out_of_plane():
     w_oop = LAMBDA[0] ** 2 * math.sqrt(spec.E * Iy / (spec.rho * spec.area * spec.length ** 4))  # 0.2532 rad/s
     assert _rel(2 * math.pi * d.frequencies[0], w_oop) == pytest.approx(0, abs=2e-3)
     assert np.abs(d.interface("tip").modal_map[2]).max() > 0  # the tip moves out of plane too
+
+
+# Wright et al. (1982) flapwise first eigenvalue lambda = omega T of a uniform rotating cantilever
+# (hub radius 0) at gamma = Omega T, T = sqrt(rho A L^4 / EI) (VALIDATION.md X5). In the plane of
+# rotation (lead-lag) the operator is the flapwise one minus Omega^2 rho A, so lambda_lag^2 =
+# lambda_flap^2 - gamma^2 exactly for the Euler-Bernoulli beam.
+WRIGHT = [(2.0, 4.1373), (6.0, 7.3604), (10.0, 11.2023)]
+
+
+def _lead_lag(d, kg, gammas):
+    T = 1.0 / cf.CASES["x1"].bending_rad_s
+    S = d.invariants.modal_second_moment
+    m_perp = S[:, :, 0, 0] + S[:, :, 1, 1]  # spin softening of the x and y displacements (kg m^2)
+    out = []
+    for g in gammas:
+        W = g / T
+        k_eff = np.diag(d.omega2) + W ** 2 * (kg - m_perp)
+        out.append(math.sqrt(np.linalg.eigvalsh(0.5 * (k_eff + k_eff.T))[0]) * T)
+    return np.array(out)
+
+
+def test_x1_rotating_in_plane_frequency_from_the_preload_data(x1, x1_axial):
+    """The stiffening data behind the spin-up: linearized about a steady spin wz, the in-plane
+    frequency from diag(omega2) + wz^2 (Kg[wz*wz] - M_perp) against Wright's table.
+    Bending-only basis: the full unit preload stiffness (= the residual: the basis carries none of
+    the axial static response). Basis with axial shapes: the residual preload plus the cubic term at
+    the basis' quasi-static deflection, Kg_res + sum_k a_k G[k]; nothing counted twice."""
+    gammas = [g for g, _ in WRIGHT]
+    ref = np.sqrt([lf ** 2 - g ** 2 for g, lf in WRIGHT])  # 3.6218, 4.2633, 5.0489
+    c = 2  # PRELOAD_NAMES index of "wz*wz"
+    lam = _lead_lag(x1, x1.preload_stiffness[c], gammas)
+    np.testing.assert_allclose(x1.preload_stiffness_residual[c], x1.preload_stiffness[c], rtol=0,
+                               atol=1e-9 * np.abs(x1.preload_stiffness[c]).max())
+    err = _rel(lam, ref)
+    assert np.all(err > 0) and np.all(err < 5e-3), err  # measured +0.10 %, +0.16 %, +0.32 %
+    d = x1_axial
+    kg = d.preload_stiffness_residual[c] + np.einsum("k,kij->ij", d.preload_coordinates[c], d.geometric_stiffness)
+    np.testing.assert_allclose(kg, d.preload_stiffness[c], atol=1e-6 * np.abs(d.preload_stiffness[c]).max())
+    # 4 bending shapes: within 0.5 % up to gamma = 6 (X1's 6 rad/s is gamma = 5.55); 1.0 % at gamma = 10
+    err_ax = _rel(_lead_lag(d, kg, gammas[:2]), ref[:2])
+    assert np.all(np.abs(err_ax) < 5e-3), err_ax  # measured +0.11 %, +0.29 %
+    # without stiffening the spin softening alone makes the in-plane stiffness indefinite at X1's
+    # 6 rad/s (> omega_1 = 3.80 rad/s): the linear modal body diverges
+    W = 6.0
+    S = x1.invariants.modal_second_moment
+    k_lin = np.diag(x1.omega2) - W ** 2 * (S[:, :, 0, 0] + S[:, :, 1, 1])
+    assert np.linalg.eigvalsh(0.5 * (k_lin + k_lin.T))[0] < -0.5 * W ** 2

@@ -30,7 +30,10 @@ classes (:mod:`flexmb.fe.symmetry`). ``"bending"`` keeps the bending in the x-y 
 in-plane constraint modes of the free-end interface (translation along y and rotation about z: 2
 shapes) plus the lowest ``n_modes - 2`` in-plane fixed-interface (clamped-clamped) modes.
 ``"bending+axial"`` adds ``n_axial`` axial shapes: the axial constraint mode (free-end translation
-along x) plus ``n_axial - 1`` axial fixed-interface modes. ``"all"`` keeps the plain Craig-Bampton
+along x) plus ``n_axial - 1`` axial fixed-interface modes. ``"flapwise"`` keeps the bending in the
+x-z plane instead (deflection along the spin axis z; for the thin beams this is their weak axis,
+I_y = h b^3 / 12, the mode of the rotating-cantilever case X5), with the free end's z translation and
+y rotation as its constraint modes. ``"all"`` keeps the plain Craig-Bampton
 basis: 6 constraint modes and ``n_modes`` fixed-interface modes of every kind (out-of-plane bending
 and torsion included). With ``tip=False`` (beams) there is no free-end interface and the shapes are
 the lowest clamped-free modes of the class. Everything else in the data (inertia invariants, ``G``,
@@ -122,7 +125,11 @@ CASES = {
 ROD = BeamCase("x3_rod", "x3_rod_hex20.inp", 0.3048, math.pi * 0.00635 ** 2 / 4, math.pi * 0.00635 ** 4 / 64,
                2.06843e11, 0.3, 7834.56, ("big_end", "small_end"), 32)
 
-_BASES = ("bending", "bending+axial", "all")
+_BASES = ("bending", "bending+axial", "flapwise", "all")
+#: symmetry classes (parities under the mirrors y -> -y and z -> -z, see flexmb.fe.symmetry)
+_IN_PLANE = ("in-plane bending", {1: -1, 2: +1})
+_AXIAL = ("axial", {1: +1, 2: +1})
+_FLAPWISE = ("flapwise bending", {1: +1, 2: -1})
 _MEMORY: dict[str, object] = {}
 
 
@@ -137,9 +144,9 @@ def spinup_beam_data(case: str = "x1", n_modes: int = 4, basis: str = "bending",
         X2 (L = 8 m, 0.03676 m x 0.001986 m, E = 6.895e10 Pa, rho = 2766.67 kg/m^3); nu = 0.3 (stated,
         the references are beam models).
     n_modes : int
-        In-plane bending shapes (``basis`` "bending" and "bending+axial": >= 2 with ``tip``, which
-        contributes two constraint modes); fixed-interface modes for ``basis="all"``.
-    basis : {"bending", "bending+axial", "all"}
+        Bending shapes of the kept class (``basis`` "bending", "bending+axial", "flapwise": >= 2 with
+        ``tip``, which contributes two constraint modes); fixed-interface modes for ``basis="all"``.
+    basis : {"bending", "bending+axial", "flapwise", "all"}
         See the module docstring.
     n_axial : int
         Axial shapes with ``basis="bending+axial"`` (>= 1).
@@ -201,9 +208,10 @@ def _build(spec: BeamCase, n_modes: int, basis: str, n_axial: int, tip: bool):
     if basis == "all":
         return build_flexible_body(mesh, interfaces=interfaces, n_modes=n_modes, reference=spec.interfaces[0],
                                    name=spec.name)
-    classes = [("in-plane bending", {1: -1, 2: +1}, n_modes)]
-    if basis == "bending+axial":
-        classes.append(("axial", {1: +1, 2: +1}, n_axial))
+    if basis == "flapwise":
+        classes = [(*_FLAPWISE, n_modes)]
+    else:
+        classes = [(*_IN_PLANE, n_modes)] + ([(*_AXIAL, n_axial)] if basis == "bending+axial" else [])
 
     def transform(b, K, M, m):
         subs = [symmetric_sub_basis(b, M, m.points, par, n, label=lab) for lab, par, n in classes]

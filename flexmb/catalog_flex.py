@@ -20,8 +20,8 @@ Frames (all the same orientation, the mesh axes)
 
 Interfaces are rigid (RBE2-like) end faces with their frame at the face centroid on the axis:
 ``root`` (reference, at the origin) and ``tip`` (at (L, 0, 0)) of the beams; ``big_end`` (reference,
-at the origin) and ``small_end`` (at (L, 0, 0)) of the rod. The meshes also carry the node set
-``mid`` (the section at x = L/2) for output.
+at the origin) and ``small_end`` (at (L, 0, 0)) of the rod. The meshes also carry the node sets
+``mid`` (the section at x = L/2) and ``mid_axis`` (its one node on the axis, at (L/2, 0, 0)) for output.
 
 Mode selection (``basis``)
 --------------------------

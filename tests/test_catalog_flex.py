@@ -86,6 +86,9 @@ def test_shipped_mesh_is_what_generate_py_makes(which):
         assert np.all(np.abs(x[nodes, 0] - xv) < 1e-12)
         assert np.count_nonzero(np.abs(x[:, 0] - xv) < 1e-12) == nodes.size
     np.testing.assert_allclose(x[:, 1:].min(axis=0), -x[:, 1:].max(axis=0), atol=1e-15)
+    np.testing.assert_array_equal(shipped.node_sets["mid_axis"], made.node_sets["mid_axis"])
+    (k,) = shipped.node_sets["mid_axis"]
+    np.testing.assert_allclose(x[k], [0.5 * spec.length, 0, 0], atol=1e-15)
 
 
 @pytest.mark.parametrize("case", ["x1", "x2"])

@@ -289,7 +289,10 @@ def _x_mesh(points, conn, length: float, material: dict, set_name: str, ends: tu
     tol = 1e-9 * length
     sets = {ends[0]: np.flatnonzero(np.abs(points[:, 0]) <= tol),
             ends[1]: np.flatnonzero(np.abs(points[:, 0] - length) <= tol),
-            "mid": np.flatnonzero(np.abs(points[:, 0] - 0.5 * length) <= tol)}
+            "mid": np.flatnonzero(np.abs(points[:, 0] - 0.5 * length) <= tol),
+            "mid_axis": np.flatnonzero(np.linalg.norm(points - [0.5 * length, 0.0, 0.0], axis=1) <= tol)}
+    if sets["mid_axis"].size != 1:
+        raise RuntimeError("no node on the axis at mid-span: use even divisions across y and along x")
     mat = Material(E=material["E"], nu=material["nu"], rho=material["rho"])
     return FEMesh(points=points, cells={"hexahedron20": conn}, node_sets=sets,
                   element_sets={set_name: {"hexahedron20": np.arange(len(conn))}}, materials={"*": mat}, units="SI")
@@ -298,7 +301,8 @@ def _x_mesh(points, conn, length: float, material: dict, set_name: str, ends: tu
 def x_beam_mesh(spec: dict):
     """Hexahedron20 mesh (FEMesh) of a rectangular beam: x in [0, L] along the axis, y in [-h/2, h/2]
     (in the plane of rotation, the strong bending direction), z in [-b/2, b/2] (the spin axis
-    direction). Node sets ``root`` (x = 0), ``tip`` (x = L), ``mid`` (x = L/2); element set ``beam``."""
+    direction). Node sets ``root`` (x = 0), ``tip`` (x = L), ``mid`` (x = L/2), ``mid_axis`` (the node at
+    (L/2, 0, 0)); element set ``beam``."""
     L, h, b = spec["length"], spec["height"], spec["thickness"]
     nx, ny, nz = spec["divisions"]
 
@@ -314,7 +318,7 @@ def x_rod_mesh(spec: dict = ROD):
     ``core_fraction * r`` (core x core quads) and four mapped patches (core x rings quads each) out to
     the circle of radius r = d/2; nodes on the surface lie on the circle exactly. x in [0, L] along
     the axis, section centred on the axis. Node sets ``big_end`` (x = 0), ``small_end`` (x = L),
-    ``mid`` (x = L/2); element set ``rod``."""
+    ``mid`` (x = L/2), ``mid_axis`` (the node at (L/2, 0, 0)); element set ``rod``."""
     L, r = spec["length"], 0.5 * spec["diameter"]
     n, m, a = spec["core"], spec["rings"], spec["core_fraction"] * 0.5 * spec["diameter"]
 
@@ -377,11 +381,11 @@ DESCRIPTION = {
     "beam_f4.bdf": "F4 beam, Nastran, steel MAT1 + PSOLID 1",
     "beam_f4.vtu": "F4 beam, VTU, node_set:root/tip point-data masks",
     "x1_beam_hex20.inp": "X1 spin-up beam 10 x 0.07746 (y) x 0.005164 (z) m, 80 x 2 x 1, A 4e-4, I_z 2e-7, "
-                         "E 7e10, nu 0.3, rho 3000; sets root/tip/mid",
+                         "E 7e10, nu 0.3, rho 3000; sets root/tip/mid/mid_axis",
     "x2_beam_hex20.inp": "X2 Kim-Haug beam 8 x 0.03676 (y) x 0.001986 (z) m, 80 x 2 x 1, E 6.895e10, nu 0.3, "
-                         "rho 2766.67; sets root/tip/mid",
+                         "rho 2766.67; sets root/tip/mid/mid_axis",
     "x3_rod_hex20.inp": "X3/X4 slider-crank rod 0.3048 m, round d 6.35 mm (O-grid, 12 quads/section, 8 on the "
-                        "circle, area -0.078 %), 24 along x, E 2.06843e11, nu 0.3, rho 7834.56; sets big_end/small_end/mid",
+                        "circle, area -0.078 %), 24 along x, E 2.06843e11, nu 0.3, rho 7834.56; sets big_end/small_end/mid/mid_axis",
 }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -62,7 +63,11 @@ def _generator():
     path = Path(cf.MESH_DIR) / "generate.py"
     spec = importlib.util.spec_from_file_location("flexmb_mesh_generate", path)
     mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    saved = list(sys.path)
+    try:
+        spec.loader.exec_module(mod)  # the script puts its parent folder on sys.path: undo that
+    finally:
+        sys.path[:] = saved
     return mod
 
 

@@ -57,6 +57,8 @@ _LAZY: dict[str, str] = {
     "read_mesh": "flexmb.fe.mesh",
     "FlexibleBodyData": "flexmb.fe.body_data",
     "build_flexible_body": "flexmb.fe.body_data",
+    "spinup_beam_data": "flexmb.catalog_flex",
+    "slider_crank_rod_data": "flexmb.catalog_flex",
     "PointView": "flexmb.solution",
 }
 
@@ -109,6 +111,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.fe.mesh import read_mesh as read_mesh
     from flexmb.fe.body_data import FlexibleBodyData as FlexibleBodyData
     from flexmb.fe.body_data import build_flexible_body as build_flexible_body
+    from flexmb.catalog_flex import slider_crank_rod_data as slider_crank_rod_data
+    from flexmb.catalog_flex import spinup_beam_data as spinup_beam_data
     from flexmb.solution import PointView as PointView
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

@@ -367,6 +367,7 @@ def build_flexible_body(
     stresses: bool = True,
     name: str | None = None,
     backend: str = "auto",
+    basis_transform=None,
 ) -> FlexibleBodyData:
     """Assemble, reduce and package an FE mesh as a flexible body, in one call.
 
@@ -409,6 +410,11 @@ def build_flexible_body(
         Body label (default: the mesh file stem).
     backend : str
         SPD factorization backend (:func:`flexmb.fe.spd_solve.factorize_spd`).
+    basis_transform : callable, optional
+        ``f(basis, K, M, mesh) -> ModalBasis`` applied to the reduced basis before anything else is
+        computed from it (e.g. keep one symmetry class: :func:`flexmb.fe.symmetry.symmetric_sub_basis`);
+        the invariants, ``G``, ``H``, the residual preloads and the stresses then belong to the
+        returned basis, which must stay M-orthonormal and K-diagonal.
 
     Returns
     -------
@@ -474,6 +480,8 @@ def build_flexible_body(
             "refine the mesh for more modes, or ask for fewer.", n_modes, basis.kind, n_got,
             f", or {basis.n_extra_zero_modes} extra zero-frequency modes" if basis.n_extra_zero_modes else "",
         )
+    if basis_transform is not None:
+        basis = basis_transform(basis, K, M, mesh)
     P = basis.shapes
     inv = red.inertia_invariants(Ms, mesh.points, P, K)
     G = red.modal_geometric_stiffness(mesh, P) if geometric else None

@@ -49,6 +49,7 @@ __all__ = [
     "PointTorque",
     "SpringDamper",
     "Model",
+    "FlexibleBody",
 ]
 
 GROUND = "ground"
@@ -88,10 +89,12 @@ def _rotation(name: str, value: Any, owner: str) -> NDArray:
 
 @dataclass(frozen=True)
 class Frame:
-    """A frame attached to a body: ``origin (3,)`` and ``orientation (3,3)`` in the body frame."""
+    """A frame attached to a body: ``origin (3,)`` and ``orientation (3,3)`` in the body frame;
+    ``site``: the interface of a flexible body it moves with (None: a point of the body frame)."""
 
     origin: NDArray = field(default_factory=lambda: np.zeros(3))
     orientation: NDArray = field(default_factory=lambda: np.eye(3))
+    site: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "origin", _vec3("origin", self.origin, "Frame"))
@@ -476,17 +479,41 @@ class Model:
         known = set(names) | {GROUND}
         for j in self.joints:
             for side in ("body_a", "body_b"):
-                if getattr(j, side) not in known:
+                if _name_of(getattr(j, side)) not in known:
                     raise ModelError(
                         f"{type(j).__name__} {j.name!r}: {side}={getattr(j, side)!r} is not a body of the model; "
                         f"known bodies: {sorted(names)} and 'ground'"
                     )
+                self._check_site(f"{type(j).__name__} {j.name!r}", side, getattr(j, side), joint=True)
         for f in self.forces:
             for side in ("body", "body_a", "body_b"):
                 b = getattr(f, side, None)
-                if b is not None and b not in known - ({GROUND} if side == "body" else set()):
+                if b is not None and _name_of(b) not in known - ({GROUND} if side == "body" else set()):
                     raise ModelError(f"{type(f).__name__}: {side}={b!r} is not a body of the model; known bodies: {sorted(names)}")
+                if b is not None:
+                    self._check_site(type(f).__name__, side, b, joint=False)
         object.__setattr__(self, "forces", tuple(self._in_body_frames(f) for f in self.forces))
+
+    def _check_site(self, owner: str, side: str, value: Any, joint: bool) -> None:
+        """``(body, interface)`` only on flexible bodies and naming one of its interfaces; a joint on a
+        flexible body with modes must name an interface."""
+        name = _name_of(value)
+        if name == GROUND:
+            if isinstance(value, tuple):
+                raise ModelError(f"{owner}: {side}={value!r}: the ground has no interfaces; write 'ground'")
+            return
+        body = self.bodies[self._body_index[name]]
+        ifaces = getattr(body, "interface_names", None)
+        if isinstance(value, tuple):
+            if ifaces is None:
+                raise ModelError(f"{owner}: {side}={value!r}: {name!r} is a {type(body).__name__}, which has no interfaces; "
+                                 f"give its name {name!r} and a point")
+            if value[1] not in ifaces:
+                raise ModelError(f"{owner}: {side}={value!r}: flexible body {name!r} has no interface {value[1]!r}; "
+                                 f"its interfaces are {ifaces}")
+        elif joint and ifaces is not None and body.n_modes:
+            raise ModelError(f"{owner}: {side}={value!r} is a flexible body: attach joints to one of its interfaces "
+                             f"with ({name!r}, interface), interfaces: {ifaces}")
 
     def _in_body_frames(self, f: Any) -> Any:
         """Force elements with ``point_frame="inertial"`` converted to body-frame points (t = 0 pose)."""
@@ -501,6 +528,7 @@ class Model:
     # ------------------------------------------------------------------------------------------
     def body_index(self, name: str) -> int:
         """Index of a body (``-1`` for the ground)."""
+        name = _name_of(name)
         if name == GROUND:
             return -1
         try:
@@ -510,6 +538,7 @@ class Model:
 
     def body_pose(self, name: str) -> tuple[NDArray, NDArray]:
         """Initial pose (position of the reference point, rotation) of a body or the ground."""
+        name = _name_of(name)
         if name == GROUND:
             return np.zeros(3), np.eye(3)
         b = self.bodies[self.body_index(name)]
@@ -527,6 +556,10 @@ class Model:
             # global frame of the joint at t = 0
             if joint.point is not None:
                 p = joint.point
+            elif isinstance(joint.body_a, tuple) and fa is None:
+                p = xa + Ra @ self.bodies[self.body_index(joint.body_a)].interface(joint.body_a[1]).position
+            elif isinstance(joint.body_b, tuple) and fb is None:
+                p = xb + Rb @ self.bodies[self.body_index(joint.body_b)].interface(joint.body_b[1]).position
             elif fa is not None:
                 p = xa + Ra @ fa.origin
             else:
@@ -546,7 +579,14 @@ class Model:
                 if isinstance(joint, Universal) and joint.axis2 is not None:
                     Gb = G  # same frame at t = 0: cross axes are x of A and y of B
                 fb = Frame(Rb.T @ (p - xb), Rb.T @ Gb)
-        return fa, fb
+        return self._on_site(joint.body_a, fa), self._on_site(joint.body_b, fb)
+
+    def _on_site(self, value: Any, frame: Frame) -> Frame:
+        """An attachment frame on an interface: origin at the interface point (undeformed body frame)."""
+        if not isinstance(value, tuple):
+            return frame
+        body = self.bodies[self.body_index(value)]
+        return Frame(np.asarray(body.interface(value[1]).position, dtype=float), frame.orientation, site=value[1])
 
     @property
     def size(self) -> float:
@@ -557,6 +597,11 @@ class Model:
                 pts.append(j.point)
         pts = np.array(pts)
         return float(max(np.ptp(pts, axis=0).max() if len(pts) > 1 else 0.0, np.abs(pts).max(), 1e-3))
+
+
+def _name_of(value: Any) -> Any:
+    """The body name of a side given as a name or as ``(flexible body, interface)``."""
+    return value[0] if isinstance(value, tuple) else value
 
 
 def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray:
@@ -577,3 +622,6 @@ def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray
     x = helper - (helper @ z) * z
     x /= np.linalg.norm(x)
     return np.column_stack([x, np.cross(z, x), z])
+
+
+from flexmb.flexible import FlexibleBody  # noqa: E402  (re-exported; defined in its own module)

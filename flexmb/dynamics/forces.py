@@ -185,6 +185,7 @@ def potential_energy(cm, st) -> float:
     springs ``k (q_c - q_ref)^2 / 2`` on the free components (revolute torsional and prismatic
     springs: the same law as the joint rows, ``joints.py``; ``q = (s, acc)`` of the node state)."""
     V = sum(grp.gravity_potential(st, cm.gravity) for grp in cm.groups)
+    V += sum(grp.strain_energy(st) for grp in cm.groups if hasattr(grp, "strain_energy"))
     if cm.nj and np.any(cm.jnt_k):
         q = np.concatenate([st.s, st.acc], axis=1)
         V += float(np.sum(0.5 * cm.jnt_k * (q - cm.jnt_ref) ** 2))

@@ -199,8 +199,10 @@ def _end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStar
     x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
     extra = dict(st.extra)
     for grp in cm.groups:
-        xg, Rg, pig = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))[:3]
-        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = xg, Rg, pig
+        out = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))
+        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = out[:3]
+        if len(out) > 3:  # body-type end values (e.g. modal coordinates)
+            extra.update(out[3])
     Jv = lay.joint_view(U)
     e0, e = te.end[0], te.end[1:]
     if cm.nj:
@@ -239,6 +241,7 @@ class _Recorder:
         self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
         self.ke, self.pe = [], []
         self.mom = []
+        self.modal = {}
         self.ti, self.force, self.moment = [], [], []
         self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
         self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
@@ -259,6 +262,11 @@ class _Recorder:
             wg = w[grp.vel_cols]
             pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
             ke += grp.kinetic_energy(st, wg)
+            if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates and rates)
+                for name, (q, qd) in grp.node_output(st, wg).items():
+                    self.modal.setdefault(name, ([], []))
+                    self.modal[name][0].append(q)
+                    self.modal[name][1].append(qd)
         self.pos.append(pos)
         self.rotm.append(rotm)
         self.vel.append(vel)
@@ -306,12 +314,16 @@ class _Recorder:
                 joint_moment=np.array(self.moment).reshape(-1, nj, 3), joint_multiplier=np.array(self.lam),
             )
         stats = {k: np.array(v) for k, v in self.stats.items()}
+        modal = {}
+        for name, (q, qd) in self.modal.items():
+            modal[f"modal/{name}"] = np.array(q).reshape(len(q), -1)
+            modal[f"modal_rate/{name}"] = np.array(qd).reshape(len(qd), -1)
         return Solution(
             t=np.array(self.t), body_names=tuple(b.name for b in cm.model.bodies),
             body_position=np.array(self.pos), body_rotation=np.array(self.rotm),
             body_velocity=np.array(self.vel), body_angular_velocity=np.array(self.om),
             t_internal=np.array(self.ti), kinetic_energy=np.array(self.ke), potential_energy=np.array(self.pe),
-            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom)}, **kw,
+            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom), **modal}, **kw,
         )
 
 

@@ -551,7 +551,8 @@ class Model:
         xb, Rb = self.body_pose(joint.body_b)
         fa, fb = joint.frame_a, joint.frame_b
         if fa is None or fb is None:
-            if fa is None and joint.point is None and fb is None:
+            on_site = isinstance(joint.body_a, tuple) or isinstance(joint.body_b, tuple)
+            if fa is None and joint.point is None and fb is None and not on_site:
                 raise ModelError(f"{owner}: give frame_a/frame_b (body frames) or point/axis (inertial, at t = 0)")
             # global frame of the joint at t = 0
             if joint.point is not None:

@@ -1,0 +1,134 @@
+"""Modal flexible bodies in the dynamics (issue 7): analytic Jacobian of the body and of joints and
+force elements on interfaces against finite differences, the rigid limit, conservation laws of a
+free flexible body, and the modal frequency of a clamped beam."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb.dynamics.simulate import ElementSystem, _predict
+from flexmb.dynamics.system import compile_model, initial_state
+from flexmb.dynamics.time_elements import time_element
+from flexmb.errors import ModelError
+from flexmb.fe.body_data import build_flexible_body
+from flexmb.fe.mesh import Material
+from flexmb.fe.structured import structured_box
+
+# a soft aluminium-like bar (E lowered so that the finite differences of the stiff modal rows stay
+# well conditioned): 1 m x 5 cm x 5 cm, hex20
+SOFT = Material(E=7e7, nu=0.3, rho=3000.0)
+
+
+@lru_cache(maxsize=None)
+def beam(method: str = "craig-bampton", n_modes: int = 3, E: float = 7e7, length: float = 1.0, nx: int = 6):
+    mesh = structured_box((length, 0.05, 0.05), (nx, 1, 1), "hexahedron20", origin=(0.0, -0.025, -0.025),
+                          material=Material(E=E, nu=0.3, rho=3000.0))
+    return build_flexible_body(mesh, interfaces=["xmin", "xmax"], n_modes=n_modes, method=method)
+
+
+@lru_cache(maxsize=None)
+def centred_box():
+    """A free-free box centred on its mesh origin (centre of mass at the frame origin)."""
+    mesh = structured_box((0.6, 0.2, 0.1), (3, 1, 1), "hexahedron20", origin=(-0.3, -0.1, -0.05), material=SOFT)
+    return build_flexible_body(mesh, interfaces=["xmin", "xmax"], n_modes=2, method="free-free")
+
+
+def fd_check(model, p, h=0.02, seed=0, q_noise=0.02, eps=3e-6):
+    """Largest relative difference between the analytic and the central-difference Jacobian of one
+    time element at a random state (random internal unknowns, start multipliers and modal
+    coordinates).  ``eps = 1e-5``: the modal rows carry stiffness terms of order 1e3 whose
+    round-off dominates a smaller step and the quartic terms a larger one (measured on the
+    full-stiffening CB body: 6e-6 at 1e-6 (round-off), 3e-7 at 1e-5; a joint case 1e-6 at 1e-5 and
+    9e-6 at 3e-5 (truncation, ~eps^2))."""
+    cm = compile_model(model)
+    st, w0 = initial_state(cm)
+    te = time_element(p)
+    system = ElementSystem(cm, te)
+    lay = system.lay
+    rng = np.random.default_rng(seed)
+    U = _predict(cm, lay, te, st, h, w0, None) + 0.05 * rng.standard_normal(lay.size)
+    st.lam[:] = 0.3 * rng.standard_normal(st.lam.shape)
+    if "flex_q" in st.extra:
+        st.extra["flex_q"] = st.extra["flex_q"] + q_noise * rng.standard_normal(st.extra["flex_q"].shape)
+    _, J = system.evaluate(U, st, h)
+    J = J.toarray()
+    Jfd = np.zeros_like(J)
+    for k in range(lay.size):
+        e = np.zeros(lay.size)
+        e[k] = eps
+        Jfd[:, k] = (system.evaluate(U + e, st, h)[0] - system.evaluate(U - e, st, h)[0]) / (2 * eps)
+    err = np.abs(J - Jfd) / (1.0 + np.abs(Jfd))
+    worst = np.unravel_index(np.argmax(err), err.shape)
+    return err.max(), f"{system.describe(worst[0])} / {system.describe(worst[1])}"
+
+
+def flex(data, stiffening="full", modes=None, **kw):
+    nm = data.n_modes if modes is None else len(modes)
+    kw.setdefault("q0", 0.01 * np.arange(1, nm + 1))
+    kw.setdefault("qd0", 0.1 * np.ones(nm))
+    return fm.FlexibleBody("F", data, stiffening=stiffening, modes=modes, **kw)
+
+
+# ---------------------------------------------------------------------------------------------- (1) Jacobians
+@pytest.mark.parametrize("stiffening", ["none", "preload", "full"])
+@pytest.mark.parametrize("method", ["free-free", "craig-bampton"])
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_free_flexible_body_jacobian(method, stiffening, p):
+    modes = None if method == "free-free" else [0, 1, 2, 6]
+    b = flex(beam(method), stiffening, modes, position=(0.1, 0.2, 0.3), orientation={"rotvec": (0.2, -0.1, 0.3)},
+             velocity=(0.1, 0.2, -0.1), angular_velocity=(0.3, -0.2, 0.5))
+    err, where = fd_check(fm.Model([b], [], [fm.Gravity((0.5, -9.81, 0.2))]), p)
+    assert err < 1e-6, where
+
+
+AXIS = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
+AX2 = np.cross(AXIS, [1.0, 0.0, 0.0])
+AX2 /= np.linalg.norm(AX2)
+
+
+def _joint(kind, a, b):
+    J = {"spherical": lambda: fm.Spherical("j", a, b),
+         "revolute": lambda: fm.Revolute("j", a, b, axis=AXIS, stiffness=3.0, damping=0.7, angle0=0.1),
+         "revolute_driven": lambda: fm.Revolute("j", a, b, axis=AXIS, angle=lambda t: 0.3 * np.sin(2 * t)),
+         "universal": lambda: fm.Universal("j", a, b, axis=AXIS, axis2=AX2),
+         "prismatic": lambda: fm.Prismatic("j", a, b, axis=AXIS, damping=0.4, stiffness=2.0),
+         "cylindrical": lambda: fm.Cylindrical("j", a, b, axis=AXIS),
+         "planar": lambda: fm.Planar("j", a, b, axis=AXIS),
+         "fixed": lambda: fm.Fixed("j", a, b, axis=AXIS)}
+    return J[kind]()
+
+
+JOINT_KINDS = ["spherical", "revolute", "revolute_driven", "universal", "prismatic", "cylindrical", "planar", "fixed"]
+
+
+def _joint_cases():
+    cases = []
+    for k, kind in enumerate(JOINT_KINDS):
+        for s, side in enumerate(("rigid", "ground_a", "ground_b")):
+            for p in (1, 2, 3):
+                fast = p == 1 + (k + s) % 3
+                cases.append(pytest.param(kind, side, p, marks=() if fast else pytest.mark.slow))
+    return cases
+
+
+@pytest.mark.parametrize("kind, other, p", _joint_cases())
+def test_joint_on_interface_jacobian(kind, other, p):
+    """Every joint class between an interface of a flexible body (q0 = 0 so that the joint is
+    assembled; the start modal coordinates are then randomized) and a rigid body or the ground on
+    either side."""
+    data = beam("craig-bampton")
+    f = fm.FlexibleBody("F", data, modes=[0, 1, 6, 7], orientation={"rotvec": (0.2, -0.1, 0.3)},
+                        angular_velocity=(0.3, -0.2, 0.5), qd0=(0.1, -0.1, 0.05, 0.02))
+    tip = ("F", "xmax")
+    if other == "rigid":
+        a = fm.RigidBody("A", mass=1.3, inertia=(0.11, 0.2, 0.25), position=(0.9, 0.4, 0.1), velocity=(0.1, 0.2, -0.1),
+                         angular_velocity=(0.3, -0.2, 0.5), com=(0.02, -0.01, 0.03))
+        model = fm.Model([a, f], [_joint(kind, "A", tip)], [fm.Gravity((0, 0, -9.81))])
+    else:
+        j = _joint(kind, "ground", tip) if other == "ground_a" else _joint(kind, tip, "ground")
+        model = fm.Model([f], [j], [fm.Gravity((0, 0, -9.81))])
+    err, where = fd_check(model, p)
+    assert err < 1e-6, where

@@ -214,3 +214,59 @@ def test_clamped_beam_oscillates_at_its_modal_frequency():
     period = 2 * np.mean(np.diff(tz))
     assert abs(period / T1 - 1) < 1e-4, period / T1
     assert np.abs(sol.body_position).max() < 1e-12  # the clamped frame does not move
+
+
+# ---------------------------------------------------------------------------------------------- (5) elements on interfaces
+@pytest.mark.parametrize("p", [1, 3])
+def test_forces_on_interfaces_jacobian(p):
+    """Point forces and torques, a state callback and spring-dampers at interfaces (and a plain point
+    of the floating frame) reach the modal rows with the analytic Jacobian."""
+    data = beam("craig-bampton")
+    f = fm.FlexibleBody("F", data, modes=[0, 1, 6, 7], orientation={"rotvec": (0.2, -0.1, 0.3)},
+                        angular_velocity=(0.3, -0.2, 0.5), qd0=(0.1, -0.1, 0.05, 0.02), q0=(0.01, 0.0, 0.002, -0.001))
+    a = fm.RigidBody("A", mass=1.3, inertia=(0.11, 0.2, 0.25), position=(1.5, 0.4, 0.1))
+    forces = [
+        fm.Gravity((0.5, -9.81, 0.2)),
+        fm.PointForce(("F", "xmax"), (0.3, 0.2, -1.0), frame="body"),
+        fm.PointForce(("F", "xmax"), lambda t: (np.sin(t), 0.0, 1.0)),
+        fm.PointForce("F", (1.0, -2.0, 0.5), point=(0.5, 0.0, 0.0)),
+        fm.PointTorque("F", (0.2, -0.1, 0.4), frame="body"),
+        fm.SpringDamper("s1", "A", ("F", "xmax"), point_a=(0.1, 0.0, 0.0), stiffness=50.0, damping=2.0, free_length=0.3),
+        fm.SpringDamper("s2", ("F", "xmax"), "ground", point_b=(1.0, 1.0, 0.0), stiffness=20.0, damping=1.0),
+    ]
+    err, where = fd_check(fm.Model([a, f], [], forces), p)
+    assert err < 2e-6, where
+
+
+@pytest.mark.parametrize("kind", JOINT_KINDS)
+def test_every_joint_class_runs_on_an_interface(kind):
+    """A cantilever hung from the ground by each joint class at its root interface, under gravity,
+    with a spring-damper and a point force at its tip interface: a short run converges and keeps
+    the joint assembled."""
+    data = beam("craig-bampton")
+    f = fm.FlexibleBody("F", data, modes=[0, 1, 6], stiffening="full")
+    forces = [fm.Gravity((0, -9.81, 0)), fm.PointForce(("F", "xmax"), (0.0, 0.0, -1.0)),
+              fm.SpringDamper("s", ("F", "xmax"), "ground", point_b=(1.0, 0.5, 0.0), stiffness=30.0, damping=0.5)]
+    sol = fm.simulate(fm.Model([f], [_joint(kind, "ground", ("F", "xmin"))], forces), 0.05, 0.01, p=2)
+    assert sol.meta["complete"]
+    q = sol.extra["modal/F"]
+    assert np.all(np.isfinite(q)) and np.abs(q[-1]).max() > 0  # the loads reach the modes
+    assert np.abs(sol.joint("j").rel_position[:, :2]).max() < 1e-8 or kind in ("planar",)
+
+
+def test_bad_interface_names_are_listed():
+    data = beam("craig-bampton")
+    f = fm.FlexibleBody("F", data, modes=[0])
+    with pytest.raises(ModelError, match=r"no interface 'tip'.*\['xmin', 'xmax'\]"):
+        fm.Model([f], [fm.Revolute("pin", "ground", ("F", "tip"), axis=(0, 0, 1))])
+    with pytest.raises(ModelError, match=r"attach joints to one of its interfaces.*\['xmin', 'xmax'\]"):
+        fm.Model([f], [fm.Revolute("pin", "ground", "F", point=(0, 0, 0), axis=(0, 0, 1))])
+    with pytest.raises(ModelError, match="no interface 'nope'"):
+        fm.Model([f], [], [fm.PointForce(("F", "nope"), (0, 0, 1))])
+    r = fm.RigidBody("R", mass=1.0, inertia=(1, 1, 1))
+    with pytest.raises(ModelError, match="has no interfaces"):
+        fm.Model([r, f], [fm.Spherical("s", ("R", "xmin"), ("F", "xmin"))])
+    with pytest.raises(ModelError, match="stiffening='bogus'"):
+        fm.FlexibleBody("F", data, stiffening="bogus")
+    with pytest.raises(ModelError, match="q0 must be 1 finite"):
+        fm.FlexibleBody("F", data, modes=[0], q0=(1.0, 2.0))

@@ -116,13 +116,21 @@ class SimulationOptions:
     redundant: str = "resolve"
 
 
+def _velocity_scale(cm: CompiledModel, w: NDArray) -> float:
+    """Characteristic velocity [m/s] of the bodies' reference points and rotations (x model size),
+    at least ``sqrt(g L)`` and ``1e-3 L``/s."""
+    L = cm.length_scale
+    first6 = cm.vel_off[:, None] + np.arange(6)
+    w6 = w[first6] if cm.nb else np.zeros((0, 6))
+    return max(np.abs(w6[:, :3]).max(initial=0.0), np.abs(w6[:, 3:]).max(initial=0.0) * L,
+               np.sqrt(np.linalg.norm(cm.gravity) * L), 1e-3 * L)
+
+
 def _scales(cm: CompiledModel, lay: Layout, st: ElementStart, w0: NDArray, h: float) -> NDArray:
     """Absolute magnitudes of the unknowns for the convergence test."""
     L = cm.length_scale
     g = np.linalg.norm(cm.gravity)
-    trans = np.zeros(cm.nv, bool)
-    trans[(cm.vel_off[:, None] + np.arange(3)).reshape(-1)] = True
-    V = max(np.abs(w0[trans]).max(initial=0.0), np.abs(w0[~trans]).max(initial=0.0) * L, np.sqrt(g * L), 1e-3 * L)
+    V = _velocity_scale(cm, w0)
     # a joint may carry the load of the whole system (the root joint of a hanging chain carries
     # its total weight): reactions and multipliers are scaled by the total mass, not one body's
     F = cm.total_mass * (g + V * V / L) + 1e-12
@@ -445,6 +453,7 @@ class Run:
         run = cls(model, t_end, h, time_element(p), t0, options)
         run.st, w0 = initial_state(run.cm, t0)
         run.scale = _scales(run.cm, run.system.lay, run.st, w0, h)
+        run.V_scale = _velocity_scale(run.cm, w0)
         run.w = run.rec.node(run.st)
         return run
 
@@ -468,6 +477,16 @@ class Run:
         self.w = self.rec.node(st_new)
         self.n_el += 1
         self._check_dropped()
+        self._refresh_scale()
+
+    def _refresh_scale(self) -> None:
+        """Rescale the convergence test when the motion has become much faster than at the start (a
+        rotor spun up from rest by a drive: reactions grow from 0 to m Omega^2 L, and a scale set at
+        rest would ask for their round-off to vanish)."""
+        V = _velocity_scale(self.cm, self.w)
+        if V > 2.0 * getattr(self, "V_scale", V):
+            self.V_scale = V
+            self.scale = _scales(self.cm, self.system.lay, self.st, self.w, self.h)
 
     def _error(self, a, b, h: float) -> float:
         """Scaled difference of two end states: the bodies' reference points, rotations (angle x model

@@ -270,3 +270,22 @@ def test_bad_interface_names_are_listed():
         fm.FlexibleBody("F", data, stiffening="bogus")
     with pytest.raises(ModelError, match="q0 must be 1 finite"):
         fm.FlexibleBody("F", data, modes=[0], q0=(1.0, 2.0))
+
+
+def test_solution_gives_modal_coordinates_and_interface_motion():
+    """``sol.body(name)`` of a flexible body: frame motion, ``.modal``/``.modal_rate`` (nt, nm), and
+    ``.interface(name)``, whose position is the frame point plus the modal translation (checked
+    against the interface's modal map at every node)."""
+    data = beam("craig-bampton")
+    f = fm.FlexibleBody("F", data, modes=[0, 6], q0=(0.02, 0.001), angular_velocity=(0, 0, 1.0), stiffening="none")
+    sol = fm.simulate(fm.Model([f], [fm.Revolute("hub", "ground", ("F", "xmin"), axis=(0, 0, 1))]), 0.2, 0.02, p=2)
+    body = sol.body("F")
+    assert body.modal.shape == (sol.nt, 2) and body.modal_rate.shape == (sol.nt, 2)
+    tip = body.interface("xmax")
+    mm = data.interface("xmax").modal_map[:, [0, 6]]
+    c = data.interface("xmax").position
+    expect = body.position + np.einsum("tij,tj->ti", body.rotation, c + body.modal @ mm[:3].T)
+    assert np.abs(tip.position - expect).max() < 1e-14
+    with pytest.raises(KeyError, match="xmin"):
+        body.interface("tip")
+    assert fm.simulate(fm.Model([_rigid_twin(data, "R")]), 0.02, 0.01).body("R").modal is None

@@ -116,21 +116,34 @@ class SimulationOptions:
     redundant: str = "resolve"
 
 
-def _velocity_scale(cm: CompiledModel, w: NDArray) -> float:
+def _drive_velocity(cm: CompiledModel, t0: float, t_end: float) -> float:
+    """Largest rate of the joint drives over the run (sampled at 65 times; rotations x model size)
+    [m/s]: a model driven from rest moves that fast later."""
+    if not cm.jnt_drives:
+        return 0.0
+    t = np.linspace(t0, t_end, 65)
+    v = 0.0
+    for _j, comp, _f, df in cm.jnt_drives:
+        r = np.abs(np.asarray(df(t), dtype=float)).max(initial=0.0)
+        v = max(v, r * (cm.length_scale if comp >= 3 else 1.0))
+    return float(v) if np.isfinite(v) else 0.0
+
+
+def _velocity_scale(cm: CompiledModel, w: NDArray, V_min: float = 0.0) -> float:
     """Characteristic velocity [m/s] of the bodies' reference points and rotations (x model size),
-    at least ``sqrt(g L)`` and ``1e-3 L``/s."""
+    at least ``V_min`` (the drives' rates), ``sqrt(g L)`` and ``1e-3 L``/s."""
     L = cm.length_scale
     first6 = cm.vel_off[:, None] + np.arange(6)
     w6 = w[first6] if cm.nb else np.zeros((0, 6))
     return max(np.abs(w6[:, :3]).max(initial=0.0), np.abs(w6[:, 3:]).max(initial=0.0) * L,
-               np.sqrt(np.linalg.norm(cm.gravity) * L), 1e-3 * L)
+               np.sqrt(np.linalg.norm(cm.gravity) * L), 1e-3 * L, V_min)
 
 
-def _scales(cm: CompiledModel, lay: Layout, st: ElementStart, w0: NDArray, h: float) -> NDArray:
-    """Absolute magnitudes of the unknowns for the convergence test."""
+def _scales(cm: CompiledModel, lay: Layout, st: ElementStart, w0: NDArray, h: float, V_min: float = 0.0) -> NDArray:
+    """Absolute magnitudes of the unknowns for the convergence test (``V_min``: velocity floor)."""
     L = cm.length_scale
     g = np.linalg.norm(cm.gravity)
-    V = _velocity_scale(cm, w0)
+    V = _velocity_scale(cm, w0, V_min)
     # a joint may carry the load of the whole system (the root joint of a hanging chain carries
     # its total weight): reactions and multipliers are scaled by the total mass, not one body's
     F = cm.total_mass * (g + V * V / L) + 1e-12
@@ -249,7 +262,7 @@ class _Recorder:
         self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
         self.ke, self.pe = [], []
         self.mom = []
-        self.modal = {}
+        self.body_extra = {}
         self.ti, self.force, self.moment = [], [], []
         self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
         self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
@@ -270,11 +283,9 @@ class _Recorder:
             wg = w[grp.vel_cols]
             pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
             ke += grp.kinetic_energy(st, wg)
-            if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates and rates)
-                for name, (q, qd) in grp.node_output(st, wg).items():
-                    self.modal.setdefault(name, ([], []))
-                    self.modal[name][0].append(q)
-                    self.modal[name][1].append(qd)
+            if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
+                for key, value in grp.node_output(st, wg).items():
+                    self.body_extra.setdefault(key, []).append(value)
         self.pos.append(pos)
         self.rotm.append(rotm)
         self.vel.append(vel)
@@ -322,10 +333,7 @@ class _Recorder:
                 joint_moment=np.array(self.moment).reshape(-1, nj, 3), joint_multiplier=np.array(self.lam),
             )
         stats = {k: np.array(v) for k, v in self.stats.items()}
-        modal = {}
-        for name, (q, qd) in self.modal.items():
-            modal[f"modal/{name}"] = np.array(q).reshape(len(q), -1)
-            modal[f"modal_rate/{name}"] = np.array(qd).reshape(len(qd), -1)
+        modal = {k: np.array(v) for k, v in self.body_extra.items()}
         return Solution(
             t=np.array(self.t), body_names=tuple(b.name for b in cm.model.bodies),
             body_position=np.array(self.pos), body_rotation=np.array(self.rotm),
@@ -452,8 +460,9 @@ class Run:
     def start(cls, model, t_end, h, p, t0, options) -> "Run":
         run = cls(model, t_end, h, time_element(p), t0, options)
         run.st, w0 = initial_state(run.cm, t0)
-        run.scale = _scales(run.cm, run.system.lay, run.st, w0, h)
-        run.V_scale = _velocity_scale(run.cm, w0)
+        run.V_drive = _drive_velocity(run.cm, t0, t_end)
+        run.scale = _scales(run.cm, run.system.lay, run.st, w0, h, run.V_drive)
+        run.V_scale = _velocity_scale(run.cm, w0, run.V_drive)
         run.w = run.rec.node(run.st)
         return run
 
@@ -483,10 +492,10 @@ class Run:
         """Rescale the convergence test when the motion has become much faster than at the start (a
         rotor spun up from rest by a drive: reactions grow from 0 to m Omega^2 L, and a scale set at
         rest would ask for their round-off to vanish)."""
-        V = _velocity_scale(self.cm, self.w)
+        V = _velocity_scale(self.cm, self.w, getattr(self, "V_drive", 0.0))
         if V > 2.0 * getattr(self, "V_scale", V):
             self.V_scale = V
-            self.scale = _scales(self.cm, self.system.lay, self.st, self.w, self.h)
+            self.scale = _scales(self.cm, self.system.lay, self.st, self.w, self.h, V)
 
     def _error(self, a, b, h: float) -> float:
         """Scaled difference of two end states: the bodies' reference points, rotations (angle x model
@@ -536,6 +545,7 @@ class Run:
         self.n_el += 2
         self.h_next = h * grow
         self._check_dropped()
+        self._refresh_scale()
 
     def _record(self, res, retries) -> None:
         te, lay, rec = self.te, self.system.lay, self.rec

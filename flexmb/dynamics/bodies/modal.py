@@ -166,9 +166,29 @@ class FlexibleBodies:
         return st.x[self.bodies], st.R[self.bodies], w[:, :3], w[:, 3:6]
 
     def node_output(self, st, w: NDArray) -> dict:
-        """Per body: modal coordinates and rates (own modes only)."""
+        """Recorded per node (output only): ``modal/<body>``, ``modal_rate/<body>`` (own modes) and,
+        per interface, ``interface/<body>/<name>/{position, rotation, velocity, angular_velocity}``
+        (inertial; the interface frame as the mesh gives it, A = I)."""
         q = self.node_q(st)
-        return {self.src[k].name: (q[k, :self.nm_b[k]].copy(), w[k, 6:6 + self.nm_b[k]].copy()) for k in range(self.n)}
+        out = {}
+        for k, body in enumerate(self.src):  # output only: one entry per body and interface
+            nmk = self.nm_b[k]
+            out[f"modal/{body.name}"] = q[k, :nmk].copy()
+            out[f"modal_rate/{body.name}"] = w[k, 6:6 + nmk].copy()
+            ifs = body.data.interfaces
+            if not ifs:
+                continue
+            local = np.full(len(ifs), k)
+            data = self.attach_data(local, np.array([f.position for f in ifs], dtype=float),
+                                    np.tile(I3, (len(ifs), 1, 1)), [f.name for f in ifs])
+            x, R = self.node_attach_pose(st, local, data)
+            _, B = self.node_velocity_map(st, local, data)
+            nu = np.einsum("ndc,c->nd", B, w[k])
+            for i, f in enumerate(ifs):
+                key = f"interface/{body.name}/{f.name}"
+                out[f"{key}/position"], out[f"{key}/rotation"] = x[i], R[i]
+                out[f"{key}/velocity"], out[f"{key}/angular_velocity"] = nu[i, :3], nu[i, 3:]
+        return out
 
     # ================================================================== attachments (contract)
     def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:

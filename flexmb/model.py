@@ -558,9 +558,9 @@ class Model:
             if joint.point is not None:
                 p = joint.point
             elif isinstance(joint.body_a, tuple) and fa is None:
-                p = xa + Ra @ self.bodies[self.body_index(joint.body_a)].interface(joint.body_a[1]).position
+                p = xa + Ra @ self._site_offset(joint.body_a)[0]
             elif isinstance(joint.body_b, tuple) and fb is None:
-                p = xb + Rb @ self.bodies[self.body_index(joint.body_b)].interface(joint.body_b[1]).position
+                p = xb + Rb @ self._site_offset(joint.body_b)[0]
             elif fa is not None:
                 p = xa + Ra @ fa.origin
             else:
@@ -587,7 +587,21 @@ class Model:
         if not isinstance(value, tuple):
             return frame
         body = self.bodies[self.body_index(value)]
-        return Frame(np.asarray(body.interface(value[1]).position, dtype=float), frame.orientation, site=value[1])
+        _, turn = self._site_offset(value)
+        # the interface turns by exp(Phi_r q0) at t = 0: the attachment frame is given relative to it
+        return Frame(np.asarray(body.interface(value[1]).position, dtype=float), turn.T @ frame.orientation,
+                     site=value[1])
+
+    def _site_offset(self, value: Any) -> tuple[NDArray, NDArray]:
+        """Interface point (body frame) and rotation of the interface of ``(body, interface)`` at the
+        body's initial modal coordinates ``q0``."""
+        from flexmb.rotations import exp
+
+        body = self.bodies[self.body_index(value)]
+        f = body.interface(value[1])
+        mm = np.asarray(f.modal_map, dtype=float)
+        q0 = np.asarray(body.q0, dtype=float)
+        return np.asarray(f.position, dtype=float) + mm[:3] @ q0, exp(mm[3:] @ q0)
 
     @property
     def size(self) -> float:

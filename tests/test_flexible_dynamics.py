@@ -289,3 +289,26 @@ def test_solution_gives_modal_coordinates_and_interface_motion():
     with pytest.raises(KeyError, match="xmin"):
         body.interface("tip")
     assert fm.simulate(fm.Model([_rigid_twin(data, "R")]), 0.02, 0.01).body("R").modal is None
+
+
+def _pendulum_on_deforming_interface(n, p=2):
+    data = beam("free-free", E=7e8)
+    b = fm.FlexibleBody("F", data, stiffening="none", damping=0.0, modes=[0, 1], q0=[1e-3, 5e-4])
+    pin = fm.Revolute("pin", "ground", ("F", "xmin"), axis=(0, 0, 1))
+    opts = fm.SimulationOptions(newton=fm.NewtonOptions(tol=1e-11))
+    return fm.simulate(fm.Model([b], [pin], [fm.Gravity((0, -9.81, 0))]), 0.4, 0.4 / n, p=p, options=opts)
+
+
+def test_pendulum_on_a_deforming_interface_keeps_order_and_energy():
+    """A free-free beam pinned at an interface that deforms with the modes: the multipliers act on
+    the modal rows through a moving map, and the rate of that map (``c_q`` of
+    ``FlexibleBodies._multiplier_rate``) keeps the scheme exact.  Without it the energy of this
+    conservative model drifted by 6e-5 J and the nodal order of p = 2 fell to 1; measured with it:
+    drift 8e-12 J, order 3.9 (p = 2, against p = 3 at h/16)."""
+    sols = [_pendulum_on_deforming_interface(n) for n in (80, 160, 320)]
+    s = sols[-1]
+    E = s.kinetic_energy + s.potential_energy
+    assert np.abs(E - E[0]).max() < 1e-8 * np.ptp(s.potential_energy)
+    x = [np.concatenate([z.body_position[-1, 0], z.extra["modal/F"][-1]]) for z in sols]
+    order = np.log2(np.abs(x[0] - x[1]).max() / np.abs(x[1] - x[2]).max())
+    assert order > 3.5, order

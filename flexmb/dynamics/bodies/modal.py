@@ -323,7 +323,65 @@ class FlexibleBodies:
         u = np.einsum("mked,mke->mkd", R, mo)  # R^T m
         d[..., 6:, 3:] = np.swapaxes(data.Pr[:, None], -1, -2) @ rot.d_tangent_T(psi, u) @ data.Pr[:, None]
         cols = np.concatenate([lay.body(b[:, None], ip[None], self.BTH, 3), lay.body(b[:, None], ip[None], self.BQ, nm)], axis=-1)
-        return rows, BT, [(cols, d)]
+        if target != "multiplier" or nm == 0:
+            return rows, BT, [(cols, d)]
+        return self._multiplier_rate(ek, local, data, wrench, rows, BT, cols, d)
+
+    def _multiplier_rate(self, ek, local, data, w, rows, BT, cols, d):
+        """The multipliers ``w`` enter the constitutive law as ``Lambda = B^T w`` with a map ``B`` that
+        moves with the interface; for the modal rows ``p_q = pi_q + B_q^T w`` to obey the balance of
+        momenta with the reaction ``Q = w' + S(v_att) w`` (the joint's definition of its multipliers)
+        the modal momentum rows get ``-h c_q``::
+
+            c_q = B_q^T S(v_att) w - (dB_q/dt)^T w
+                = Phi_r^T T(psi)^T R^T (v_att x w_f + omega x w_m) + Phi_t^T R^T (omega x w_f)
+                  - Phi_r^T [d(T(psi)^T u)/dpsi] Phi_r qdot,           u = R^T w_m
+
+        (the frame rows need nothing: their share is the ``v x pi_v`` of the moment balance).  Rows:
+        the constitutive law and the modal momentum balance; Jacobian with ``w`` fixed analytic."""
+        from flexmb.dynamics.bodies.modal_matrices import tangent_T_second
+
+        kin = ek.groups[self.group_index]
+        lay, p, h = ek.lay, ek.te.p, ek.h
+        b = self.bodies[local]
+        N, nm = self.N, self.nm
+        R, T, Q, W = kin.R[local], kin.T[local], kin.Q[local], kin.W[local]
+        om, qd = W[..., 3:6], W[..., 6:]
+        nu, cols_v, Jv = self.attach_velocity(ek, local, data)
+        wf, wm = w[..., :3], w[..., 3:]
+        psi = np.einsum("mdj,mkj->mkd", data.Pr, Q)
+        Tp = rot.tangent(psi)
+        Rt = np.swapaxes(R, -1, -2)
+        PrT = np.swapaxes(data.Pr[:, None], -1, -2)  # (m,1,nm,3)
+        PtT = np.swapaxes(data.Pt[:, None], -1, -2)
+        TtRt = np.swapaxes(Tp, -1, -2) @ Rt
+        a = np.einsum("mdj,mkj->mkd", data.Pr, qd)
+        u = np.einsum("mkde,mkd->mke", R, wm)  # R^T w_m
+        Ma = np.stack([rot.d_tangent_T(psi, np.broadcast_to(np.eye(3)[j], psi.shape)) @ a[..., None]
+                       for j in range(3)], axis=-1)[..., 0, :]  # d(T^T u)/dpsi . a = Ma u
+        # c_q = Cw @ w (linear in w)
+        m = local.size
+        Cw = np.zeros((m, p, nm, 6))
+        Cw[..., :3] = PrT @ TtRt @ rot.skew(nu[..., :3]) + PtT @ Rt @ rot.skew(om)
+        Cw[..., 3:] = PrT @ TtRt @ rot.skew(om) - PrT @ Ma @ Rt
+        # Jacobian of c_q with w fixed: columns [W (N), TH (3), Q (nm)] of attach_velocity
+        z = rot.cross(nu[..., :3], wf) + rot.cross(om, wm)
+        y = rot.cross(om, wf)
+        dc = np.zeros((m, p, nm, N + 3 + nm))
+        dz = -rot.skew(wf) @ Jv[..., :3, :]  # d(v_att x w_f)
+        dz[..., :, 3:6] -= rot.skew(wm)  # d(omega x w_m), omega = W[3:6]
+        dc += PrT @ TtRt @ dz
+        dc[..., N:N + 3] += (PrT @ TtRt @ rot.skew(z) + PtT @ Rt @ rot.skew(y) - PrT @ Ma @ Rt @ rot.skew(wm)) @ T
+        dc[..., N + 3:] += PrT @ (rot.d_tangent_T(psi, np.einsum("mkde,mkd->mke", R, z))
+                                  - tangent_T_second(psi, u, a)) @ data.Pr[:, None]
+        dc[..., 3:6] += PtT @ Rt @ (-rot.skew(wf))
+        dc[..., 6:N] += -PrT @ rot.d_tangent_T(psi, u) @ data.Pr[:, None]
+        ip = np.arange(p)
+        rows2 = np.concatenate([rows, lay.body(b[:, None], ip[None], self.BPI + 6, nm)], axis=-1)
+        BT2 = np.concatenate([BT, h * Cw], axis=-2)
+        d2 = np.concatenate([d, np.zeros((m, p, nm, d.shape[-1]))], axis=-2)
+        dv = np.concatenate([np.zeros((m, p, N, dc.shape[-1])), h * dc], axis=-2)
+        return rows2, BT2, [(cols, d2), (cols_v, dv)]
 
     # ================================================================== element equations
     def unpack(self, ek, Ug: NDArray):

@@ -135,3 +135,54 @@ def spin_products(Om: NDArray):
         np.stack([2 * x, o, o], -1), np.stack([o, 2 * y, o], -1), np.stack([o, o, 2 * z], -1),
         np.stack([y, x, o], -1), np.stack([o, z, y], -1), np.stack([z, o, x], -1)], axis=-2)
     return s, ds
+
+
+# ---------------------------------------------------------------------------------------------- tangent
+_K = 18
+_FACT = np.cumprod(np.concatenate([[1.0], np.arange(1.0, 2 * _K + 6)]))
+#: series of beta(x) = (1 - cos a)/a^2 and gamma(x) = (a - sin a)/a^3 in x = a^2 (entire functions;
+#: 18 terms are exact to rounding for |a| < 4, far beyond elastic interface rotations)
+_CB = np.array([(-1.0) ** k / _FACT[2 * k + 2] for k in range(_K)])
+_CG = np.array([(-1.0) ** k / _FACT[2 * k + 3] for k in range(_K)])
+
+
+def _series(c: NDArray, x: NDArray, d: int) -> NDArray:
+    """``d``-th derivative in ``x`` of ``sum_k c_k x^k``."""
+    k = np.arange(len(c))
+    coef = c.copy()
+    for j in range(d):
+        coef = coef * (k - j)
+    coef = coef[d:]
+    out = np.zeros_like(x)
+    for cc in coef[::-1]:
+        out = out * x + cc
+    return out
+
+
+def tangent_T_second(psi: NDArray, u: NDArray, a: NDArray) -> NDArray:
+    """``d/dpsi [ d(T(psi)^T u)/dpsi . a ]`` (..., 3, 3) for ``T(psi)^T u = u - beta psi x u +
+    gamma psi x (psi x u)`` (the tangent operator of :func:`flexmb.rotations.tangent`)."""
+    x = np.einsum("...i,...i->...", psi, psi)
+    b1, b2 = _series(_CB, x, 1), _series(_CB, x, 2)
+    g0, g1, g2 = _series(_CG, x, 0), _series(_CG, x, 1), _series(_CG, x, 2)
+    b0 = _series(_CB, x, 0)
+    cr = rot.cross
+    pu = cr(psi, u)
+    ppu = cr(psi, pu)
+    au = cr(a, u)
+    pa = np.einsum("...i,...i->...", psi, a)[..., None]
+    out = np.zeros(psi.shape + (3,))
+    for j in range(3):  # direction b = e_j
+        b = np.zeros_like(psi)
+        b[..., j] = 1.0
+        pb = psi[..., j][..., None]
+        ab = a[..., j][..., None]
+        bu = cr(b, u)
+        v = (-4 * b2[..., None] * pa * pb * pu - 2 * b1[..., None] * ab * pu - 2 * b1[..., None] * pa * bu
+             - 2 * b1[..., None] * pb * au
+             + 4 * g2[..., None] * pa * pb * ppu + 2 * g1[..., None] * ab * ppu
+             + 2 * g1[..., None] * pa * (cr(b, pu) + cr(psi, bu)) + 2 * g1[..., None] * pb * (cr(a, pu) + cr(psi, au))
+             + g0[..., None] * (cr(a, bu) + cr(b, au)))
+        out[..., :, j] = v
+    del b0
+    return out

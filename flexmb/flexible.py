@@ -181,3 +181,57 @@ class FlexibleBody:
                 return f
         raise ModelError(f"FlexibleBody {self.name!r} has no interface {name!r}; its interfaces are "
                          f"{self.interface_names}")
+
+
+# ---------------------------------------------------------------------------------------------- model helpers
+def _name_of(value: Any) -> Any:
+    return value[0] if isinstance(value, tuple) else value
+
+
+def check_site(model, owner: str, side: str, value: Any, joint: bool) -> None:
+    """``(body, interface)`` only on flexible bodies and naming one of its interfaces; a joint on a
+    flexible body with modes must name an interface (ModelError listing them)."""
+    from flexmb.model import GROUND
+
+    name = _name_of(value)
+    if name == GROUND:
+        if isinstance(value, tuple):
+            raise ModelError(f"{owner}: {side}={value!r}: the ground has no interfaces; write 'ground'")
+        return
+    body = model.bodies[model.body_index(name)]
+    ifaces = getattr(body, "interface_names", None)
+    if isinstance(value, tuple):
+        if ifaces is None:
+            raise ModelError(f"{owner}: {side}={value!r}: {name!r} is a {type(body).__name__}, which has no interfaces; "
+                             f"give its name {name!r} and a point")
+        if value[1] not in ifaces:
+            raise ModelError(f"{owner}: {side}={value!r}: flexible body {name!r} has no interface {value[1]!r}; "
+                             f"its interfaces are {ifaces}")
+    elif joint and ifaces is not None and body.n_modes:
+        raise ModelError(f"{owner}: {side}={value!r} is a flexible body: attach joints to one of its interfaces "
+                         f"with ({name!r}, interface), interfaces: {ifaces}")
+
+
+def site_offset(model, value: Any):
+    """Interface point (body frame) and rotation of the interface ``(body, interface)`` at the body's
+    initial modal coordinates ``q0``: ``c + Phi_t q0``, ``exp(Phi_r q0)``."""
+    from flexmb.rotations import exp
+
+    body = model.bodies[model.body_index(value)]
+    f = body.interface(value[1])
+    mm = np.asarray(f.modal_map, dtype=float)
+    q0 = np.asarray(body.q0, dtype=float)
+    return np.asarray(f.position, dtype=float) + mm[:3] @ q0, exp(mm[3:] @ q0)
+
+
+def site_frame(model, value: Any, frame):
+    """An attachment frame on an interface: origin at the interface point ``c`` (the deformation
+    ``Phi_t q`` is added by the body type), orientation relative to the interface as it is turned
+    by ``q0`` at t = 0, ``site`` = the interface name.  Other sides are returned unchanged."""
+    from flexmb.model import Frame
+
+    if not isinstance(value, tuple):
+        return frame
+    body = model.bodies[model.body_index(value)]
+    _, turn = site_offset(model, value)
+    return Frame(np.asarray(body.interface(value[1]).position, dtype=float), turn.T @ frame.orientation, site=value[1])

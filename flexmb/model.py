@@ -484,36 +484,15 @@ class Model:
                         f"{type(j).__name__} {j.name!r}: {side}={getattr(j, side)!r} is not a body of the model; "
                         f"known bodies: {sorted(names)} and 'ground'"
                     )
-                self._check_site(f"{type(j).__name__} {j.name!r}", side, getattr(j, side), joint=True)
+                check_site(self, f"{type(j).__name__} {j.name!r}", side, getattr(j, side), joint=True)
         for f in self.forces:
             for side in ("body", "body_a", "body_b"):
                 b = getattr(f, side, None)
                 if b is not None and _name_of(b) not in known - ({GROUND} if side == "body" else set()):
                     raise ModelError(f"{type(f).__name__}: {side}={b!r} is not a body of the model; known bodies: {sorted(names)}")
                 if b is not None:
-                    self._check_site(type(f).__name__, side, b, joint=False)
+                    check_site(self, type(f).__name__, side, b, joint=False)
         object.__setattr__(self, "forces", tuple(self._in_body_frames(f) for f in self.forces))
-
-    def _check_site(self, owner: str, side: str, value: Any, joint: bool) -> None:
-        """``(body, interface)`` only on flexible bodies and naming one of its interfaces; a joint on a
-        flexible body with modes must name an interface."""
-        name = _name_of(value)
-        if name == GROUND:
-            if isinstance(value, tuple):
-                raise ModelError(f"{owner}: {side}={value!r}: the ground has no interfaces; write 'ground'")
-            return
-        body = self.bodies[self._body_index[name]]
-        ifaces = getattr(body, "interface_names", None)
-        if isinstance(value, tuple):
-            if ifaces is None:
-                raise ModelError(f"{owner}: {side}={value!r}: {name!r} is a {type(body).__name__}, which has no interfaces; "
-                                 f"give its name {name!r} and a point")
-            if value[1] not in ifaces:
-                raise ModelError(f"{owner}: {side}={value!r}: flexible body {name!r} has no interface {value[1]!r}; "
-                                 f"its interfaces are {ifaces}")
-        elif joint and ifaces is not None and body.n_modes:
-            raise ModelError(f"{owner}: {side}={value!r} is a flexible body: attach joints to one of its interfaces "
-                             f"with ({name!r}, interface), interfaces: {ifaces}")
 
     def _in_body_frames(self, f: Any) -> Any:
         """Force elements with ``point_frame="inertial"`` converted to body-frame points (t = 0 pose)."""
@@ -558,9 +537,9 @@ class Model:
             if joint.point is not None:
                 p = joint.point
             elif isinstance(joint.body_a, tuple) and fa is None:
-                p = xa + Ra @ self._site_offset(joint.body_a)[0]
+                p = xa + Ra @ site_offset(self, joint.body_a)[0]
             elif isinstance(joint.body_b, tuple) and fb is None:
-                p = xb + Rb @ self._site_offset(joint.body_b)[0]
+                p = xb + Rb @ site_offset(self, joint.body_b)[0]
             elif fa is not None:
                 p = xa + Ra @ fa.origin
             else:
@@ -580,28 +559,7 @@ class Model:
                 if isinstance(joint, Universal) and joint.axis2 is not None:
                     Gb = G  # same frame at t = 0: cross axes are x of A and y of B
                 fb = Frame(Rb.T @ (p - xb), Rb.T @ Gb)
-        return self._on_site(joint.body_a, fa), self._on_site(joint.body_b, fb)
-
-    def _on_site(self, value: Any, frame: Frame) -> Frame:
-        """An attachment frame on an interface: origin at the interface point (undeformed body frame)."""
-        if not isinstance(value, tuple):
-            return frame
-        body = self.bodies[self.body_index(value)]
-        _, turn = self._site_offset(value)
-        # the interface turns by exp(Phi_r q0) at t = 0: the attachment frame is given relative to it
-        return Frame(np.asarray(body.interface(value[1]).position, dtype=float), turn.T @ frame.orientation,
-                     site=value[1])
-
-    def _site_offset(self, value: Any) -> tuple[NDArray, NDArray]:
-        """Interface point (body frame) and rotation of the interface of ``(body, interface)`` at the
-        body's initial modal coordinates ``q0``."""
-        from flexmb.rotations import exp
-
-        body = self.bodies[self.body_index(value)]
-        f = body.interface(value[1])
-        mm = np.asarray(f.modal_map, dtype=float)
-        q0 = np.asarray(body.q0, dtype=float)
-        return np.asarray(f.position, dtype=float) + mm[:3] @ q0, exp(mm[3:] @ q0)
+        return site_frame(self, joint.body_a, fa), site_frame(self, joint.body_b, fb)
 
     @property
     def size(self) -> float:
@@ -639,4 +597,4 @@ def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray
     return np.column_stack([x, np.cross(z, x), z])
 
 
-from flexmb.flexible import FlexibleBody  # noqa: E402  (re-exported; defined in its own module)
+from flexmb.flexible import FlexibleBody, check_site, site_frame, site_offset  # noqa: E402  (flexible bodies: own module)

@@ -349,3 +349,16 @@ def test_readme_flexible_example_runs(tmp_path, monkeypatch):
     m = re.match(r"swing (-?[\d.]+) deg, largest tip deflection ([\d.]+) mm, (\d+) modes", out.getvalue())
     assert m, out.getvalue()
     assert float(m.group(1)) < -45 and 0 < float(m.group(2)) < 5 and int(m.group(3)) == 10
+
+
+def test_checkpoint_resume_keeps_modal_state_and_history(tmp_path):
+    """A run resumed from a checkpoint continues the modal coordinates (an end value of the body
+    type) and keeps their history: identical to the uninterrupted run."""
+    data = beam("craig-bampton")
+    f = fm.FlexibleBody("F", data, modes=[0, 6], q0=(0.02, 0.001), angular_velocity=(0, 0, 1.0))
+    m = fm.Model([f], [fm.Revolute("hub", "ground", ("F", "xmin"), axis=(0, 0, 1))])
+    a = fm.simulate(m, 0.2, 0.02, p=2)
+    fm.simulate(m, 0.1, 0.02, p=2, checkpoint=tmp_path / "ck.npz")
+    b = fm.resume(tmp_path / "ck.npz", m, t_end=0.2)
+    assert np.abs(a.extra["modal/F"] - b.extra["modal/F"]).max() == 0.0
+    assert np.abs(a.body("F").interface("xmax").position - b.body("F").interface("xmax").position).max() == 0.0

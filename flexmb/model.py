@@ -565,6 +565,8 @@ class Model:
     def size(self) -> float:
         """Characteristic length of the model [m] (for tolerances)."""
         pts = [b.position for b in self.bodies]
+        pts += [b.position + b.orientation @ f.position for b in self.bodies  # flexible bodies: interfaces
+                for f in (b.data.interfaces if hasattr(b, "data") else ())]
         for j in self.joints:
             if j.point is not None:
                 pts.append(j.point)

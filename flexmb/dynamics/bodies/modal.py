@@ -69,6 +69,8 @@ class FlexibleBodies:
         self.mm = MassModel(*(np.array([p[k] for p in polys]).reshape((n,) + polys[0][k].shape) if n else None
                               for k in range(3)))
         self.S0 = np.array([b.data.invariants.first_moment for b in src], dtype=float).reshape(n, 3)
+        #: undeformed inertia about the centre of mass, body axes (n, 3, 3) (model magnitudes)
+        self.J0 = np.array([b.data.invariants.inertia_tensor_com for b in src], dtype=float).reshape(n, 3, 3)
         self.S1 = self.mm.M0[:, :3, 6:] if n else np.zeros((0, 3, nm))  # (n, 3, nm), zero on padded modes
         self.K = np.zeros((n, nm, nm))
         self.C = np.zeros((n, nm, nm))

@@ -41,6 +41,7 @@ _LAZY: dict[str, str] = {
     "Prismatic": "flexmb.model",
     "Revolute": "flexmb.model",
     "RigidBody": "flexmb.model",
+    "FlexibleBody": "flexmb.model",
     "Spherical": "flexmb.model",
     "SpringDamper": "flexmb.model",
     "Universal": "flexmb.model",
@@ -95,6 +96,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.model import Prismatic as Prismatic
     from flexmb.model import Revolute as Revolute
     from flexmb.model import RigidBody as RigidBody
+    from flexmb.model import FlexibleBody as FlexibleBody
     from flexmb.model import Spherical as Spherical
     from flexmb.model import SpringDamper as SpringDamper
     from flexmb.model import Universal as Universal

@@ -232,8 +232,11 @@ def body_name(owner: str, key: str, value: Any) -> None:
     """Check that ``value`` names a body (a non-empty string); a body object gets a hint."""
     if isinstance(value, str) and value:
         return
+    if (isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) and v for v in value)):
+        return  # (flexible body, interface)
     hint = f"; give its name {value.name!r}" if isinstance(getattr(value, "name", None), str) else ""
-    raise ModelError(f"{owner}: {key}={_shown(value)} must be a body name (a string) or 'ground'{hint}")
+    raise ModelError(f"{owner}: {key}={_shown(value)} must be a body name (a string), 'ground' or "
+                     f"(flexible body name, interface name){hint}")
 
 
 

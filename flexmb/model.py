@@ -49,6 +49,7 @@ __all__ = [
     "PointTorque",
     "SpringDamper",
     "Model",
+    "FlexibleBody",
 ]
 
 GROUND = "ground"
@@ -88,10 +89,12 @@ def _rotation(name: str, value: Any, owner: str) -> NDArray:
 
 @dataclass(frozen=True)
 class Frame:
-    """A frame attached to a body: ``origin (3,)`` and ``orientation (3,3)`` in the body frame."""
+    """A frame attached to a body: ``origin (3,)`` and ``orientation (3,3)`` in the body frame;
+    ``site``: the interface of a flexible body it moves with (None: a point of the body frame)."""
 
     origin: NDArray = field(default_factory=lambda: np.zeros(3))
     orientation: NDArray = field(default_factory=lambda: np.eye(3))
+    site: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "origin", _vec3("origin", self.origin, "Frame"))
@@ -476,16 +479,19 @@ class Model:
         known = set(names) | {GROUND}
         for j in self.joints:
             for side in ("body_a", "body_b"):
-                if getattr(j, side) not in known:
+                if _name_of(getattr(j, side)) not in known:
                     raise ModelError(
                         f"{type(j).__name__} {j.name!r}: {side}={getattr(j, side)!r} is not a body of the model; "
                         f"known bodies: {sorted(names)} and 'ground'"
                     )
+                check_site(self, f"{type(j).__name__} {j.name!r}", side, getattr(j, side), joint=True)
         for f in self.forces:
             for side in ("body", "body_a", "body_b"):
                 b = getattr(f, side, None)
-                if b is not None and b not in known - ({GROUND} if side == "body" else set()):
+                if b is not None and _name_of(b) not in known - ({GROUND} if side == "body" else set()):
                     raise ModelError(f"{type(f).__name__}: {side}={b!r} is not a body of the model; known bodies: {sorted(names)}")
+                if b is not None:
+                    check_site(self, type(f).__name__, side, b, joint=False)
         object.__setattr__(self, "forces", tuple(self._in_body_frames(f) for f in self.forces))
 
     def _in_body_frames(self, f: Any) -> Any:
@@ -501,6 +507,7 @@ class Model:
     # ------------------------------------------------------------------------------------------
     def body_index(self, name: str) -> int:
         """Index of a body (``-1`` for the ground)."""
+        name = _name_of(name)
         if name == GROUND:
             return -1
         try:
@@ -510,6 +517,7 @@ class Model:
 
     def body_pose(self, name: str) -> tuple[NDArray, NDArray]:
         """Initial pose (position of the reference point, rotation) of a body or the ground."""
+        name = _name_of(name)
         if name == GROUND:
             return np.zeros(3), np.eye(3)
         b = self.bodies[self.body_index(name)]
@@ -522,11 +530,16 @@ class Model:
         xb, Rb = self.body_pose(joint.body_b)
         fa, fb = joint.frame_a, joint.frame_b
         if fa is None or fb is None:
-            if fa is None and joint.point is None and fb is None:
+            on_site = isinstance(joint.body_a, tuple) or isinstance(joint.body_b, tuple)
+            if fa is None and joint.point is None and fb is None and not on_site:
                 raise ModelError(f"{owner}: give frame_a/frame_b (body frames) or point/axis (inertial, at t = 0)")
             # global frame of the joint at t = 0
             if joint.point is not None:
                 p = joint.point
+            elif isinstance(joint.body_a, tuple) and fa is None:
+                p = xa + Ra @ site_offset(self, joint.body_a)[0]
+            elif isinstance(joint.body_b, tuple) and fb is None:
+                p = xb + Rb @ site_offset(self, joint.body_b)[0]
             elif fa is not None:
                 p = xa + Ra @ fa.origin
             else:
@@ -546,17 +559,24 @@ class Model:
                 if isinstance(joint, Universal) and joint.axis2 is not None:
                     Gb = G  # same frame at t = 0: cross axes are x of A and y of B
                 fb = Frame(Rb.T @ (p - xb), Rb.T @ Gb)
-        return fa, fb
+        return site_frame(self, joint.body_a, fa), site_frame(self, joint.body_b, fb)
 
     @property
     def size(self) -> float:
         """Characteristic length of the model [m] (for tolerances)."""
         pts = [b.position for b in self.bodies]
+        pts += [b.position + b.orientation @ f.position for b in self.bodies  # flexible bodies: interfaces
+                for f in (b.data.interfaces if hasattr(b, "data") else ())]
         for j in self.joints:
             if j.point is not None:
                 pts.append(j.point)
         pts = np.array(pts)
         return float(max(np.ptp(pts, axis=0).max() if len(pts) > 1 else 0.0, np.abs(pts).max(), 1e-3))
+
+
+def _name_of(value: Any) -> Any:
+    """The body name of a side given as a name or as ``(flexible body, interface)``."""
+    return value[0] if isinstance(value, tuple) else value
 
 
 def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray:
@@ -577,3 +597,6 @@ def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray
     x = helper - (helper @ z) * z
     x /= np.linalg.norm(x)
     return np.column_stack([x, np.cross(z, x), z])
+
+
+from flexmb.flexible import FlexibleBody, check_site, site_frame, site_offset  # noqa: E402  (flexible bodies: own module)

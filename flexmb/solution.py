@@ -49,6 +49,22 @@ _FILE_FORMAT = 2
 _FORMAT_KEY = "__flexmb_solution__"
 
 
+def _quaternions(R: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Unit quaternions (w, x, y, z) of rotations ``R (nt, 3, 3)``, sign continuous in time."""
+    from scipy.spatial.transform import Rotation
+
+    if len(R) == 0:
+        return np.zeros((0, 4))
+    q = np.roll(Rotation.from_matrix(R).as_quat(), 1, axis=-1)
+    if q[0, 0] < 0:
+        q[0] = -q[0]
+    # continuity: q_k times the product of the signs of q_j . q_{j-1} up to k
+    sgn = np.sign(np.einsum("ti,ti->t", q[1:], q[:-1]))
+    sgn[sgn == 0] = 1.0
+    q[1:] *= np.cumprod(sgn)[:, None]
+    return q
+
+
 class BodyView(NamedTuple):
     """Read-only time histories of one body (views into the :class:`Solution` arrays).
 
@@ -67,6 +83,14 @@ class BodyView(NamedTuple):
         Angular velocity, inertial components [rad/s].
     quaternion : ndarray, shape (nt, 4)
         Orientation as a unit quaternion, scalar first (w, x, y, z).
+    modal, modal_rate : ndarray, shape (nt, nm), or None
+        Flexible bodies: modal coordinates and rates (mass-normalized shapes, [m sqrt(kg)] and
+        per second); None for a rigid body.  For a flexible body the reference point and frame
+        above are the floating frame (reference interface of Craig-Bampton data, mesh frame of
+        free-free data).
+    interfaces : dict of str to BodyView
+        Flexible bodies: the motion of each interface frame (inertial position of its point,
+        rotation, velocity, angular velocity), see :meth:`interface`.
     """
 
     name: str
@@ -76,6 +100,18 @@ class BodyView(NamedTuple):
     velocity: NDArray[np.float64]
     angular_velocity: NDArray[np.float64]
     quaternion: NDArray[np.float64]
+    modal: NDArray[np.float64] | None = None
+    modal_rate: NDArray[np.float64] | None = None
+    interfaces: dict | None = None
+
+    def interface(self, name: str) -> "BodyView":
+        """Motion of the interface frame ``name`` of a flexible body (a :class:`BodyView`: inertial
+        position of the interface point, rotation of the interface frame (it turns with the
+        deformation), velocity, angular velocity).  KeyError lists the interfaces."""
+        ifs = self.interfaces or {}
+        if name not in ifs:
+            raise KeyError(f"body {self.name!r} has no interface {name!r}; interfaces: {sorted(ifs)}")
+        return ifs[name]
 
     def point(self, r: ArrayLike) -> PointView:
         """Motion of the body-fixed point(s) ``r`` at the time nodes.
@@ -529,9 +565,20 @@ class Solution:
             If ``name`` is not a body name; the message lists the valid names.
         """
         i = self._index("body", self.body_names, name)
+        ex = self.extra
+        ifs = {}
+        pre = f"interface/{name}/"
+        for key in ex:
+            if key.startswith(pre) and key.endswith("/position"):
+                iname = key[len(pre):-len("/position")]
+                k = pre + iname
+                Rk = ex[f"{k}/rotation"]
+                ifs[iname] = BodyView(f"{name}:{iname}", self.t, ex[f"{k}/position"], Rk, ex[f"{k}/velocity"],
+                                      ex[f"{k}/angular_velocity"], _quaternions(Rk))
         return BodyView(
             name, self.t, self.body_position[:, i], self.body_rotation[:, i], self.body_velocity[:, i],
-            self.body_angular_velocity[:, i], self.quaternions[:, i],
+            self.body_angular_velocity[:, i], self.quaternions[:, i], ex.get(f"modal/{name}"),
+            ex.get(f"modal_rate/{name}"), ifs,
         )
 
     def joint(self, name: str) -> JointView:

@@ -142,6 +142,9 @@ def load_run(path, model=None, t_end: float | None = None):
             setattr(run.rec, name, list(np.array(ex[f"ckpt/rec/{name}"])))
     for name in run.rec.stats:
         run.rec.stats[name] = list(np.array(ex[f"ckpt/stats/{name}"]))
+    # body-type node outputs (flexible bodies: modal coordinates, interface motion) are result arrays
+    run.rec.body_extra = {k: list(np.array(v)) for k, v in ex.items()
+                          if k.startswith(("modal/", "modal_rate/", "interface/"))}
     n_el, run.wall, run.fac_time, run.system.t_eval, n_eval = np.array(ex["ckpt/counters"]).tolist()
     run.n_el, run.system.n_eval = int(n_el), int(n_eval)
     return run

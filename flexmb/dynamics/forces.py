@@ -50,9 +50,13 @@ def _user_value(fn, owner: str, *args) -> np.ndarray:
     return val
 
 
-def _body_point(cm, body_name: str, point) -> tuple[int, np.ndarray]:
+def _body_point(cm, body_name, point) -> tuple[int, np.ndarray, str | None]:
+    """Body index, attachment point and site; ``(flexible body, interface)`` attaches at the
+    interface's point (the given point is not used)."""
     b = cm.model.body_index(body_name)
-    return (cm.nb if b < 0 else b), np.asarray(point, dtype=float)
+    if isinstance(body_name, tuple):
+        return b, np.asarray(cm.model.bodies[b].interface(body_name[1]).position, dtype=float), body_name[1]
+    return (cm.nb if b < 0 else b), np.asarray(point, dtype=float), None
 
 
 def compile_forces(cm, point_forces, point_torques, springs) -> SimpleNamespace:
@@ -68,7 +72,10 @@ def compile_forces(cm, point_forces, point_torques, springs) -> SimpleNamespace:
             raise ModelError(f"{type(elem).__name__} on the ground has no effect; give a body name")
         body = cm.model.bodies[b]
         where = np.asarray(point, dtype=float) if point is not None else np.asarray(body.com, dtype=float)
-        att = AttachmentSet(cm, [b], where[None])
+        site = None
+        if isinstance(elem.body, tuple):
+            _, where, site = _body_point(cm, elem.body, where)
+        att = AttachmentSet(cm, [b], where[None], site=None if site is None else [site])
         ref = AttachmentSet(cm, [b], np.asarray(body.com, dtype=float)[None])
         callback = callable(value) and is_state_callback(value)
         owner = f"{type(elem).__name__} on {elem.body!r}"
@@ -77,8 +84,11 @@ def compile_forces(cm, point_forces, point_torques, springs) -> SimpleNamespace:
     if springs:
         ia = [_body_point(cm, s.body_a, s.point_a) for s in springs]
         ib = [_body_point(cm, s.body_b, s.point_b) for s in springs]
-        att_a = AttachmentSet(cm, [b for b, _ in ia], np.array([q for _, q in ia]))
-        att_b = AttachmentSet(cm, [b for b, _ in ib], np.array([q for _, q in ib]))
+        sites = any(z is not None for _, _, z in ia + ib)
+        att_a = AttachmentSet(cm, [b for b, _, _ in ia], np.array([q for _, q, _ in ia]),
+                              site=[z for _, _, z in ia] if sites else None)
+        att_b = AttachmentSet(cm, [b for b, _, _ in ib], np.array([q for _, q, _ in ib]),
+                              site=[z for _, _, z in ib] if sites else None)
         x, R, _ = initial_configuration(cm)
         st0 = ElementStart(t=0.0, x=x, R=R, pi=np.zeros(cm.nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
                            lam=np.zeros((0, 6)), acc=np.zeros((0, 3)))
@@ -185,6 +195,7 @@ def potential_energy(cm, st) -> float:
     springs ``k (q_c - q_ref)^2 / 2`` on the free components (revolute torsional and prismatic
     springs: the same law as the joint rows, ``joints.py``; ``q = (s, acc)`` of the node state)."""
     V = sum(grp.gravity_potential(st, cm.gravity) for grp in cm.groups)
+    V += sum(grp.strain_energy(st) for grp in cm.groups if hasattr(grp, "strain_energy"))
     if cm.nj and np.any(cm.jnt_k):
         q = np.concatenate([st.s, st.acc], axis=1)
         V += float(np.sum(0.5 * cm.jnt_k * (q - cm.jnt_ref) ** 2))

@@ -11,7 +11,9 @@ order of :data:`flexmb.dynamics.bodies.BODY_TYPES`); a group of ``n_g`` bodies w
     group_off[g] + (k p + i) S_g + slot          k-th body of the group, internal point i
 
 What each slot means is the body type's business (the rigid body: ``x(3) | theta(3) | pi(6) |
-w(6)``, :mod:`flexmb.dynamics.bodies.rigid`); only the body type's own module reads its slots.
+w(6)``, :mod:`flexmb.dynamics.bodies.rigid`; the modal flexible body with ``nm`` modes:
+``x(3) | theta(3) | q(nm) | pi(6 + nm) | w(6 + nm)``, :mod:`flexmb.dynamics.bodies.modal`); only the
+body type's own module reads its slots.
 Joints follow, 30 slots each::
 
     joint_off + (j p + i) 30 + [ s(3) | phi(3) | lambda(6) | Qbar(6) | nu_a(6) | nu_b(6) ]

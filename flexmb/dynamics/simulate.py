@@ -184,8 +184,10 @@ def _end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStar
     x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
     extra = dict(st.extra)
     for grp in cm.groups:
-        xg, Rg, pig = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))[:3]
-        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = xg, Rg, pig
+        out = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))
+        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = out[:3]
+        if len(out) > 3:  # body-type end values (e.g. modal coordinates)
+            extra.update(out[3])
     Jv = lay.joint_view(U)
     e0, e = te.end[0], te.end[1:]
     if cm.nj:
@@ -224,6 +226,7 @@ class _Recorder:
         self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
         self.ke, self.pe = [], []
         self.mom = []
+        self.body_extra = {}
         self.ti, self.force, self.moment = [], [], []
         # every node incl. those of halved steps: time, node_record (reactions), 1 if output
         self.imp_t, self.imp, self.imp_out, self.imp_el = [], [], [], []
@@ -246,6 +249,9 @@ class _Recorder:
             wg = w[grp.vel_cols]
             pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
             ke += grp.kinetic_energy(st, wg)
+            if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
+                for key, value in grp.node_output(st, wg).items():
+                    self.body_extra.setdefault(key, []).append(value)
         self.pos.append(pos)
         self.rotm.append(rotm)
         self.vel.append(vel)
@@ -311,12 +317,13 @@ class _Recorder:
                 joint_moment_internal=np.array(self.moment).reshape(-1, nj, 3), joint_multiplier=np.array(self.lam),
             )
         stats = {k: np.array(v) for k, v in self.stats.items()}
+        modal = {k: np.array(v) for k, v in self.body_extra.items()}
         return Solution(
             t=np.array(self.t), body_names=tuple(b.name for b in cm.model.bodies),
             body_position=np.array(self.pos), body_rotation=np.array(self.rotm),
             body_velocity=np.array(self.vel), body_angular_velocity=np.array(self.om),
             t_internal=np.array(self.ti), kinetic_energy=np.array(self.ke), potential_energy=np.array(self.pe),
-            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom)}, **kw,
+            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom), **modal}, **kw,
         )
 
 

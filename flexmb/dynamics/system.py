@@ -241,6 +241,9 @@ def initial_state(cm: CompiledModel, t0: float = 0.0):
     x, R, w0 = initial_configuration(cm)
     st = ElementStart(t=t0, x=x, R=R, pi=np.zeros(cm.nv), s=np.zeros((cm.nj, 3)), Rr=np.tile(np.eye(3), (cm.nj, 1, 1)),
                       lam=np.zeros((cm.nj, 6)), acc=np.zeros((cm.nj, 3)))
+    for grp in cm.groups:  # body-type end values (modal coordinates of flexible bodies)
+        if hasattr(grp, "initial_extra"):
+            st.extra.update(grp.initial_extra())
     xa, Ra = cm.att_a.node_pose(cm, st)
     xb, Rb = cm.att_b.node_pose(cm, st)
     s = np.einsum("nji,nj->ni", Ra, xb - xa)

@@ -16,16 +16,19 @@ contract (``RigidBodies`` in :mod:`.rigid` is the reference implementation):
 ``mass_blocks``, ``inverse_mass_blocks``, ``momenta``, ``velocities``, ``kinetic_energy``,
 ``gravity_potential``, ``frame_output``         node-level physics
 ``end_values``, ``predict_cold``, ``predict_warm``, ``scales``   time marching
+optional: ``initial_extra()`` (body-type end values in ``ElementStart.extra``, returned as a
+4th item by ``end_values``), ``strain_energy(st)``, ``node_output(st, w)`` (recorded per body)
 ===================================  ===========================================================
 
 Nothing outside a body module assumes a rigid body's unknowns or its 6 x 6 mass matrix.
 """
 from __future__ import annotations
 
+from flexmb.dynamics.bodies.modal import FlexibleBodies
 from flexmb.dynamics.bodies.rigid import RigidBodies
 
 #: body types in storage order: model body class name -> group class
-BODY_TYPES: dict[str, type] = {"RigidBody": RigidBodies}
+BODY_TYPES: dict[str, type] = {"RigidBody": RigidBodies, "FlexibleBody": FlexibleBodies}
 
 
 def register_body_type(model_class_name: str, group_class: type) -> None:

@@ -1,0 +1,456 @@
+"""Modal flexible bodies (floating frame of reference): equations in modified momenta, batched over
+the bodies of the group (modes padded to the group's largest count with inert modes).
+
+Unknowns of body ``b`` at internal point ``i`` (``N = 6 + nm``, ``18 + 3 nm`` slots)::
+
+    x(3) | theta(3) | q(nm) | pi(N) | w(N)
+
+``x`` frame origin ``O`` (inertial), ``theta`` rotation increment (``R = exp(theta) R1``), ``q``
+modal coordinates, ``pi`` modified momenta (force; moment about ``O``; modal; first six inertial),
+``w = (v, omega, qdot)`` (internal only; ``v`` velocity of ``O``, ``omega`` inertial).  Rows::
+
+    Rx     = D_i0 x1 + sum_j D_ij X_j - h v_i
+    Rtheta = sum_j D_ij Theta_j - h T(Theta_i)^-1 omega_i
+    Rq     = D_i0 q1 + sum_j D_ij Q_j - h qdot_i
+    Rpi_v  = D_i0 pi1 + sum_j D_ij Pi_j - h (F + m g)
+    Rpi_om = ...                        + h v x Pi_v - h (M_O + (R S(q)) x g)
+    Rpi_q  = ...                        - h (Q_q + dT/dq - f_el(q) - C qdot - K_s(Omega) q + S1^T R^T g)
+    Rw     = Rb Mb(q) Rb^T w - Pi - Lambda                      Rb = diag(R, R, I)
+
+``Mb`` and ``dT/dq`` from :mod:`.modal_matrices`; ``f_el`` the elastic force (``K``, and with
+``stiffening="full"`` the cubic ``G`` and quartic ``H`` terms); ``K_s = sum_c s_c(Omega) Kg[c]`` the
+unit inertial preload stiffness scaled by the spin products of ``Omega = R^T omega`` (``"full"``:
+the residual ``Kg_res``; ``"preload"``: the full ``Kg``; ``"none"``: 0).
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb import rotations as rot
+from flexmb.dynamics.bodies.modal_matrices import MassModel, elastic_force, mass_polynomial, spin_products, strain_energy
+from flexmb.errors import ModelError
+
+I3 = np.eye(3)
+#: key of the modal coordinates at a node in ``ElementStart.extra``
+QKEY = "flex_q"
+
+
+def _poly(M: NDArray, y1: NDArray, Y: NDArray) -> NDArray:
+    return M[None, :, 0, None] * y1[:, None, :] + np.einsum("kj,njd->nkd", M[:, 1:], Y)
+
+
+def _pad2(a, n):
+    out = np.zeros((n, n))
+    out[:a.shape[0], :a.shape[1]] = a
+    return out
+
+
+class FlexibleBodies:
+    """A group of modal flexible bodies (model indices ``bodies``)."""
+
+    kind = "flexible"
+
+    def __init__(self, model, bodies: NDArray):
+        self.bodies = np.asarray(bodies, dtype=np.int64)
+        self.n = n = self.bodies.size
+        src = [model.bodies[b] for b in self.bodies]
+        self.src = src
+        self.nm_b = np.array([b.n_modes for b in src], dtype=np.int64)
+        nm = self.nm = int(self.nm_b.max(initial=0))
+        self.N = N = 6 + nm
+        self.nv = N
+        self.slots = 6 + nm + 2 * N
+        self.BX, self.BTH, self.BQ, self.BPI, self.BW = 0, 3, 6, 6 + nm, 6 + nm + N
+        self.mass = np.array([b.mass for b in src], dtype=float)
+        polys = [mass_polynomial(b.data.invariants, nm) for b in src]
+        self.mm = MassModel(*(np.array([p[k] for p in polys]).reshape((n,) + polys[0][k].shape) if n else None
+                              for k in range(3)))
+        self.S0 = np.array([b.data.invariants.first_moment for b in src], dtype=float).reshape(n, 3)
+        #: undeformed inertia about the centre of mass, body axes (n, 3, 3) (model magnitudes)
+        self.J0 = np.array([b.data.invariants.inertia_tensor_com for b in src], dtype=float).reshape(n, 3, 3)
+        self.S1 = self.mm.M0[:, :3, 6:] if n else np.zeros((0, 3, nm))  # (n, 3, nm), zero on padded modes
+        self.K = np.zeros((n, nm, nm))
+        self.C = np.zeros((n, nm, nm))
+        for k, b in enumerate(src):
+            k_b = b.n_modes
+            self.K[k] = np.eye(nm)
+            self.K[k, :k_b, :k_b] = np.diag(b.data.omega2)
+            self.C[k, :k_b, :k_b] = b.damping
+        full = [b.stiffening == "full" and b.n_modes > 0 for b in src]
+        self.G = self.H = None
+        if any(full):
+            self.G = np.zeros((n, nm, nm, nm))
+            for k, b in enumerate(src):
+                if full[k]:
+                    s = slice(0, b.n_modes)
+                    self.G[k, s, s, s] = b.data.geometric_stiffness
+            if any(full[k] and b.data.quartic_stiffness is not None for k, b in enumerate(src)):
+                self.H = np.zeros((n, nm, nm, nm, nm))
+                for k, b in enumerate(src):
+                    if full[k] and b.data.quartic_stiffness is not None:
+                        s = slice(0, b.n_modes)
+                        self.H[k, s, s, s, s] = b.data.quartic_stiffness
+        # spin-product preload stiffness (first six unit loads)
+        self.Kg = None
+        for k, b in enumerate(src):
+            arr = (b.data.preload_stiffness_residual if b.stiffening == "full" else
+                   b.data.preload_stiffness if b.stiffening == "preload" else None)
+            if arr is None or not b.n_modes:
+                continue
+            if self.Kg is None:
+                self.Kg = np.zeros((n, 6, nm, nm))
+            self.Kg[k, :, :b.n_modes, :b.n_modes] = arr[:6]
+        self.q0 = np.zeros((n, nm))
+        self.qd0 = np.zeros((n, nm))
+        for k, b in enumerate(src):
+            self.q0[k, :b.n_modes] = b.q0
+            self.qd0[k, :b.n_modes] = b.qd0
+        self._pos = {int(b): k for k, b in enumerate(self.bodies)}
+
+    @property
+    def equations(self) -> dict:
+        return {self.BX: "position kinematics", self.BTH: "rotation kinematics", self.BQ: "modal kinematics",
+                self.BPI: "momentum balance (v, omega, modal)", self.BW: "velocity (constitutive law)"}
+
+    def local_index(self, bodies: NDArray) -> NDArray:
+        return np.array([self._pos[int(b)] for b in bodies], dtype=np.int64)
+
+    # ================================================================== node level
+    def node_q(self, st, local=None) -> NDArray:
+        q = getattr(st, "extra", {}).get(QKEY, self.q0)
+        return q if local is None else q[local]
+
+    def initial(self, model):
+        x = np.array([b.position for b in self.src]).reshape(self.n, 3)
+        R = np.array([b.orientation for b in self.src]).reshape(self.n, 3, 3)
+        w = np.concatenate([np.array([b.velocity for b in self.src]).reshape(self.n, 3),
+                            np.array([b.angular_velocity for b in self.src]).reshape(self.n, 3), self.qd0], axis=1)
+        return x, R, w
+
+    def initial_extra(self) -> dict:
+        return {QKEY: self.q0.copy()}
+
+    def _rb(self, R: NDArray) -> NDArray:
+        Rb = np.zeros(R.shape[:-2] + (self.N, self.N))
+        Rb[..., :3, :3] = R
+        Rb[..., 3:6, 3:6] = R
+        Rb[..., 6:, 6:] = np.eye(self.nm)
+        return Rb
+
+    def mass_blocks(self, st) -> NDArray:
+        Rb = self._rb(st.R[self.bodies])
+        return Rb @ self.mm.matrix(self.node_q(st)) @ np.swapaxes(Rb, -1, -2)
+
+    def inverse_mass_blocks(self, st) -> NDArray:
+        return np.linalg.inv(self.mass_blocks(st)) if self.n else np.zeros((0, self.N, self.N))
+
+    def momenta(self, st, w: NDArray) -> NDArray:
+        return np.einsum("nij,nj->ni", self.mass_blocks(st), w)
+
+    def velocities(self, st, p: NDArray) -> NDArray:
+        return np.linalg.solve(self.mass_blocks(st), p[..., None])[..., 0]
+
+    def kinetic_energy(self, st, w: NDArray) -> float:
+        return 0.5 * float(np.einsum("ni,ni->", w, self.momenta(st, w)))
+
+    def gravity_potential(self, st, g: NDArray) -> float:
+        S = self.S0 + np.einsum("bdk,bk->bd", self.S1, self.node_q(st))
+        RS = np.einsum("bij,bj->bi", st.R[self.bodies], S)
+        return -float(np.sum(self.mass * (st.x[self.bodies] @ g) + RS @ g))
+
+    def strain_energy(self, st) -> float:
+        return float(np.sum(strain_energy(self.node_q(st), self.K, self.G, self.H)))
+
+    def frame_output(self, st, w: NDArray):
+        return st.x[self.bodies], st.R[self.bodies], w[:, :3], w[:, 3:6]
+
+    def node_output(self, st, w: NDArray) -> dict:
+        """Recorded per node (output only): ``modal/<body>``, ``modal_rate/<body>`` (own modes) and,
+        per interface, ``interface/<body>/<name>/{position, rotation, velocity, angular_velocity}``
+        (inertial; the interface frame as the mesh gives it, A = I)."""
+        q = self.node_q(st)
+        out = {}
+        for k, body in enumerate(self.src):  # output only: one entry per body and interface
+            nmk = self.nm_b[k]
+            out[f"modal/{body.name}"] = q[k, :nmk].copy()
+            out[f"modal_rate/{body.name}"] = w[k, 6:6 + nmk].copy()
+            ifs = body.data.interfaces
+            if not ifs:
+                continue
+            local = np.full(len(ifs), k)
+            data = self.attach_data(local, np.array([f.position for f in ifs], dtype=float),
+                                    np.tile(I3, (len(ifs), 1, 1)), [f.name for f in ifs])
+            x, R = self.node_attach_pose(st, local, data)
+            _, B = self.node_velocity_map(st, local, data)
+            nu = np.einsum("ndc,c->nd", B, w[k])
+            for i, f in enumerate(ifs):
+                key = f"interface/{body.name}/{f.name}"
+                out[f"{key}/position"], out[f"{key}/rotation"] = x[i], R[i]
+                out[f"{key}/velocity"], out[f"{key}/angular_velocity"] = nu[i, :3], nu[i, 3:]
+        return out
+
+    # ================================================================== attachments (contract)
+    def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:
+        m = local.size
+        Pt = np.zeros((m, 3, self.nm))
+        Pr = np.zeros((m, 3, self.nm))
+        for k in range(m):  # set-up only
+            s = None if site is None else site[k]
+            if s is None:
+                continue
+            body = self.src[local[k]]
+            f = body.interface(s)
+            mm = np.asarray(f.modal_map, dtype=float)
+            Pt[k, :, :body.n_modes] = mm[:3]
+            Pr[k, :, :body.n_modes] = mm[3:]
+        return SimpleNamespace(c=np.asarray(point, float).reshape(m, 3), A=frame, Pt=Pt, Pr=Pr)
+
+    def node_attach_pose(self, st, local, data):
+        b = self.bodies[local]
+        R = st.R[b]
+        q = self.node_q(st, local)
+        r = np.einsum("nij,nj->ni", R, data.c + np.einsum("ndk,nk->nd", data.Pt, q))
+        return st.x[b] + r, R @ rot.exp(np.einsum("ndk,nk->nd", data.Pr, q)) @ data.A
+
+    def node_velocity_map(self, st, local, data):
+        b = self.bodies[local]
+        R = st.R[b]
+        q = self.node_q(st, local)
+        r = np.einsum("nij,nj->ni", R, data.c + np.einsum("ndk,nk->nd", data.Pt, q))
+        Gam = rot.tangent(np.einsum("ndk,nk->nd", data.Pr, q)) @ data.Pr
+        B = np.zeros((local.size, 6, self.N))
+        B[:, :3, :3] = I3
+        B[:, :3, 3:6] = -rot.skew(r)
+        B[:, 3:, 3:6] = I3
+        B[:, :3, 6:] = R @ data.Pt
+        B[:, 3:, 6:] = R @ Gam
+        return self.vel_cols[local], B
+
+    def _geometry(self, R, q, data):
+        """``r = R (c + Pt q)``, ``psi = Pr q``, ``T(psi)``, ``R Pt``, ``R Gamma`` at points ``(m, k)``."""
+        r = np.einsum("mkde,mke->mkd", R, data.c[:, None] + np.einsum("mdj,mkj->mkd", data.Pt, q))
+        psi = np.einsum("mdj,mkj->mkd", data.Pr, q)
+        Tp = rot.tangent(psi)
+        RPt = R @ data.Pt[:, None]
+        RGam = R @ Tp @ data.Pr[:, None]
+        return r, psi, Tp, RPt, RGam
+
+    def _cols_pose(self, lay, b, p):
+        ip = np.arange(p)
+        return np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3),
+                               lay.body(b[:, None], ip[None], self.BQ, self.nm)], axis=-1)
+
+    def attach_pose(self, ek, local, data, where):
+        kin = ek.groups[self.group_index]
+        lay, p = ek.lay, ek.te.p
+        b = self.bodies[local]
+        if where == "gauss":
+            X, R, T, Q = kin.X[local], kin.R[local], kin.T[local], kin.Q[local]
+        else:
+            X, R, T, Q = kin.UX[local], kin.UR[local], kin.UT[local], kin.UQ[local]
+        r, psi, Tp, RPt, RGam = self._geometry(R, Q, data)
+        x = X + r
+        Ra = R @ rot.exp(psi) @ data.A[:, None]
+        m = local.size
+        nc = 6 + self.nm
+        blk = np.zeros((m, p, 6, nc))
+        blk[..., :3, :3] = I3
+        blk[..., :3, 3:6] = -rot.skew(r) @ T
+        blk[..., :3, 6:] = RPt
+        blk[..., 3:, 3:6] = T
+        blk[..., 3:, 6:] = RGam
+        cj = self._cols_pose(lay, b, p)
+        if where == "gauss":
+            return x, Ra, cj, blk
+        E = ek.te.E[:, 1:]
+        cols = np.broadcast_to(cj.reshape(m, 1, nc * p), (m, p, nc * p))
+        J = (E[None, :, None, :, None] * blk[:, :, :, None, :]).reshape(m, p, 6, nc * p)
+        return x, Ra, cols, J
+
+    def attach_velocity(self, ek, local, data):
+        kin = ek.groups[self.group_index]
+        lay, p = ek.lay, ek.te.p
+        b = self.bodies[local]
+        R, T, W, Q = kin.R[local], kin.T[local], kin.W[local], kin.Q[local]
+        om, qd = W[..., 3:6], W[..., 6:]
+        r, psi, Tp, RPt, RGam = self._geometry(R, Q, data)
+        u_t = np.einsum("mkdj,mkj->mkd", RPt, qd)
+        u_r = np.einsum("mkdj,mkj->mkd", RGam, qd)
+        nu = np.concatenate([W[..., :3] + rot.cross(om, r) + u_t, om + u_r], axis=-1)
+        N, nm = self.N, self.nm
+        ip = np.arange(p)
+        cols = np.concatenate([lay.body(b[:, None], ip[None], self.BW, N), lay.body(b[:, None], ip[None], self.BTH, 3),
+                               lay.body(b[:, None], ip[None], self.BQ, nm)], axis=-1)
+        J = np.zeros((local.size, p, 6, N + 3 + nm))
+        J[..., :3, :3] = I3
+        J[..., :3, 3:6] = -rot.skew(r)
+        J[..., :3, 6:N] = RPt
+        J[..., 3:, 3:6] = I3
+        J[..., 3:, 6:N] = RGam
+        J[..., :3, N:N + 3] = -(rot.skew(om) @ rot.skew(r) + rot.skew(u_t)) @ T
+        J[..., 3:, N:N + 3] = -rot.skew(u_r) @ T
+        J[..., :3, N + 3:] = rot.skew(om) @ RPt
+        dT = rot.d_tangent(psi, np.einsum("mdj,mkj->mkd", data.Pr, qd))
+        J[..., 3:, N + 3:] = R @ dT @ data.Pr[:, None]
+        return nu, cols, J
+
+    def wrench_map(self, ek, local, data, wrench, target):
+        kin = ek.groups[self.group_index]
+        lay, p = ek.lay, ek.te.p
+        b = self.bodies[local]
+        R, T, Q = kin.R[local], kin.T[local], kin.Q[local]
+        r, psi, Tp, RPt, RGam = self._geometry(R, Q, data)
+        ip = np.arange(p)
+        N, nm = self.N, self.nm
+        slot = self.BW if target == "multiplier" else self.BPI
+        rows = lay.body(b[:, None], ip[None], slot, N)
+        m = local.size
+        BT = np.zeros((m, p, N, 6))
+        BT[..., :3, :3] = I3
+        BT[..., 3:6, 3:] = I3
+        BT[..., 3:6, :3] = rot.skew(r)
+        BT[..., 6:, :3] = np.swapaxes(RPt, -1, -2)
+        BT[..., 6:, 3:] = np.swapaxes(RGam, -1, -2)
+        f, mo = wrench[..., :3], wrench[..., 3:]
+        d = np.zeros((m, p, N, 3 + nm))
+        Sf = rot.skew(f)
+        d[..., 3:6, :3] = Sf @ rot.skew(r) @ T
+        d[..., 3:6, 3:] = -Sf @ RPt
+        Rt = np.swapaxes(R, -1, -2)
+        d[..., 6:, :3] = (np.swapaxes(data.Pt[:, None], -1, -2) @ Rt @ Sf
+                          + np.swapaxes(RGam, -1, -2) @ rot.skew(mo)) @ T
+        u = np.einsum("mked,mke->mkd", R, mo)  # R^T m
+        d[..., 6:, 3:] = np.swapaxes(data.Pr[:, None], -1, -2) @ rot.d_tangent_T(psi, u) @ data.Pr[:, None]
+        cols = np.concatenate([lay.body(b[:, None], ip[None], self.BTH, 3), lay.body(b[:, None], ip[None], self.BQ, nm)], axis=-1)
+        if target != "multiplier" or nm == 0:
+            return rows, BT, [(cols, d)]
+        return self._multiplier_rate(ek, local, data, wrench, rows, BT, cols, d)
+
+    def _multiplier_rate(self, ek, local, data, w, rows, BT, cols, d):
+        """The multipliers ``w`` enter the constitutive law as ``Lambda = B^T w`` with a map ``B`` that
+        moves with the interface; for the modal rows ``p_q = pi_q + B_q^T w`` to obey the balance of
+        momenta with the reaction ``Q = w' + S(v_att) w`` (the joint's definition of its multipliers)
+        the modal momentum rows get ``-h c_q``::
+
+            c_q = B_q^T S(v_att) w - (dB_q/dt)^T w
+                = Phi_r^T T(psi)^T R^T (v_att x w_f + omega x w_m) + Phi_t^T R^T (omega x w_f)
+                  - Phi_r^T [d(T(psi)^T u)/dpsi] Phi_r qdot,           u = R^T w_m
+
+        (the frame rows need nothing: their share is the ``v x pi_v`` of the moment balance).  Rows:
+        the constitutive law and the modal momentum balance; Jacobian with ``w`` fixed analytic."""
+        from flexmb.dynamics.bodies.modal_matrices import tangent_T_second
+
+        kin = ek.groups[self.group_index]
+        lay, p, h = ek.lay, ek.te.p, ek.h
+        b = self.bodies[local]
+        N, nm = self.N, self.nm
+        R, T, Q, W = kin.R[local], kin.T[local], kin.Q[local], kin.W[local]
+        om, qd = W[..., 3:6], W[..., 6:]
+        nu, cols_v, Jv = self.attach_velocity(ek, local, data)
+        wf, wm = w[..., :3], w[..., 3:]
+        psi = np.einsum("mdj,mkj->mkd", data.Pr, Q)
+        Tp = rot.tangent(psi)
+        Rt = np.swapaxes(R, -1, -2)
+        PrT = np.swapaxes(data.Pr[:, None], -1, -2)  # (m,1,nm,3)
+        PtT = np.swapaxes(data.Pt[:, None], -1, -2)
+        TtRt = np.swapaxes(Tp, -1, -2) @ Rt
+        a = np.einsum("mdj,mkj->mkd", data.Pr, qd)
+        u = np.einsum("mkde,mkd->mke", R, wm)  # R^T w_m
+        Ma = np.stack([rot.d_tangent_T(psi, np.broadcast_to(np.eye(3)[j], psi.shape)) @ a[..., None]
+                       for j in range(3)], axis=-1)[..., 0, :]  # d(T^T u)/dpsi . a = Ma u
+        # c_q = Cw @ w (linear in w)
+        m = local.size
+        Cw = np.zeros((m, p, nm, 6))
+        Cw[..., :3] = PrT @ TtRt @ rot.skew(nu[..., :3]) + PtT @ Rt @ rot.skew(om)
+        Cw[..., 3:] = PrT @ TtRt @ rot.skew(om) - PrT @ Ma @ Rt
+        # Jacobian of c_q with w fixed: columns [W (N), TH (3), Q (nm)] of attach_velocity
+        z = rot.cross(nu[..., :3], wf) + rot.cross(om, wm)
+        y = rot.cross(om, wf)
+        dc = np.zeros((m, p, nm, N + 3 + nm))
+        dz = -rot.skew(wf) @ Jv[..., :3, :]  # d(v_att x w_f)
+        dz[..., :, 3:6] -= rot.skew(wm)  # d(omega x w_m), omega = W[3:6]
+        dc += PrT @ TtRt @ dz
+        dc[..., N:N + 3] += (PrT @ TtRt @ rot.skew(z) + PtT @ Rt @ rot.skew(y) - PrT @ Ma @ Rt @ rot.skew(wm)) @ T
+        dc[..., N + 3:] += PrT @ (rot.d_tangent_T(psi, np.einsum("mkde,mkd->mke", R, z))
+                                  - tangent_T_second(psi, u, a)) @ data.Pr[:, None]
+        dc[..., 3:6] += PtT @ Rt @ (-rot.skew(wf))
+        dc[..., 6:N] += -PrT @ rot.d_tangent_T(psi, u) @ data.Pr[:, None]
+        ip = np.arange(p)
+        rows2 = np.concatenate([rows, lay.body(b[:, None], ip[None], self.BPI + 6, nm)], axis=-1)
+        BT2 = np.concatenate([BT, h * Cw], axis=-2)
+        d2 = np.concatenate([d, np.zeros((m, p, nm, d.shape[-1]))], axis=-2)
+        dv = np.concatenate([np.zeros((m, p, N, dc.shape[-1])), h * dc], axis=-2)
+        return rows2, BT2, [(cols, d2), (cols_v, dv)]
+
+    # ================================================================== element equations
+    def unpack(self, ek, Ug: NDArray):
+        st, te = ek.st, ek.te
+        x1, R1, q1 = st.x[self.bodies], st.R[self.bodies], self.node_q(st)
+        sl = lambda a, k: Ug[..., a:a + k]  # noqa: E731
+        X, TH, Q = sl(self.BX, 3), sl(self.BTH, 3), sl(self.BQ, self.nm)
+        UTH = _poly(te.E, np.zeros_like(x1), TH)
+        return SimpleNamespace(
+            X=X, TH=TH, Q=Q, PI=sl(self.BPI, self.N), W=sl(self.BW, self.N), R=rot.exp(TH) @ R1[:, None],
+            T=rot.tangent(TH), UX=_poly(te.E, x1, X), UR=rot.exp(UTH) @ R1[:, None], UT=rot.tangent(UTH),
+            UQ=_poly(te.E, q1, Q),
+        )
+
+    def residual(self, ek, kin, r: NDArray, trip, gravity: NDArray) -> None:
+        """Rows of the group (``r (n, p, slots)``) and their Jacobian blocks."""
+        from flexmb.dynamics.bodies.modal_residual import modal_residual
+
+        modal_residual(self, ek, kin, r, trip, gravity)
+
+    # ================================================================== time marching
+    def end_values(self, te, st, Ug: NDArray):
+        e0, e = te.end[0], te.end[1:]
+        b = self.bodies
+        x = e0 * st.x[b] + np.einsum("j,bjd->bd", e, Ug[..., self.BX:self.BX + 3])
+        th = np.einsum("j,bjd->bd", e, Ug[..., self.BTH:self.BTH + 3])
+        R = rot.exp(th) @ st.R[b]
+        pi = e0 * st.pi[self.vel_cols] + np.einsum("j,bjd->bd", e, Ug[..., self.BPI:self.BPI + self.N])
+        q = e0 * self.node_q(st) + np.einsum("j,bjd->bd", e, Ug[..., self.BQ:self.BQ + self.nm])
+        return x, R, pi, {QKEY: q}
+
+    def predict_cold(self, te, st, h: float, w: NDArray, Ug: NDArray) -> None:
+        c = te.c[None, :, None]
+        b = self.bodies
+        Ug[..., self.BX:self.BX + 3] = st.x[b][:, None] + h * c * w[:, None, :3]
+        Ug[..., self.BTH:self.BTH + 3] = h * c * w[:, None, 3:6]
+        Ug[..., self.BQ:self.BQ + self.nm] = self.node_q(st)[:, None] + h * c * w[:, None, 6:]
+        Ug[..., self.BPI:self.BPI + self.N] = st.pi[self.vel_cols][:, None]
+        Ug[..., self.BW:self.BW + self.N] = w[:, None]
+
+    def predict_warm(self, te, st, st_prev, Ug: NDArray, Up: NDArray, ext, ext_internal) -> None:
+        b, N = self.bodies, self.N
+        Ug[:] = ext_internal(Up)
+        Ug[..., self.BX:self.BX + 3] = ext(Up[..., self.BX:self.BX + 3], st_prev.x[b])
+        Ug[..., self.BQ:self.BQ + self.nm] = ext(Up[..., self.BQ:self.BQ + self.nm], self.node_q(st_prev))
+        pi_prev = st_prev.pi[self.vel_cols]
+        pi_end_prev = te.end[0] * pi_prev + np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BPI:self.BPI + N])
+        Ug[..., self.BPI:self.BPI + N] = ext(Up[..., self.BPI:self.BPI + N], pi_prev) + (st.pi[self.vel_cols] - pi_end_prev)[:, None]
+        th = ext(Up[..., self.BTH:self.BTH + 3], np.zeros((self.n, 3)))
+        Ug[..., self.BTH:self.BTH + 3] = th - np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BTH:self.BTH + 3])[:, None]
+
+    def scales(self, L: float, V: float) -> NDArray:
+        m = self.mass.max(initial=0.0)
+        J = np.abs(self.mm.M0[:, 3:6, 3:6]).max(initial=0.0) if self.n else 0.0
+        sm = np.sqrt(m)
+        one = np.ones(self.slots)
+        one[self.BX:self.BX + 3] = L
+        one[self.BQ:self.BQ + self.nm] = 1e-2 * sm * L
+        one[self.BPI:self.BPI + 3] = m * V
+        one[self.BPI + 3:self.BPI + 6] = J * V / L
+        one[self.BPI + 6:self.BPI + self.N] = sm * V
+        one[self.BW:self.BW + 3] = V
+        one[self.BW + 3:self.BW + 6] = V / L
+        one[self.BW + 6:self.BW + self.N] = sm * V
+        return np.tile(one, (self.n, 1))
+
+
+def check_group(group: FlexibleBodies) -> None:
+    if group.n and not np.all(np.isfinite(group.mm.M0)):
+        raise ModelError("flexible body data with non-finite inertia invariants")

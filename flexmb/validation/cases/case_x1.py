@@ -12,10 +12,13 @@ interface, theta(t) = (Ws/Ts) [t^2/2 + (Ts/2pi)^2 (cos(2 pi t/Ts) - 1)] for t < 
 after; Ws = 6 rad/s, Ts = 15 s; 20 s; no gravity, no damping; p = 2, h = 0.02 s.
 
 Stiffening: ``"preload"`` (the unit centrifugal preload stiffness of the full static response,
-scaled by the spin, no cubic/quartic strain energy).  The default ``"full"`` uses the quartic
-energy ``H`` of the data, which with a bending-only basis also carries the membrane energy that the
-free axial degrees of freedom would relax: it locks (measured extreme -0.089 m) until the data's
-``H`` is condensed over the complement of the basis.  ``stiffening="none"`` must diverge (first
+scaled by the spin, no cubic/quartic strain energy).  The default ``"full"`` does not pass yet
+(measured extremes): with the raw quartic ``H`` of this branch's data it locks (-0.089 m with the
+4 bending modes, -0.107 m with the axial mode added), because with a bending-only basis ``H`` also
+carries the membrane energy that the free axial degrees of freedom would relax; with the ``H``
+relaxed over the complement of the basis (main's ``relaxh``, data built there) it gives -0.394 m
+with all 26 shapes, -0.380 m with 4 bending + axial (same at h = 0.005 s), -0.112 m with 4 bending
+modes only (slicing loses the relaxation): still 30 % stiffer than the reference, cause open.  ``stiffening="none"`` must diverge (first
 frequency 3.80 rad/s below the final spin 6 rad/s): checked over the first 7 s.
 
 Outputs: transverse tip deflection (y) and axial stretch (x) of the tip interface's point in the

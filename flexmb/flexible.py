@@ -78,7 +78,10 @@ class FlexibleBody:
         Initial modal coordinates and rates (default 0; mass-normalized shapes: [m sqrt(kg)]).
     modes : sequence of int, optional
         Subset of the data's modes to keep (default: all); ``[]`` gives a rigid body with the
-        data's mass properties.
+        data's mass properties.  ``Kg_res`` is recomputed for the subset, but the quartic ``H`` is
+        only sliced: a quartic energy relaxed over the complement of the data's basis is not relaxed
+        over the dropped modes, so with ``stiffening="full"`` keep the modes the data was built with
+        (measured on X1: 4 bending modes of a 26-shape relaxed basis lock at -0.112 m).
     damping : float, array_like (nm,) or (nm, nm), optional
         Overrides the data's modal damping: damping ratio(s) ``zeta`` (``C = diag(2 zeta omega)``)
         or the modal damping matrix [1/s].

@@ -58,6 +58,11 @@ _LAZY: dict[str, str] = {
     "FlexibleBodyData": "flexmb.fe.body_data",
     "build_flexible_body": "flexmb.fe.body_data",
     "PointView": "flexmb.solution",
+    "sweep": "flexmb.studies",
+    "linear_range": "flexmb.studies",
+    "log_range": "flexmb.studies",
+    "grid": "flexmb.studies",
+    "load_results": "flexmb.studies",
 }
 
 __all__ = ["__version__", "ConvergenceError", "FlexmbError", "MeshImportError", "ModelError", "SingularMatrixError",
@@ -110,5 +115,10 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.fe.body_data import FlexibleBodyData as FlexibleBodyData
     from flexmb.fe.body_data import build_flexible_body as build_flexible_body
     from flexmb.solution import PointView as PointView
+    from flexmb.studies import sweep as sweep
+    from flexmb.studies import linear_range as linear_range
+    from flexmb.studies import log_range as log_range
+    from flexmb.studies import grid as grid
+    from flexmb.studies import load_results as load_results
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

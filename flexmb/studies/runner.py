@@ -219,8 +219,9 @@ def _client(scheduler: Any, workers: int | None, n_runs: int, cluster_kwargs: di
         yield scheduler
         return
     if scheduler == "local":
-        with local_cluster(workers or min(_cores(), n_runs), **(cluster_kwargs or {})) as cluster, \
-                distributed.Client(cluster) as client:
+        kwargs = dict(cluster_kwargs or {})
+        with _quiet("distributed", kwargs.get("silence_logs", logging.WARNING)), \
+                local_cluster(workers or min(_cores(), n_runs), **kwargs) as cluster, distributed.Client(cluster) as client:
             warm_workers(client)
             yield client
         return
@@ -233,6 +234,21 @@ def _client(scheduler: Any, workers: int | None, n_runs: int, cluster_kwargs: di
         return
     raise ModelError(f"scheduler={scheduler!r}: give 'local' (a LocalCluster on this machine), None or 'sync' "
                      f"(serial), a scheduler address such as 'tcp://host:8786', or a dask.distributed.Client")
+
+
+@contextlib.contextmanager
+def _quiet(name: str, level: Any):
+    """Raise logger ``name`` to ``level`` for the life of a cluster this module starts: the
+    scheduler runs in this process, and dask sets its loggers to INFO (start/stop lines for every
+    worker); ``silence_logs`` of LocalCluster only covers the worker processes."""
+    log = logging.getLogger(name)
+    old = log.level
+    if level and isinstance(level, int) and log.getEffectiveLevel() < level:
+        log.setLevel(level)
+    try:
+        yield
+    finally:
+        log.setLevel(old)
 
 
 def local_cluster(n_workers: int, **kwargs):

@@ -83,7 +83,7 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
     pandas.DataFrame
         One row per parameter set, in the order of ``parameters``: the parameters, the outputs, and
         ``status`` (``"ok"`` / ``"failed"``), ``error`` (exception class), ``message``,
-        ``wall_time`` [s], ``attempts``, ``steps``, ``newton_iterations``, ``newton_max_iterations``,
+        ``wall_time`` [s], ``cpu_time`` [s], ``attempts``, ``steps``, ``newton_iterations``, ``newton_max_iterations``,
         ``factorizations``, ``step_retries``, ``t_reached`` [s], ``worker``, ``key``.
         ``df.attrs["sweep"]``: ``computed``, ``from_store``, ``failed``, ``workers``, ``wall_time``.
 
@@ -207,7 +207,7 @@ def _lost(key: str, exc: Any) -> dict:
     from flexmb.studies.task import _stats
 
     rec = dict(key=key, status="failed", error=type(exc).__name__, message=str(exc), outputs={}, attempts=1,
-               worker=None, log=[], wall_time=float("nan"))
+               worker=None, log=[], wall_time=float("nan"), cpu_time=float("nan"))
     rec.update(_stats(None))
     return rec
 
@@ -253,8 +253,8 @@ def _quiet(name: str, level: Any):
 
 def local_cluster(n_workers: int, **kwargs):
     """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes on 127.0.0.1, each
-    with one BLAS thread (:data:`THREAD_ENV`), dashboard off and worker logs below WARNING silenced
-    (``kwargs`` override these)."""
+    with one BLAS thread (:data:`THREAD_ENV`), no statistical profiler, dashboard off and worker
+    logs below WARNING silenced (``kwargs`` override these)."""
     distributed = require("distributed", "flexmb.sweep on a cluster")
     import dask
 
@@ -264,7 +264,10 @@ def local_cluster(n_workers: int, **kwargs):
                 dashboard_address=None, silence_logs=logging.WARNING, env=dict(THREAD_ENV))
     opts.update(kwargs)
     pre = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {})
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": {**pre, **THREAD_ENV}}):
+    # the workers' statistical profiler samples the running task's stack every 10 ms from the
+    # event-loop thread (a GIL hand-off in the middle of every run): off, as for any CPU-bound task
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {**pre, **THREAD_ENV},
+                          "distributed.worker.profile.enabled": False}):
         return distributed.LocalCluster(**opts)
 
 

@@ -31,7 +31,7 @@ __all__ = ["StudyFunctions", "run_one", "RUN_COLUMNS", "MAX_OUTPUT_SIZE"]
 logger = logging.getLogger(__name__)
 
 #: columns every run has, after the parameters and the outputs
-RUN_COLUMNS = ("status", "error", "message", "wall_time", "attempts", "steps", "newton_iterations",
+RUN_COLUMNS = ("status", "error", "message", "wall_time", "cpu_time", "attempts", "steps", "newton_iterations",
                "newton_max_iterations", "factorizations", "step_retries", "t_reached", "worker", "key")
 
 #: largest number of values in one array output ("small arrays": a time history belongs in a file)
@@ -122,7 +122,8 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
     -------
     dict
         ``key``, ``status`` (``"ok"`` / ``"failed"``), ``error`` (exception class name or None),
-        ``message``, ``outputs`` (dict), ``wall_time`` [s] (all attempts), ``attempts``,
+        ``message``, ``outputs`` (dict), ``wall_time`` [s] (all attempts), ``cpu_time`` [s] (CPU time
+        of the process meanwhile: much less than ``wall_time`` when the cores were shared), ``attempts``,
         ``steps`` (time elements), ``newton_iterations`` (sum), ``newton_max_iterations``,
         ``factorizations``, ``step_retries`` (step halvings), ``t_reached`` [s], ``worker``
         (``host:pid``), ``log`` (list of ``(levelno, logger name, message)``).
@@ -131,7 +132,7 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
     record = dict(key=key, status="failed", error=None, message=None, outputs={}, attempts=0,
                   worker=f"{socket.gethostname()}:{os.getpid()}", log=[])
     record.update(_stats(None))
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     with _captured(record["log"], log_level) if capture else contextlib.nullcontext():
         for attempt in range(1 + max(int(n_retries), 0)):
             record["attempts"] = attempt + 1
@@ -152,6 +153,7 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
                 record.update(status="failed", error=type(exc).__name__, message=str(exc), outputs={})
                 logger.debug("run %s %s failed (attempt %d): %s: %s", key, params, attempt + 1, type(exc).__name__, exc)
     record["wall_time"] = time.perf_counter() - start
+    record["cpu_time"] = time.process_time() - cpu
     return record
 
 

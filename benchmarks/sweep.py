@@ -1,0 +1,136 @@
+"""Benchmark: a parameter study of 16 runs, serially and on a 2-worker dask LocalCluster.
+
+The study: the IFToMM A01 pendulum (examples/sweep_pendulum.py) over 16 rod lengths from 0.25 to
+4 m, each run three periods in time elements of T/40 with p = 3 (120 elements, about 1-2 s each).
+
+Printed:
+
+* serial: wall time of the 16 runs in this process (``flexmb.sweep(scheduler=None)``, after one
+  untimed warm-up run), and the sum of the per-run wall and CPU times;
+* cluster start-up: ``LocalCluster`` of 2 single-threaded worker processes + Client + warm-up
+  (flexmb imported on every worker);
+* cluster: wall time of the same 16 runs on the warm cluster (``scheduler=client``); speed-up over
+  serial with the start-up excluded and included;
+* per-run scheduling overhead: (cluster wall x workers - sum of the workers' run times) / runs,
+  i.e. the time per run that a worker spent not running a simulation (sending the task, returning
+  the record, idle at the end), and the round trip of a no-op task.
+
+Every process uses one BLAS/OpenMP thread (set here before numpy is imported, and by the cluster
+for its workers), so that serial and parallel runs do the same work per core.
+
+On a shared machine the numbers scatter: ``--repeat R`` runs serial and cluster R times,
+interleaved, and keeps the fastest of each (the usual estimate of the undisturbed cost); the load
+average at the start and end is printed.  The CPU-time column shows how much of each run's wall
+time it actually had a core.
+
+Usage::
+
+    python benchmarks/sweep.py                  # 16 runs, 2 workers
+    python benchmarks/sweep.py --repeat 3 --runs 32 --workers 2
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import flexmb as fm  # noqa: E402
+from flexmb.studies import local_cluster  # noqa: E402
+from flexmb.studies.runner import warm_workers  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location("_sweep_pendulum", ROOT / "examples" / "sweep_pendulum.py")
+EX = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(EX)
+
+PERIODS, STEPS_PER_PERIOD = 3.0, 40
+
+
+def build(length: float):
+    """The A01 pendulum of rod ``length`` [m]: three periods, h = T/40, p = 3."""
+    model, _ = EX.build(length)
+    T = EX.exact_period(length)
+    return model, {"t_end": PERIODS * T, "h": T / STEPS_PER_PERIOD, "p": 3}
+
+
+def outputs(sol, length: float) -> dict:
+    return {"x_end": float(sol.body("bob").position[-1, 0])}
+
+
+def _noop(i):
+    return i
+
+
+def measure(n_runs: int, n_workers: int) -> dict:
+    params = {"length": fm.log_range(0.25, 4.0, n_runs)}
+    t = time.perf_counter()
+    serial = fm.sweep(build, params, outputs, scheduler=None, progress=False)
+    t_serial = time.perf_counter() - t
+
+    import distributed
+
+    t = time.perf_counter()
+    with local_cluster(n_workers) as cluster, distributed.Client(cluster) as client:
+        warm_workers(client)
+        t_start = time.perf_counter() - t
+        t = time.perf_counter()
+        par = fm.sweep(build, params, outputs, scheduler=client, progress=False)
+        t_par = time.perf_counter() - t
+        t = time.perf_counter()
+        client.gather(client.map(_noop, range(n_runs), pure=False))
+        t_noop = (time.perf_counter() - t) / n_runs
+    assert (serial["status"] == "ok").all() and (par["status"] == "ok").all()
+    assert list(serial["x_end"]) == list(par["x_end"]), "serial and cluster results differ"
+    return dict(serial=t_serial, serial_run_wall=serial["wall_time"].sum(), serial_run_cpu=serial["cpu_time"].sum(),
+                start=t_start, cluster=t_par, cluster_run_wall=par["wall_time"].sum(),
+                cluster_run_cpu=par["cpu_time"].sum(), noop=t_noop,
+                workers_used=par["worker"].nunique())
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=1, help="interleaved repetitions; the fastest of each is kept")
+    args = ap.parse_args(argv)
+    import dask
+    import numpy as np
+
+    print(f"flexmb {fm.__version__}, dask {dask.__version__}, numpy {np.__version__}, Python {platform.python_version()}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(f"study: {args.runs} runs of the A01 pendulum ({PERIODS:g} periods, h = T/{STEPS_PER_PERIOD}, p = 3), "
+          f"{args.workers} workers, best of {args.repeat}")
+    fm.sweep(build, [{"length": 1.0}], outputs, scheduler=None, progress=False)  # warm-up: imports, caches
+    best: dict = {}
+    for r in range(args.repeat):
+        m = measure(args.runs, args.workers)
+        print(f"  repeat {r + 1}: serial {m['serial']:.2f} s, start-up {m['start']:.2f} s, cluster {m['cluster']:.2f} s")
+        for k, v in m.items():
+            best[k] = min(best.get(k, v), v)
+    n, w = args.runs, args.workers
+    overhead = (best["cluster"] * w - best["cluster_run_wall"]) / n
+    print(f"serial:   {best['serial']:7.2f} s wall for {n} runs ({best['serial'] / n:.2f} s per run; sum of run wall "
+          f"{best['serial_run_wall']:.2f} s, CPU {best['serial_run_cpu']:.2f} s)")
+    print(f"start-up: {best['start']:7.2f} s (LocalCluster of {w} processes, Client, flexmb imported on the workers)")
+    print(f"cluster:  {best['cluster']:7.2f} s wall on {w} workers (sum of run wall {best['cluster_run_wall']:.2f} s, "
+          f"CPU {best['cluster_run_cpu']:.2f} s)")
+    print(f"speed-up: {best['serial'] / best['cluster']:.2f}x with the cluster started, "
+          f"{best['serial'] / (best['cluster'] + best['start']):.2f}x including its start-up (target >= 1.7x on 2 cores)")
+    print(f"overhead: {overhead * 1e3:.0f} ms per run of worker time not spent in a run; no-op task round trip "
+          f"{best['noop'] * 1e3:.1f} ms")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    return best
+
+
+if __name__ == "__main__":
+    main()

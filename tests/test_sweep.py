@@ -313,3 +313,25 @@ def test_cli_exit_1_when_a_run_failed(tmp_path, capsys):
     rc = main(["sweep", str(study), "--scheduler", "sync", "--out", str(tmp_path / "r.parquet"), "--no-plot"])
     out = capsys.readouterr().out
     assert rc == 1 and "1 ok, 1 failed" in out and "ValueError" in out
+
+
+def test_readme_parameter_study_example_runs(tmp_path, monkeypatch):
+    """The README's code block, run serially (the cluster is covered above): x(1 s) for L = 1 m is IFToMM's."""
+    import re
+
+    section = (ROOT / "README.md").read_text().split("## Parameter studies", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    ref = float(re.search(r"x_end = ([\d.]+), the IFToMM", code).group(1))
+    tables = []
+
+    def serial_sweep(*args, **kwargs):
+        tables.append(fm.studies.sweep(*args, **{**kwargs, "scheduler": None, "progress": False}))
+        return tables[-1]
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(fm, "sweep", serial_sweep)
+    exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
+    df = tables[0]
+    assert (df["status"] == "ok").all() and (tmp_path / "pendulum.parquet").is_dir()
+    row = df[np.isclose(df["length"], 1.0)].iloc[0]
+    assert row["x_end"] == pytest.approx(ref, abs=1e-6) and row["energy_error"] < 1e-6

@@ -335,3 +335,17 @@ def test_readme_parameter_study_example_runs(tmp_path, monkeypatch):
     assert (df["status"] == "ok").all() and (tmp_path / "pendulum.parquet").is_dir()
     row = df[np.isclose(df["length"], 1.0)].iloc[0]
     assert row["x_end"] == pytest.approx(ref, abs=1e-6) and row["energy_error"] < 1e-6
+
+
+def build_or_die(length):
+    if length < 0:
+        os._exit(3)  # a crash that takes the worker process down (segfault, out of memory)
+    return EX.build(length)
+
+
+@pytest.mark.slow  # dask tries the run on 4 workers (each restarted by its nanny) before giving up: ~20 s
+def test_run_that_kills_its_worker_is_a_failed_row(client):
+    df = fm.sweep(build_or_die, {"length": [1.0, -1.0, 2.0]}, EX.outputs, scheduler=client, progress=False)
+    assert list(df["status"]) == ["ok", "failed", "ok"]
+    assert df["error"].iloc[1] == "KilledWorker" and "ended its worker process" in df["message"].iloc[1]
+    np.testing.assert_allclose(df["period"].iloc[[0, 2]], [EX.exact_period(1.0), EX.exact_period(2.0)], rtol=1e-7)

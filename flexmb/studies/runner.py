@@ -172,29 +172,33 @@ def _serial(build, outputs, sets, keys, todo, shared, simulate_kwargs, retries) 
     """Runs in this process (logging, warnings and prints go where they normally go)."""
     for i in todo:
         yield i, run_one((build, outputs), sets[i], keys[i], shared=shared, simulate_kwargs=simulate_kwargs,
-                         n_retries=retries, capture=False)
+                         n_retries=retries)
 
 
 def _distributed(client, build, outputs, sets, keys, todo, shared, simulate_kwargs, retries) -> Iterator[tuple[int, dict]]:
     """Runs on the workers of ``client``, yielded as they finish; pending runs are cancelled when the
     generator is closed early (Ctrl-C)."""
     distributed = require("distributed", "flexmb.sweep on a cluster")
-    functions = client.scatter(StudyFunctions.dumps(build, outputs), broadcast=True, hash=False)
+    # the functions (a few kB) travel with every task, so that no run depends on data held by a
+    # worker that may die; shared inputs (maybe large) are sent once to every worker
+    functions = StudyFunctions.dumps(build, outputs)
     shared_f = {name: client.scatter(value, broadcast=True, hash=False) for name, value in shared.items()}
     level = logging.getLogger("flexmb").getEffectiveLevel()
     token = uuid.uuid4().hex[:8]
     futures, index = [], {}
     for i in todo:
         fut = client.submit(run_one, functions, sets[i], keys[i], shared=shared_f, simulate_kwargs=simulate_kwargs,
-                            n_retries=retries, capture=True, log_level=level, key=f"flexmb-run-{keys[i]}-{token}",
+                            n_retries=retries, origin_pid=os.getpid(), log_level=level, key=f"flexmb-run-{keys[i]}-{token}",
                             pure=False, retries=retries)
         futures.append(fut)
         index[fut.key] = i
     try:
         for fut, result in distributed.as_completed(futures, with_results=True, raise_errors=False):
             i = index[fut.key]
-            if isinstance(result, BaseException) or not isinstance(result, dict):
+            if not isinstance(result, dict):
                 # the task itself was lost (its worker died, a result that cannot be sent): the run failed
+                if isinstance(result, tuple) and len(result) == 3 and isinstance(result[1], BaseException):
+                    result = result[1]  # (type, exception, traceback)
                 result = _lost(keys[i], result)
             yield i, result
     finally:
@@ -206,7 +210,11 @@ def _distributed(client, build, outputs, sets, keys, todo, shared, simulate_kwar
 def _lost(key: str, exc: Any) -> dict:
     from flexmb.studies.task import _stats
 
-    rec = dict(key=key, status="failed", error=type(exc).__name__, message=str(exc), outputs={}, attempts=1,
+    message = str(exc)
+    if type(exc).__name__ == "KilledWorker":
+        message = (f"the run ended its worker process each time it was tried ({exc}): a crash in compiled code, "
+                   f"os._exit or the process running out of memory")
+    rec = dict(key=key, status="failed", error=type(exc).__name__, message=message, outputs={}, attempts=1,
                worker=None, log=[], wall_time=float("nan"), cpu_time=float("nan"))
     rec.update(_stats(None))
     return rec
@@ -220,9 +228,9 @@ def _client(scheduler: Any, workers: int | None, n_runs: int, cluster_kwargs: di
         return
     if scheduler == "local":
         kwargs = dict(cluster_kwargs or {})
-        with _quiet("distributed", kwargs.get("silence_logs", logging.WARNING)), \
+        with _restored_environ(), _quiet("distributed", kwargs.get("silence_logs", logging.WARNING)), \
                 local_cluster(workers or min(_cores(), n_runs), **kwargs) as cluster, distributed.Client(cluster) as client:
-            warm_workers(client)
+            warm_workers(client, quiet=True)
             yield client
         return
     if isinstance(scheduler, str) and ":" in scheduler:  # tcp://host:8786, host:8786, tls://..., inproc://...
@@ -234,6 +242,19 @@ def _client(scheduler: Any, workers: int | None, n_runs: int, cluster_kwargs: di
         return
     raise ModelError(f"scheduler={scheduler!r}: give 'local' (a LocalCluster on this machine), None or 'sync' "
                      f"(serial), a scheduler address such as 'tcp://host:8786', or a dask.distributed.Client")
+
+
+@contextlib.contextmanager
+def _restored_environ():
+    """Undo the environment variables that dask's nannies set in this process (their pre-spawn
+    environment: thread counts, log levels) when the cluster closes."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        for k in set(os.environ) - set(saved):
+            del os.environ[k]
+        os.environ.update(saved)
 
 
 @contextlib.contextmanager
@@ -266,21 +287,19 @@ def local_cluster(n_workers: int, **kwargs):
     pre = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {})
     # the workers' statistical profiler samples the running task's stack every 10 ms from the
     # event-loop thread (a GIL hand-off in the middle of every run): off, as for any CPU-bound task
+    if opts.get("silence_logs"):  # worker processes read their log levels from the environment at start-up
+        pre["DASK_LOGGING__DISTRIBUTED"] = logging.getLevelName(opts["silence_logs"]).lower()
     with dask.config.set({"distributed.nanny.pre-spawn-environ": {**pre, **THREAD_ENV},
                           "distributed.worker.profile.enabled": False}):
         return distributed.LocalCluster(**opts)
 
 
-def _warm():
-    import flexmb.dynamics.simulate  # noqa: F401  (numpy, scipy.sparse, the engine)
-    import flexmb.studies.task  # noqa: F401
+def warm_workers(client, quiet: bool = False) -> None:
+    """Import the engine on every worker (now and on workers that start later), so that the first
+    runs do not pay for it; ``quiet``: raise the workers' dask loggers to WARNING."""
+    from flexmb.studies.worker import WorkerSetup
 
-    return os.getpid()
-
-
-def warm_workers(client) -> None:
-    """Import the engine on every worker, so that the first runs do not pay for it."""
-    client.run(_warm)
+    client.register_plugin(WorkerSetup(quiet), name=WorkerSetup.name)
 
 
 def _cores() -> int:

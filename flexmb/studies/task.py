@@ -94,7 +94,7 @@ _LOADED: dict[str, tuple] = {}
 
 
 def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared: dict | None = None,
-            simulate_kwargs: dict | None = None, n_retries: int = 0, capture: bool = False,
+            simulate_kwargs: dict | None = None, n_retries: int = 0, origin_pid: int | None = None,
             log_level: int = logging.WARNING) -> dict:
     """Run one parameter set; never raises for a failure of the run itself.
 
@@ -111,12 +111,13 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
         Defaults of :func:`flexmb.simulate` (``t_end``, ``h``, ``p``, ...); ``build`` may override them.
     n_retries : int
         Further attempts after a failure.
-    capture : bool
-        True on a worker: log records (at ``log_level`` and above), Python warnings and prints of
-        the run are collected into ``record["log"]`` for the calling process to re-emit, instead of
-        being written on the worker's terminal.
+    origin_pid : int, optional
+        Process id of the calling process.  When the run executes in another process (a worker),
+        its log records (at ``log_level`` and above), Python warnings and prints are collected into
+        ``record["log"]`` for the calling process to re-emit, instead of reaching the worker's own
+        logging handlers or terminal.  None, or the same process: logging works as usual.
     log_level : int
-        Lowest level collected when ``capture``.
+        Lowest level collected on a worker.
 
     Returns
     -------
@@ -133,6 +134,7 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
                   worker=f"{socket.gethostname()}:{os.getpid()}", log=[])
     record.update(_stats(None))
     start, cpu = time.perf_counter(), time.process_time()
+    capture = origin_pid is not None and os.getpid() != origin_pid
     with _captured(record["log"], log_level) if capture else contextlib.nullcontext():
         for attempt in range(1 + max(int(n_retries), 0)):
             record["attempts"] = attempt + 1
@@ -238,11 +240,13 @@ class _ListHandler(logging.Handler):
 
 @contextlib.contextmanager
 def _captured(sink: list, level: int):
-    """Collect log records, warnings and prints of a run into ``sink`` (on a worker process)."""
+    """Collect log records, warnings and prints of a run into ``sink`` (on a worker process: the
+    root logger's own handlers, e.g. a ``logging.basicConfig`` of the user's script re-imported by
+    the worker, are set aside for the run so that nothing reaches the worker's terminal)."""
     root = logging.getLogger()
     handler = _ListHandler(sink, level)
-    old_level = root.level
-    root.addHandler(handler)
+    old_level, old_handlers = root.level, root.handlers[:]
+    root.handlers = [handler]
     root.setLevel(min(level, old_level) if old_level else level)
     out, err = io.StringIO(), io.StringIO()
     try:
@@ -250,7 +254,7 @@ def _captured(sink: list, level: int):
             warnings.simplefilter("default")
             yield
     finally:
-        root.removeHandler(handler)
+        root.handlers = old_handlers
         root.setLevel(old_level)
         for w in caught:
             sink.append((logging.WARNING, "py.warnings", f"{w.category.__name__}: {w.message} ({os.path.basename(w.filename)}:{w.lineno})"))

@@ -13,7 +13,9 @@ Printed:
   serial with the start-up excluded and included;
 * per-run scheduling overhead: (cluster wall x workers - sum of the workers' run times) / runs,
   i.e. the time per run that a worker spent not running a simulation (sending the task, returning
-  the record, idle at the end), and the round trip of a no-op task.
+  the record, idle at the end), and the round trip of a no-op task;
+* the CPU time of this process (in-process scheduler + client) during the cluster run, and the
+  ratio of per-run CPU times on a worker and in the serial loop.
 
 Every process uses one BLAS/OpenMP thread (set here before numpy is imported, and by the cluster
 for its workers), so that serial and parallel runs do the same work per core.
@@ -83,9 +85,9 @@ def measure(n_runs: int, n_workers: int) -> dict:
     with local_cluster(n_workers) as cluster, distributed.Client(cluster) as client:
         warm_workers(client)
         t_start = time.perf_counter() - t
-        t = time.perf_counter()
+        t, cpu = time.perf_counter(), time.process_time()
         par = fm.sweep(build, params, outputs, scheduler=client, progress=False)
-        t_par = time.perf_counter() - t
+        t_par, cpu_client = time.perf_counter() - t, time.process_time() - cpu
         t = time.perf_counter()
         client.gather(client.map(_noop, range(n_runs), pure=False))
         t_noop = (time.perf_counter() - t) / n_runs
@@ -93,7 +95,7 @@ def measure(n_runs: int, n_workers: int) -> dict:
     assert list(serial["x_end"]) == list(par["x_end"]), "serial and cluster results differ"
     return dict(serial=t_serial, serial_run_wall=serial["wall_time"].sum(), serial_run_cpu=serial["cpu_time"].sum(),
                 start=t_start, cluster=t_par, cluster_run_wall=par["wall_time"].sum(),
-                cluster_run_cpu=par["cpu_time"].sum(), noop=t_noop,
+                cluster_run_cpu=par["cpu_time"].sum(), noop=t_noop, client_cpu=cpu_client,
                 workers_used=par["worker"].nunique())
 
 
@@ -128,6 +130,9 @@ def main(argv=None) -> dict:
           f"{best['serial'] / (best['cluster'] + best['start']):.2f}x including its start-up (target >= 1.7x on 2 cores)")
     print(f"overhead: {overhead * 1e3:.0f} ms per run of worker time not spent in a run; no-op task round trip "
           f"{best['noop'] * 1e3:.1f} ms")
+    print(f"CPU of this process (scheduler + client) during the cluster run: {best['client_cpu']:.2f} s")
+    print(f"per-run CPU on a worker / serial: {best['cluster_run_cpu'] / best['serial_run_cpu']:.3f} "
+          f"(> 1: a run costs more on a worker)")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     return best
 

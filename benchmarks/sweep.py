@@ -11,11 +11,19 @@ Printed:
   (flexmb imported on every worker);
 * cluster: wall time of the same 16 runs on the warm cluster (``scheduler=client``); speed-up over
   serial with the start-up excluded and included;
+* a ceiling: the same runs on a plain ``ProcessPoolExecutor`` of as many processes (no dask, no
+  store, no DataFrame), started beforehand: the speed-up any parallel layer can reach on this
+  machine at that moment, and the cluster's wall time relative to it;
 * per-run scheduling overhead: (cluster wall x workers - sum of the workers' run times) / runs,
-  i.e. the time per run that a worker spent not running a simulation (sending the task, returning
-  the record, idle at the end), and the round trip of a no-op task;
+  i.e. the time per run that a worker spent not running a simulation, split into the mean gap
+  between consecutive runs of a worker (returning the record, receiving the next task) and the idle
+  tail (one worker done before the other); and the round trip of a no-op task;
 * the CPU time of this process (in-process scheduler + client) during the cluster run, and the
-  ratio of per-run CPU times on a worker and in the serial loop.
+  ratio of per-run CPU times on a worker and in the serial loop;
+* a projection for idle cores, taking CPU times as wall times: serial = sum of the serial runs' CPU,
+  cluster = (sum of the workers' run CPU + gaps + this process's CPU) / workers.  On a machine
+  shared with other jobs the measured speed-up says more about the other jobs than about the
+  sweep; the projection shows what the sweep itself costs.
 
 Every process uses one BLAS/OpenMP thread (set here before numpy is imported, and by the cluster
 for its workers), so that serial and parallel runs do the same work per core.
@@ -73,11 +81,37 @@ def _noop(i):
     return i
 
 
+def _pool_run(length: float) -> float:
+    from flexmb.studies.task import run_one
+
+    return run_one((build, outputs), {"length": length}, "")["outputs"]["x_end"]
+
+
+def _pool_warm() -> None:
+    import flexmb.dynamics.simulate  # noqa: F401
+
+
+def bare_pool(lengths: list, n_workers: int) -> float:
+    """Wall time of the same runs on a plain process pool (no dask, no store, no DataFrame), started
+    and warmed beforehand: what any parallel layer can reach on this machine right now."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"), initializer=_pool_warm) as ex:
+        list(ex.map(_noop, range(4 * n_workers)))  # the workers are up
+        t = time.perf_counter()
+        list(ex.map(_pool_run, lengths))
+        return time.perf_counter() - t
+
+
 def measure(n_runs: int, n_workers: int) -> dict:
+    import numpy as np
+
     params = {"length": fm.log_range(0.25, 4.0, n_runs)}
     t = time.perf_counter()
     serial = fm.sweep(build, params, outputs, scheduler=None, progress=False)
     t_serial = time.perf_counter() - t
+    t_pool = bare_pool(params["length"], n_workers)
 
     import distributed
 
@@ -92,11 +126,18 @@ def measure(n_runs: int, n_workers: int) -> dict:
         client.gather(client.map(_noop, range(n_runs), pure=False))
         t_noop = (time.perf_counter() - t) / n_runs
     assert (serial["status"] == "ok").all() and (par["status"] == "ok").all()
+    # gaps between consecutive runs of a worker (scheduling), and the idle tail of the first worker done
+    gaps, ends = [], []
+    for _, g in par.sort_values("started").groupby("worker"):
+        fin = g["started"].to_numpy() + g["wall_time"].to_numpy()
+        gaps.extend(g["started"].to_numpy()[1:] - fin[:-1])
+        ends.append(fin[-1])
     assert list(serial["x_end"]) == list(par["x_end"]), "serial and cluster results differ"
-    return dict(serial=t_serial, serial_run_wall=serial["wall_time"].sum(), serial_run_cpu=serial["cpu_time"].sum(),
+    return dict(serial=t_serial, pool=t_pool, serial_run_wall=serial["wall_time"].sum(), serial_run_cpu=serial["cpu_time"].sum(),
                 start=t_start, cluster=t_par, cluster_run_wall=par["wall_time"].sum(),
                 cluster_run_cpu=par["cpu_time"].sum(), noop=t_noop, client_cpu=cpu_client,
-                workers_used=par["worker"].nunique())
+                workers_used=par["worker"].nunique(), gap=float(np.mean(gaps)) if gaps else float("nan"),
+                tail=float(max(ends) - min(ends)))
 
 
 def main(argv=None) -> dict:
@@ -116,7 +157,8 @@ def main(argv=None) -> dict:
     best: dict = {}
     for r in range(args.repeat):
         m = measure(args.runs, args.workers)
-        print(f"  repeat {r + 1}: serial {m['serial']:.2f} s, start-up {m['start']:.2f} s, cluster {m['cluster']:.2f} s")
+        print(f"  repeat {r + 1}: serial {m['serial']:.2f} s, bare process pool {m['pool']:.2f} s, start-up "
+              f"{m['start']:.2f} s, cluster {m['cluster']:.2f} s")
         for k, v in m.items():
             best[k] = min(best.get(k, v), v)
     n, w = args.runs, args.workers
@@ -128,11 +170,21 @@ def main(argv=None) -> dict:
           f"CPU {best['cluster_run_cpu']:.2f} s)")
     print(f"speed-up: {best['serial'] / best['cluster']:.2f}x with the cluster started, "
           f"{best['serial'] / (best['cluster'] + best['start']):.2f}x including its start-up (target >= 1.7x on 2 cores)")
-    print(f"overhead: {overhead * 1e3:.0f} ms per run of worker time not spent in a run; no-op task round trip "
-          f"{best['noop'] * 1e3:.1f} ms")
+    print(f"ceiling:  {best['pool']:7.2f} s on a bare process pool of {w} (no dask): speed-up "
+          f"{best['serial'] / best['pool']:.2f}x, the most this machine gives right now; cluster / bare pool "
+          f"= {best['cluster'] / best['pool']:.3f}")
+    print(f"overhead: {overhead * 1e3:.0f} ms per run of worker time not spent in a run, of which "
+          f"{best['gap'] * 1e3:.1f} ms between consecutive runs of a worker (scheduling) and the rest the idle tail "
+          f"(first worker done {best['tail']:.2f} s before the last); no-op task round trip {best['noop'] * 1e3:.1f} ms")
     print(f"CPU of this process (scheduler + client) during the cluster run: {best['client_cpu']:.2f} s")
     print(f"per-run CPU on a worker / serial: {best['cluster_run_cpu'] / best['serial_run_cpu']:.3f} "
           f"(> 1: a run costs more on a worker)")
+    # what the same work would take on idle cores (CPU time = wall time): the workers' run CPU
+    # (including their own background threads), the scheduling gaps, and this process's CPU, which
+    # takes a core from the workers
+    projected = (best["cluster_run_cpu"] + best["gap"] * n + best["client_cpu"]) / w
+    print(f"projection for idle cores (CPU time as wall time): serial {best['serial_run_cpu']:.2f} s, cluster "
+          f"{projected:.2f} s, speed-up {best['serial_run_cpu'] / projected:.2f}x (indicative only)")
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
     return best
 

@@ -83,7 +83,7 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
     pandas.DataFrame
         One row per parameter set, in the order of ``parameters``: the parameters, the outputs, and
         ``status`` (``"ok"`` / ``"failed"``), ``error`` (exception class), ``message``,
-        ``wall_time`` [s], ``cpu_time`` [s], ``attempts``, ``steps``, ``newton_iterations``, ``newton_max_iterations``,
+        ``started`` (POSIX time [s]), ``wall_time`` [s], ``cpu_time`` [s], ``attempts``, ``steps``, ``newton_iterations``, ``newton_max_iterations``,
         ``factorizations``, ``step_retries``, ``t_reached`` [s], ``worker``, ``key``.
         ``df.attrs["sweep"]``: ``computed``, ``from_store``, ``failed``, ``workers``, ``wall_time``.
 
@@ -215,7 +215,7 @@ def _lost(key: str, exc: Any) -> dict:
         message = (f"the run ended its worker process each time it was tried ({exc}): a crash in compiled code, "
                    f"os._exit or the process running out of memory")
     rec = dict(key=key, status="failed", error=type(exc).__name__, message=message, outputs={}, attempts=1,
-               worker=None, log=[], wall_time=float("nan"), cpu_time=float("nan"))
+               worker=None, log=[], started=float("nan"), wall_time=float("nan"), cpu_time=float("nan"))
     rec.update(_stats(None))
     return rec
 

@@ -31,7 +31,7 @@ __all__ = ["StudyFunctions", "run_one", "RUN_COLUMNS", "MAX_OUTPUT_SIZE"]
 logger = logging.getLogger(__name__)
 
 #: columns every run has, after the parameters and the outputs
-RUN_COLUMNS = ("status", "error", "message", "wall_time", "cpu_time", "attempts", "steps", "newton_iterations",
+RUN_COLUMNS = ("status", "error", "message", "started", "wall_time", "cpu_time", "attempts", "steps", "newton_iterations",
                "newton_max_iterations", "factorizations", "step_retries", "t_reached", "worker", "key")
 
 #: largest number of values in one array output ("small arrays": a time history belongs in a file)
@@ -123,7 +123,7 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
     -------
     dict
         ``key``, ``status`` (``"ok"`` / ``"failed"``), ``error`` (exception class name or None),
-        ``message``, ``outputs`` (dict), ``wall_time`` [s] (all attempts), ``cpu_time`` [s] (CPU time
+        ``message``, ``outputs`` (dict), ``started`` (POSIX time [s]), ``wall_time`` [s] (all attempts), ``cpu_time`` [s] (CPU time
         of the process meanwhile: much less than ``wall_time`` when the cores were shared), ``attempts``,
         ``steps`` (time elements), ``newton_iterations`` (sum), ``newton_max_iterations``,
         ``factorizations``, ``step_retries`` (step halvings), ``t_reached`` [s], ``worker``
@@ -133,6 +133,7 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
     record = dict(key=key, status="failed", error=None, message=None, outputs={}, attempts=0,
                   worker=f"{socket.gethostname()}:{os.getpid()}", log=[])
     record.update(_stats(None))
+    record["started"] = time.time()
     start, cpu = time.perf_counter(), time.process_time()
     capture = origin_pid is not None and os.getpid() != origin_pid
     with _captured(record["log"], log_level) if capture else contextlib.nullcontext():

@@ -84,14 +84,14 @@ def _noop(i):
 def _pool_run(length: float) -> float:
     from flexmb.studies.task import run_one
 
-    return run_one((build, outputs), {"length": length}, "")["outputs"]["x_end"]
+    return run_one((build, outputs), {"length": length}, "")["cpu_time"]
 
 
 def _pool_warm() -> None:
     import flexmb.dynamics.simulate  # noqa: F401
 
 
-def bare_pool(lengths: list, n_workers: int) -> float:
+def bare_pool(lengths: list, n_workers: int) -> tuple[float, float]:
     """Wall time of the same runs on a plain process pool (no dask, no store, no DataFrame), started
     and warmed beforehand: what any parallel layer can reach on this machine right now."""
     import multiprocessing
@@ -100,8 +100,8 @@ def bare_pool(lengths: list, n_workers: int) -> float:
     with ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"), initializer=_pool_warm) as ex:
         list(ex.map(_noop, range(4 * n_workers)))  # the workers are up
         t = time.perf_counter()
-        list(ex.map(_pool_run, lengths))
-        return time.perf_counter() - t
+        cpu = sum(ex.map(_pool_run, lengths))
+        return time.perf_counter() - t, cpu
 
 
 def measure(n_runs: int, n_workers: int) -> dict:
@@ -111,7 +111,7 @@ def measure(n_runs: int, n_workers: int) -> dict:
     t = time.perf_counter()
     serial = fm.sweep(build, params, outputs, scheduler=None, progress=False)
     t_serial = time.perf_counter() - t
-    t_pool = bare_pool(params["length"], n_workers)
+    t_pool, pool_run_cpu = bare_pool(params["length"], n_workers)
 
     import distributed
 
@@ -133,7 +133,7 @@ def measure(n_runs: int, n_workers: int) -> dict:
         gaps.extend(g["started"].to_numpy()[1:] - fin[:-1])
         ends.append(fin[-1])
     assert list(serial["x_end"]) == list(par["x_end"]), "serial and cluster results differ"
-    return dict(serial=t_serial, pool=t_pool, serial_run_wall=serial["wall_time"].sum(), serial_run_cpu=serial["cpu_time"].sum(),
+    return dict(serial=t_serial, pool=t_pool, pool_run_cpu=pool_run_cpu, serial_run_wall=serial["wall_time"].sum(), serial_run_cpu=serial["cpu_time"].sum(),
                 start=t_start, cluster=t_par, cluster_run_wall=par["wall_time"].sum(),
                 cluster_run_cpu=par["cpu_time"].sum(), noop=t_noop, client_cpu=cpu_client,
                 workers_used=par["worker"].nunique(), gap=float(np.mean(gaps)) if gaps else float("nan"),
@@ -177,8 +177,9 @@ def main(argv=None) -> dict:
           f"{best['gap'] * 1e3:.1f} ms between consecutive runs of a worker (scheduling) and the rest the idle tail "
           f"(first worker done {best['tail']:.2f} s before the last); no-op task round trip {best['noop'] * 1e3:.1f} ms")
     print(f"CPU of this process (scheduler + client) during the cluster run: {best['client_cpu']:.2f} s")
-    print(f"per-run CPU on a worker / serial: {best['cluster_run_cpu'] / best['serial_run_cpu']:.3f} "
-          f"(> 1: a run costs more on a worker)")
+    print(f"per-run CPU / serial: {best['cluster_run_cpu'] / best['serial_run_cpu']:.3f} on a dask worker, "
+          f"{best['pool_run_cpu'] / best['serial_run_cpu']:.3f} in the bare pool (> 1: two runs at once on the "
+          f"two cores each cost more CPU than one alone)")
     # what the same work would take on idle cores (CPU time = wall time): the workers' run CPU
     # (including their own background threads), the scheduling gaps, and this process's CPU, which
     # takes a core from the workers

@@ -71,6 +71,14 @@ def test_pendulum_periods_match_exact_on_two_workers(cluster_table):
     assert df["worker"].str.contains(":").all() and df.attrs["sweep"]["workers"] == 2
 
 
+def test_scheduler_address_runs_on_that_cluster(client, cluster_table):
+    """scheduler="tcp://host:port" (a cluster started elsewhere) gives the same rows; workers=2 waits for both."""
+    address = client.scheduler.address
+    df = fm.sweep(EX.build, {"length": LENGTHS[:1]}, EX.outputs, scheduler=address, workers=2, progress=False)
+    assert df["period"].iloc[0] == cluster_table["period"].iloc[0]
+    assert int(df["worker"].iloc[0].rsplit(":", 1)[1]) in set(client.run(os.getpid).values())  # ran there
+
+
 def test_serial_path_gives_identical_numbers(cluster_table):
     for scheduler in (None, "sync"):
         df = fm.sweep(EX.build, {"length": LENGTHS}, EX.outputs, scheduler=scheduler, progress=False)

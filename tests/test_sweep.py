@@ -296,6 +296,11 @@ def test_cli_sweep_writes_store_table_and_plot(tmp_path, capsys, monkeypatch):
     # halving the step divides the period error by ~2^6 (nodal order 6 of p = 3)
     err = df.groupby("steps_per_period")["period_error"].mean()
     assert 40 < err[16] / err[32] < 90
+    pd.DataFrame({"length": [0.5, 1.0]}).to_csv(tmp_path / "sets.csv", index=False)
+    assert main(["sweep", str(study), "--table", "sets.csv", "--scheduler", "sync", "--out", "t.parquet",
+                 "--no-plot"]) == 0
+    assert fm.load_results(tmp_path / "t.parquet")["period"].tolist() == pytest.approx(
+        [EX.exact_period(0.5), EX.exact_period(1.0)], rel=1e-7)
     assert main(["sweep", str(study), "--grid", "length=0.5:2", "--scheduler", "sync"]) == 2
     assert "START:STOP:N" in capsys.readouterr().err
     assert main(["sweep", str(tmp_path / "nope.py"), "--scheduler", "sync"]) == 2

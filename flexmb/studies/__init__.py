@@ -7,7 +7,8 @@ a pandas DataFrame and a resumable Parquet store.
 
 Modules: ``parameters`` (grids, tables, ranges, the key of a parameter set), ``task`` (one run, as
 on a worker), ``store`` (Parquet results, resume), ``progress`` (bar / log lines), ``runner``
-(:func:`sweep`: serial loop or dask Client), ``deps`` (the optional ``sweep`` extra).
+(:func:`sweep`: serial loop or dask Client), ``worker`` (set-up of the dask workers), ``deps``
+(the optional ``sweep`` extra).
 
 pandas, dask.distributed and pyarrow are imported only when a study runs; without them
 :func:`sweep` raises :class:`MissingDependencyError` naming the extra ``flexmb[sweep]``.

@@ -362,3 +362,17 @@ def test_run_that_kills_its_worker_is_a_failed_row(client):
     assert list(df["status"]) == ["ok", "failed", "ok"]
     assert df["error"].iloc[1] == "KilledWorker" and "ended its worker process" in df["message"].iloc[1]
     np.testing.assert_allclose(df["period"].iloc[[0, 2]], [EX.exact_period(1.0), EX.exact_period(2.0)], rtol=1e-7)
+
+
+def test_progress_without_a_terminal_is_log_lines(monkeypatch, caplog):
+    from flexmb.studies import progress as sp
+
+    monkeypatch.setattr(sp, "LOG_SECONDS", 0.0)
+    with caplog.at_level(logging.INFO, logger="flexmb.studies.progress"):
+        bar = sp.StudyProgress(3, skipped=2, enabled=False)
+        for ok in (True, False, True):
+            bar.update(ok)
+        bar.close()
+    msgs = [r.getMessage() for r in caplog.records]
+    assert msgs[0] == "2 runs already in the store, 3 to compute"
+    assert msgs[-1].startswith("sweep: 3/3 runs done, 1 failed") and "ETA 0 s" in msgs[-1]

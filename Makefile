@@ -40,7 +40,7 @@ $(STAMP): pyproject.toml
 	@$(MAKE) --no-print-directory sysdeps
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[plot,test,med]"
+	$(PY) -m pip install -q -e ".[plot,test,med,sweep]"
 	@$(PY) -m pip install -q -e ".[sparse]" || echo "note: scikit-sparse did not build: modal reduction uses the SciPy fallback"
 	@touch $(STAMP)
 
@@ -57,6 +57,7 @@ validate: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/chain.py
 	$(PY) benchmarks/modes.py
+	$(PY) benchmarks/sweep.py
 	@$(PY) -c "import exudyn" 2>/dev/null && $(PY) benchmarks/compare_exudyn.py --quick || echo "note: pip install -e '.[bench]' for benchmarks/compare_exudyn.py (Exudyn side by side)"
 
 clean:

@@ -61,6 +61,11 @@ _LAZY: dict[str, str] = {
     "spinup_beam_data": "flexmb.catalog_flex",
     "slider_crank_rod_data": "flexmb.catalog_flex",
     "PointView": "flexmb.solution",
+    "sweep": "flexmb.studies",
+    "linear_range": "flexmb.studies",
+    "log_range": "flexmb.studies",
+    "grid": "flexmb.studies",
+    "load_results": "flexmb.studies",
 }
 
 __all__ = ["__version__", "ConvergenceError", "FlexmbError", "MeshImportError", "ModelError", "SingularMatrixError",
@@ -116,5 +121,10 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.catalog_flex import slider_crank_rod_data as slider_crank_rod_data
     from flexmb.catalog_flex import spinup_beam_data as spinup_beam_data
     from flexmb.solution import PointView as PointView
+    from flexmb.studies import sweep as sweep
+    from flexmb.studies import linear_range as linear_range
+    from flexmb.studies import log_range as log_range
+    from flexmb.studies import grid as grid
+    from flexmb.studies import load_results as load_results
 
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

@@ -20,7 +20,7 @@ def load(name: str):
 
 def test_every_example_is_tested_and_listed():
     scripts = sorted(p.stem for p in EXAMPLES.glob("*.py"))
-    assert scripts == ["bipendulum", "chain15", "fourbar", "pendulum"], "add a test here for a new example"
+    assert scripts == ["bipendulum", "chain15", "fourbar", "pendulum", "sweep_pendulum"], "add a test here for a new example"
     readme = (EXAMPLES / "README.md").read_text()
     assert all(f"`{s}.py`" in readme for s in scripts)
 
@@ -31,6 +31,14 @@ def test_pendulum_position_at_1s_matches_iftomm():
     assert r["x_end"] == pytest.approx(0.986292, abs=1e-5)
     assert r["y_end"] == pytest.approx(-0.165011, abs=1e-5)
     assert r["energy_error"] < 1e-5
+
+
+def test_sweep_pendulum_periods_match_exact():
+    """T(L) = 4 K(1/2) sqrt(L/g) for every rod length; serial path here (tests/test_sweep.py runs it on a cluster)."""
+    pytest.importorskip("pandas")
+    r = load("sweep_pendulum").main(lengths=(0.5, 2.0), scheduler="sync")
+    assert r["n_ok"] == 2 and r["max_period_error"] < 1e-7
+    assert r["table"]["period"].tolist() == pytest.approx([1.6743171, 3.3486342], abs=1e-6)
 
 
 def test_bipendulum_settles_at_relative_equilibrium(tmp_path):

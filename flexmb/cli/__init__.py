@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("flexmb.cli.validate", "run validation cases against published references"),
     "info": ("flexmb.cli.info", "summarize an FE mesh: nodes, elements, sets, volume, mass"),
     "modes": ("flexmb.cli.modes", "normal modes / Craig-Bampton reduction of an FE mesh"),
+    "sweep": ("flexmb.cli.sweep", "parameter study of a study file, locally or on a dask cluster"),
 }
 
 

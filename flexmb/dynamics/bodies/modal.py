@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
+from flexmb.dynamics.bodies.rigid import frame_end_values
 from flexmb.dynamics.bodies.modal_matrices import MassModel, elastic_force, mass_polynomial, spin_products, strain_energy
 from flexmb.errors import ModelError
 
@@ -406,12 +407,10 @@ class FlexibleBodies:
 
     # ================================================================== time marching
     def end_values(self, te, st, Ug: NDArray):
+        """End values of the frame (:func:`~flexmb.dynamics.bodies.rigid.frame_end_values`, all
+        ``N`` modified momenta) and of the modal coordinates ``q (n, nm)``."""
+        x, R, pi = frame_end_values(self, te, st, Ug, self.N)
         e0, e = te.end[0], te.end[1:]
-        b = self.bodies
-        x = e0 * st.x[b] + np.einsum("j,bjd->bd", e, Ug[..., self.BX:self.BX + 3])
-        th = np.einsum("j,bjd->bd", e, Ug[..., self.BTH:self.BTH + 3])
-        R = rot.exp(th) @ st.R[b]
-        pi = e0 * st.pi[self.vel_cols] + np.einsum("j,bjd->bd", e, Ug[..., self.BPI:self.BPI + self.N])
         q = e0 * self.node_q(st) + np.einsum("j,bjd->bd", e, Ug[..., self.BQ:self.BQ + self.nm])
         return x, R, pi, {QKEY: q}
 

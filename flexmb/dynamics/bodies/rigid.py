@@ -42,6 +42,21 @@ def _poly(M: NDArray, y1: NDArray, Y: NDArray) -> NDArray:
     return M[None, :, 0, None] * y1[:, None, :] + np.einsum("kj,njd->nkd", M[:, 1:], Y)
 
 
+def frame_end_values(group, te, st, Ug: NDArray, n_pi: int):
+    """End values of a body group whose unknowns start with a floating frame: reference-point
+    position ``x (n, 3)``, rotation ``R (n, 3, 3)`` (the rotation vector's end value applied to the
+    start rotation) and the first ``n_pi`` modified momenta ``pi (n, n_pi)``, from the start values
+    in ``st`` and the internal values ``Ug (n, p, slots)`` through the end row of the time element
+    (``y2 = end[0] y1 + end[1:] @ Y``).  Shared by every body type with a floating frame."""
+    e0, e = te.end[0], te.end[1:]
+    b = group.bodies
+    x = e0 * st.x[b] + np.einsum("j,bjd->bd", e, Ug[..., group.BX:group.BX + 3])
+    th = np.einsum("j,bjd->bd", e, Ug[..., group.BTH:group.BTH + 3])
+    R = rot.exp(th) @ st.R[b]
+    pi = e0 * st.pi[group.vel_cols] + np.einsum("j,bjd->bd", e, Ug[..., group.BPI:group.BPI + n_pi])
+    return x, R, pi
+
+
 class RigidBodies:
     """A group of rigid bodies (model indices ``bodies``), evaluated as one batch.
 
@@ -267,13 +282,7 @@ class RigidBodies:
     # ================================================================== time marching
     def end_values(self, te, st, Ug: NDArray):
         """End values ``x (n,3)``, ``R (n,3,3)``, ``pi (n,6)`` of the element from its internal values."""
-        e0, e = te.end[0], te.end[1:]
-        b = self.bodies
-        x = e0 * st.x[b] + np.einsum("j,bjd->bd", e, Ug[..., self.BX:self.BX + 3])
-        th = np.einsum("j,bjd->bd", e, Ug[..., self.BTH:self.BTH + 3])
-        R = rot.exp(th) @ st.R[b]
-        pi = e0 * st.pi[self.vel_cols] + np.einsum("j,bjd->bd", e, Ug[..., self.BPI:self.BPI + 6])
-        return x, R, pi
+        return frame_end_values(self, te, st, Ug, 6)
 
     def predict_cold(self, te, st, h: float, w: NDArray, Ug: NDArray) -> None:
         """Constant-velocity guess into ``Ug (n, p, 18)`` from node velocities ``w (n, 6)``."""

@@ -147,7 +147,10 @@ def midpoint_deflection(sol, data) -> np.ndarray:
     q = sol.body("rod").modal
     node = int(np.argmin(np.linalg.norm(data.points - [L / 2, 0.0, 0.0], axis=1)))
     if np.linalg.norm(data.points[node] - [L / 2, 0.0, 0.0]) > 1e-9 * L:
-        raise ValueError("the rod data has no node on the axis at mid-length")
+        from flexmb.errors import ModelError
+
+        raise ModelError(f"midpoint_deflection: the rod data {data.name!r} has no node at (L/2, 0, 0) = "
+                         f"({L / 2}, 0, 0); use the X3 rod of flexmb.catalog_flex.slider_crank_rod_data")
     mid = data.points[node] + q @ data.mode_shapes[node].T
     end = np.asarray(data.interface("small_end").position) + q @ np.asarray(data.interface("small_end").modal_map)[:3].T
     cross = end[:, 0] * mid[:, 1] - end[:, 1] * mid[:, 0]

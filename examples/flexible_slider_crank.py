@@ -15,8 +15,9 @@ Model
 -----
 The model of :mod:`flexmb.validation.cases.case_x3`: a Craig-Bampton rod from the shipped hex20
 mesh (:func:`flexmb.catalog_flex.slider_crank_rod_data`, 4 in-plane bending shapes, floating frame
-at the big end), the slider a rigid body of 1e-6 of the rod mass on a prismatic joint, revolute
-joints at both rod ends, p = 2 time elements of 2e-4 s.  The output is the mid-point deflection
+at the big end), the slider a rigid body of 1e-6 of the rod mass on a prismatic joint, a universal
+joint at the big end and a spherical one at the small end (no redundant equations), p = 2 time
+elements of 2e-4 s.  The output is the mid-point deflection
 over L (case_x3.midpoint_deflection).  Measured first maxima (8 rad): 0.00881 with
 ``stiffening="full"``, 0.01080 ``"preload"``, 0.01106 ``"none"`` (see case_x3's docstring).
 

@@ -71,13 +71,14 @@ X3 case fails honestly (nothing here is tuned).  What the measurements say about
   ``H`` removed "full" gives 0.01080, exactly "preload".  ``H`` adds 34 % to the first shape's
   tangent stiffness at the first maximum (1.5 H_0000 q^2 / omega2_0 at a mid-point deflection of
   0.01 L), far more than the large-deflection stiffening of a rod whose slider end is axially free,
-  which suggests the membrane energy is not fully relaxed for this Craig-Bampton basis (the same
-  family as the known 34 % over-stiffness of "full" with membrane shapes on X1).  Measured: the
-  relaxation keeps 3.4e-3 of the raw ``H_0000`` (6.9e-3, 9.4e-3, 6.2e-2 for shapes 1-3), while an
-  axially free beam keeps only the bending-curvature nonlinearity, of relative order
-  (r_g / L)^2 = 2.7e-5 (r_g = d/4): a residual membrane locking of the relaxation (of the hex20
-  field or of the complement used) is the likely cause; not yet checked on a finer mesh.  X4's pass with
-  "full" may partly be a cancellation of this excess against the missing slider axial force
+  and it is not mesh-converged: on rods regenerated with 12, 24 (shipped) and 48 hex20 elements
+  along the length (flexmb/data/meshes/generate.py ``x_rod_mesh``), ``H_0000`` = 2.89e10, 1.53e10,
+  9.48e9 and the "full" first maximum 0.00805, 0.00881, 0.00930, while "preload" (0.01075, 0.01080,
+  0.01080) and the CB frequencies (0.5 %) are converged.  The relaxation keeps 3.4e-3 of the raw
+  ``H_0000`` on the shipped mesh, and the relaxed value falls with refinement: most likely membrane
+  locking of the solid field's relaxation, which would vanish in the limit (where "full" tends to
+  "preload" for a bending basis), not the rod's physics.  X4's pass with "full" may partly be a
+  cancellation of this excess against the missing slider axial force
   (a joint force, which only G with an axial shape in the basis could turn into stiffness).
 
 The validated metric uses ``"full"``, the library's default and the model meant to carry the

@@ -251,15 +251,12 @@ _NEWTON_FIELDS = {  # name: (positive, minimum, integer)
 
 
 def check_simulate_args(model: Any, t_end: Any, h: Any, p: Any, t0: Any, options: Any) -> tuple[float, float, float]:
-    """Check the arguments of :func:`flexmb.simulate`; return ``(t_end, h, t0)`` as floats.
+    """Check the arguments of :func:`flexmb.simulate` (``model`` already known to be a
+    :class:`~flexmb.Model`, checked by the caller); return ``(t_end, h, t0)`` as floats.
 
     Also evaluates every drive and every load function of time at ``t0`` (and each state callback
     at the initial state), so that a function that raises or returns NaN is named before the run.
     """
-    from flexmb.model import Model
-
-    if not isinstance(model, Model):
-        raise ModelError(f"simulate: model={_shown(model)} ({type(model).__name__}) is not a flexmb.Model; build one with fm.Model(bodies, joints, forces)")
     t0 = number("t0", t0, "simulate", unit="s")
     t_end = number("t_end", t_end, "simulate", unit="s")
     h = number("h", h, "simulate", positive=True, unit="s")

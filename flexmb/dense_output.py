@@ -75,8 +75,6 @@ def sample(sol, times: ArrayLike):
     the solution's time span), interpolated as described in the module docstring.  Statistics,
     internal-point arrays and ``extra`` are carried over unchanged; ``meta["t_eval"]`` records the
     interpolation."""
-    from flexmb.solution import Solution
-
     times = np.array(times, dtype=float).reshape(-1)
     if times.size == 0:
         raise ModelError("t_eval is empty; give at least one time")
@@ -105,7 +103,7 @@ def sample(sol, times: ArrayLike):
     force, moment = sol.reactions_at(times) if sol.nj else (np.zeros((times.size, 0, 3)),) * 2
     meta = dict(sol.meta)
     meta["t_eval"] = {"n": int(times.size), "method": "cubic Hermite (positions, rotations), cubic spline (others)"}
-    return Solution(
+    return type(sol)(
         t=requested, body_names=sol.body_names, body_position=pos, body_rotation=R,
         body_velocity=_spline(t, sol.body_velocity, times),
         body_angular_velocity=_spline(t, sol.body_angular_velocity, times),

@@ -1,6 +1,6 @@
 """Long runs of conservative models: energy drift monitoring and the acceptance runs of issue 8 §3.
 
-Rule (``flexmb.dynamics.simulate.energy_drift_report``): a model is conservative when it has
+Rule (``flexmb.dynamics.energy.energy_drift_report``): a model is conservative when it has
 gravity, undamped spring-dampers and joint springs only (no damping, drives, point forces or
 torques).  For such a model ``Solution.meta`` holds ``energy_drift = max |E - E0| / E_scale``,
 ``E_scale = max(max KE, max PE - min PE)``, and ``energy_trend`` (largest ``|E - E0|`` over the
@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics.simulate import ENERGY_DRIFT_WARN, energy_drift_report
+from flexmb.dynamics.energy import ENERGY_DRIFT_WARN, energy_drift_report
 from flexmb.dynamics.system import compile_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))

@@ -121,7 +121,7 @@ def test_projection_impulse_gives_the_projected_velocities():
     from flexmb.dynamics.constraints import multiplier_momenta, node_velocity
     from flexmb.dynamics.reactions import projection_impulse
     from flexmb.dynamics.simulate import Run, SimulationOptions
-    from flexmb.dynamics.system import node_velocities
+    from flexmb.dynamics.constraints import node_velocities
 
     a = fm.RigidBody("a", mass=1.0, inertia=(0.1, 0.2, 0.3), position=(0.5, 0.0, 0.0), angular_velocity=(0, 0, 1.0))
     b = fm.RigidBody("b", mass=2.0, inertia=(0.2, 0.1, 0.3), position=(1.5, 0.0, 0.0))

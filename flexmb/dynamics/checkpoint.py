@@ -100,10 +100,10 @@ def save_run(run, path) -> Path:
     return path
 
 
-def load_run(path, model=None, t_end: float | None = None):
-    """A :class:`~flexmb.dynamics.simulate.Run` restored from a checkpoint, ready to ``go``."""
+def load_run(path, run_class, options_class, model=None, t_end: float | None = None):
+    """A run (``run_class``: :class:`~flexmb.dynamics.simulate.Run`, built with options of
+    ``options_class``) restored from a checkpoint, ready to ``go``."""
     from flexmb.dynamics.newton import NewtonOptions
-    from flexmb.dynamics.simulate import Run, SimulationOptions
     from flexmb.dynamics.time_elements import time_element
     from flexmb.solution import Solution
 
@@ -120,8 +120,8 @@ def load_run(path, model=None, t_end: float | None = None):
                              f"pass it: flexmb.resume(path, model=the_same_model)")
         model = pickle.loads(np.asarray(ex["ckpt/model"], dtype=np.uint8).tobytes())
     od = dict(info["options"])
-    options = SimulationOptions(**{**od, "newton": NewtonOptions(**od["newton"])})
-    run = Run(model, float(info["t_end"]), float(info["h"]), time_element(int(info["p"])), float(info["t0"]), options)
+    options = options_class(**{**od, "newton": NewtonOptions(**od["newton"])})
+    run = run_class(model, float(info["t_end"]), float(info["h"]), time_element(int(info["p"])), float(info["t0"]), options)
     if t_end is not None:
         if not t_end > float(ex["ckpt/st/t"]):
             raise ModelError(f"t_end={t_end!r} must lie after the checkpoint's time {float(ex['ckpt/st/t']):.6g} s")

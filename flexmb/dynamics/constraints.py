@@ -16,19 +16,35 @@ from numpy.typing import NDArray
 
 from flexmb import rotations as rot
 from flexmb.dynamics.joints import drive_targets
-from flexmb.dynamics.system import COMPONENT_NAMES, CompiledModel
+from flexmb.dynamics.layout import COMPONENT_NAMES
 
 log = logging.getLogger(__name__)
 
 
-def translational_columns(cm: CompiledModel) -> NDArray:
+def node_momenta(cm, st, w: NDArray) -> NDArray:
+    """Momenta ``M w`` (nv,) at a node for velocities ``w (nv,)``."""
+    out = np.zeros(cm.nv)
+    for grp in cm.groups:
+        out[grp.vel_cols] = grp.momenta(st, w[grp.vel_cols])
+    return out
+
+
+def node_velocities(cm, st, p: NDArray) -> NDArray:
+    """Velocities ``M^-1 p`` (nv,) at a node for momenta ``p (nv,)``."""
+    out = np.zeros(cm.nv)
+    for grp in cm.groups:
+        out[grp.vel_cols] = grp.velocities(st, p[grp.vel_cols])
+    return out
+
+
+def translational_columns(cm) -> NDArray:
     """``(nv,)`` True for the translational velocity of each body's reference point."""
     out = np.zeros(cm.nv, bool)
     out[(cm.vel_off[:, None] + np.arange(3)).reshape(-1)] = True
     return out
 
 
-def velocity_constraint_matrix(cm: CompiledModel, st, joints: NDArray | None = None):
+def velocity_constraint_matrix(cm, st, joints: NDArray | None = None):
     """Sparse velocity-level constraint matrix ``G (n_c, nv)`` on the body velocities.
 
     Row ``(j, comp)`` is the rate of the constrained relative coordinate ``comp`` of joint ``j``
@@ -78,7 +94,7 @@ def velocity_constraint_matrix(cm: CompiledModel, st, joints: NDArray | None = N
     return G, labels
 
 
-def inverse_mass(cm: CompiledModel, st) -> sp.csr_matrix:
+def inverse_mass(cm, st) -> sp.csr_matrix:
     """Sparse block-diagonal inverse mass matrix ``(nv, nv)``."""
     rows, cols, vals = [], [], []
     for grp in cm.groups:
@@ -92,7 +108,7 @@ def inverse_mass(cm: CompiledModel, st) -> sp.csr_matrix:
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(cm.nv, cm.nv))
 
 
-def velocity_constraints(cm: CompiledModel, st, t: float):
+def velocity_constraints(cm, st, t: float):
     """Velocity constraint matrix ``G`` with its row labels and right-hand side (drive rates at ``t``)."""
     G, labels = velocity_constraint_matrix(cm, st)
     if G.shape[0] == 0:
@@ -104,7 +120,7 @@ def velocity_constraints(cm: CompiledModel, st, t: float):
     return G, labels, target
 
 
-def mass_metric_correction(cm: CompiledModel, st, G, violation, *, singular: str = "lsqr", multiplier: bool = False):
+def mass_metric_correction(cm, st, G, violation, *, singular: str = "lsqr", multiplier: bool = False):
     """Velocity change ``M^-1 G^T mu`` (nv,), ``mu = (G M^-1 G^T)^-1 violation``, that removes
     ``violation`` with the least kinetic energy (``(dw, mu)`` with ``multiplier=True``).
     ``singular``: ``"lsqr"`` (least squares when dependent rows remain) or ``"none"`` (return None)."""
@@ -120,7 +136,7 @@ def mass_metric_correction(cm: CompiledModel, st, G, violation, *, singular: str
     return (dw, mu) if multiplier else dw
 
 
-def project_velocities(cm: CompiledModel, st, w0, t0):
+def project_velocities(cm, st, w0, t0):
     """Project initial velocities onto the velocity constraints in the mass metric; log the change."""
     G, labels, target = velocity_constraints(cm, st, t0)
     if G.shape[0] == 0:
@@ -140,7 +156,7 @@ def project_velocities(cm: CompiledModel, st, w0, t0):
     return wnew
 
 
-def multiplier_momenta(cm: CompiledModel, st, lam: NDArray) -> NDArray:
+def multiplier_momenta(cm, st, lam: NDArray) -> NDArray:
     """The joints' multipliers ``lam (nj, 6)`` (at B's origin) as generalized momenta of the bodies
     ``Lambda (nv,)``: ``+lambda`` on body b, ``-lambda`` transported to A's origin on body a."""
     out = np.zeros(cm.nv)
@@ -155,7 +171,7 @@ def multiplier_momenta(cm: CompiledModel, st, lam: NDArray) -> NDArray:
     return out
 
 
-def node_velocity(cm: CompiledModel, st, Lam: NDArray | None = None, *, multiplier: bool = False):
+def node_velocity(cm, st, Lam: NDArray | None = None, *, multiplier: bool = False):
     """Body velocities at a node: ``M w = pi + Lambda`` projected onto the velocity constraints.
 
     The end momenta of an index-3 scheme satisfy the velocity constraints only to O(h^2); the
@@ -165,7 +181,6 @@ def node_velocity(cm: CompiledModel, st, Lam: NDArray | None = None, *, multipli
     and its rows (``mu`` None when nothing was projected), for the reactions
     (:mod:`flexmb.dynamics.reactions`).
     """
-    from flexmb.dynamics.system import node_velocities
 
     if Lam is None:
         Lam = multiplier_momenta(cm, st, st.lam)
@@ -182,7 +197,7 @@ def node_velocity(cm: CompiledModel, st, Lam: NDArray | None = None, *, multipli
     return (w - dw, mu, labels) if multiplier else w - dw
 
 
-def loop_joints(cm: CompiledModel) -> NDArray:
+def loop_joints(cm) -> NDArray:
     """Indices of the joints that lie on closed kinematic loops (the ground is a node).
 
     Joints of a tree (bridges of the body graph) can never be redundant; only the loop joints
@@ -216,7 +231,7 @@ def loop_joints(cm: CompiledModel) -> NDArray:
     return np.nonzero(alive)[0]
 
 
-def _dependent_rows(cm: CompiledModel, st, js, tol: float):
+def _dependent_rows(cm, st, js, tol: float):
     """Dense rank-revealing QR of the loop constraints at ``st``: (Gd, labels, cols, rank, pivots)."""
     G, labels = velocity_constraint_matrix(cm, st, joints=js)
     cols = np.unique(G.indices)
@@ -229,7 +244,7 @@ def _dependent_rows(cm: CompiledModel, st, js, tol: float):
     return Gd, labels, cols, rank, piv
 
 
-def _generic_neighbour(cm: CompiledModel, st, Gd, cols, seed: int = 0):
+def _generic_neighbour(cm, st, Gd, cols, seed: int = 0):
     """A configuration near ``st`` reached along a random motion that the constraints allow at
     ``st`` (first order): at a singular configuration this leaves the singularity."""
     from types import SimpleNamespace
@@ -252,7 +267,7 @@ def _generic_neighbour(cm: CompiledModel, st, Gd, cols, seed: int = 0):
     return SimpleNamespace(x=st.x + eps * d6[:, :3], R=rot.exp(eps * d6[:, 3:]) @ st.R)
 
 
-def detect_redundant(cm: CompiledModel, st, t0: float = 0.0, tol: float = 1e-9):
+def detect_redundant(cm, st, t0: float = 0.0, tol: float = 1e-9):
     """Dependent constraint equations of the model, decided at a generic configuration.
 
     Only joints on closed loops are examined (rank-revealing QR with column pivoting of the
@@ -308,7 +323,7 @@ def detect_redundant(cm: CompiledModel, st, t0: float = 0.0, tol: float = 1e-9):
     return [labels[r] for r in dep], inconsistent
 
 
-def dropped_violation(cm: CompiledModel, st):
+def dropped_violation(cm, st):
     """Position-level violation of the dropped (redundant) constraint equations at a node: the largest
     ``(value, joint, component)`` relative to the assembly tolerance (lengths scaled by the model size),
     or None when nothing was dropped."""

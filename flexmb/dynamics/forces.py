@@ -59,10 +59,9 @@ def _body_point(cm, body_name, point) -> tuple[int, np.ndarray, str | None]:
     return (cm.nb if b < 0 else b), np.asarray(point, dtype=float), None
 
 
-def compile_forces(cm, point_forces, point_torques, springs) -> SimpleNamespace:
-    """Attachment sets and data of the force elements of a compiled model."""
-    from flexmb.dynamics.system import ElementStart, initial_configuration
-
+def compile_forces(cm, point_forces, point_torques, springs, st0) -> SimpleNamespace:
+    """Attachment sets and data of the force elements of a compiled model; ``st0`` is the initial
+    node configuration (free lengths of spring-dampers given as None are measured there)."""
     out = SimpleNamespace(loads=[], springs=None)
     # point loads: constant/time functions and state callbacks alike
     loads = [(f, "force", f.force, f.point) for f in point_forces] + [(t, "torque", t.torque, None) for t in point_torques]
@@ -89,9 +88,6 @@ def compile_forces(cm, point_forces, point_torques, springs) -> SimpleNamespace:
                               site=[z for _, _, z in ia] if sites else None)
         att_b = AttachmentSet(cm, [b for b, _, _ in ib], np.array([q for _, q, _ in ib]),
                               site=[z for _, _, z in ib] if sites else None)
-        x, R, _ = initial_configuration(cm)
-        st0 = ElementStart(t=0.0, x=x, R=R, pi=np.zeros(cm.nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
-                           lam=np.zeros((0, 6)), acc=np.zeros((0, 3)))
         d0 = np.linalg.norm(att_b.node_pose(cm, st0)[0] - att_a.node_pose(cm, st0)[0], axis=1)
         L0 = np.array([np.nan if s.free_length is None else s.free_length for s in springs], dtype=float)
         out.springs = SimpleNamespace(a=att_a, b=att_b, k=np.array([s.stiffness for s in springs], dtype=float),

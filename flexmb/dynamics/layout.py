@@ -32,6 +32,8 @@ from numpy.typing import NDArray
 import scipy.sparse as sp
 
 JOINT_SLOTS = 30
+#: names of the six relative-coordinate components of a joint (error messages, redundancy labels)
+COMPONENT_NAMES = ("s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z")
 # joint slots
 JS, JPHI, JLAM, JQ, JNA, JNB = 0, 3, 6, 12, 18, 24
 

@@ -15,19 +15,21 @@ from numpy.typing import NDArray
 
 from flexmb import __version__
 from flexmb import rotations as rot
-from flexmb.checks import check_simulate_args
+from flexmb.checks import _shown, check_simulate_args
+from flexmb.dense_output import hermite_positions, hermite_rotations
 from flexmb.dynamics.attachments import ElementKin
-from flexmb.dynamics.constraints import detect_redundant, dropped_violation, multiplier_momenta, node_velocity
-from flexmb.dynamics.forces import force_residual, potential_energy
+from flexmb.dynamics.checkpoint import load_run, save_run
+from flexmb.dynamics.constraints import detect_redundant, dropped_violation, node_velocity
+from flexmb.dynamics.energy import energy_drift_report
+from flexmb.dynamics.forces import force_residual
 from flexmb.dynamics.joints import joint_residual, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
-from flexmb.dynamics.linsolve import linear_solver, superlu
-from flexmb.dynamics.newton import NewtonOptions, NewtonResult, newton_solve
-from flexmb.dense_output import hermite_positions, hermite_rotations
-from flexmb.dynamics.reactions import element_record, node_reactions, node_record
+from flexmb.dynamics.linsolve import linear_solver
+from flexmb.dynamics.marching import end_values as _end_values, predict as _predict
+from flexmb.dynamics.newton import NewtonOptions, newton_solve
+from flexmb.dynamics.recorder import Recorder
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
-from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state,
-                                    node_momenta)
+from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state)
 from flexmb.dynamics.time_elements import TimeElement, time_element
 from flexmb.errors import ConstraintViolationError, ConvergenceError, ModelError, SimulationInterrupted
 from flexmb.model import Model
@@ -120,213 +122,6 @@ class SimulationOptions:
     redundant: str = "resolve"
 
 
-def _predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
-             prev: tuple | None) -> NDArray:
-    """Initial guess.
-
-    After an element of the same length: the previous element's polynomials extrapolated to the
-    new internal points (degree p through the start value and the internal values for unknowns
-    with end values, degree p - 1 for internal-only unknowns, increments re-based on the new
-    start for the rotations).  Otherwise a constant-velocity guess.
-    """
-    U = np.zeros(lay.size)
-    Jv = lay.joint_view(U)
-    if prev is not None:
-        U_prev, st_prev, h_prev = prev
-        if abs(h_prev - h) <= 1e-12 * h:
-            Pe, Pi = _extrapolation_matrices(te)
-
-            def ext(Y, y1):  # degree p through (0, y1), (c_j, Y_j)
-                return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
-
-            def ext_internal(Y):  # degree p - 1 through the internal values
-                return np.einsum("kj,bjd->bkd", Pi, Y)
-
-            for grp in cm.groups:
-                grp.predict_warm(te, st, st_prev, lay.group_view(U, grp.bodies, grp.slots),
-                                 lay.group_view(U_prev, grp.bodies, grp.slots), ext, ext_internal)
-            if cm.nj:
-                Jp = lay.joint_view(U_prev)
-                Jv[:] = ext_internal(Jp)
-                Jv[..., JS:JS + 3] = ext(Jp[..., JS:JS + 3], st_prev.s)
-                lam_p = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
-                lam_end_prev = te.end[0] * st_prev.lam + np.einsum("j,bjd->bd", te.end[1:], Jp[..., JLAM:JLAM + 6])
-                Jv[..., JLAM:JLAM + 6] = lam_p - (lam_end_prev - st.lam)[:, None]
-                ph = ext(Jp[..., JPHI:JPHI + 3], np.zeros_like(st_prev.s))
-                Jv[..., JPHI:JPHI + 3] = ph - np.einsum("j,bjd->bd", te.end[1:], Jp[..., JPHI:JPHI + 3])[:, None]
-            return U
-    for grp in cm.groups:
-        grp.predict_cold(te, st, h, w[grp.vel_cols], lay.group_view(U, grp.bodies, grp.slots))
-    if cm.nj:
-        Jv[..., JS:JS + 3] = st.s[:, None]
-        Jv[..., JLAM:JLAM + 6] = st.lam[:, None]
-        for slot, att in ((JNA, cm.att_a), (JNB, cm.att_b)):
-            nu = np.zeros((cm.nj, 6))
-            for m, cols, B in att.node_velocity_map(cm, st):
-                nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
-            Jv[..., slot:slot + 6] = nu[:, None]
-    return U
-
-
-def _extrapolation_matrices(te: TimeElement):
-    """Lagrange extrapolation from the previous element to the new internal points ``1 + c_k``.
-
-    ``Pe (p, p+1)`` on the nodes ``{0, c}`` (degree p), ``Pi (p, p)`` on the nodes ``c`` (degree p-1).
-    """
-    from flexmb.dynamics.time_elements import _lagrange_matrices
-
-    Pe, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
-    Pi, _ = _lagrange_matrices(te.c, 1.0 + te.c)
-    return Pe, Pi
-
-
-def _end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
-    x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
-    extra = dict(st.extra)
-    for grp in cm.groups:
-        out = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))
-        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = out[:3]
-        if len(out) > 3:  # body-type end values (e.g. modal coordinates)
-            extra.update(out[3])
-    Jv = lay.joint_view(U)
-    e0, e = te.end[0], te.end[1:]
-    if cm.nj:
-        s = e0 * st.s + np.einsum("j,bjd->bd", e, Jv[..., JS:JS + 3])
-        phi = np.einsum("j,bjd->bd", e, Jv[..., JPHI:JPHI + 3])
-        Rr = st.Rr @ rot.exp(phi)
-        lam = e0 * st.lam + np.einsum("j,bjd->bd", e, Jv[..., JLAM:JLAM + 6])
-        acc = st.acc + phi
-    else:
-        s, Rr, lam, acc = st.s, st.Rr, st.lam, st.acc
-    # re-orthonormalize the reference rotations (round-off only)
-    R = _orthonormalize(R) if cm.nb else R
-    Rr = _orthonormalize(Rr) if cm.nj else Rr
-    new = ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam, extra=extra)
-    # Gauge reset of the multipliers: (pi, lambda) -> (pi + Lambda(lambda), 0).  The homogeneous
-    # solution of lambda' + S lambda = 0 started from lambda2, transported to the bodies, solves the
-    # bodies' homogeneous equation too, so the next element starts with pi = p (the momenta) and
-    # lambda = 0: the multipliers stay impulses over one element instead of growing without bound.
-    if cm.nj:
-        new.pi = pi + multiplier_momenta(cm, new, lam)
-        new.lam = np.zeros_like(lam)
-    return new
-
-
-def _orthonormalize(R: NDArray) -> NDArray:
-    u, _, vt = np.linalg.svd(R)
-    return u @ vt
-
-
-class _Recorder:
-    """Collects node and internal-point outputs."""
-
-    def __init__(self, cm: CompiledModel, te: TimeElement):
-        self.cm, self.te = cm, te
-        self.t, self.pos, self.rotm, self.vel, self.om = [], [], [], [], []
-        self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
-        self.ke, self.pe = [], []
-        self.mom = []
-        self.body_extra = {}
-        self.ti, self.force, self.moment = [], [], []
-        # every node incl. those of halved steps: time, node_record (reactions), 1 if output
-        self.imp_t, self.imp, self.imp_out, self.imp_el = [], [], [], []
-        self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
-        self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
-
-    def node(self, st: ElementStart) -> NDArray:
-        cm = self.cm
-        Lam = multiplier_momenta(cm, st, st.lam)
-        w, mu, labels = node_velocity(cm, st, Lam, multiplier=True)
-        self.t.append(st.t)
-        # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
-        self.mom.append((st.pi + Lam)[self._first6].reshape(cm.nb, 6))
-        pos = np.zeros((cm.nb, 3))
-        rotm = np.zeros((cm.nb, 3, 3))
-        vel = np.zeros((cm.nb, 3))
-        om = np.zeros((cm.nb, 3))
-        ke = 0.0
-        for grp in cm.groups:
-            wg = w[grp.vel_cols]
-            pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
-            ke += grp.kinetic_energy(st, wg)
-            if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
-                for key, value in grp.node_output(st, wg).items():
-                    self.body_extra.setdefault(key, []).append(value)
-        self.pos.append(pos)
-        self.rotm.append(rotm)
-        self.vel.append(vel)
-        self.om.append(om)
-        self.ke.append(ke)
-        self.pe.append(potential_energy(cm, st))
-        if cm.nj:
-            xa, Ra = cm.att_a.node_pose(cm, st)
-            xb, _ = cm.att_b.node_pose(cm, st)
-            nus = []
-            for att in (cm.att_a, cm.att_b):
-                nu = np.zeros((cm.nj, 6))
-                for m, cols, B in att.node_velocity_map(cm, st):
-                    nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
-                nus.append(nu)
-            na, nb_ = nus
-            RaT = np.swapaxes(Ra, 1, 2)
-            sdot = np.einsum("jde,je->jd", RaT, nb_[:, :3] - na[:, :3] - rot.cross(na[:, 3:], xb - xa))
-            wr = np.einsum("jde,je->jd", RaT, nb_[:, 3:] - na[:, 3:])
-            self.srel.append(st.s.copy())
-            self.rrel.append(st.acc.copy())
-            self.vrel.append(np.concatenate([sdot, wr], axis=1))
-            self.lam.append((st.lam if st.lam_end is None else st.lam_end).copy())
-            self._impulse(st, mu, labels, self.vrel[-1], 1.0)
-        return w
-
-    def subnode(self, st: ElementStart) -> None:
-        """A node inside a halved step: not output, but its impulses count for the reactions."""
-        if self.cm.nj:
-            _, mu, labels = node_velocity(self.cm, st, multiplier=True)
-            self._impulse(st, mu, labels, None, 0.0)
-
-    def _impulse(self, st, mu, labels, qdot, output: float) -> None:
-        self.imp_t.append(st.t)
-        self.imp.append(node_record(self.cm, st, mu, labels, qdot))
-        self.imp_out.append(output)
-
-    def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray, xb: NDArray | None = None):
-        """Record an element: its internal points and, for the reactions, ``xb (nj, p, 3)`` B's origins there."""
-        self.ti.extend(st.t + h * te.c)
-        if not self.cm.nj:
-            return
-        Jv = lay.joint_view(U)
-        self.imp_el.append(element_record(te, Jv[..., JLAM:JLAM + 6], xb))
-        for i in range(te.p):
-            self.force.append(Jv[:, i, JQ:JQ + 3].copy())
-            self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
-
-    def solution(self, meta: dict) -> Solution:
-        cm = self.cm
-        nj = cm.nj
-        kw = {}
-        if nj:
-            fn, mn = node_reactions(cm, np.array(self.imp_t), np.array(self.imp),
-                                    np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3),
-                                    np.array(self.imp_out) > 0.5, self.te)
-            kw = dict(
-                joint_names=tuple(j.name for j in cm.model.joints),
-                joint_types=tuple(j.kind for j in cm.model.joints),
-                joint_rel_position=np.array(self.srel), joint_rel_rotation=np.array(self.rrel),
-                joint_rel_velocity=np.array(self.vrel), joint_force=fn, joint_moment=mn,
-                joint_force_internal=np.array(self.force).reshape(-1, nj, 3),
-                joint_moment_internal=np.array(self.moment).reshape(-1, nj, 3), joint_multiplier=np.array(self.lam),
-            )
-        stats = {k: np.array(v) for k, v in self.stats.items()}
-        modal = {k: np.array(v) for k, v in self.body_extra.items()}
-        return Solution(
-            t=np.array(self.t), body_names=tuple(b.name for b in cm.model.bodies),
-            body_position=np.array(self.pos), body_rotation=np.array(self.rotm),
-            body_velocity=np.array(self.vel), body_angular_velocity=np.array(self.om),
-            t_internal=np.array(self.ti), kinetic_energy=np.array(self.ke), potential_energy=np.array(self.pe),
-            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom), **modal}, **kw,
-        )
-
-
 def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, t0: float = 0.0,
              options: SimulationOptions | None = None, show_progress: bool | None = None,
              checkpoint: str | Path | None = None, checkpoint_every: float = 60.0,
@@ -387,6 +182,9 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     SimulationInterrupted
         On Ctrl-C (a ``KeyboardInterrupt``), with the partial ``solution`` likewise.
     """
+    if not isinstance(model, Model):
+        raise ModelError(f"simulate: model={_shown(model)} ({type(model).__name__}) is not a flexmb.Model; "
+                         f"build one with fm.Model(bodies, joints, forces)")
     t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
     options = options or SimulationOptions()
     if rtol is not None or atol is not None:
@@ -420,9 +218,7 @@ def resume(path: str | Path, model: Model | None = None, *, t_end: float | None 
     holding lambdas without ``cloudpickle`` installed).  ``t_end``: a new final time (default: the
     original one).  ``checkpoint``: where to keep checkpointing (default: the same file; None: off).
     """
-    from flexmb.dynamics.checkpoint import load_run
-
-    run = load_run(path, model, t_end)
+    run = load_run(path, Run, SimulationOptions, model, t_end)
     target = Path(path) if checkpoint == "same" else checkpoint
     return run.go(show_progress=show_progress, checkpoint=target, checkpoint_every=checkpoint_every, on_step=on_step)
 
@@ -441,7 +237,7 @@ class Run:
         _handle_redundancy(self.cm, SimpleNamespace(x=x_init, R=R_init), options, t0)
         self.system = ElementSystem(self.cm, te)
         self.solver = linear_solver(options.linear_solver)
-        self.rec = _Recorder(self.cm, te)
+        self.rec = Recorder(self.cm, te)
         self._plain_lay = None  # a layout without index replay, for the recorder's own evaluations
         self.prev = None
         self.n_el = 0
@@ -612,7 +408,6 @@ class Run:
         return self.st.t >= self.t_end - 1e-12 * max(1.0, abs(self.t_end))
 
     def go(self, *, show_progress=None, checkpoint=None, checkpoint_every=60.0, on_step=None) -> Solution:
-        from flexmb.dynamics.checkpoint import save_run
 
         if checkpoint_every is None or not checkpoint_every > 0:
             raise ModelError(f"checkpoint_every={checkpoint_every!r} must be a positive number of seconds")
@@ -682,46 +477,6 @@ class Run:
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
         return rec.solution(meta)
-
-
-#: relative energy change of a conservative model above which simulate() logs a WARNING
-ENERGY_DRIFT_WARN = 0.05
-
-
-def is_conservative(cm: CompiledModel) -> bool:
-    """True when the model's energy must be constant: gravity, undamped spring-dampers and joint
-    springs only (no damping, no drives, no point forces or torques, which may depend on time or
-    state and whose work ``potential_energy`` does not account for)."""
-    springs = cm.forces.springs
-    return (not cm.jnt_drives and not cm.forces.loads and not np.any(cm.jnt_c)
-            and (springs is None or not np.any(springs.c)))
-
-
-def energy_drift_report(cm: CompiledModel, t: NDArray, ke: NDArray, pe: NDArray) -> dict:
-    """Energy drift of a conservative model (``{}`` for other models).
-
-    ``energy_drift = max_t |E(t) - E(t0)| / E_scale`` with ``E_scale = max(max_t KE, max_t PE -
-    min_t PE)`` (the energy the motion exchanges; floor 1e-300 J), and ``energy_trend`` = (largest
-    ``|E - E(t0)|`` over the last 10 % of the nodes minus that over the first 10 %) / ``E_scale``:
-    a bounded error has a trend near 0, a secular drift a positive one.  A WARNING is logged when
-    ``energy_drift`` exceeds :data:`ENERGY_DRIFT_WARN` (5 %).
-    """
-    if not is_conservative(cm) or t.size < 2:
-        return {}
-    E = ke + pe
-    scale = max(float(ke.max()), float(np.ptp(pe)), 1e-300)
-    err = np.abs(E - E[0])
-    n10 = max(1, t.size // 10)
-    drift = float(err.max() / scale)
-    trend = float((err[-n10:].max() - err[:n10].max()) / scale)
-    if drift > ENERGY_DRIFT_WARN:
-        k = int(np.argmax(err))
-        log.warning(
-            "the energy of this conservative model changed by %.3g %% of its scale (%.3g J of %.3g J, at t = %.6g s; "
-            "trend first -> last 10 %% of the run: %+.3g %%): the time step is too coarse for this motion; use a "
-            "smaller h or a higher order p", 100 * drift, err[k], scale, t[k], 100 * trend,
-        )
-    return {"energy_drift": drift, "energy_trend": trend, "energy_scale": scale}
 
 
 def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:

@@ -20,6 +20,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
+from flexmb.dynamics.constraints import node_momenta, project_velocities
+from flexmb.dynamics.layout import COMPONENT_NAMES
 from flexmb.errors import ModelError
 from flexmb.model import GROUND, Gravity, Model, PointForce, PointTorque, SpringDamper, Universal
 
@@ -155,7 +157,10 @@ def compile_model(model: Model) -> CompiledModel:
     has_site = any(s is not None for s in sa + sb)
     cm.att_a = AttachmentSet(cm, ja, pa, Aa, sa if has_site else None)
     cm.att_b = AttachmentSet(cm, jb, pb, Ab, sb if has_site else None)
-    cm.forces = compile_forces(cm, pf, pt, springs)
+    x0, R0, _ = initial_configuration(cm)
+    st0 = ElementStart(t=0.0, x=x0, R=R0, pi=np.zeros(cm.nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
+                       lam=np.zeros((0, 6)), acc=np.zeros((0, 3)))
+    cm.forces = compile_forces(cm, pf, pt, springs, st0)
     return cm
 
 
@@ -208,23 +213,6 @@ def initial_configuration(cm: CompiledModel):
     return x, R, w
 
 
-def node_momenta(cm: CompiledModel, st, w: NDArray) -> NDArray:
-    """Momenta ``M w`` (nv,) at a node for velocities ``w (nv,)``."""
-    out = np.zeros(cm.nv)
-    for grp in cm.groups:
-        out[grp.vel_cols] = grp.momenta(st, w[grp.vel_cols])
-    return out
-
-
-def node_velocities(cm: CompiledModel, st, p: NDArray) -> NDArray:
-    """Velocities ``M^-1 p`` (nv,) at a node for momenta ``p (nv,)``."""
-    out = np.zeros(cm.nv)
-    for grp in cm.groups:
-        out[grp.vel_cols] = grp.velocities(st, p[grp.vel_cols])
-    return out
-
-
-COMPONENT_NAMES = ("s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z")
 
 
 def initial_state(cm: CompiledModel, t0: float = 0.0):
@@ -234,7 +222,6 @@ def initial_state(cm: CompiledModel, t0: float = 0.0):
     checking that the joints are assembled and projecting the initial velocities onto the joint
     constraints.
     """
-    from flexmb.dynamics.constraints import project_velocities
     from flexmb.dynamics.joints import drive_targets
 
     model = cm.model

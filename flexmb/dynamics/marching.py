@@ -1,0 +1,114 @@
+"""Time marching between elements: the initial guess of an element's unknowns (predictor) and the
+element's end values (next element's start), through the body types' own functions."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb import rotations as rot
+from flexmb.dynamics.constraints import multiplier_momenta
+from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JS, Layout
+from flexmb.dynamics.system import CompiledModel, ElementStart
+from flexmb.dynamics.time_elements import TimeElement
+
+
+log = logging.getLogger(__name__)
+
+
+def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
+             prev: tuple | None) -> NDArray:
+    """Initial guess.
+
+    After an element of the same length: the previous element's polynomials extrapolated to the
+    new internal points (degree p through the start value and the internal values for unknowns
+    with end values, degree p - 1 for internal-only unknowns, increments re-based on the new
+    start for the rotations).  Otherwise a constant-velocity guess.
+    """
+    U = np.zeros(lay.size)
+    Jv = lay.joint_view(U)
+    if prev is not None:
+        U_prev, st_prev, h_prev = prev
+        if abs(h_prev - h) <= 1e-12 * h:
+            Pe, Pi = _extrapolation_matrices(te)
+
+            def ext(Y, y1):  # degree p through (0, y1), (c_j, Y_j)
+                return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
+
+            def ext_internal(Y):  # degree p - 1 through the internal values
+                return np.einsum("kj,bjd->bkd", Pi, Y)
+
+            for grp in cm.groups:
+                grp.predict_warm(te, st, st_prev, lay.group_view(U, grp.bodies, grp.slots),
+                                 lay.group_view(U_prev, grp.bodies, grp.slots), ext, ext_internal)
+            if cm.nj:
+                Jp = lay.joint_view(U_prev)
+                Jv[:] = ext_internal(Jp)
+                Jv[..., JS:JS + 3] = ext(Jp[..., JS:JS + 3], st_prev.s)
+                lam_p = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
+                lam_end_prev = te.end[0] * st_prev.lam + np.einsum("j,bjd->bd", te.end[1:], Jp[..., JLAM:JLAM + 6])
+                Jv[..., JLAM:JLAM + 6] = lam_p - (lam_end_prev - st.lam)[:, None]
+                ph = ext(Jp[..., JPHI:JPHI + 3], np.zeros_like(st_prev.s))
+                Jv[..., JPHI:JPHI + 3] = ph - np.einsum("j,bjd->bd", te.end[1:], Jp[..., JPHI:JPHI + 3])[:, None]
+            return U
+    for grp in cm.groups:
+        grp.predict_cold(te, st, h, w[grp.vel_cols], lay.group_view(U, grp.bodies, grp.slots))
+    if cm.nj:
+        Jv[..., JS:JS + 3] = st.s[:, None]
+        Jv[..., JLAM:JLAM + 6] = st.lam[:, None]
+        for slot, att in ((JNA, cm.att_a), (JNB, cm.att_b)):
+            nu = np.zeros((cm.nj, 6))
+            for m, cols, B in att.node_velocity_map(cm, st):
+                nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
+            Jv[..., slot:slot + 6] = nu[:, None]
+    return U
+
+
+def _extrapolation_matrices(te: TimeElement):
+    """Lagrange extrapolation from the previous element to the new internal points ``1 + c_k``.
+
+    ``Pe (p, p+1)`` on the nodes ``{0, c}`` (degree p), ``Pi (p, p)`` on the nodes ``c`` (degree p-1).
+    """
+    from flexmb.dynamics.time_elements import _lagrange_matrices
+
+    Pe, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
+    Pi, _ = _lagrange_matrices(te.c, 1.0 + te.c)
+    return Pe, Pi
+
+
+def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
+    x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
+    extra = dict(st.extra)
+    for grp in cm.groups:
+        out = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))
+        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = out[:3]
+        if len(out) > 3:  # body-type end values (e.g. modal coordinates)
+            extra.update(out[3])
+    Jv = lay.joint_view(U)
+    e0, e = te.end[0], te.end[1:]
+    if cm.nj:
+        s = e0 * st.s + np.einsum("j,bjd->bd", e, Jv[..., JS:JS + 3])
+        phi = np.einsum("j,bjd->bd", e, Jv[..., JPHI:JPHI + 3])
+        Rr = st.Rr @ rot.exp(phi)
+        lam = e0 * st.lam + np.einsum("j,bjd->bd", e, Jv[..., JLAM:JLAM + 6])
+        acc = st.acc + phi
+    else:
+        s, Rr, lam, acc = st.s, st.Rr, st.lam, st.acc
+    # re-orthonormalize the reference rotations (round-off only)
+    R = _orthonormalize(R) if cm.nb else R
+    Rr = _orthonormalize(Rr) if cm.nj else Rr
+    new = ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam, extra=extra)
+    # Gauge reset of the multipliers: (pi, lambda) -> (pi + Lambda(lambda), 0).  The homogeneous
+    # solution of lambda' + S lambda = 0 started from lambda2, transported to the bodies, solves the
+    # bodies' homogeneous equation too, so the next element starts with pi = p (the momenta) and
+    # lambda = 0: the multipliers stay impulses over one element instead of growing without bound.
+    if cm.nj:
+        new.pi = pi + multiplier_momenta(cm, new, lam)
+        new.lam = np.zeros_like(lam)
+    return new
+
+
+def _orthonormalize(R: NDArray) -> NDArray:
+    u, _, vt = np.linalg.svd(R)
+    return u @ vt

@@ -1,0 +1,130 @@
+"""Output recording of a run: node values, internal-point values, impulses for the node reactions,
+body-type outputs and Newton statistics, assembled into a :class:`~flexmb.Solution`."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb import rotations as rot
+from flexmb.dynamics.constraints import multiplier_momenta, node_velocity
+from flexmb.dynamics.forces import potential_energy
+from flexmb.dynamics.layout import JLAM, JQ, Layout
+from flexmb.dynamics.reactions import element_record, node_reactions, node_record
+from flexmb.dynamics.system import CompiledModel, ElementStart
+from flexmb.dynamics.time_elements import TimeElement
+from flexmb.solution import Solution
+
+
+log = logging.getLogger(__name__)
+
+
+class Recorder:
+    """Collects node and internal-point outputs."""
+
+    def __init__(self, cm: CompiledModel, te: TimeElement):
+        self.cm, self.te = cm, te
+        self.t, self.pos, self.rotm, self.vel, self.om = [], [], [], [], []
+        self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
+        self.ke, self.pe = [], []
+        self.mom = []
+        self.body_extra = {}
+        self.ti, self.force, self.moment = [], [], []
+        # every node incl. those of halved steps: time, node_record (reactions), 1 if output
+        self.imp_t, self.imp, self.imp_out, self.imp_el = [], [], [], []
+        self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
+        self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
+
+    def node(self, st: ElementStart) -> NDArray:
+        cm = self.cm
+        Lam = multiplier_momenta(cm, st, st.lam)
+        w, mu, labels = node_velocity(cm, st, Lam, multiplier=True)
+        self.t.append(st.t)
+        # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
+        self.mom.append((st.pi + Lam)[self._first6].reshape(cm.nb, 6))
+        pos = np.zeros((cm.nb, 3))
+        rotm = np.zeros((cm.nb, 3, 3))
+        vel = np.zeros((cm.nb, 3))
+        om = np.zeros((cm.nb, 3))
+        ke = 0.0
+        for grp in cm.groups:
+            wg = w[grp.vel_cols]
+            pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
+            ke += grp.kinetic_energy(st, wg)
+            if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
+                for key, value in grp.node_output(st, wg).items():
+                    self.body_extra.setdefault(key, []).append(value)
+        self.pos.append(pos)
+        self.rotm.append(rotm)
+        self.vel.append(vel)
+        self.om.append(om)
+        self.ke.append(ke)
+        self.pe.append(potential_energy(cm, st))
+        if cm.nj:
+            xa, Ra = cm.att_a.node_pose(cm, st)
+            xb, _ = cm.att_b.node_pose(cm, st)
+            nus = []
+            for att in (cm.att_a, cm.att_b):
+                nu = np.zeros((cm.nj, 6))
+                for m, cols, B in att.node_velocity_map(cm, st):
+                    nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
+                nus.append(nu)
+            na, nb_ = nus
+            RaT = np.swapaxes(Ra, 1, 2)
+            sdot = np.einsum("jde,je->jd", RaT, nb_[:, :3] - na[:, :3] - rot.cross(na[:, 3:], xb - xa))
+            wr = np.einsum("jde,je->jd", RaT, nb_[:, 3:] - na[:, 3:])
+            self.srel.append(st.s.copy())
+            self.rrel.append(st.acc.copy())
+            self.vrel.append(np.concatenate([sdot, wr], axis=1))
+            self.lam.append((st.lam if st.lam_end is None else st.lam_end).copy())
+            self._impulse(st, mu, labels, self.vrel[-1], 1.0)
+        return w
+
+    def subnode(self, st: ElementStart) -> None:
+        """A node inside a halved step: not output, but its impulses count for the reactions."""
+        if self.cm.nj:
+            _, mu, labels = node_velocity(self.cm, st, multiplier=True)
+            self._impulse(st, mu, labels, None, 0.0)
+
+    def _impulse(self, st, mu, labels, qdot, output: float) -> None:
+        self.imp_t.append(st.t)
+        self.imp.append(node_record(self.cm, st, mu, labels, qdot))
+        self.imp_out.append(output)
+
+    def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray, xb: NDArray | None = None):
+        """Record an element: its internal points and, for the reactions, ``xb (nj, p, 3)`` B's origins there."""
+        self.ti.extend(st.t + h * te.c)
+        if not self.cm.nj:
+            return
+        Jv = lay.joint_view(U)
+        self.imp_el.append(element_record(te, Jv[..., JLAM:JLAM + 6], xb))
+        for i in range(te.p):
+            self.force.append(Jv[:, i, JQ:JQ + 3].copy())
+            self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
+
+    def solution(self, meta: dict) -> Solution:
+        cm = self.cm
+        nj = cm.nj
+        kw = {}
+        if nj:
+            fn, mn = node_reactions(cm, np.array(self.imp_t), np.array(self.imp),
+                                    np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3),
+                                    np.array(self.imp_out) > 0.5, self.te)
+            kw = dict(
+                joint_names=tuple(j.name for j in cm.model.joints),
+                joint_types=tuple(j.kind for j in cm.model.joints),
+                joint_rel_position=np.array(self.srel), joint_rel_rotation=np.array(self.rrel),
+                joint_rel_velocity=np.array(self.vrel), joint_force=fn, joint_moment=mn,
+                joint_force_internal=np.array(self.force).reshape(-1, nj, 3),
+                joint_moment_internal=np.array(self.moment).reshape(-1, nj, 3), joint_multiplier=np.array(self.lam),
+            )
+        stats = {k: np.array(v) for k, v in self.stats.items()}
+        modal = {k: np.array(v) for k, v in self.body_extra.items()}
+        return Solution(
+            t=np.array(self.t), body_names=tuple(b.name for b in cm.model.bodies),
+            body_position=np.array(self.pos), body_rotation=np.array(self.rotm),
+            body_velocity=np.array(self.vel), body_angular_velocity=np.array(self.om),
+            t_internal=np.array(self.ti), kinetic_energy=np.array(self.ke), potential_energy=np.array(self.pe),
+            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom), **modal}, **kw,
+        )

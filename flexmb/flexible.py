@@ -33,38 +33,36 @@ logger = logging.getLogger(__name__)
 STIFFENING = ("full", "preload", "none")
 
 
-#: share of a squared-spin preload stiffness that the basis carries through its own shapes (via the
-#: cubic term) above which stiffening="full" is not validated (see _warn_membrane_shapes; X1: 0.24
-#: with the tip interface's stretch mode, below 1e-6 for bending-only bases)
-MEMBRANE_SHARE_WARN = 0.1
-
-
-def _warn_membrane_shapes(owner: str, data) -> None:
-    """Log a WARNING when ``stiffening="full"`` meets a basis whose own shapes carry most of the
-    centrifugal stiffening (membrane/axial shapes, e.g. a Craig-Bampton tip interface's stretch
-    mode): measured on the X1 spin-up, such a body comes out 34 % too stiff (-0.380 m against
-    -0.574 m, the same at h = 0.02 and 0.005 s) while a bending-only basis with "full" and every
-    basis with "preload" are within 0.1 %.  The cause is not yet found (not the quartic term)."""
-    Kg, Kr = data.preload_stiffness, data.preload_stiffness_residual
-    if Kg is None or Kr is None:
+def _warn_locked_relaxation(owner: str, data) -> None:
+    """Log a WARNING when ``stiffening="full"`` meets data built before the relaxation fields
+    released the non-reference rigid interfaces (``settings["relaxation_interfaces"]`` absent):
+    their relaxed quartic energy keeps a spurious membrane energy in the element layer next to each
+    such interface (linearized rigid rotation), proportional to the mesh size; measured on the X1
+    spin-up with the tip interface's stretch mode in the basis 34 % too stiff (-0.380 m against
+    -0.574 m), on the X3 slider-crank rod 14 % too stiff.  Rebuilding the data fixes it."""
+    settings = data.settings or {}
+    if settings.get("quartic") != "relaxed" or settings.get("relaxation_interfaces") == "released":
         return
-    # the squared-spin unit loads (omega_x^2, omega_y^2, omega_z^2): share carried by the basis
-    norms = np.array([np.linalg.norm(Kg[c]) for c in range(3)])
-    if not np.any(norms > 0.0):
+    rigid = [f.name for f in data.interfaces if f.name != data.reference and getattr(f, "kind", "rigid") == "rigid"]
+    if data.kind != "craig-bampton" or not rigid:
         return
-    share = max(abs(1.0 - float(np.linalg.norm(Kr[c])) / norms[c]) for c in range(3) if norms[c] > 0.0)
-    if share > MEMBRANE_SHARE_WARN:
-        logger.warning(
-            "%s: the basis itself carries %.0f %% of the centrifugal preload stiffness (membrane/axial shapes); "
-            "stiffening='full' is not validated for such bases (X1 spin-up: 34 %% too stiff). Use "
-            "stiffening='preload' for spin-dominated loading, or keep only bending shapes (modes=...)",
-            owner, 100.0 * share)
+    logger.warning(
+        "%s: its data (%r) was built by an older flexmb whose relaxed quartic energy locks at the rigid "
+        "interfaces %s (too stiff at large deflection: X1 spin-up 34 %%); rebuild it with "
+        "flexmb.build_flexible_body (or `flexmb modes`), or use stiffening='preload'", owner, data.name, rigid)
 
 
 def select_modes(data, modes) -> Any:
     """The data set restricted to the modal coordinates ``modes`` (indices into the data's modes).
-    The residual preload stiffness is recomputed for the subset (the shapes are K-orthogonal, so
-    the subset's preload coordinates are the corresponding entries)."""
+
+    The dropped modes become part of the relaxation (the shapes are K-orthogonal, ``K = diag(omega2)``):
+    the residual preload stiffness gains what they carried (``Kg_res + sum_d a_c[d] G[d]``) and the
+    relaxed quartic energy is condensed over those stiffer than every kept mode (whose ``q_d = O(q^2)``
+    follows the kept ones quasi-statically): the cubic energy is linear in such a dropped ``q_d``,
+    ``q_d C_d[i,j] q_i q_j`` with ``C_d`` the symmetrized ``G`` entries with one index ``d``, and its
+    minimum ``-(C_d q q)^2 / (2 omega2_d)`` adds ``-4 C_d[i,j] C_d[k,l] / omega2_d`` to ``H`` (the
+    terms with ``q_d^2`` are of fifth order, as ``q_d = O(q^2)``).  So a subset that drops the
+    axial shape of a spinning beam keeps its membrane relaxation."""
     idx = np.asarray(modes, dtype=np.int64).reshape(-1)
     inv = data.invariants
     ix = np.ix_
@@ -81,12 +79,24 @@ def select_modes(data, modes) -> Any:
         Kr = Kr[:, idx][:, :, idx]
         if G is not None and a is not None and rest.size:
             Kr = Kr + np.einsum("ck,kij->cij", a[:, rest], G[rest][:, idx][:, :, idx])
+    H = data.quartic_stiffness
+    if H is not None:
+        H = H[ix(idx, idx, idx, idx)]
+        rest = np.setdiff1d(np.arange(data.n_modes), idx)
+        # only modes stiffer than every kept one: their q_d = O(q^2) follows the kept ones quasi-
+        # statically (a dropped soft mode is not condensable, and its terms would break the order)
+        rest = rest[data.omega2[rest] > float(np.max(data.omega2[idx], initial=0.0))]
+        if G is not None and rest.size and data.settings.get("quartic") == "relaxed":
+            C = 0.5 * (G[ix(rest, idx, idx)] + G[ix(idx, rest, idx)].transpose(1, 0, 2)
+                       + G[ix(idx, idx, rest)].transpose(2, 0, 1))
+            C = 0.5 * (C + C.transpose(0, 2, 1))
+            H = H - 4.0 * np.einsum("dij,dkl,d->ijkl", C, C, 1.0 / data.omega2[rest])
     return replace(
         data, frequencies=data.frequencies[idx], omega2=data.omega2[idx], mode_shapes=data.mode_shapes[:, :, idx],
         interfaces=ifs, invariants=inv2, damping=data.damping[ix(idx, idx)],
         geometric_stiffness=None if G is None else G[ix(idx, idx, idx)],
         preload_stiffness=None if Kg is None else Kg[:, idx][:, :, idx],
-        quartic_stiffness=None if data.quartic_stiffness is None else data.quartic_stiffness[ix(idx, idx, idx, idx)],
+        quartic_stiffness=H,
         preload_stiffness_residual=Kr, preload_coordinates=None if a is None else a[:, idx],
         modal_stresses=None if data.modal_stresses is None else data.modal_stresses[idx],
     )
@@ -109,10 +119,8 @@ class FlexibleBody:
         Initial modal coordinates and rates (default 0; mass-normalized shapes: [m sqrt(kg)]).
     modes : sequence of int, optional
         Subset of the data's modes to keep (default: all); ``[]`` gives a rigid body with the
-        data's mass properties.  ``Kg_res`` is recomputed for the subset, but the quartic ``H`` is
-        only sliced: a quartic energy relaxed over the complement of the data's basis is not relaxed
-        over the dropped modes, so with ``stiffening="full"`` keep the modes the data was built with
-        (measured on X1: 4 bending modes of a 26-shape relaxed basis lock at -0.112 m).
+        data's mass properties.  ``Kg_res`` and the relaxed quartic ``H`` are condensed over the
+        dropped modes (:func:`select_modes`), so a subset relaxes what the dropped shapes carried.
     damping : float, array_like (nm,) or (nm, nm), optional
         Overrides the data's modal damping: damping ratio(s) ``zeta`` (``C = diag(2 zeta omega)``)
         or the modal damping matrix [1/s].
@@ -120,11 +128,12 @@ class FlexibleBody:
         ``"full"`` (default): exact strain energy of the reduced field (cubic ``G``, quartic ``H``)
         plus the *residual* unit inertial preload stiffness scaled by the frame's spin;
         ``"preload"``: the *full* unit preload stiffnesses scaled by the frame's spin, no ``G``/``H``
-        (the SID/Wallrapp way); ``"none"``: linear modal body.  Validated (X1 spin-up within 0.1 %):
-        ``"full"`` with bending-only bases, ``"preload"`` with any basis; ``"full"`` with membrane or
-        axial shapes in the basis measured 34 % too stiff on X1 and logs a WARNING
-        (:data:`MEMBRANE_SHARE_WARN`).  ``"preload"`` does not stiffen under joint or applied
-        forces (only the body's own inertial loads).
+        (the SID/Wallrapp way); ``"none"``: linear modal body.  The preloads are scaled by the
+        frame's angular-velocity products, angular acceleration and acceleration minus gravity.
+        Validated: X1 spin-up within 0.3 % with and without the axial shape, X3/X4 slider-crank
+        within 1 % with the axial shape in the basis.  ``"preload"`` does not stiffen under joint
+        or applied forces (only the body's own inertial loads): keep ``"full"`` with an axial shape
+        where joint forces load the body axially (X4: the slider's inertia).
     """
 
     name: str
@@ -169,7 +178,7 @@ class FlexibleBody:
             raise ModelError(f"{owner}: stiffening='preload' needs the unit preload stiffnesses (built with "
                              f"preloads=True); rebuild the data or use stiffening='none'")
         if nm and self.stiffening == "full":
-            _warn_membrane_shapes(owner, data)
+            _warn_locked_relaxation(owner, data)
         for key in ("position", "velocity", "angular_velocity"):
             object.__setattr__(self, key, _vec3(key, getattr(self, key), owner))
         object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, owner))

@@ -509,6 +509,9 @@ def build_flexible_body(
         n_extra_zero_modes=basis.n_extra_zero_modes,
         method=method, quartic=quartic_mode, quartic_coupling=quartic_coupling,
         quartic_geometric_weight=quartic_weight,
+        # relaxation fields (relaxed H, residual preloads) with the non-reference rigid interfaces
+        # released (flexmb.fe.condensation.complement_response); absent in data built before
+        relaxation_interfaces="released",
         damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
     )
     src = getattr(mesh, "source", None)

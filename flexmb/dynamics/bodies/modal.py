@@ -14,13 +14,15 @@ modal coordinates, ``pi`` modified momenta (force; moment about ``O``; modal; fi
     Rq     = D_i0 q1 + sum_j D_ij Q_j - h qdot_i
     Rpi_v  = D_i0 pi1 + sum_j D_ij Pi_j - h (F + m g)
     Rpi_om = ...                        + h v x Pi_v - h (M_O + (R S(q)) x g)
-    Rpi_q  = ...                        - h (Q_q + dT/dq - f_el(q) - C qdot - K_s(Omega) q + S1^T R^T g)
+    Rpi_q  = ...                        - h (Q_q + dT/dq - f_el(q) - C qdot - K_s q + S1^T R^T g)
     Rw     = Rb Mb(q) Rb^T w - Pi - Lambda                      Rb = diag(R, R, I)
 
 ``Mb`` and ``dT/dq`` from :mod:`.modal_matrices`; ``f_el`` the elastic force (``K``, and with
-``stiffening="full"`` the cubic ``G`` and quartic ``H`` terms); ``K_s = sum_c s_c(Omega) Kg[c]`` the
-unit inertial preload stiffness scaled by the spin products of ``Omega = R^T omega`` (``"full"``:
-the residual ``Kg_res``; ``"preload"``: the full ``Kg``; ``"none"``: 0).
+``stiffening="full"`` the cubic ``G`` and quartic ``H`` terms); ``K_s = sum_c s_c Kg[c]`` the
+unit inertial preload stiffness scaled by the frame's motion in body axes: the spin products of
+``Omega = R^T omega``, the angular acceleration and the frame-origin acceleration minus gravity
+(:func:`.modal_residual.frame_acceleration`) (``"full"``: the residual ``Kg_res``; ``"preload"``:
+the full ``Kg``; ``"none"``: 0).
 """
 from __future__ import annotations
 
@@ -94,8 +96,10 @@ class FlexibleBodies:
                     if full[k] and b.data.quartic_stiffness is not None:
                         s = slice(0, b.n_modes)
                         self.H[k, s, s, s, s] = b.data.quartic_stiffness
-        # spin-product preload stiffness (first six unit loads)
-        self.Kg = None
+        # unit inertial preload stiffness: spin products (Kg, first six unit loads) and frame
+        # accelerations (Ka: frame-origin acceleration minus gravity, then angular acceleration,
+        # body axes; PRELOAD_NAMES stores alpha before a)
+        self.Kg = self.Ka = None
         for k, b in enumerate(src):
             arr = (b.data.preload_stiffness_residual if b.stiffening == "full" else
                    b.data.preload_stiffness if b.stiffening == "preload" else None)
@@ -103,7 +107,9 @@ class FlexibleBodies:
                 continue
             if self.Kg is None:
                 self.Kg = np.zeros((n, 6, nm, nm))
+                self.Ka = np.zeros((n, 6, nm, nm))
             self.Kg[k, :, :b.n_modes, :b.n_modes] = arr[:6]
+            self.Ka[k, :, :b.n_modes, :b.n_modes] = arr[[9, 10, 11, 6, 7, 8]]  # (a_O - g, alpha) order
         self.q0 = np.zeros((n, nm))
         self.qd0 = np.zeros((n, nm))
         for k, b in enumerate(src):

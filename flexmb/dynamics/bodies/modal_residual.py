@@ -90,6 +90,8 @@ def modal_residual(grp, ek, kin, r, trip, gravity) -> None:
     dP[..., 3:6, :] -= rot.skew(P[..., 3:6])
     Jl[..., BW:BW + N, BTH:BTH + 3] = dP @ T
     Jl[..., BW:BW + N, BPI:BPI + N] = -np.eye(N)
+    if grp.Ka is not None:
+        acceleration_preloads(grp, ek, kin, r, trip, gravity, Jl)
 
     bi, ip = np.meshgrid(grp.bodies, np.arange(p), indexing="ij")
     loc = lay.body(bi, ip, 0, S)
@@ -101,3 +103,50 @@ def modal_residual(grp, ek, kin, r, trip, gravity) -> None:
     for slot, k in ((BX, 3), (BTH, 3), (BQ, nm), (BPI, N)):
         if k:
             trip.add(lay.body(bb, ii, slot, k), lay.body(bb, jj, slot, k), Dij[..., None, None] * np.eye(k))
+
+
+
+def frame_acceleration(grp, ek, kin, gravity):
+    """Frame accelerations at the internal points, body axes: ``s = (a_O - g, alpha)`` (n, p, 6).
+
+    The derivative of the element's frame-velocity polynomial, the same differentiation as for the
+    positions: ``h (v', omega')_i = D_i0 w1 + sum_j D_ij w_j``, with the node velocity ``w1`` from the
+    node momenta (after the gauge reset they are the true momenta: ``w1 = Rb Mb(q1)^-1 Rb^T p1``).
+    Also returns the world-axes ``(v' - g, omega')`` for the Jacobian.
+    """
+    st, h = ek.st, ek.h
+    D0, D = ek.te.D[:, 0], ek.te.D[:, 1:]
+    w1 = grp.velocities(st, st.pi[grp.vel_cols])[:, :6]
+    acc = (D0[None, :, None] * w1[:, None] + np.einsum("ij,bjd->bid", D, kin.W[..., :6])) / h
+    acc[..., :3] -= np.asarray(gravity, float)
+    s = np.concatenate([np.einsum("bpji,bpj->bpi", kin.R, acc[..., :3]),
+                        np.einsum("bpji,bpj->bpi", kin.R, acc[..., 3:])], axis=-1)
+    return s, acc
+
+
+def acceleration_preloads(grp, ek, kin, r, trip, gravity, Jl) -> None:
+    """Preload stiffness of the frame accelerations, ``K_a = sum_c s_c Ka[c]`` with
+    ``s = (a_O - g, alpha)`` in body axes (:func:`frame_acceleration`), added to the modal rows
+    (``+ h K_a q``) with its Jacobian: the local blocks into ``Jl``, the couplings between internal
+    points (through ``D``) into ``trip``.
+    """
+    lay, te, h, p = ek.lay, ek.te, ek.h, ek.te.p
+    nm, N = grp.nm, grp.N
+    BTH, BQ, BPI, BW = grp.BTH, grp.BQ, grp.BPI, grp.BW
+    R, T, Q = kin.R, kin.T, kin.Q
+    Rt = np.swapaxes(R, -1, -2)
+    s, acc = frame_acceleration(grp, ek, kin, gravity)
+    Ks = np.einsum("bpc,bcmn->bpmn", s, grp.Ka)
+    rows = slice(BPI + 6, BPI + N)
+    r[..., rows] += h * np.einsum("bpmn,bpn->bpm", Ks, Q)
+    Jl[..., rows, BQ:BQ + nm] += h * Ks
+    C = h * np.einsum("bcmn,bpn->bpmc", grp.Ka, Q)  # d(h K_a q)/ds (n,p,nm,6)
+    # s = blockdiag(R^T, R^T) acc: rotation of the point itself
+    Jl[..., rows, BTH:BTH + 3] += (C[..., :3] @ Rt @ rot.skew(acc[..., :3]) + C[..., 3:] @ Rt @ rot.skew(acc[..., 3:])) @ T
+    # acc_i = (... + sum_j D_ij w_j) / h: couplings to every internal point's frame velocity
+    CB = np.concatenate([C[..., :3] @ Rt, C[..., 3:] @ Rt], axis=-1)  # (n,p,nm,6)
+    D = te.D[:, 1:]
+    blk = np.einsum("bimc,ij->bijmc", CB, D / h)
+    b = grp.bodies[:, None, None]
+    bb, ii, jj = np.broadcast_arrays(b, np.arange(p)[None, :, None], np.arange(p)[None, None, :])
+    trip.add(lay.body(bb, ii, BPI + 6, nm), lay.body(bb, jj, BW, 6), blk)

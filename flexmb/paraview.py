@@ -25,6 +25,24 @@ Files (in ``directory``)
     ``axis`` (0, 1, 2) and ``body`` (index into the rigid bodies, in the order of
     ``Solution.body_names``), point data ``velocity`` [m/s] and ``angular_velocity`` [rad/s] of the body.
 
+Options
+-------
+``model``
+    The simulated Model (attached to the solution, :meth:`Solution.attach`).
+``bodies``
+    Names of the bodies to write (default all).
+``every``
+    Write every k-th output time (``t[0], t[k], ...``) and always the last one.
+``scale``
+    Magnification of the elastic displacement in the drawn node positions (point data unscaled).
+``frame``
+    ``"inertial"`` (default) or ``"body"``: each flexible mesh in its floating frame (rigid bodies
+    are then not written).
+``triad``
+    Length of the rigid bodies' axis lines [m] (default: a tenth of the model's size).
+``stem``
+    Name of the ``.pvd`` file.
+
 The ``.vtu`` files are written with meshio (binary, zlib); meshio has no ``.pvd`` writer, the small
 XML collection is written here.  Flexible bodies need their :class:`FlexibleBodyData`: the solution
 must know the simulated model (``Solution.attach(model)`` or ``model=``); a rigid-only solution

@@ -655,16 +655,10 @@ class Solution:
     def to_paraview(self, directory: str | Path, *, model: Any = None, bodies: Sequence[str] | None = None,
                     every: int = 1, scale: float = 1.0, frame: str = "inertial", triad: float | None = None,
                     stem: str = "solution") -> Path:
-        """Write a ParaView ``.pvd`` time series: each flexible body's FE mesh deformed through its
-        modes with point data ``displacement`` [m] and ``von_mises`` [Pa] (linear modal stress),
-        rigid bodies as triads of their axes; see :mod:`flexmb.paraview` for the files.
-
-        ``model``: the simulated Model (attached, see :meth:`attach`; flexible bodies need it);
-        ``bodies``: subset of body names; ``every``: every k-th output time (and the last);
-        ``scale``: displacement magnification of the drawn meshes (the point data stay unscaled);
-        ``frame``: ``"inertial"`` or ``"body"`` (meshes in their floating frames); ``triad``: length
-        of the rigid bodies' axes [m] (default a tenth of the model's size).  Returns the ``.pvd`` path.
-        """
+        """Write a ParaView ``.pvd`` time series (deformed meshes of the flexible bodies with
+        ``displacement`` [m] and ``von_mises`` [Pa], rigid bodies as axis triads) and return its path;
+        files and options (``every`` k-th time, ``scale`` of the drawn displacements, ``frame``
+        "inertial"/"body", ``triad`` [m]) in :mod:`flexmb.paraview`.  ``model``: see :meth:`attach`."""
         from flexmb.paraview import write_paraview
 
         return write_paraview(self, directory, model=model, bodies=bodies, every=every, scale=scale, frame=frame,

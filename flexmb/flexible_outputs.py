@@ -20,8 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
 
-__all__ = ["NodeSetView", "body_kinetic_energy", "check_model", "chord_deflection", "elastic_energy", "modal_chord_deflection", "node_set", "resolve_nodes",
-           "flexible_element"]
+__all__ = ["NodeSetView", "body_kinetic_energy", "check_model", "chord_deflection", "elastic_energy",
+           "flexible_element", "modal_chord_deflection", "node_set", "resolve_nodes"]
 
 #: default snapping tolerance of points to nodes, relative to the mesh's bounding-box diagonal
 SNAP_TOL = 1e-6

@@ -1,5 +1,6 @@
 # flexmb: two commands for a newcomer.
-#   make demo      set up (venv, system packages, flexmb) and run the main example
+#   make demo      set up (venv, system packages, flexmb) and run the main example (flexible slider-crank)
+#   make demo-chain  the rigid 15-link chain demo
 #   make test      set up the same way and run the fast test suite
 #   make validate  run every validation case (slow) and the slow tests
 SHELL := /bin/bash
@@ -8,7 +9,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.flexmb-installed
 
-.PHONY: setup sysdeps demo test validate bench clean
+.PHONY: setup sysdeps demo demo-chain test validate bench clean
 
 setup: $(STAMP)
 
@@ -44,8 +45,12 @@ $(STAMP): pyproject.toml
 	@$(PY) -m pip install -q -e ".[sparse]" || echo "note: scikit-sparse did not build: modal reduction uses the SciPy fallback"
 	@touch $(STAMP)
 
+# the flexible slider-crank: mesh -> modes -> 3 crank revolutions -> plot and ParaView files (about 40 s)
 demo: $(STAMP)
-	$(PY) -m flexmb demo --out results/demo
+	$(PY) -m flexmb demo slider-crank --out results/demo
+
+demo-chain: $(STAMP)
+	$(PY) -m flexmb demo chain --out results/demo_chain
 
 test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"

@@ -61,6 +61,7 @@ _LAZY: dict[str, str] = {
     "spinup_beam_data": "flexmb.catalog_flex",
     "slider_crank_rod_data": "flexmb.catalog_flex",
     "PointView": "flexmb.solution",
+    "NodeSetView": "flexmb.flexible_outputs",
     "sweep": "flexmb.studies",
     "linear_range": "flexmb.studies",
     "log_range": "flexmb.studies",
@@ -121,6 +122,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.catalog_flex import slider_crank_rod_data as slider_crank_rod_data
     from flexmb.catalog_flex import spinup_beam_data as spinup_beam_data
     from flexmb.solution import PointView as PointView
+    from flexmb.flexible_outputs import NodeSetView as NodeSetView
     from flexmb.studies import sweep as sweep
     from flexmb.studies import linear_range as linear_range
     from flexmb.studies import log_range as log_range

@@ -267,6 +267,7 @@ class Solution:
                 f"`meta` must be JSON-serialisable (str keys; numbers, strings, lists, dicts): {exc}"
             ) from None
         self._quaternions: NDArray[np.float64] | None = None
+        self._model: Any = None
 
     @staticmethod
     def _checked_stats(stats: Mapping[str, ArrayLike]) -> dict[str, NDArray]:
@@ -391,7 +392,26 @@ class Solution:
             name, self.t, self.body_position[:, i], self.body_rotation[:, i], self.body_velocity[:, i],
             self.body_angular_velocity[:, i], self.quaternions[:, i], ex.get(f"modal/{name}"),
             ex.get(f"modal_rate/{name}"), ifs,
+            None if self._model is None else self._model.bodies[self._model.body_index(name)],
         )
+
+    @property
+    def model(self) -> Any:
+        """The :class:`~flexmb.model.Model` given to :meth:`attach` (None: unknown, e.g. after :meth:`load`)."""
+        return self._model
+
+    def attach(self, model: Any) -> "Solution":
+        """Tell the solution which model it is the result of (not saved by :meth:`save`); returns ``self``.
+
+        Flexible-body outputs need the body data (mesh, mode shapes, stresses): ``body(name).nodes``,
+        ``.chord_deflection``, ``.elastic_energy``, ``.kinetic_energy``, :meth:`to_paraview`,
+        :meth:`plot_deflection`.  ModelError when the model's bodies or modal sizes differ from the
+        solution's."""
+        from flexmb.flexible_outputs import check_model
+
+        check_model(self, model)
+        self._model = model
+        return self
 
     def joint(self, name: str) -> JointView:
         """Time histories of the joint ``name`` as a read-only :class:`JointView`.
@@ -463,7 +483,9 @@ class Solution:
         Internal-point arrays and statistics are carried over unchanged."""
         from flexmb.dense_output import sample
 
-        return sample(self, times)
+        out = sample(self, times)
+        out._model = self._model
+        return out
 
     def save(self, path: str | Path, *, compress: bool = True) -> Path:
         """Write the solution to one ``.npz`` file (no pickle); :meth:`load` reads it back bit for bit.
@@ -629,6 +651,30 @@ class Solution:
         from flexmb.solution_output import write_csv
 
         return write_csv(self, directory)
+
+    def to_paraview(self, directory: str | Path, *, model: Any = None, bodies: Sequence[str] | None = None,
+                    every: int = 1, scale: float = 1.0, frame: str = "inertial", triad: float | None = None,
+                    stem: str = "solution") -> Path:
+        """Write a ParaView ``.pvd`` time series (deformed meshes of the flexible bodies with
+        ``displacement`` [m] and ``von_mises`` [Pa], rigid bodies as axis triads) and return its path;
+        files and options (``every`` k-th time, ``scale`` of the drawn displacements, ``frame``
+        "inertial"/"body", ``triad`` [m]) in :mod:`flexmb.paraview`.  ``model``: see :meth:`attach`."""
+        from flexmb.paraview import write_paraview
+
+        return write_paraview(self, directory, model=model, bodies=bodies, every=every, scale=scale, frame=frame,
+                              triad=triad, stem=stem)
+
+    def plot_deflection(self, body: str, *, interfaces: Sequence[str] | None = None, nodes: Any = None,
+                        components: str = "xyz", model: Any = None, ax: Any = None, path: str | Path | None = None):
+        """Plot the elastic displacement ``Phi_t q`` (body frame) of a flexible body's interfaces
+        (default: all but the reference) and/or nodes against time; see
+        :func:`flexmb.solution_output.plot_deflection`.  Returns the matplotlib axes."""
+        from flexmb.solution_output import plot_deflection
+
+        if model is not None:
+            self.attach(model)
+        return plot_deflection(self, body, interfaces=interfaces, nodes=nodes, components=components, ax=ax,
+                               path=path)
 
     # ------------------------------------------------------------------ plots
     def plot(

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from flexmb.units import unit_symbols
 
-__all__ = ["plot_solution", "write_csv"]
+__all__ = ["plot_deflection", "plot_solution", "write_csv"]
 
 
 def write_csv(sol: Any, directory: str | Path) -> dict[str, Path]:
@@ -179,6 +179,69 @@ def plot_solution(sol: Any, quantity: str, *, bodies: Sequence[str] | None = Non
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="upper left" if quantity == "newton" else "best", fontsize="small")
+    if path is not None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ax.figure.savefig(path, dpi=120)
+    return ax
+
+
+def plot_deflection(sol: Any, body: str, *, interfaces: Sequence[str] | None = None, nodes: Any = None,
+                    components: str = "xyz", ax: Any = None, path: str | Path | None = None) -> Any:
+    """Plot deflection histories of the flexible body ``body`` of ``sol`` (the solution must know its
+    model, :meth:`Solution.attach`): the elastic displacement relative to the floating frame, body
+    frame components, of
+
+    * ``interfaces`` (names; default: every interface but the reference one when ``nodes`` is None):
+      the interface point's translation ``Phi_t q`` (the modal map's first three rows),
+    * ``nodes`` (indices, an interface name or a list of them): ``Phi_t q`` of each node.
+
+    ``components``: subset of ``"xyz"``.  Axes in the model's units; one line per entity and
+    component, labelled ``"<entity> <component>"``.  ``ax``/``path`` as in :meth:`Solution.plot`.
+    Returns the axes.
+    """
+    from flexmb.errors import ModelError
+    from flexmb.flexible_outputs import flexible_element, resolve_nodes
+
+    view = sol.body(body)
+    data = flexible_element(view, f"plot_deflection({body!r})").data
+    if not components or any(c not in "xyz" for c in components) or len(set(components)) != len(components):
+        raise ValueError(f"`components` must be a non-empty subset of 'xyz' such as 'y'; got {components!r}")
+    comp = ["xyz".index(c) for c in components]
+    names = [f.name for f in data.interfaces]
+    if interfaces is None:
+        interfaces = [f.name for f in data.interfaces if not f.is_reference] if nodes is None else []
+    elif isinstance(interfaces, str):
+        interfaces = [interfaces]
+    series = []
+    for name in interfaces:
+        if name not in names:
+            raise ModelError(f"plot_deflection: body {body!r} has no interface {name!r}; interfaces: {names}")
+        mm = np.asarray(data.interface(name).modal_map, dtype=float)[:3]
+        series.append((name, view.modal @ mm.T))
+    if nodes is not None:
+        idx = resolve_nodes(data, nodes, what=f"plot_deflection({body!r})")
+        u = np.einsum("kdm,tm->tkd", np.asarray(data.mode_shapes, dtype=float)[idx], view.modal)
+        series += [(f"node {int(k)}", u[:, j]) for j, k in enumerate(idx)]
+    if not series:
+        raise ModelError(f"plot_deflection: nothing to plot for body {body!r}: give interfaces= (of {names}) or nodes=")
+    if ax is None:
+        if path is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots()
+        else:
+            from matplotlib.figure import Figure
+
+            ax = Figure(figsize=(7, 4), layout="constrained").subplots()
+    u = unit_symbols(sol.meta.get("units", "SI"))
+    for label, d in series:
+        for c in comp:
+            ax.plot(sol.t, d[:, c], label=f"{label} {'xyz'[c]}")
+    ax.set_xlabel(f"t [{u['T']}]")
+    ax.set_ylabel(f"{body}: elastic displacement, body frame [{u['L']}]")
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
     if path is not None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)

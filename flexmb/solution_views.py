@@ -3,7 +3,7 @@ body-fixed points :class:`PointView`) or one joint (:class:`JointView`), as retu
 ``Solution.body(name)`` / ``Solution.joint(name)``."""
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -53,6 +53,10 @@ class BodyView(NamedTuple):
     interfaces : dict of str to BodyView
         Flexible bodies: the motion of each interface frame (inertial position of its point,
         rotation, velocity, angular velocity), see :meth:`interface`.
+    element : RigidBody or FlexibleBody or None
+        The model element of the body when the solution knows its model
+        (:meth:`Solution.attach`); needed by :meth:`nodes`, :meth:`chord_deflection`,
+        :attr:`elastic_energy` and :attr:`kinetic_energy`.
     """
 
     name: str
@@ -65,6 +69,7 @@ class BodyView(NamedTuple):
     modal: NDArray[np.float64] | None = None
     modal_rate: NDArray[np.float64] | None = None
     interfaces: dict | None = None
+    element: Any = None
 
     def interface(self, name: str) -> "BodyView":
         """Motion of the interface frame ``name`` of a flexible body (a :class:`BodyView`: inertial
@@ -74,6 +79,68 @@ class BodyView(NamedTuple):
         if name not in ifs:
             raise KeyError(f"body {self.name!r} has no interface {name!r}; interfaces: {sorted(ifs)}")
         return ifs[name]
+
+    def nodes(self, nodes: Any = None, *, points: ArrayLike | None = None, tol: float | None = None):
+        """Motion of FE nodes of a flexible body at the output times (a
+        :class:`~flexmb.flexible_outputs.NodeSetView`: ``displacement`` ``Phi_t q`` in the body
+        frame, ``displacement_inertial`` ``R Phi_t q`` and ``position`` ``x + R (X0 + Phi_t q)``,
+        each (nt, k, 3) [m]).
+
+        Parameters
+        ----------
+        nodes : int, sequence of int, or str, optional
+            Node indices into the data's ``points``, or an interface name (its node set); default
+            every node.
+        points : array_like, shape (3,) or (k, 3), optional
+            Body-frame points [m] instead, snapped to the nearest nodes (within ``tol`` [m];
+            default 1e-6 of the mesh size, i.e. they must be nodes).
+        """
+        from flexmb.flexible_outputs import node_set
+
+        return node_set(self, nodes, points=points, tol=tol)
+
+    def chord_deflection(self, point: Any, ends: tuple[str, str], axis: ArrayLike | None = None,
+                         tol: float | None = None) -> NDArray[np.float64]:
+        """Deflection of a node from the chord between two interfaces of a flexible body, in the body frame.
+
+        The chord runs from interface ``ends[0]``'s point to ``ends[1]``'s, both deformed
+        (``c + Phi_t q``); the node's deformed position ``X0 + Phi_t q`` minus its projection on the
+        chord is the deflection [m].
+
+        Parameters
+        ----------
+        point : int or array_like (3,)
+            Node index, or a body-frame point [m] snapped to a node within ``tol`` (see :meth:`nodes`).
+        ends : (str, str)
+            Interface names.
+        axis : array_like (3,), optional
+            Body-frame axis ``n``: return the signed deflection along ``n x e`` (``e`` the unit
+            chord), shape (nt,) [m]; e.g. ``axis=(0, 0, 1)`` for the in-plane deflection of a rod
+            along x bending in the x-y plane (positive along y).  Default: the deflection
+            vector, shape (nt, 3) [m].
+        """
+        from flexmb.flexible_outputs import chord_deflection
+
+        return chord_deflection(self, point, ends, axis, tol)
+
+    @property
+    def elastic_energy(self) -> NDArray[np.float64]:
+        """Strain energy of a flexible body, shape (nt,) [J]: ``1/2 omega2 q^2`` plus, for
+        ``stiffening="full"``, the cubic ``1/2 G q^3`` and quartic ``1/8 H q^4`` terms (the energy the
+        engine uses; the preload stiffness is not a stored energy and is not included)."""
+        from flexmb.flexible_outputs import elastic_energy
+
+        return elastic_energy(self)
+
+    @property
+    def kinetic_energy(self) -> NDArray[np.float64]:
+        """Kinetic energy of the body, shape (nt,) [J]: rigid ``1/2 m v_c^2 + 1/2 w J w``; flexible
+        ``1/2 W^T M(q) W`` with the exact configuration-dependent mass matrix of the reduced field
+        (``W`` = frame velocity, angular velocity (body frame) and modal rates).  The sum over the
+        bodies is ``Solution.kinetic_energy``."""
+        from flexmb.flexible_outputs import body_kinetic_energy
+
+        return body_kinetic_energy(self)
 
     def point(self, r: ArrayLike) -> PointView:
         """Motion of the body-fixed point(s) ``r`` at the time nodes.

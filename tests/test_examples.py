@@ -82,11 +82,11 @@ def test_fourbar_redundancy_and_motion():
 
 def test_flexible_slider_crank_linear_rod_first_maximum(tmp_path):
     """X3 with the linear modal rod over 1 rad of crank: first maximum of the mid-point deflection
-    0.0110 L (the published linear modal value) at about 0.72 rad; the plot is written."""
-    r = load("flexible_slider_crank").main(stiffening="none", angle=1.0, plot=tmp_path / "c.png")
+    0.0110 L (the published linear modal value) at about 0.72 rad; the plot and the ParaView files are written."""
+    r = load("flexible_slider_crank").main(stiffening="none", angle=1.0, plot=tmp_path / "c.png", paraview=tmp_path / "pv")
     assert r["first_max"] == pytest.approx(0.0110, rel=0.03)
     assert 0.6 < r["first_max_angle"] < 0.85
-    assert (tmp_path / "c.png").stat().st_size > 0
+    assert (tmp_path / "c.png").stat().st_size > 0 and r["pvd"].is_file()
 
 
 def test_sweep_slider_crank_deflection_grows_with_omega_squared():

@@ -1,5 +1,5 @@
 """The README's claims match behaviour: the complete example prints what its comment says, the demo is
-the 15-link chain, and the validation count matches `flexmb validate --list`."""
+the flexible slider-crank (the 15-link chain stays as `flexmb demo chain`), and the validation count matches `flexmb validate --list`."""
 from __future__ import annotations
 
 import contextlib
@@ -29,13 +29,15 @@ def test_complete_example_prints_the_commented_value(tmp_path, monkeypatch):
     assert (tmp_path / "pendulum.npz").is_file() and (tmp_path / "pendulum_csv" / "energy.csv").is_file()
 
 
-def test_demo_is_the_15_link_chain():
+def test_demo_is_the_flexible_slider_crank_and_the_chain_stays():
     from flexmb.catalog import chain15_model
 
     assert "15-link chain" in README and len(chain15_model().bodies) == 15
+    assert "flexible slider-crank" in README.split("make test", 1)[0]  # the quick start's demo
     import flexmb.cli.demo as demo
 
-    assert "15-link chain" in demo.__doc__
+    assert "15-link chain" in demo.__doc__ and "flexible slider-crank" in demo.__doc__
+    assert sorted(demo.DEFAULTS) == ["chain", "slider-crank"]
 
 
 def test_validation_count_matches_validate_list():

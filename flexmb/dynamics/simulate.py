@@ -476,7 +476,7 @@ class Run:
                          "rejected_steps": self.rejected})
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
-        return rec.solution(meta)
+        return rec.solution(meta).attach(self.model)  # the model behind the flexible-body outputs
 
 
 def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:

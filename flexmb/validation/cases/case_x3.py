@@ -141,20 +141,17 @@ def slider_crank(omega: float, slider_mass: float = 0.0, stiffening: str = "full
 def midpoint_deflection(sol, data) -> np.ndarray:
     """Lateral deflection of the rod mid-point from the chord between the rod ends, over L, shape (nt,).
 
-    Mid-point: the ``mid_axis`` node (L/2, 0, 0) moved by the mode shapes; chord: from the big end
-    (frame origin, undeformed) to the ``small_end`` interface point; in the rod frame, signed along
-    the normal z x chord (the rod frame's y for an undeformed chord)."""
-    q = sol.body("rod").modal
-    node = int(np.argmin(np.linalg.norm(data.points - [L / 2, 0.0, 0.0], axis=1)))
-    if np.linalg.norm(data.points[node] - [L / 2, 0.0, 0.0]) > 1e-9 * L:
-        from flexmb.errors import ModelError
+    Mid-point: the ``mid_axis`` node (L/2, 0, 0) moved by the mode shapes; chord: from the
+    ``big_end`` interface point (the frame origin, undeformed) to the ``small_end`` one
+    (``c + Phi_t q``); in the rod frame, signed along z x chord (the rod frame's y for an undeformed
+    chord): :func:`flexmb.flexible_outputs.modal_chord_deflection`, what
+    ``sol.body("rod").chord_deflection((L / 2, 0, 0), ("big_end", "small_end"), axis=(0, 0, 1))``
+    gives when the solution knows its model.  ModelError if the data has no node at (L/2, 0, 0)."""
+    from flexmb.flexible_outputs import modal_chord_deflection
 
-        raise ModelError(f"midpoint_deflection: the rod data {data.name!r} has no node at (L/2, 0, 0) = "
-                         f"({L / 2}, 0, 0); use the X3 rod of flexmb.catalog_flex.slider_crank_rod_data")
-    mid = data.points[node] + q @ data.mode_shapes[node].T
-    end = np.asarray(data.interface("small_end").position) + q @ np.asarray(data.interface("small_end").modal_map)[:3].T
-    cross = end[:, 0] * mid[:, 1] - end[:, 1] * mid[:, 0]
-    return cross / np.hypot(end[:, 0], end[:, 1]) / L
+    d = modal_chord_deflection(data, sol.body("rod").modal, (L / 2, 0.0, 0.0), ("big_end", "small_end"),
+                               axis=(0.0, 0.0, 1.0), tol=1e-9 * L, what="midpoint_deflection (X3 rod mid-point)")
+    return d / L
 
 
 def first_maximum(t, d) -> tuple[float, float]:

@@ -22,7 +22,9 @@ Exudyn (when ``import exudyn`` works): ``ObjectFFRFreducedOrder`` (``AddObjectFF
 C++ body, no user functions) built by ``exudyn.FEM.ObjectFFRFreducedOrderInterface`` from an
 ``FEMinterface`` holding *our* mesh nodes, our assembled sparse M and K
 (:mod:`flexmb.fe.assembly`) and our mode shapes as its mode basis, so both programs integrate the
-same modes and inertia invariants; Exudyn's body has no geometric stiffening.  Hub / crank driven by a
+same modes and inertia invariants; Exudyn's body has no geometric stiffening.  The spin-up is also run
+with a "stiffening user function" (a Python ``forceUserFunction`` adding ``-Omega(t)^2 Kg[wz*wz] q``,
+our centrifugal unit preload stiffness scaled by the prescribed hub rate): Exudyn's correct answer.  Hub / crank driven by a
 ``GenericJoint`` with a rotation ``offsetUserFunction``; the rod's big end on the crank by a
 ``GenericJoint`` with the rotation about z free, its small end (``MarkerSuperElementPosition``, the
 mean of the end-face nodes: on the axis, and exact because the Craig-Bampton face moves rigidly) held
@@ -186,13 +188,32 @@ def exudyn_solve(mbs, settings) -> tuple[float, float, str]:
     return wall, cpu, err
 
 
-def exudyn_spinup(data, h: float = EXU_SPINUP_H, t_end: float = case_x1.T_END) -> dict:
+def hub_rate(t: float) -> float:
+    """d theta / dt of case_x1's spin-up [rad/s]."""
+    Ws, Ts = case_x1.WS, case_x1.TS
+    return Ws / Ts * (t - Ts / (2 * math.pi) * math.sin(2 * math.pi * t / Ts)) if t < Ts else Ws
+
+
+def exudyn_spinup(data, h: float = EXU_SPINUP_H, t_end: float = case_x1.T_END, stiffening: bool = False) -> dict:
+    """Exudyn's spin-up; ``stiffening``: add the centrifugal preload stiffness as a Python force user
+    function, ``-Omega(t)^2 Kg[wz*wz] q`` on the modal rows (our unit preload stiffness, Omega the
+    prescribed hub rate; the rigid-body rows untouched): the "stiffening user function" of issue 7."""
     from flexmb.catalog_flex import CASES
 
     cms, _, build = exudyn_body(data, CASES["x1"].mesh)
     SC = exu.SystemContainer()
     mbs = SC.AddSystem()
-    obj = cms.AddObjectFFRFreducedOrder(mbs, positionRef=[0, 0, 0])
+    if stiffening:
+        Kg, nm = np.asarray(data.preload_stiffness[2]), data.n_modes  # PRELOAD_NAMES[2] = "wz*wz"
+
+        def centrifugal(mbs, t, item, q, q_t):
+            f = np.zeros(len(q))
+            f[-nm:] = -hub_rate(t) ** 2 * (Kg @ np.asarray(q[-nm:]))
+            return f
+
+        obj = cms.AddObjectFFRFreducedOrderWithUserFunctions(exu, mbs, positionRef=[0, 0, 0], UFforce=centrifugal)
+    else:
+        obj = cms.AddObjectFFRFreducedOrder(mbs, positionRef=[0, 0, 0])
     ground = mbs.AddObject(ObjectGround())
     m_ground = mbs.AddMarker(MarkerBodyRigid(bodyNumber=ground, localPosition=[0, 0, 0]))
     m_frame = mbs.AddMarker(MarkerNodeRigid(nodeNumber=obj["nRigidBody"]))
@@ -263,10 +284,11 @@ def run_spinup(quick: bool) -> dict:
     print(f"\nSpin-up X1 (4 in-plane bending modes, 20 s); reference extreme {REF_SPINUP} m")
     print(f"{'program':<28}{'p':>3}{'h [s]':>9}{'steps':>7}{'wall [s]':>10}{'CPU [s]':>9}{'extreme [m]':>13}"
           f"{'at [s]':>8}{'vs ref':>9}")
-    for p, h in QUICK_SPINUP if quick else SPINUP_STEPS:
-        r = flexmb_spinup(data, p, h)
+    runs = [(p, h, "full") for p, h in (QUICK_SPINUP if quick else SPINUP_STEPS)] + [(3, 0.4, "preload")]
+    for p, h, stiff in runs:
+        r = flexmb_spinup(data, p, h, stiff)
         out["flexmb"].append(r)
-        print(f"{'flexmb (full)':<28}{p:>3}{h:>9.3g}{r['steps']:>7}{r['wall']:>10.2f}{r['cpu']:>9.2f}{r['extreme']:>13.5f}"
+        print(f"{f'flexmb ({stiff})':<28}{p:>3}{h:>9.3g}{r['steps']:>7}{r['wall']:>10.2f}{r['cpu']:>9.2f}{r['extreme']:>13.5f}"
               f"{r['t_extreme']:>8.2f}{pct(r['extreme'], REF_SPINUP):>9}", flush=True)
     check = flexmb_spinup(data, 2, 0.02, "none", t_end=T_CHECK)
     out["flexmb_none_check"] = check
@@ -277,6 +299,11 @@ def run_spinup(quick: bool) -> dict:
         print(f"{'Exudyn (no stiffening)':<28}{'GA':>3}{e['h']:>9.3g}{int(round(e['t_reached'] / e['h'])):>7}"
               f"{e['wall']:>10.2f}{e['cpu']:>9.2f}{e['extreme']:>13.4g}{e['t_extreme']:>8.2f}{'':>9}  {stop}; |v| > 1 m at "
               f"t = {e['t_over_1m']:.2f} s")
+        e2 = exudyn_spinup(data, stiffening=True)
+        out["exudyn_stiffening_uf"] = e2
+        print(f"{'Exudyn + stiffening UF':<28}{'GA':>3}{e2['h']:>9.3g}{int(round(e2['t_reached'] / e2['h'])):>7}"
+              f"{e2['wall']:>10.2f}{e2['cpu']:>9.2f}{e2['extreme']:>13.5f}{e2['t_extreme']:>8.2f}"
+              f"{pct(e2['extreme'], REF_SPINUP):>9}  {e2['error']}")
         print(f"cross-check, tip deflection at t = {T_CHECK} s without stiffening: flexmb (p = 2, h = 0.02) "
               f"{check['v_end']:.5f} m, Exudyn {e['v_check']:.5f} m")
     return out

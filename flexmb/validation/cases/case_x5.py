@@ -39,8 +39,9 @@ stretch has to be prescribed.  Disturbance: q0 = first mode with a tip deflectio
 rest relative to the hub; no damping, default stiffening ``"full"`` (cubic ``G`` vanishes by symmetry
 for flapwise shapes, the quartic ``H`` changes the frequency by ~1e-5 at this amplitude; the
 centrifugal stiffening is the residual preload, all of it for a bending basis); p = 2, 40 steps per
-reference period, 6 periods.  The tip deflection w(t) (tip face mean, along z in the hub frame) is
-fitted by two sinusoids of free frequencies (variable projection: the amplitudes by linear least
+reference period, 6 periods (4 with ``--fast``, which also skips the two logged runs).  The tip
+deflection w(t) (tip face mean, along z in the hub frame) is fitted by two sinusoids of free
+frequencies (variable projection: the amplitudes by linear least
 squares, the frequencies by ``scipy.optimize.least_squares``, started from the zero-crossing
 period and the FFT peak of what remains); the lower frequency is lambda_1 = omega_1 T.  Tolerance
 1 % (issue 7).  Measured: lambda_1 = 4.14533, 7.37016, 11.22056 (+0.19 %, +0.13 %, +0.16 %): the

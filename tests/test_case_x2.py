@@ -53,15 +53,12 @@ def test_x2_early_lag_converges_to_the_tight_run(early):
     assert u[-1, 1] == pytest.approx(V3_REFERENCE, rel=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known defect (reported to the lead, flexmb/flexible.py and the relaxed quartic H are not this "
-    "task's): with the tip interface's in-plane constraint modes in the basis (its axial one not) the "
-    "relaxation of H cannot let the tip pull in axially (the Craig-Bampton complement keeps the interface "
-    "fixed): H_0000 = 411 against 0.54, and 'full' gives -0.358 m instead of -0.531 m, without a warning"))
 def test_x2_full_stiffening_does_not_depend_on_the_tip_interface():
     """Both bases span the in-plane bending of the cantilever (the tip interface adds the static
     shapes of a tip force and moment): the extreme tip deflection of the first 7 s must agree within
-    1 %, as it does with stiffening="preload" (-0.53340 against -0.53339 m over 20 s)."""
+    1 %, as it does with stiffening="preload" (-0.53340 against -0.53339 m over 20 s).  Before the
+    relaxation released the rigid tip interface (flexmb.fe.condensation.complement_response) the
+    tip face locked the membrane relaxation: H_0000 = 411 against 0.54, -0.358 m instead of -0.531."""
     from flexmb.catalog_flex import spinup_beam_data
 
     out = []

@@ -19,7 +19,8 @@ from flexmb.checks import _shown, check_simulate_args
 from flexmb.dense_output import hermite_positions, hermite_rotations
 from flexmb.dynamics.attachments import ElementKin
 from flexmb.dynamics.checkpoint import load_run, save_run
-from flexmb.dynamics.constraints import detect_redundant, dropped_violation, node_velocity
+from flexmb.dynamics.constraints import node_velocity
+from flexmb.dynamics.redundancy import detect_redundant, dropped_violation
 from flexmb.dynamics.energy import energy_drift_report
 from flexmb.dynamics.forces import force_residual
 from flexmb.dynamics.joints import joint_residual, unpack_joints

@@ -9,8 +9,9 @@ import numpy as np
 import scipy.linalg as sla
 from numpy.typing import NDArray
 
-from flexmb.dynamics.constraints import translational_columns, velocity_constraint_matrix
+from flexmb.dynamics.constraints import velocity_constraint_matrix
 from flexmb.dynamics.joints import drive_targets
+from flexmb.dynamics.layout import COMPONENT_NAMES
 
 log = logging.getLogger(__name__)
 
@@ -49,20 +50,99 @@ def loop_joints(cm) -> NDArray:
     return np.nonzero(alive)[0]
 
 
-def _dependent_rows(cm, st, js, tol: float):
-    """Dense rank-revealing QR of the loop constraints at ``st``: (Gd, labels, cols, rank, pivots)."""
+#: a constraint set whose smallest singular value in the scaled metric (:func:`scaled_loop_matrix`),
+#: relative to the largest, is below this is dependent: round-off of exact dependence (the X3 rod's
+#: out-of-plane interface entries, 1e-13 of the in-plane ones) sits far below, a genuinely
+#: independent set far above (the loops of the examples: 1e-2 .. 1e-1)
+DEPENDENT_TOL = 1e-8
+#: an independent set this close to dependent (below it, above DEPENDENT_TOL) is kept with a WARNING:
+#: its equations hold the motion through lever arms of < 1e-6 of the natural ones
+NEAR_DEPENDENT_TOL = 1e-6
+#: a kept set whose conditioning falls below this (and below RESELECT_LOSS x its value when it was
+#: chosen) is re-selected at the next node when another choice is RESELECT_GAIN times better
+RESELECT_TOL = 1e-2
+RESELECT_LOSS = 0.1
+RESELECT_GAIN = 10.0
+#: modal (non-rigid) velocity columns are scaled by their own interface magnitude, floored at this
+#: fraction of the body's largest one (a mode that barely moves the interfaces stays small)
+MODAL_FLOOR = 1e-3
+
+
+def column_magnitudes(cm, st) -> NDArray:
+    """Natural magnitude ``(nv,)`` of each body velocity coordinate as seen by the joints: the largest
+    entry of the attachments' velocity maps ``nu = B w`` in that column, translational rows divided
+    by the model length ``L``: 1/L for a rigid translation (so its scaled unit is L per second),
+    ``max(1, |r|/L)`` for a rotation, ``max(|Phi_t|/L, |Phi_r|)`` over the interfaces for a modal
+    coordinate (floored at :data:`MODAL_FLOOR` of the body's largest modal one).  Columns no joint
+    sees get 1."""
+    L = cm.length_scale
+    mag = np.zeros(cm.nv)
+    for att in (cm.att_a, cm.att_b):
+        for _, vcols, B in att.node_velocity_map(cm, st):
+            Bh = np.abs(B)
+            Bh[:, :3] /= L
+            np.maximum.at(mag, np.asarray(vcols).reshape(-1), Bh.max(axis=1).reshape(-1))
+    rigid = np.zeros(cm.nv, bool)
+    rigid[(cm.vel_off[:, None] + np.arange(6)).reshape(-1)] = True
+    # body of each column: the last body offset at or before it
+    order = np.argsort(cm.vel_off)
+    body = order[np.searchsorted(cm.vel_off[order], np.arange(cm.nv), side="right") - 1] if cm.nb else np.zeros(0, int)
+    modal = ~rigid
+    if modal.any():
+        top = np.zeros(cm.nb)
+        np.maximum.at(top, body[modal], mag[modal])
+        mag[modal] = np.maximum(mag[modal], MODAL_FLOOR * top[body[modal]])
+    mag[rigid & (mag == 0)] = 1.0
+    mag[mag == 0] = 1.0
+    return mag
+
+
+def scaled_loop_matrix(cm, st, js):
+    """The velocity constraint matrix of joints ``js`` in the scaled metric, dense:
+    ``Gs = Dr G Dc`` with ``Dr = 1/L`` on translational rows, 1 on rotational ones, and
+    ``Dc = 1 / column_magnitudes`` so that every entry is a dimensionless rate of O(1) when it is a
+    real lever and round-off when it is round-off.  Returns ``(Gs, labels, cols, colscale)`` with
+    ``cols`` the velocity columns touched and ``colscale (nv,)`` the column scaling ``Dc``."""
     G, labels = velocity_constraint_matrix(cm, st, joints=js)
     cols = np.unique(G.indices)
-    Gd = G[:, cols].toarray()
-    # translational velocity columns scaled by the model length so that rows are comparable
-    Gd[:, translational_columns(cm)[cols]] *= cm.length_scale
-    _, Rq, piv = sla.qr(Gd.T, mode="economic", pivoting=True)
-    dg = np.abs(np.diag(Rq))
-    rank = int(np.sum(dg > tol * max(dg.max(initial=0.0), 1e-300)))
-    return Gd, labels, cols, rank, piv
+    Gs = G[:, cols].toarray()
+    rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in labels])
+    colscale = 1.0 / column_magnitudes(cm, st)
+    Gs *= rs[:, None]
+    Gs *= colscale[cols][None, :]
+    return Gs, labels, cols, colscale
 
 
-def _generic_neighbour(cm, st, Gd, cols, seed: int = 0):
+def _rank_select(Gs):
+    """Numerical rank of ``Gs`` (singular values above :data:`DEPENDENT_TOL` of the largest), the rows
+    to keep first (pivots of a QR with column pivoting of ``Gs^T``) and the singular values."""
+    if Gs.size == 0:
+        return 0, np.arange(Gs.shape[0]), np.zeros(0)
+    sv = np.linalg.svd(Gs, compute_uv=False)
+    rank = int(np.sum(sv > DEPENDENT_TOL * max(sv[0], 1e-300)))
+    _, _, piv = sla.qr(Gs.T, mode="economic", pivoting=True)
+    return rank, piv, sv
+
+
+def conditioning(Gs) -> float:
+    """Smallest over largest singular value of a (full-row-rank) scaled constraint matrix (1 if empty)."""
+    if Gs.shape[0] == 0:
+        return 1.0
+    sv = np.linalg.svd(Gs, compute_uv=False)
+    if sv.size < Gs.shape[0]:
+        return 0.0
+    return float(sv[-1] / max(sv[0], 1e-300))
+
+
+def _dependent_rows(cm, st, js, tol: float = DEPENDENT_TOL):
+    """Rank decision on the loop constraints at ``st`` in the scaled metric:
+    ``(Gs, labels, cols, rank, pivots, colscale)``."""
+    Gs, labels, cols, colscale = scaled_loop_matrix(cm, st, js)
+    rank, piv, _ = _rank_select(Gs)
+    return Gs, labels, cols, rank, piv, colscale
+
+
+def _generic_neighbour(cm, st, Gs, cols, colscale, seed: int = 0):
     """A configuration near ``st`` reached along a random motion that the constraints allow at
     ``st`` (first order): at a singular configuration this leaves the singularity."""
     from types import SimpleNamespace
@@ -70,30 +150,44 @@ def _generic_neighbour(cm, st, Gd, cols, seed: int = 0):
     from flexmb import rotations as rot
 
     rng = np.random.default_rng(seed)
-    _, sv, vt = np.linalg.svd(Gd, full_matrices=True)
-    rank = int(np.sum(sv > 1e-9 * max(sv.max(initial=0.0), 1e-300)))
+    _, sv, vt = np.linalg.svd(Gs, full_matrices=True)
+    rank = int(np.sum(sv > DEPENDENT_TOL * max(sv.max(initial=0.0), 1e-300)))
     null = vt[rank:]
     if null.shape[0] == 0:
         return None
     dw = np.zeros(cm.nv)
-    dw[cols] = rng.standard_normal(null.shape[0]) @ null
-    trans = translational_columns(cm)
-    dw[trans] *= cm.length_scale  # undo the column scaling of Gd
+    dw[cols] = (rng.standard_normal(null.shape[0]) @ null) * colscale[cols]  # undo the column scaling
     first6 = (cm.vel_off[:, None] + np.arange(6))
     d6 = dw[first6]
     eps = 1e-3 / max(np.abs(d6[:, 3:]).max(initial=0.0), np.abs(d6[:, :3]).max(initial=0.0) / cm.length_scale, 1e-300)
-    return SimpleNamespace(x=st.x + eps * d6[:, :3], R=rot.exp(eps * d6[:, 3:]) @ st.R)
+    return SimpleNamespace(x=st.x + eps * d6[:, :3], R=rot.exp(eps * d6[:, 3:]) @ st.R, extra=getattr(st, "extra", {}))
 
 
-def detect_redundant(cm, st, t0: float = 0.0, tol: float = 1e-9):
+def _fmt(cm, labels) -> str:
+    return ", ".join(f"{cm.model.joints[j].name}:{COMPONENT_NAMES[c] if isinstance(c, int) else c}" for j, c in labels)
+
+
+def _involved(cm, Gs, labels, n: int = 6) -> str:
+    """The rows that carry the smallest singular value of ``Gs`` (the near-dependent combination)."""
+    u, _, _ = np.linalg.svd(Gs, full_matrices=False)
+    w = np.abs(u[:, -1])
+    rows = [r for r in np.argsort(-w)[:n] if w[r] > 0.05 * w.max()]
+    return _fmt(cm, [labels[r] for r in sorted(rows)])
+
+
+def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
     """Dependent constraint equations of the model, decided at a generic configuration.
 
-    Only joints on closed loops are examined (rank-revealing QR with column pivoting of the
-    transposed constraint matrix restricted to the loop joints and the bodies they touch).  When
-    equations are dependent at ``st``, the test is repeated at a nearby configuration reached along
-    a random admissible motion: if the rank is higher there, ``st`` is a singular configuration
-    (e.g. a parallelogram four-bar at its change point) and only the generically dependent
-    equations are reported (a WARNING names the singularity).
+    Only joints on closed loops are examined, in the scaled metric of :func:`scaled_loop_matrix`
+    (rows and columns at their natural magnitudes, modal columns by their interface shapes): the
+    rank counts the singular values above ``tol`` (:data:`DEPENDENT_TOL`) of the largest, and a
+    QR with column pivoting of the transposed matrix chooses the rows to keep.  When equations are
+    dependent at ``st``, the test is repeated at a nearby configuration reached along a random
+    admissible motion: if the rank is higher there, ``st`` is a singular configuration (e.g. a
+    parallelogram four-bar at its change point) and only the generically dependent equations are
+    reported (a WARNING names the singularity).  A kept set that is independent but barely (smallest
+    singular value below :data:`NEAR_DEPENDENT_TOL` of the largest) is reported with a WARNING
+    naming the equations involved.
 
     Returns
     -------
@@ -113,29 +207,37 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = 1e-9):
         log.warning("redundancy check skipped: %d loop constraints on %d bodies is too large for a dense test",
                     n_rows, cm.nb)
         return [], []
-    Gd, labels, cols, rank, piv = _dependent_rows(cm, st, js, tol)
-    if rank == Gd.shape[0]:
-        return [], []
-    near = _generic_neighbour(cm, st, Gd, cols)
-    if near is not None:
-        Gn, labels_n, cols_n, rank_n, piv_n = _dependent_rows(cm, near, js, tol)
-        if rank_n > rank and labels_n == labels:
-            lost = sorted(set(piv[rank:].tolist()) - set(piv_n[rank_n:].tolist()))
-            log.warning(
-                "the initial configuration is singular: %d constraint equation(s) are dependent there but not "
-                "in the neighbouring configurations (candidates: %s); redundancy is decided at a generic configuration. "
-                "The motion may bifurcate at this position", rank_n - rank,
-                ", ".join(f"{cm.model.joints[labels[r][0]].name}:{labels[r][1]}" for r in lost) or "-")
-            Gd, rank, piv = Gn, rank_n, piv_n
+    Gs, labels, cols, rank, piv, colscale = _dependent_rows(cm, st, js, tol)
+    if rank < Gs.shape[0]:
+        near = _generic_neighbour(cm, st, Gs, cols, colscale)
+        if near is not None:
+            Gn, labels_n, cols_n, rank_n, piv_n, _ = _dependent_rows(cm, near, js, tol)
+            if rank_n > rank and labels_n == labels:
+                lost = sorted(set(piv[rank:].tolist()) - set(piv_n[rank_n:].tolist()))
+                log.warning(
+                    "the initial configuration is singular: %d constraint equation(s) are dependent there but not "
+                    "in the neighbouring configurations (candidates: %s); redundancy is decided at a generic "
+                    "configuration. The motion may bifurcate at this position", rank_n - rank,
+                    _fmt(cm, [labels[r] for r in lost]) or "-")
+                Gs, rank, piv = Gn, rank_n, piv_n
+    kept = sorted(piv[:rank].tolist())
+    kappa = conditioning(Gs[kept])
+    if kappa < NEAR_DEPENDENT_TOL:
+        log.warning(
+            "the joint constraints on closed loops are barely independent: the smallest singular value of the "
+            "kept equations is %.2e of the largest (scaled by the natural lengths and interface shapes); the "
+            "equations involved (%s) hold the motion through lever arms of round-off size and will distort it. "
+            "Check the joints (a revolute where a spherical or universal joint belongs?) or the interface modes",
+            kappa, _involved(cm, Gs[kept], [labels[r] for r in kept]))
     dep = sorted(piv[rank:].tolist())
     if not dep:
         return [], []
-    ind = sorted(piv[:rank].tolist())
     _, rate = drive_targets(cm, np.array([t0]))
-    target = np.array([rate[j, c, 0] if isinstance(c, int) else 0.0 for j, c in labels])
+    rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in labels])
+    target = np.array([rate[j, c, 0] if isinstance(c, int) else 0.0 for j, c in labels]) * rs
     # dependent rows are combinations of the independent ones: their rates must be too
-    C = np.linalg.lstsq(Gd[ind].T, Gd[dep].T, rcond=None)[0]
-    mismatch = np.abs(target[dep] - C.T @ target[ind])
+    C = np.linalg.lstsq(Gs[kept].T, Gs[dep].T, rcond=None)[0]
+    mismatch = np.abs(target[dep] - C.T @ target[kept])
     scale = max(np.abs(target).max(initial=0.0), 1.0)
     inconsistent = [labels[dep[k]] for k in np.nonzero(mismatch > 1e-8 * scale)[0]]
     return [labels[r] for r in dep], inconsistent

@@ -58,11 +58,12 @@ DEPENDENT_TOL = 1e-8
 #: an independent set this close to dependent (below it, above DEPENDENT_TOL) is kept with a WARNING:
 #: its equations hold the motion through lever arms of < 1e-6 of the natural ones
 NEAR_DEPENDENT_TOL = 1e-6
-#: a kept set whose conditioning falls below this (and below RESELECT_LOSS x its value when it was
-#: chosen) is re-selected at the next node when another choice is RESELECT_GAIN times better
-RESELECT_TOL = 1e-2
-RESELECT_LOSS = 0.1
-RESELECT_GAIN = 10.0
+#: the choice of the dropped equations is revised when its quality (:func:`choice_quality`: 1 for
+#: a kept set as well conditioned as the full set's dependence allows, 0 for a singular one; the
+#: reactions are within 1 / quality of the least-norm ones) falls below RESELECT_TOL and a fresh
+#: choice is RESELECT_GAIN times better
+RESELECT_TOL = 0.25
+RESELECT_GAIN = 2.0
 #: modal (non-rigid) velocity columns are scaled by their own interface magnitude, floored at this
 #: fraction of the body's largest one (a mode that barely moves the interfaces stays small)
 MODAL_FLOOR = 1e-3
@@ -114,14 +115,36 @@ def scaled_loop_matrix(cm, st, js):
 
 
 def _rank_select(Gs):
-    """Numerical rank of ``Gs`` (singular values above :data:`DEPENDENT_TOL` of the largest), the rows
-    to keep first (pivots of a QR with column pivoting of ``Gs^T``) and the singular values."""
+    """Rank decision and choice of the rows to drop, from the SVD of ``Gs`` ``(n_rows, n_cols)``.
+
+    The rank counts the singular values above :data:`DEPENDENT_TOL` of the largest; the left null
+    space ``N (n_rows, n_dep)`` (``N^T Gs = 0``) holds the exact dependences.  The rows to drop are
+    chosen from ``N`` by a QR with column pivoting of ``N^T``: the ``n_dep`` rows whose block
+    ``N[D]`` has the largest volume.  Rows that take part in no exact dependence (e.g. an in-plane
+    equation near a change point, nearly but not exactly dependent) are never chosen.  Returns
+    ``(rank, order, sv, N)``: ``order`` lists the kept rows first and the dropped ones last.
+    """
+    n = Gs.shape[0]
     if Gs.size == 0:
-        return 0, np.arange(Gs.shape[0]), np.zeros(0)
-    sv = np.linalg.svd(Gs, compute_uv=False)
+        return 0, np.arange(n), np.zeros(0), np.zeros((n, n))
+    U, sv, _ = np.linalg.svd(Gs, full_matrices=True)
     rank = int(np.sum(sv > DEPENDENT_TOL * max(sv[0], 1e-300)))
-    _, _, piv = sla.qr(Gs.T, mode="economic", pivoting=True)
-    return rank, piv, sv
+    N = U[:, rank:]
+    if N.shape[1] == 0:
+        return rank, np.arange(n), sv, N
+    _, _, piv = sla.qr(N.T, mode="economic", pivoting=True)
+    drop = np.sort(piv[:N.shape[1]])
+    keep = np.setdiff1d(np.arange(n), drop)
+    return rank, np.concatenate([keep, drop]), sv, N
+
+
+def _quality(N, drop) -> float:
+    """Smallest singular value of ``N[drop]`` (``N`` orthonormal): 1 when the dropped rows carry the
+    dependences cleanly, 0 when the kept rows are singular.  With the dropped reaction components set
+    to zero, the reactions differ from the least-norm ones by at most |their dropped part| / this."""
+    if N.shape[1] == 0:
+        return 1.0
+    return float(np.linalg.svd(N[np.asarray(drop)], compute_uv=False)[-1])
 
 
 def conditioning(Gs) -> float:
@@ -138,7 +161,7 @@ def _dependent_rows(cm, st, js, tol: float = DEPENDENT_TOL):
     """Rank decision on the loop constraints at ``st`` in the scaled metric:
     ``(Gs, labels, cols, rank, pivots, colscale)``."""
     Gs, labels, cols, colscale = scaled_loop_matrix(cm, st, js)
-    rank, piv, _ = _rank_select(Gs)
+    rank, piv, _, _ = _rank_select(Gs)
     return Gs, labels, cols, rank, piv, colscale
 
 
@@ -262,3 +285,75 @@ def dropped_violation(cm, st):
         if v > worst[0]:
             worst = (v, j, c)
     return worst
+
+
+# ---------------------------------------------------------------------------------------------- during the run
+def init_selection(cm) -> None:
+    """Remember the model's full constraint set (before anything is dropped) and its loop joints on
+    ``cm.redundancy``; :func:`apply_dropped` and :func:`reselect` start from it."""
+    from types import SimpleNamespace
+
+    cm.redundancy = SimpleNamespace(js=loop_joints(cm) if cm.nj else np.zeros(0, int),
+                                    cons0=cm.jnt_constrained.copy(), univ0=cm.jnt_universal.copy(),
+                                    kappa_sel=1.0, events=[])
+    cm.redundant_labels = []
+
+
+def apply_dropped(cm, labels) -> None:
+    """Drop the equations ``labels`` ((joint, component) pairs) from the model's full set: each becomes
+    a free component with an ideal law (reaction component zero); a universal joint's cross condition
+    becomes a free moment about z."""
+    red = getattr(cm, "redundancy", None)
+    if red is None:
+        init_selection(cm)
+        red = cm.redundancy
+    cm.jnt_constrained[:] = red.cons0
+    cm.jnt_universal[:] = red.univ0
+    for j, c in labels:
+        if isinstance(c, int):
+            cm.jnt_constrained[j, c] = False
+        else:  # universal cross condition: make it a plain free moment about z
+            cm.jnt_universal[j] = False
+            cm.jnt_constrained[j] = [True, True, True, False, False, False]
+    cm.redundant_labels = [(int(j), c) for j, c in labels]
+
+
+def _full_loop_matrix(cm, st):
+    """The scaled loop matrix of the model's full constraint set (nothing dropped) and its labels."""
+    red = cm.redundancy
+    cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
+    try:
+        cm.jnt_constrained[:] = red.cons0
+        cm.jnt_universal[:] = red.univ0
+        Gs, labels, _, _ = scaled_loop_matrix(cm, st, red.js)
+    finally:
+        cm.jnt_constrained[:] = cons
+        cm.jnt_universal[:] = univ
+    return Gs, labels
+
+
+def choice_quality(cm, st):
+    """How good the current choice of dropped equations is at ``st``, and a fresh choice.
+
+    Returns ``(quality, kappa, fresh, fresh_quality)``: ``quality`` in [0, 1] (:func:`_quality` of
+    the dropped rows in the left null space of the full scaled loop matrix: the reactions are
+    within 1 / quality of the least-norm ones), ``kappa`` the full set's conditioning (its smallest
+    kept singular value over the largest: small near a singular configuration of the mechanism,
+    whatever the choice), ``fresh`` the labels :func:`_rank_select` would drop here and their
+    quality.  When the number of dependences at ``st`` differs from the current choice's (``st`` is
+    a singular configuration) the quality is not defined: ``(nan, kappa, None, 0)``.
+    """
+    red = getattr(cm, "redundancy", None)
+    if red is None or red.js.size == 0:
+        return 1.0, 1.0, None, 0.0
+    Gs, labels = _full_loop_matrix(cm, st)
+    rank, order, sv, N = _rank_select(Gs)
+    kappa = float(sv[rank - 1] / sv[0]) if rank else 1.0
+    if N.shape[1] != len(cm.redundant_labels):
+        return float("nan"), kappa, None, 0.0
+    if N.shape[1] == 0:
+        return 1.0, kappa, None, 0.0
+    index = {lab: r for r, lab in enumerate(labels)}
+    current = [index[(j, c)] for j, c in cm.redundant_labels]
+    drop = np.sort(order[rank:])
+    return _quality(N, current), kappa, [labels[r] for r in drop], _quality(N, drop)

@@ -20,7 +20,8 @@ from flexmb.dense_output import hermite_positions, hermite_rotations
 from flexmb.dynamics.attachments import ElementKin
 from flexmb.dynamics.checkpoint import load_run, save_run
 from flexmb.dynamics.constraints import node_velocity
-from flexmb.dynamics.redundancy import detect_redundant, dropped_violation
+from flexmb.dynamics.redundancy import (RESELECT_GAIN, RESELECT_TOL, apply_dropped, choice_quality, detect_redundant,
+                                        dropped_violation, init_selection)
 from flexmb.dynamics.energy import energy_drift_report
 from flexmb.dynamics.forces import force_residual
 from flexmb.dynamics.joints import joint_residual, unpack_joints
@@ -239,6 +240,8 @@ class Run:
         self.system = ElementSystem(self.cm, te)
         self.solver = linear_solver(options.linear_solver)
         self.rec = Recorder(self.cm, te)
+        if self.cm.redundancy.js.size:  # closed loops: the kept equations' conditioning is monitored
+            self.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
         self._plain_lay = None  # a layout without index replay, for the recorder's own evaluations
         self.prev = None
         self.n_el = 0
@@ -390,20 +393,58 @@ class Run:
 
     def _check_dropped(self) -> None:
         """The equations dropped as redundant must stay satisfied (they are implied by the others at a
-        generic configuration); a violation beyond the assembly tolerance means the choice was wrong."""
+        generic configuration); a violation beyond the assembly tolerance means the choice was wrong.
+        Then the conditioning of the kept loop equations is monitored (:meth:`_monitor_kept`)."""
         worst = dropped_violation(self.cm, self.st)
-        if worst is None or worst[0] <= 1.0:
+        if worst is not None and worst[0] > 1.0:
+            v, j, c = worst
+            name = self.cm.model.joints[j].name
+            comp = COMPONENT_NAMES[c] if isinstance(c, int) else c
+            since = self.cm.redundancy.events[-1][0] if self.cm.redundancy.events else self.t0
+            raise ConstraintViolationError(
+                f"joint {name!r} component {comp}, dropped at t = {since:.6g} as redundant, is violated by {v:.3g} x "
+                f"the assembly tolerance at t = {self.st.t:.6g} s: the equations chosen as redundant are not implied "
+                f"by the others in this configuration (a singular configuration at the start?). Start the model away "
+                f"from singular positions, remove the redundant joint components (e.g. revolute -> spherical or "
+                f"universal), or use SimulationOptions(redundant='error') to see the dependent equations",
+                time=self.st.t)
+        self._monitor_kept()
+
+    def _monitor_kept(self) -> None:
+        """The closed loops at the new node (:func:`flexmb.dynamics.redundancy.choice_quality`):
+        ``stats["constraint_conditioning"]`` (the full set's smallest kept singular value over the
+        largest, scaled metric: small near a singular configuration) and ``stats["redundancy_quality"]``
+        (1: the dropped equations carry the dependences cleanly; 0: the kept ones are singular and the
+        reactions blow up like its inverse).  When the quality falls below ``RESELECT_TOL`` and a fresh
+        choice here is ``RESELECT_GAIN`` times better, the dropped set is re-selected for the following
+        elements (a WARNING, ``stats["reselected"]`` = 1 on the element that ended here,
+        ``meta["redundancy_reselections"]``); the Jacobian pattern is rebuilt.  The node multipliers
+        ``lam`` are the joints' full wrenches whatever is dropped, so the newly kept equations start
+        from them; their reaction components are unknowns of the next element."""
+        stats = self.rec.stats
+        if "constraint_conditioning" not in stats:
             return
-        v, j, c = worst
-        name = self.cm.model.joints[j].name
-        comp = COMPONENT_NAMES[c] if isinstance(c, int) else c
-        raise ConstraintViolationError(
-            f"joint {name!r} component {comp}, dropped at t = {self.t0} as redundant, is violated by {v:.3g} x the "
-            f"assembly tolerance at t = {self.st.t:.6g} s: the equations chosen as redundant are not implied by the "
-            f"others in this configuration (a singular configuration at the start?). Start the model away from "
-            f"singular positions, remove the redundant joint components (e.g. revolute -> spherical or universal), "
-            f"or use SimulationOptions(redundant='error') to see the dependent equations",
-            time=self.st.t)
+        cm, red = self.cm, self.cm.redundancy
+        quality, kappa, fresh, fresh_q = choice_quality(cm, self.st)
+        switched = 0
+        if fresh is not None and quality < RESELECT_TOL and fresh_q > RESELECT_GAIN * quality:
+            old = list(cm.redundant_labels)
+            apply_dropped(cm, fresh)
+            self.system.pattern = None  # the constitutive rows of the swapped components change
+            self.system.lay = make_layout(cm, self.te.p)
+            self._plain_lay = None
+            red.events.append((float(self.st.t), old, list(fresh), quality, fresh_q))
+            switched = 1
+            fmt = _format_labels(cm)
+            log.warning(
+                "t = %.6g s: the kept closed-loop constraint equations are becoming singular (quality of the "
+                "choice of redundant equations %.2e: the reactions may be %.0f x the least-norm ones); the "
+                "redundant equations are re-selected: %s dropped instead of %s (quality %.2f)",
+                self.st.t, quality, 1.0 / max(quality, 1e-300), fmt(fresh), fmt(old), fresh_q)
+        n_new = len(stats["t_start"]) - len(stats["constraint_conditioning"])
+        stats["constraint_conditioning"].extend([kappa] * n_new)
+        stats["redundancy_quality"].extend([quality] * n_new)
+        stats["reselected"].extend([0] * (n_new - 1) + [switched] if n_new else [])
 
     def done(self) -> bool:
         return self.st.t >= self.t_end - 1e-12 * max(1.0, abs(self.t_end))
@@ -471,6 +512,10 @@ class Run:
             "unknowns_end": 6 * cm.nb + cm.nv + 12 * cm.nj, "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
             "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
             "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
+            "redundancy_reselections": [
+                {"t": t, "dropped": [[cm.model.joints[j].name, str(c)] for j, c in new],
+                 "before": [[cm.model.joints[j].name, str(c)] for j, c in old], "conditioning": [k0, k1]}
+                for t, old, new, k0, k1 in getattr(getattr(cm, "redundancy", None), "events", [])],
         }
         if self.tolerances is not None:
             meta.update({"rtol": self.tolerances[0], "atol": self.tolerances[1], "accepted_steps": self.accepted,
@@ -480,18 +525,20 @@ class Run:
         return rec.solution(meta)
 
 
+def _format_labels(cm):
+    def fmt(labels):
+        return ", ".join(f"{cm.model.joints[j].name}:{COMPONENT_NAMES[c] if isinstance(c, int) else c}" for j, c in labels)
+    return fmt
+
+
 def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:
     if options.redundant not in ("resolve", "error"):
         raise ValueError(f"SimulationOptions.redundant={options.redundant!r}; use 'resolve' or 'error'")
+    init_selection(cm)
     dep, inconsistent = detect_redundant(cm, st, t0)
-    cm.redundant_labels = dep
     if not dep:
         return
-    names = ["s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z"]
-
-    def fmt(labels):
-        return ", ".join(f"{cm.model.joints[j].name}:{names[c] if isinstance(c, int) else c}" for j, c in labels)
-
+    fmt = _format_labels(cm)
     if inconsistent:
         raise ModelError(
             f"the joint constraints contradict each other: the dependent equations {fmt(inconsistent)} prescribe "
@@ -506,14 +553,10 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
         )
     log.warning(
         "the model has %d redundant constraint equations (%s); they are dropped and their reaction "
-        "components set to zero (the motion is unaffected; reactions are one particular solution)", len(dep), txt,
+        "components set to zero (the motion is unaffected; reactions are one particular solution; the "
+        "conditioning of the kept equations is monitored and the choice revised if it degrades)", len(dep), txt,
     )
-    for j, c in dep:
-        if isinstance(c, int):
-            cm.jnt_constrained[j, c] = False
-        else:  # universal cross condition: make it a plain free moment about z
-            cm.jnt_universal[j] = False
-            cm.jnt_constrained[j] = [True, True, True, False, False, False]
+    apply_dropped(cm, dep)
 
 
 def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev, scale, factor, options,

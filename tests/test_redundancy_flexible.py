@@ -133,3 +133,30 @@ def test_regenerated_48_element_rod_keeps_the_linear_first_maximum():
     _, d_ref = x3.first_maximum(ref.t, x3.midpoint_deflection(ref, data))
     assert d1 == pytest.approx(d_ref, rel=1e-6)
     assert d1 == pytest.approx(0.01106, rel=2e-3)
+
+
+def test_dropped_equation_on_a_flexible_interface_is_monitored_through_its_deformation():
+    """The violation of a dropped equation is measured on the attachment frames at the node too, so a
+    flexible body's interface motion counts: with the wrist's lateral equation (s_y, frame of the
+    slider) marked as dropped, a deformation of the rod that moves its small end 1e-4 m sideways
+    (modal coordinates, joint state untouched) stops the run with an error naming the wrist."""
+    from flexmb.dynamics.bodies.modal import QKEY
+    from flexmb.dynamics.redundancy import apply_dropped, dropped_violation
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+    from flexmb.errors import ConstraintViolationError
+
+    data = x3.rod_data()
+    model = classic(data)
+    run = Run.start(model, 1e-3, 1e-4, 2, 0.0, SimulationOptions())
+    cm, st = run.cm, run.st
+    wrist = [j.name for j in model.joints].index("wrist")
+    apply_dropped(cm, list(cm.redundant_labels) + [(wrist, 1)])
+    assert dropped_violation(cm, st)[0] < 1.0  # assembled: nothing violated
+    # modal coordinates moving the small end by 1e-4 m along y (least squares on its interface map)
+    mm = np.asarray(data.interface("small_end").modal_map)
+    q = np.linalg.lstsq(mm[:3], [0.0, 1e-4, 0.0], rcond=None)[0]
+    st.extra[QKEY] = st.extra[QKEY] + q[None, :]
+    v, j, c = dropped_violation(cm, st)
+    assert (j, c) == (wrist, 1) and v == pytest.approx(1e-4 / (model.assembly_tol * cm.length_scale), rel=1e-3)
+    with pytest.raises(ConstraintViolationError, match=r"joint 'wrist' component s_y, dropped"):
+        run._check_dropped()

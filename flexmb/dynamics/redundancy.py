@@ -269,19 +269,34 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
 def dropped_violation(cm, st):
     """Position-level violation of the dropped (redundant) constraint equations at a node: the largest
     ``(value, joint, component)`` relative to the assembly tolerance (lengths scaled by the model size),
-    or None when nothing was dropped."""
+    or None when nothing was dropped.
+
+    Measured twice and the larger kept: on the joint's relative coordinates in the state (``s``,
+    ``acc``) and on the geometry of its attachment frames at the node (``R_A^T (x_B - x_A)``, and the
+    relative rotation ``R_A^T R_B`` against the state's ``Rr``), which goes through the attachments and
+    so sees a flexible body's interface motion (modal coordinates) like a rigid one's."""
     labels = getattr(cm, "redundant_labels", [])
     if not labels:
         return None
+    from flexmb import rotations as rot
+
     tgt, _ = drive_targets(cm, np.array([st.t]))
     q = np.concatenate([st.s, st.acc], axis=1)
+    js = np.array(sorted({j for j, _ in labels}))
+    xa, Ra = cm.att_a.node_pose(cm, st)
+    xb, Rb = cm.att_b.node_pose(cm, st)
+    RAt = np.swapaxes(Ra[js], 1, 2)
+    geo = np.zeros((cm.nj, 6))
+    geo[js, :3] = np.einsum("jde,je->jd", RAt, xb[js] - xa[js])
+    geo[js, 3:] = st.acc[js] + rot.axial(np.swapaxes(st.Rr[js], 1, 2) @ RAt @ Rb[js])
     worst = (0.0, None, None)
     tol = cm.model.assembly_tol
     for j, c in labels:
         if isinstance(c, int):
-            v = abs(q[j, c] - tgt[j, c, 0]) / (tol * (cm.length_scale if c < 3 else 1.0))
-        else:  # universal cross condition
-            v = abs(st.Rr[j, 0, 1]) / tol
+            dev = max(abs(q[j, c] - tgt[j, c, 0]), abs(geo[j, c] - tgt[j, c, 0]))
+            v = dev / (tol * (cm.length_scale if c < 3 else 1.0))
+        else:  # universal cross condition: x_A . y_B
+            v = max(abs(st.Rr[j, 0, 1]), abs(float(Ra[j][:, 0] @ Rb[j][:, 1]))) / tol
         if v > worst[0]:
             worst = (v, j, c)
     return worst
@@ -357,3 +372,22 @@ def choice_quality(cm, st):
     current = [index[(j, c)] for j, c in cm.redundant_labels]
     drop = np.sort(order[rank:])
     return _quality(N, current), kappa, [labels[r] for r in drop], _quality(N, drop)
+
+
+def restore_selection(cm, meta: dict) -> bool:
+    """Re-apply the dropped equations recorded in a run's ``meta`` (``redundant_constraints``,
+    ``redundancy_reselections``: a checkpoint written after a re-selection); True if that changed
+    the compiled model's choice."""
+    if not hasattr(cm, "redundancy"):
+        return False
+    names = {jn.name: j for j, jn in enumerate(cm.model.joints)}
+    labels = [(names[n], int(c) if c.isdigit() else c) for n, c in meta.get("redundant_constraints", [])]
+    events = []
+    for e in meta.get("redundancy_reselections", []):
+        lab = [[(names[n], int(c) if c.isdigit() else c) for n, c in e[k]] for k in ("before", "dropped")]
+        events.append((float(e["t"]), lab[0], lab[1], *map(float, e["conditioning"])))
+    cm.redundancy.events = events
+    if set(labels) == set(cm.redundant_labels):
+        return False
+    apply_dropped(cm, labels)
+    return True

@@ -64,6 +64,8 @@ NEAR_DEPENDENT_TOL = 1e-6
 #: choice is RESELECT_GAIN times better
 RESELECT_TOL = 0.25
 RESELECT_GAIN = 2.0
+#: the loop matrix is monitored at every node up to this many entries, every k-th node above
+MONITOR_SIZE = 2e5
 #: modal (non-rigid) velocity columns are scaled by their own interface magnitude, floored at this
 #: fraction of the body's largest one (a mode that barely moves the interfaces stays small)
 MODAL_FLOOR = 1e-3
@@ -308,9 +310,11 @@ def init_selection(cm) -> None:
     ``cm.redundancy``; :func:`apply_dropped` and :func:`reselect` start from it."""
     from types import SimpleNamespace
 
-    cm.redundancy = SimpleNamespace(js=loop_joints(cm) if cm.nj else np.zeros(0, int),
-                                    cons0=cm.jnt_constrained.copy(), univ0=cm.jnt_universal.copy(),
-                                    kappa_sel=1.0, events=[])
+    js = loop_joints(cm) if cm.nj else np.zeros(0, int)
+    n_rows = int(np.count_nonzero(cm.jnt_constrained[js]) + np.count_nonzero(cm.jnt_universal[js]))
+    every = int(np.ceil(n_rows * 6 * (cm.nb + 1) / MONITOR_SIZE)) if js.size else 1
+    cm.redundancy = SimpleNamespace(js=js, cons0=cm.jnt_constrained.copy(), univ0=cm.jnt_universal.copy(),
+                                    events=[], every=max(every, 1), last=None)
     cm.redundant_labels = []
 
 

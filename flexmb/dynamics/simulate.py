@@ -425,7 +425,11 @@ class Run:
         if "constraint_conditioning" not in stats:
             return
         cm, red = self.cm, self.cm.redundancy
-        quality, kappa, fresh, fresh_q = choice_quality(cm, self.st)
+        if red.every > 1 and red.last is not None and len(self.rec.t) % red.every:  # large loop sets: every k-th node
+            quality, kappa, fresh, fresh_q = *red.last, None, 0.0
+        else:
+            quality, kappa, fresh, fresh_q = choice_quality(cm, self.st)
+            red.last = (quality, kappa)
         switched = 0
         if fresh is not None and quality < RESELECT_TOL and fresh_q > RESELECT_GAIN * quality:
             old = list(cm.redundant_labels)

@@ -389,7 +389,7 @@ def restore_selection(cm, meta: dict) -> bool:
     events = []
     for e in meta.get("redundancy_reselections", []):
         lab = [[(names[n], int(c) if c.isdigit() else c) for n, c in e[k]] for k in ("before", "dropped")]
-        events.append((float(e["t"]), lab[0], lab[1], *map(float, e["conditioning"])))
+        events.append((float(e["t"]), lab[0], lab[1], *map(float, e["quality"])))
     cm.redundancy.events = events
     if set(labels) == set(cm.redundant_labels):
         return False

@@ -518,7 +518,7 @@ class Run:
             "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
             "redundancy_reselections": [
                 {"t": t, "dropped": [[cm.model.joints[j].name, str(c)] for j, c in new],
-                 "before": [[cm.model.joints[j].name, str(c)] for j, c in old], "conditioning": [k0, k1]}
+                 "before": [[cm.model.joints[j].name, str(c)] for j, c in old], "quality": [k0, k1]}
                 for t, old, new, k0, k1 in getattr(getattr(cm, "redundancy", None), "events", [])],
         }
         if self.tolerances is not None:
@@ -526,7 +526,20 @@ class Run:
                          "rejected_steps": self.rejected})
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
-        return rec.solution(meta)
+        red = getattr(cm, "redundancy", None)
+        if red is None or not red.events:
+            return rec.solution(meta)
+        # after a re-selection the node reactions are recovered with the full constraint set: a component
+        # dropped now was kept before (its reaction came from the impulses, not from a zero law), and
+        # while it was dropped its impulse was zero anyway
+        cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
+        try:
+            cm.jnt_constrained[:] = red.cons0
+            cm.jnt_universal[:] = red.univ0
+            return rec.solution(meta)
+        finally:
+            cm.jnt_constrained[:] = cons
+            cm.jnt_universal[:] = univ
 
 
 def _format_labels(cm):

@@ -314,7 +314,7 @@ def init_selection(cm) -> None:
     n_rows = int(np.count_nonzero(cm.jnt_constrained[js]) + np.count_nonzero(cm.jnt_universal[js]))
     every = int(np.ceil(n_rows * 6 * (cm.nb + 1) / MONITOR_SIZE)) if js.size else 1
     cm.redundancy = SimpleNamespace(js=js, cons0=cm.jnt_constrained.copy(), univ0=cm.jnt_universal.copy(),
-                                    events=[], every=max(every, 1), last=None)
+                                    events=[], every=max(every, 1), last=None, null=None, nulls=None)
     cm.redundant_labels = []
 
 
@@ -367,6 +367,7 @@ def choice_quality(cm, st):
         return 1.0, 1.0, None, 0.0
     Gs, labels = _full_loop_matrix(cm, st)
     rank, order, sv, N = _rank_select(Gs)
+    red.null = (labels, N)  # for the least-norm reactions (:func:`least_norm_reactions`)
     kappa = float(sv[rank - 1] / sv[0]) if rank else 1.0
     if N.shape[1] != len(cm.redundant_labels):
         return float("nan"), kappa, None, 0.0
@@ -395,3 +396,33 @@ def restore_selection(cm, meta: dict) -> bool:
         return False
     apply_dropped(cm, labels)
     return True
+
+
+def null_basis(cm, st):
+    """``(labels, N)``: the full loop set's row labels and its left null space ``N (n_rows, n_dep)``
+    (orthonormal, scaled metric) at ``st``."""
+    Gs, labels = _full_loop_matrix(cm, st)
+    return labels, _rank_select(Gs)[3]
+
+
+def least_norm_reactions(cm, labels, N, force, moment):
+    """The least-norm reactions of a node: ``force``, ``moment`` ``(nj, 3)`` (frame A, any particular
+    solution of the statically indeterminate loops) minus their component in the dependences ``N``
+    (:func:`null_basis`), in the scaled metric (forces x L, moments).  The bodies' generalized forces
+    ``G^T r`` are unchanged (``N^T Gs = 0``), so this is the same motion's reaction, independent of
+    which equations were dropped.  Returns new ``(force, moment)``; universal cross rows are not
+    handled (returned unchanged)."""
+    force, moment = np.array(force, dtype=float), np.array(moment, dtype=float)
+    if N.shape[1] == 0 or any(not isinstance(c, int) for _, c in labels):
+        return force, moment
+    j = np.array([j for j, _ in labels])
+    c = np.array([c for _, c in labels])
+    t = c < 3
+    r = np.where(t, force[j, np.minimum(c, 2)], moment[j, np.maximum(c - 3, 0)])
+    rs = np.where(t, 1.0 / cm.length_scale, 1.0)
+    rh = r / rs
+    rh -= N @ (N.T @ rh)
+    r = rh * rs
+    force[j[t], c[t]] = r[t]
+    moment[j[~t], c[~t] - 3] = r[~t]
+    return force, moment

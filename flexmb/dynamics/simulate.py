@@ -21,7 +21,7 @@ from flexmb.dynamics.attachments import ElementKin
 from flexmb.dynamics.checkpoint import load_run, save_run
 from flexmb.dynamics.constraints import node_velocity
 from flexmb.dynamics.redundancy import (RESELECT_GAIN, RESELECT_TOL, apply_dropped, choice_quality, detect_redundant,
-                                        dropped_violation, init_selection)
+                                        dropped_violation, init_selection, least_norm_reactions, null_basis)
 from flexmb.dynamics.energy import energy_drift_report
 from flexmb.dynamics.forces import force_residual
 from flexmb.dynamics.joints import joint_residual, unpack_joints
@@ -445,6 +445,12 @@ class Run:
                 "choice of redundant equations %.2e: the reactions may be %.0f x the least-norm ones); the "
                 "redundant equations are re-selected: %s dropped instead of %s (quality %.2f)",
                 self.st.t, quality, 1.0 / max(quality, 1e-300), fmt(fresh), fmt(old), fresh_q)
+        if red.nulls is not None:  # the dependences at every output node, for the least-norm reactions
+            nulls = red.nulls
+            if red.every > 1 or self.tolerances is not None or len(self.rec.t) - len(nulls) != 1:
+                red.nulls = None  # not at every node (large loop sets, error-controlled steps, resumed run)
+            else:
+                nulls.append(red.null)
         n_new = len(stats["t_start"]) - len(stats["constraint_conditioning"])
         stats["constraint_conditioning"].extend([kappa] * n_new)
         stats["redundancy_quality"].extend([quality] * n_new)
@@ -528,7 +534,7 @@ class Run:
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
         red = getattr(cm, "redundancy", None)
         if red is None or not red.events:
-            return rec.solution(meta)
+            return self._least_norm(rec.solution(meta))
         # after a re-selection the node reactions are recovered with the full constraint set: a component
         # dropped now was kept before (its reaction came from the impulses, not from a zero law), and
         # while it was dropped its impulse was zero anyway
@@ -536,10 +542,26 @@ class Run:
         try:
             cm.jnt_constrained[:] = red.cons0
             cm.jnt_universal[:] = red.univ0
-            return rec.solution(meta)
+            sol = rec.solution(meta)
         finally:
             cm.jnt_constrained[:] = cons
             cm.jnt_universal[:] = univ
+        return self._least_norm(sol)
+
+    def _least_norm(self, sol: Solution) -> Solution:
+        """Add the least-norm node reactions of models with redundant equations
+        (``extra["joint_force_least_norm"]``, ``["joint_moment_least_norm"]``, (nt, nj, 3), frame A like
+        ``joint_force``; :func:`flexmb.dynamics.redundancy.least_norm_reactions`): independent of the
+        choice of dropped equations.  Only when the dependences are known at every output node."""
+        red = getattr(self.cm, "redundancy", None)
+        if (red is None or not self.cm.redundant_labels or red.nulls is None or len(red.nulls) != sol.t.size
+                or sol.joint_force is None):
+            return sol
+        out = [least_norm_reactions(self.cm, lab, N, f, m)
+               for (lab, N), f, m in zip(red.nulls, sol.joint_force, sol.joint_moment)]
+        sol.extra.update(sol._checked_extra({"joint_force_least_norm": np.array([f for f, _ in out]),
+                                             "joint_moment_least_norm": np.array([m for _, m in out])}))
+        return sol
 
 
 def _format_labels(cm):
@@ -574,6 +596,7 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
         "conditioning of the kept equations is monitored and the choice revised if it degrades)", len(dep), txt,
     )
     apply_dropped(cm, dep)
+    cm.redundancy.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
 
 
 def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev, scale, factor, options,

@@ -380,9 +380,9 @@ def choice_quality(cm, st):
 
 
 def restore_selection(cm, meta: dict) -> bool:
-    """Re-apply the dropped equations recorded in a run's ``meta`` (``redundant_constraints``,
-    ``redundancy_reselections``: a checkpoint written after a re-selection); True if that changed
-    the compiled model's choice."""
+    """Re-apply the dropped equations recorded in a run's ``meta`` (``redundant_constraints``: the
+    choice made at t0, ``redundancy_reselections``: its revisions; a checkpoint written after a
+    re-selection); True if that changed the compiled model's choice."""
     if not hasattr(cm, "redundancy"):
         return False
     names = {jn.name: j for j, jn in enumerate(cm.model.joints)}
@@ -392,6 +392,8 @@ def restore_selection(cm, meta: dict) -> bool:
         lab = [[(names[n], int(c) if c.isdigit() else c) for n, c in e[k]] for k in ("before", "dropped")]
         events.append((float(e["t"]), lab[0], lab[1], *map(float, e["quality"])))
     cm.redundancy.events = events
+    if events:  # meta["redundant_constraints"] is the choice made at t0; the current one is the last event's
+        labels = events[-1][2]
     if set(labels) == set(cm.redundant_labels):
         return False
     apply_dropped(cm, labels)

@@ -440,7 +440,8 @@ class Run:
             red.events.append((float(self.st.t), old, list(fresh), quality, fresh_q))
             switched = 1
             fmt = _format_labels(cm)
-            log.warning(
+            # the first re-selection is a WARNING; a mechanism that turns may need one every half turn
+            (log.warning if len(red.events) == 1 else log.info)(
                 "t = %.6g s: the kept closed-loop constraint equations are becoming singular (quality of the "
                 "choice of redundant equations %.2e: the reactions may be %.0f x the least-norm ones); the "
                 "redundant equations are re-selected: %s dropped instead of %s (quality %.2f)",
@@ -521,7 +522,8 @@ class Run:
             "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
             "unknowns_end": 6 * cm.nb + cm.nv + 12 * cm.nj, "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
             "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
-            "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
+            "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(
+                getattr(cm, "redundancy", None), "initial", getattr(cm, "redundant_labels", []))],
             "redundancy_reselections": [
                 {"t": t, "dropped": [[cm.model.joints[j].name, str(c)] for j, c in new],
                  "before": [[cm.model.joints[j].name, str(c)] for j, c in old], "quality": [k0, k1]}
@@ -596,6 +598,7 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
         "conditioning of the kept equations is monitored and the choice revised if it degrades)", len(dep), txt,
     )
     apply_dropped(cm, dep)
+    cm.redundancy.initial = list(dep)
     cm.redundancy.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
 
 

@@ -240,7 +240,7 @@ class Run:
         self.system = ElementSystem(self.cm, te)
         self.solver = linear_solver(options.linear_solver)
         self.rec = Recorder(self.cm, te)
-        if self.cm.redundancy.js.size:  # closed loops: the kept equations' conditioning is monitored
+        if self.cm.redundant_labels:  # redundant loops: the choice of dropped equations is monitored
             self.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
         self._plain_lay = None  # a layout without index replay, for the recorder's own evaluations
         self.prev = None

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-import flexmb.dynamics.simulate as simulate_module
+import flexmb.dynamics.redundancy as redundancy_module
 
 
 def parallelogram(theta0_deg: float, omega0: float = 6.0, a: float = 0.5, b: float = 1.0, m: float = 1.0):
@@ -78,7 +78,7 @@ def test_a_degrading_choice_is_reselected(caplog, monkeypatch):
     assert any("re-selected" in r.getMessage() for r in caplog.records)
     assert max_moment(sol) < 40.0
     assert max_moment(fm.simulate(model, 0.35, 0.005, p=2)) < 40.0
-    monkeypatch.setattr(simulate_module, "RESELECT_TOL", 0.0)  # monitoring only, no re-selection
+    monkeypatch.setattr(redundancy_module, "RESELECT_TOL", 0.0)  # monitoring only, no re-selection
     stuck = fm.simulate(model, 0.35, 0.01, p=2)
     assert stuck.meta["redundancy_reselections"] == []
     assert max_moment(stuck) > 1000.0 and stuck.stats["redundancy_quality"].min() < 0.01

@@ -4,6 +4,7 @@ the rank decision at a generic configuration, and the violation of the equations
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 import scipy.linalg as sla
@@ -188,7 +189,8 @@ def _generic_neighbour(cm, st, Gs, cols, colscale, seed: int = 0):
     return SimpleNamespace(x=st.x + eps * d6[:, :3], R=rot.exp(eps * d6[:, 3:]) @ st.R, extra=getattr(st, "extra", {}))
 
 
-def _fmt(cm, labels) -> str:
+def format_labels(cm, labels) -> str:
+    """``"joint:component, ..."`` for (joint, component) labels."""
     return ", ".join(f"{cm.model.joints[j].name}:{COMPONENT_NAMES[c] if isinstance(c, int) else c}" for j, c in labels)
 
 
@@ -197,7 +199,7 @@ def _involved(cm, Gs, labels, n: int = 6) -> str:
     u, _, _ = np.linalg.svd(Gs, full_matrices=False)
     w = np.abs(u[:, -1])
     rows = [r for r in np.argsort(-w)[:n] if w[r] > 0.05 * w.max()]
-    return _fmt(cm, [labels[r] for r in sorted(rows)])
+    return format_labels(cm, [labels[r] for r in sorted(rows)])
 
 
 def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
@@ -243,7 +245,7 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
                     "the initial configuration is singular: %d constraint equation(s) are dependent there but not "
                     "in the neighbouring configurations (candidates: %s); redundancy is decided at a generic "
                     "configuration. The motion may bifurcate at this position", rank_n - rank,
-                    _fmt(cm, [labels[r] for r in lost]) or "-")
+                    format_labels(cm, [labels[r] for r in lost]) or "-")
                 Gs, rank, piv = Gn, rank_n, piv_n
     kept = sorted(piv[:rank].tolist())
     kappa = conditioning(Gs[kept])
@@ -339,15 +341,8 @@ def apply_dropped(cm, labels) -> None:
 
 def _full_loop_matrix(cm, st):
     """The scaled loop matrix of the model's full constraint set (nothing dropped) and its labels."""
-    red = cm.redundancy
-    cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
-    try:
-        cm.jnt_constrained[:] = red.cons0
-        cm.jnt_universal[:] = red.univ0
-        Gs, labels, _, _ = scaled_loop_matrix(cm, st, red.js)
-    finally:
-        cm.jnt_constrained[:] = cons
-        cm.jnt_universal[:] = univ
+    with _full_set(cm):
+        Gs, labels, _, _ = scaled_loop_matrix(cm, st, cm.redundancy.js)
     return Gs, labels
 
 
@@ -428,3 +423,101 @@ def least_norm_reactions(cm, labels, N, force, moment):
     force[j[t], c[t]] = r[t]
     moment[j[~t], c[~t] - 3] = r[~t]
     return force, moment
+
+
+# ---------------------------------------------------------------------------------------------- run hooks
+def monitor_node(cm, st, stats: dict, n_nodes: int, controlled: bool) -> bool:
+    """The choice of dropped equations at a new node of a run (``n_nodes`` recorded so far).
+
+    Records ``stats["constraint_conditioning"]`` (the full set's smallest kept singular value over
+    the largest, scaled metric: small near a singular configuration) and
+    ``stats["redundancy_quality"]`` (:func:`choice_quality`: 1 when the dropped equations carry the
+    dependences cleanly, 0 when the kept ones are singular and the reactions blow up like its
+    inverse) for the elements that ended here.  When the quality is below :data:`RESELECT_TOL` and a
+    fresh choice here is :data:`RESELECT_GAIN` times better, the dropped set is re-selected for the
+    following elements (WARNING for the first, INFO after; ``stats["reselected"]`` = 1 on the element
+    that ended here; ``cm.redundancy.events``) and True is returned: the caller rebuilds the Jacobian
+    pattern.  The node multipliers ``lam`` are the joints' full wrenches whatever is dropped, so the
+    newly kept equations start from them; their reaction components are unknowns of the next
+    element.  Keeps the dependences of every output node for :func:`add_least_norm` (not with
+    error-controlled steps, ``controlled``, whose middle nodes are not seen here).
+    """
+    if "constraint_conditioning" not in stats:
+        return False
+    red = cm.redundancy
+    if red.every > 1 and red.last is not None and n_nodes % red.every:  # large loop sets: every k-th node
+        quality, kappa, fresh, fresh_q = *red.last, None, 0.0
+    else:
+        quality, kappa, fresh, fresh_q = choice_quality(cm, st)
+        red.last = (quality, kappa)
+    switched = 0
+    if fresh is not None and quality < RESELECT_TOL and fresh_q > RESELECT_GAIN * quality:
+        old = list(cm.redundant_labels)
+        apply_dropped(cm, fresh)
+        red.events.append((float(st.t), old, list(fresh), quality, fresh_q))
+        switched = 1
+        # the first re-selection is a WARNING; a mechanism that turns may need one every half turn
+        (log.warning if len(red.events) == 1 else log.info)(
+            "t = %.6g s: the kept closed-loop constraint equations are becoming singular (quality of the "
+            "choice of redundant equations %.2e: the reactions may be %.0f x the least-norm ones); the "
+            "redundant equations are re-selected: %s dropped instead of %s (quality %.2f)",
+            st.t, quality, 1.0 / max(quality, 1e-300), format_labels(cm, fresh), format_labels(cm, old), fresh_q)
+    if red.nulls is not None:  # the dependences at every output node, for the least-norm reactions
+        if red.every > 1 or controlled or n_nodes - len(red.nulls) != 1:
+            red.nulls = None  # not at every node (large loop sets, error-controlled steps, resumed run)
+        else:
+            red.nulls.append(red.null)
+    n_new = len(stats["t_start"]) - len(stats["constraint_conditioning"])
+    stats["constraint_conditioning"].extend([kappa] * n_new)
+    stats["redundancy_quality"].extend([quality] * n_new)
+    stats["reselected"].extend([0] * (n_new - 1) + [switched] if n_new else [])
+    return bool(switched)
+
+
+def redundancy_meta(cm) -> dict:
+    """``meta`` entries of a run: ``redundant_constraints`` (the choice made at t0, [joint name,
+    component]) and ``redundancy_reselections`` (t, dropped, before, quality before and after)."""
+    red = getattr(cm, "redundancy", None)
+
+    def names(labels):
+        return [[cm.model.joints[j].name, str(c)] for j, c in labels]
+
+    return {"redundant_constraints": names(getattr(red, "initial", getattr(cm, "redundant_labels", []))),
+            "redundancy_reselections": [{"t": t, "dropped": names(new), "before": names(old), "quality": [k0, k1]}
+                                        for t, old, new, k0, k1 in getattr(red, "events", [])]}
+
+
+@contextmanager
+def _full_set(cm):
+    red = cm.redundancy
+    cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
+    try:
+        cm.jnt_constrained[:] = red.cons0
+        cm.jnt_universal[:] = red.univ0
+        yield
+    finally:
+        cm.jnt_constrained[:] = cons
+        cm.jnt_universal[:] = univ
+
+
+def reaction_set(cm):
+    """Context in which to recover a run's node reactions: after a re-selection, the full constraint
+    set (a component dropped now was kept before: its reaction comes from the impulses, not from a
+    zero law; while it was dropped its impulse was zero anyway); otherwise nothing changes."""
+    red = getattr(cm, "redundancy", None)
+    return _full_set(cm) if red is not None and red.events else nullcontext()
+
+
+def add_least_norm(cm, sol):
+    """Add the least-norm node reactions of a model with dropped equations to ``sol.extra``
+    (``joint_force_least_norm``, ``joint_moment_least_norm``, (nt, nj, 3), frame A like
+    ``joint_force``; :func:`least_norm_reactions`), independent of the choice of dropped equations.
+    Only when the dependences are known at every output node; returns ``sol``."""
+    red = getattr(cm, "redundancy", None)
+    if (red is None or not cm.redundant_labels or red.nulls is None or len(red.nulls) != sol.t.size
+            or sol.joint_force is None):
+        return sol
+    out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(red.nulls, sol.joint_force, sol.joint_moment)]
+    sol.extra.update(sol._checked_extra({"joint_force_least_norm": np.array([f for f, _ in out]),
+                                         "joint_moment_least_norm": np.array([m for _, m in out])}))
+    return sol

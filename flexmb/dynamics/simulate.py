@@ -20,8 +20,8 @@ from flexmb.dense_output import hermite_positions, hermite_rotations
 from flexmb.dynamics.attachments import ElementKin
 from flexmb.dynamics.checkpoint import load_run, save_run
 from flexmb.dynamics.constraints import node_velocity
-from flexmb.dynamics.redundancy import (RESELECT_GAIN, RESELECT_TOL, apply_dropped, choice_quality, detect_redundant,
-                                        dropped_violation, init_selection, least_norm_reactions, null_basis)
+from flexmb.dynamics.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
+                                        init_selection, monitor_node, null_basis, reaction_set, redundancy_meta)
 from flexmb.dynamics.energy import energy_drift_report
 from flexmb.dynamics.forces import force_residual
 from flexmb.dynamics.joints import joint_residual, unpack_joints
@@ -411,51 +411,13 @@ class Run:
         self._monitor_kept()
 
     def _monitor_kept(self) -> None:
-        """The closed loops at the new node (:func:`flexmb.dynamics.redundancy.choice_quality`):
-        ``stats["constraint_conditioning"]`` (the full set's smallest kept singular value over the
-        largest, scaled metric: small near a singular configuration) and ``stats["redundancy_quality"]``
-        (1: the dropped equations carry the dependences cleanly; 0: the kept ones are singular and the
-        reactions blow up like its inverse).  When the quality falls below ``RESELECT_TOL`` and a fresh
-        choice here is ``RESELECT_GAIN`` times better, the dropped set is re-selected for the following
-        elements (a WARNING, ``stats["reselected"]`` = 1 on the element that ended here,
-        ``meta["redundancy_reselections"]``); the Jacobian pattern is rebuilt.  The node multipliers
-        ``lam`` are the joints' full wrenches whatever is dropped, so the newly kept equations start
-        from them; their reaction components are unknowns of the next element."""
-        stats = self.rec.stats
-        if "constraint_conditioning" not in stats:
-            return
-        cm, red = self.cm, self.cm.redundancy
-        if red.every > 1 and red.last is not None and len(self.rec.t) % red.every:  # large loop sets: every k-th node
-            quality, kappa, fresh, fresh_q = *red.last, None, 0.0
-        else:
-            quality, kappa, fresh, fresh_q = choice_quality(cm, self.st)
-            red.last = (quality, kappa)
-        switched = 0
-        if fresh is not None and quality < RESELECT_TOL and fresh_q > RESELECT_GAIN * quality:
-            old = list(cm.redundant_labels)
-            apply_dropped(cm, fresh)
-            self.system.pattern = None  # the constitutive rows of the swapped components change
-            self.system.lay = make_layout(cm, self.te.p)
+        """The choice of dropped equations at the new node (:func:`flexmb.dynamics.redundancy.monitor_node`:
+        stats, re-selection); after a re-selection the Jacobian pattern and the layout's index record
+        are rebuilt (the constitutive rows of the swapped components change)."""
+        if monitor_node(self.cm, self.st, self.rec.stats, len(self.rec.t), self.tolerances is not None):
+            self.system.pattern = None
+            self.system.lay = make_layout(self.cm, self.te.p)
             self._plain_lay = None
-            red.events.append((float(self.st.t), old, list(fresh), quality, fresh_q))
-            switched = 1
-            fmt = _format_labels(cm)
-            # the first re-selection is a WARNING; a mechanism that turns may need one every half turn
-            (log.warning if len(red.events) == 1 else log.info)(
-                "t = %.6g s: the kept closed-loop constraint equations are becoming singular (quality of the "
-                "choice of redundant equations %.2e: the reactions may be %.0f x the least-norm ones); the "
-                "redundant equations are re-selected: %s dropped instead of %s (quality %.2f)",
-                self.st.t, quality, 1.0 / max(quality, 1e-300), fmt(fresh), fmt(old), fresh_q)
-        if red.nulls is not None:  # the dependences at every output node, for the least-norm reactions
-            nulls = red.nulls
-            if red.every > 1 or self.tolerances is not None or len(self.rec.t) - len(nulls) != 1:
-                red.nulls = None  # not at every node (large loop sets, error-controlled steps, resumed run)
-            else:
-                nulls.append(red.null)
-        n_new = len(stats["t_start"]) - len(stats["constraint_conditioning"])
-        stats["constraint_conditioning"].extend([kappa] * n_new)
-        stats["redundancy_quality"].extend([quality] * n_new)
-        stats["reselected"].extend([0] * (n_new - 1) + [switched] if n_new else [])
 
     def done(self) -> bool:
         return self.st.t >= self.t_end - 1e-12 * max(1.0, abs(self.t_end))
@@ -522,54 +484,16 @@ class Run:
             "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
             "unknowns_end": 6 * cm.nb + cm.nv + 12 * cm.nj, "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
             "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
-            "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(
-                getattr(cm, "redundancy", None), "initial", getattr(cm, "redundant_labels", []))],
-            "redundancy_reselections": [
-                {"t": t, "dropped": [[cm.model.joints[j].name, str(c)] for j, c in new],
-                 "before": [[cm.model.joints[j].name, str(c)] for j, c in old], "quality": [k0, k1]}
-                for t, old, new, k0, k1 in getattr(getattr(cm, "redundancy", None), "events", [])],
+            **redundancy_meta(cm),
         }
         if self.tolerances is not None:
             meta.update({"rtol": self.tolerances[0], "atol": self.tolerances[1], "accepted_steps": self.accepted,
                          "rejected_steps": self.rejected})
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
-        red = getattr(cm, "redundancy", None)
-        if red is None or not red.events:
-            return self._least_norm(rec.solution(meta))
-        # after a re-selection the node reactions are recovered with the full constraint set: a component
-        # dropped now was kept before (its reaction came from the impulses, not from a zero law), and
-        # while it was dropped its impulse was zero anyway
-        cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
-        try:
-            cm.jnt_constrained[:] = red.cons0
-            cm.jnt_universal[:] = red.univ0
+        with reaction_set(cm):  # the full constraint set after a re-selection
             sol = rec.solution(meta)
-        finally:
-            cm.jnt_constrained[:] = cons
-            cm.jnt_universal[:] = univ
-        return self._least_norm(sol)
-
-    def _least_norm(self, sol: Solution) -> Solution:
-        """Add the least-norm node reactions of models with redundant equations
-        (``extra["joint_force_least_norm"]``, ``["joint_moment_least_norm"]``, (nt, nj, 3), frame A like
-        ``joint_force``; :func:`flexmb.dynamics.redundancy.least_norm_reactions`): independent of the
-        choice of dropped equations.  Only when the dependences are known at every output node."""
-        red = getattr(self.cm, "redundancy", None)
-        if (red is None or not self.cm.redundant_labels or red.nulls is None or len(red.nulls) != sol.t.size
-                or sol.joint_force is None):
-            return sol
-        out = [least_norm_reactions(self.cm, lab, N, f, m)
-               for (lab, N), f, m in zip(red.nulls, sol.joint_force, sol.joint_moment)]
-        sol.extra.update(sol._checked_extra({"joint_force_least_norm": np.array([f for f, _ in out]),
-                                             "joint_moment_least_norm": np.array([m for _, m in out])}))
-        return sol
-
-
-def _format_labels(cm):
-    def fmt(labels):
-        return ", ".join(f"{cm.model.joints[j].name}:{COMPONENT_NAMES[c] if isinstance(c, int) else c}" for j, c in labels)
-    return fmt
+        return add_least_norm(cm, sol)
 
 
 def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:
@@ -579,7 +503,10 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
     dep, inconsistent = detect_redundant(cm, st, t0)
     if not dep:
         return
-    fmt = _format_labels(cm)
+
+    def fmt(labels):
+        return format_labels(cm, labels)
+
     if inconsistent:
         raise ModelError(
             f"the joint constraints contradict each other: the dependent equations {fmt(inconsistent)} prescribe "

@@ -1,5 +1,14 @@
-"""Redundant (dependent) constraint equations of closed kinematic loops: which joints lie on loops,
-the rank decision at a generic configuration, and the violation of the equations dropped as redundant.
+"""Redundant (dependent) constraint equations of closed kinematic loops.
+
+* set-up: which joints lie on loops (:func:`loop_joints`), the rank decision in a scaled metric at a
+  generic configuration and the choice of the equations to drop (:func:`detect_redundant`,
+  :func:`scaled_loop_matrix`), dropping them (:func:`apply_dropped`);
+* during the run, at every node: the violation of the dropped equations (:func:`dropped_violation`),
+  the quality of the choice and its revision (:func:`choice_quality`, :func:`monitor_node`);
+* output: the reactions of the statically indeterminate loops with the dependences removed
+  (:func:`least_norm_reactions`, :func:`add_least_norm`), ``meta`` entries, checkpoint restore.
+
+``docs/theory.md`` (section 4, redundant constraints) states the criteria and the measured numbers.
 """
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ def test_redundant_fourbar_runs_correctly_or_is_refused(caplog):
     assert len(ref.meta["redundant_constraints"]) == 1
     assert np.abs(sol.body_position - ref.body_position).max() < 1e-10
     assert np.ptp(sol.body_position[:, 0, 0]) > 0.1  # it really moves
-    with pytest.raises(fm.ModelError, match=r"3 redundant .*O1:phi_"):
+    with pytest.raises(fm.ModelError, match=r"3 redundant .*(O1|B|C|O2):phi_"):
         fm.simulate(model, 0.1, 0.01, options=fm.SimulationOptions(redundant="error"))
 
 
@@ -198,7 +198,7 @@ def test_redundancy_is_decided_at_a_generic_configuration(caplog):
     out-of-plane ones; dropping an in-plane one would let the joint open by metres."""
     import logging
 
-    from flexmb.dynamics.constraints import detect_redundant
+    from flexmb.dynamics.redundancy import detect_redundant
     from flexmb.dynamics.system import compile_model, initial_state
 
     model = _parallelogram_at_change_point()
@@ -221,7 +221,10 @@ def test_a_dropped_equation_that_drifts_stops_the_run():
     labels = run.cm.redundant_labels
     assert labels
     j, c = labels[0]
-    run.st.s[j, c] += 1e-3  # as if the dropped equation had opened
+    if c < 3:
+        run.st.s[j, c] += 1e-3  # as if the dropped equation had opened
+    else:
+        run.st.acc[j, c - 3] += 1e-3
     from flexmb.errors import ConstraintViolationError
 
     with pytest.raises(ConstraintViolationError, match=rf"{model.joints[j].name}.*dropped"):

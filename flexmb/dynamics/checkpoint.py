@@ -122,6 +122,9 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     od = dict(info["options"])
     options = options_class(**{**od, "newton": NewtonOptions(**od["newton"])})
     run = run_class(model, float(info["t_end"]), float(info["h"]), time_element(int(info["p"])), float(info["t0"]), options)
+    from flexmb.dynamics.redundancy import restore_selection
+
+    restore_selection(run.cm, sol.meta)  # the dropped equations may have been re-selected during the run
     if t_end is not None:
         if not t_end > float(ex["ckpt/st/t"]):
             raise ModelError(f"t_end={t_end!r} must lie after the checkpoint's time {float(ex['ckpt/st/t']):.6g} s")

@@ -19,7 +19,9 @@ from flexmb.checks import _shown, check_simulate_args
 from flexmb.dense_output import hermite_positions, hermite_rotations
 from flexmb.dynamics.attachments import ElementKin
 from flexmb.dynamics.checkpoint import load_run, save_run
-from flexmb.dynamics.constraints import detect_redundant, dropped_violation, node_velocity
+from flexmb.dynamics.constraints import node_velocity
+from flexmb.dynamics.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
+                                        init_selection, monitor_node, null_basis, reaction_set, redundancy_meta)
 from flexmb.dynamics.energy import energy_drift_report
 from flexmb.dynamics.forces import force_residual
 from flexmb.dynamics.joints import joint_residual, unpack_joints
@@ -238,6 +240,8 @@ class Run:
         self.system = ElementSystem(self.cm, te)
         self.solver = linear_solver(options.linear_solver)
         self.rec = Recorder(self.cm, te)
+        if self.cm.redundant_labels:  # redundant loops: the choice of dropped equations is monitored
+            self.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
         self._plain_lay = None  # a layout without index replay, for the recorder's own evaluations
         self.prev = None
         self.n_el = 0
@@ -389,20 +393,31 @@ class Run:
 
     def _check_dropped(self) -> None:
         """The equations dropped as redundant must stay satisfied (they are implied by the others at a
-        generic configuration); a violation beyond the assembly tolerance means the choice was wrong."""
+        generic configuration); a violation beyond the assembly tolerance means the choice was wrong.
+        Then the conditioning of the kept loop equations is monitored (:meth:`_monitor_kept`)."""
         worst = dropped_violation(self.cm, self.st)
-        if worst is None or worst[0] <= 1.0:
-            return
-        v, j, c = worst
-        name = self.cm.model.joints[j].name
-        comp = COMPONENT_NAMES[c] if isinstance(c, int) else c
-        raise ConstraintViolationError(
-            f"joint {name!r} component {comp}, dropped at t = {self.t0} as redundant, is violated by {v:.3g} x the "
-            f"assembly tolerance at t = {self.st.t:.6g} s: the equations chosen as redundant are not implied by the "
-            f"others in this configuration (a singular configuration at the start?). Start the model away from "
-            f"singular positions, remove the redundant joint components (e.g. revolute -> spherical or universal), "
-            f"or use SimulationOptions(redundant='error') to see the dependent equations",
-            time=self.st.t)
+        if worst is not None and worst[0] > 1.0:
+            v, j, c = worst
+            name = self.cm.model.joints[j].name
+            comp = COMPONENT_NAMES[c] if isinstance(c, int) else c
+            since = self.cm.redundancy.events[-1][0] if self.cm.redundancy.events else self.t0
+            raise ConstraintViolationError(
+                f"joint {name!r} component {comp}, dropped at t = {since:.6g} as redundant, is violated by {v:.3g} x "
+                f"the assembly tolerance at t = {self.st.t:.6g} s: the equations chosen as redundant are not implied "
+                f"by the others in this configuration (a singular configuration at the start?). Start the model away "
+                f"from singular positions, remove the redundant joint components (e.g. revolute -> spherical or "
+                f"universal), or use SimulationOptions(redundant='error') to see the dependent equations",
+                time=self.st.t)
+        self._monitor_kept()
+
+    def _monitor_kept(self) -> None:
+        """The choice of dropped equations at the new node (:func:`flexmb.dynamics.redundancy.monitor_node`:
+        stats, re-selection); after a re-selection the Jacobian pattern and the layout's index record
+        are rebuilt (the constitutive rows of the swapped components change)."""
+        if monitor_node(self.cm, self.st, self.rec.stats, len(self.rec.t), self.tolerances is not None):
+            self.system.pattern = None
+            self.system.lay = make_layout(self.cm, self.te.p)
+            self._plain_lay = None
 
     def done(self) -> bool:
         return self.st.t >= self.t_end - 1e-12 * max(1.0, abs(self.t_end))
@@ -469,27 +484,28 @@ class Run:
             "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
             "unknowns_end": 6 * cm.nb + cm.nv + 12 * cm.nj, "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
             "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
-            "redundant_constraints": [[cm.model.joints[j].name, str(c)] for j, c in getattr(cm, "redundant_labels", [])],
+            **redundancy_meta(cm),
         }
         if self.tolerances is not None:
             meta.update({"rtol": self.tolerances[0], "atol": self.tolerances[1], "accepted_steps": self.accepted,
                          "rejected_steps": self.rejected})
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
-        return rec.solution(meta).attach(self.model)  # the model behind the flexible-body outputs
+        with reaction_set(cm):  # the full constraint set after a re-selection
+            sol = rec.solution(meta)
+        return add_least_norm(cm, sol).attach(self.model)  # the model behind the flexible-body outputs
 
 
 def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:
     if options.redundant not in ("resolve", "error"):
         raise ValueError(f"SimulationOptions.redundant={options.redundant!r}; use 'resolve' or 'error'")
+    init_selection(cm)
     dep, inconsistent = detect_redundant(cm, st, t0)
-    cm.redundant_labels = dep
     if not dep:
         return
-    names = ["s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z"]
 
     def fmt(labels):
-        return ", ".join(f"{cm.model.joints[j].name}:{names[c] if isinstance(c, int) else c}" for j, c in labels)
+        return format_labels(cm, labels)
 
     if inconsistent:
         raise ModelError(
@@ -505,14 +521,12 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
         )
     log.warning(
         "the model has %d redundant constraint equations (%s); they are dropped and their reaction "
-        "components set to zero (the motion is unaffected; reactions are one particular solution)", len(dep), txt,
+        "components set to zero (the motion is unaffected; reactions are one particular solution; the "
+        "conditioning of the kept equations is monitored and the choice revised if it degrades)", len(dep), txt,
     )
-    for j, c in dep:
-        if isinstance(c, int):
-            cm.jnt_constrained[j, c] = False
-        else:  # universal cross condition: make it a plain free moment about z
-            cm.jnt_universal[j] = False
-            cm.jnt_constrained[j] = [True, True, True, False, False, False]
+    apply_dropped(cm, dep)
+    cm.redundancy.initial = list(dep)
+    cm.redundancy.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
 
 
 def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev, scale, factor, options,

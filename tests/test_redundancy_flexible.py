@@ -65,7 +65,7 @@ def test_roundoff_on_a_flexible_interface_is_dependence():
     data: in the scaled metric the three smallest singular values are < 1e-10 of the largest, the others
     > 0.1 (a clean gap), and three dependent equations are reported (which three is the pivoting's
     choice)."""
-    data = with_roundoff(x3.rod_data(), 10.0)
+    data = with_roundoff(x3.rod_data(basis="bending"), 10.0)
     cm, st = _start(classic(data))
     Gs, labels, _, _ = scaled_loop_matrix(cm, st, loop_joints(cm))
     sv = np.linalg.svd(Gs, compute_uv=False)
@@ -80,7 +80,7 @@ def test_roundoff_does_not_distort_the_flexible_slider_crank():
     round-off on the shipped rod gives the first maximum of the non-redundant set (0.01106, published
     linear 0.0110) to 1e-6.  Before the scaled rank decision: 2 equations dropped, 0.00753 (and
     0.00795 on the regenerated 48-element rod itself, :func:`test_regenerated_48_element_rod_keeps_the_linear_first_maximum`)."""
-    data = with_roundoff(x3.rod_data(), 10.0)
+    data = with_roundoff(x3.rod_data(basis="bending"), 10.0)
     t_end = 1.0 / x3.OMEGA_X3
     sol = fm.simulate(classic(data), t_end, x3.H, p=x3.P)
     ref = fm.simulate(x3.slider_crank(x3.OMEGA_X3, 0.0, "none", data), t_end, x3.H, p=x3.P)
@@ -96,7 +96,7 @@ def test_barely_independent_constraints_are_named_in_a_warning(caplog):
     against 1065 in plane) are above the dependence threshold (singular values 1.4e-7 and 3.6e-8 of the
     largest in the scaled metric, the third 7e-11 is dropped), but they hold the rod through lever
     arms of ~1e-7 of the natural ones: kept, with a WARNING that names the joints involved."""
-    data = with_roundoff(x3.rod_data(), 1e5)
+    data = with_roundoff(x3.rod_data(basis="bending"), 1e5)
     cm, st = _start(classic(data))
     with caplog.at_level(logging.WARNING, logger="flexmb"):
         dep, _ = detect_redundant(cm, st)
@@ -104,7 +104,7 @@ def test_barely_independent_constraints_are_named_in_a_warning(caplog):
     assert msg and "wrist" in msg
     # the clean data: no such warning
     caplog.clear()
-    cm, st = _start(classic(x3.rod_data()))
+    cm, st = _start(classic(x3.rod_data(basis="bending")))
     with caplog.at_level(logging.WARNING, logger="flexmb"):
         detect_redundant(cm, st)
     assert not any("barely independent" in r.getMessage() for r in caplog.records)
@@ -145,7 +145,7 @@ def test_dropped_equation_on_a_flexible_interface_is_monitored_through_its_defor
     from flexmb.dynamics.simulate import Run, SimulationOptions
     from flexmb.errors import ConstraintViolationError
 
-    data = x3.rod_data()
+    data = x3.rod_data(basis="bending")
     model = classic(data)
     run = Run.start(model, 1e-3, 1e-4, 2, 0.0, SimulationOptions())
     cm, st = run.cm, run.st

@@ -57,7 +57,7 @@ def test_x2_full_stiffening_does_not_depend_on_the_tip_interface():
     """Both bases span the in-plane bending of the cantilever (the tip interface adds the static
     shapes of a tip force and moment): the extreme tip deflection of the first 7 s must agree within
     1 %, as it does with stiffening="preload" (-0.53340 against -0.53339 m over 20 s).  Before the
-    relaxation released the rigid tip interface (flexmb.fe.condensation.complement_response) the
+    relaxation let the rigid tip face turn exactly (flexmb.fe.stiffening.rigid_face_pair_displacements) the
     tip face locked the membrane relaxation: H_0000 = 411 against 0.54, -0.358 m instead of -0.531."""
     from flexmb.catalog_flex import spinup_beam_data
 

@@ -2,8 +2,8 @@
 
 A rigid (RBE2) interface ties its node set to a *linearized* rigid motion, whose Green-Lagrange
 strain is not zero; the exact finite rotation of the face is a second-order field that only the
-relaxation can supply.  The relaxation fields are therefore computed with the non-reference rigid
-interfaces released (flexmb.fe.condensation.complement_response).  Held rigid, the element layer
+relaxation can supply.  The relaxation fields therefore carry the faces' exact turning
+(flexmb.fe.stiffening.rigid_face_pair_displacements).  Held rigid, the element layer
 next to the face kept a spurious membrane energy proportional to its thickness: the X1 spin-up with
 the tip interface's stretch shape came out 34 % too stiff and the X3 rod 14 %.
 

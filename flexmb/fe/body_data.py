@@ -493,6 +493,8 @@ def build_flexible_body(
 
         qc = quartic_condensation(K, M, mesh, basis, backend=backend)
         H, quartic_coupling, quartic_weight = qc.relaxed, qc.coupling, qc.geometric_weight
+        if G is not None:
+            G = G + qc.cubic_correction
     elif quartic_mode == "raw":
         H = red.modal_quartic_stiffness(mesh, P)
     else:
@@ -510,8 +512,9 @@ def build_flexible_body(
         method=method, quartic=quartic_mode, quartic_coupling=quartic_coupling,
         quartic_geometric_weight=quartic_weight,
         # relaxation fields (relaxed H, residual preloads) with the non-reference rigid interfaces
-        # released (flexmb.fe.condensation.complement_response); absent in data built before
-        relaxation_interfaces="released",
+        # turning exactly (flexmb.fe.stiffening.rigid_face_pair_displacements); absent in data built
+        # before the faces' locking was removed
+        relaxation_interfaces="exact rotation",
         damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
     )
     src = getattr(mesh, "source", None)

@@ -21,7 +21,29 @@ response to the load ``b_ij``), and lowers the quartic term by ``1/8 (sum q q b)
 
     H_rel[i,j,k,l] = H[i,j,k,l] - b_ij . K_c^+ b_kl
 
-with the same 1/8 and the same index symmetries as ``H``. Together with the residual preload
+with the same 1/8 and the same index symmetries as ``H``.
+
+Rigid interface faces that turn. A rigid (RBE2-like) interface ties its nodes to the frame by the
+linearized rigid motion, and the complement keeps that tie; but the frame turns by ``exp(Phi_r q)``,
+so its nodes move, beyond the shapes' linear part, by ``S(q) = 1/2 sum_ij q_i q_j s_ij``
+(:func:`flexmb.fe.stiffening.rigid_face_pair_displacements`, the ``1/2 theta x (theta x r)`` of the
+exact rotation). Held to the linearized rotation, the face has the Green strain ``theta^2 / 2`` in its
+plane, which no complement field can relax next to it: measured on the X3 rod (free small end, in-plane
+bending basis) that boundary layer held 98 % of the relaxed ``H_0000``, 170 x the elastica's value
+and falling only like the element length (2.89e10, 1.53e10, 9.48e9 for 12, 24, 48 hex20 along L).
+With ``v = S(q) + w``, ``w`` in the complement::
+
+    H_rel[i,j,k,l] = H + s_ij . K s_kl + b_ij . s_kl + s_ij . b_kl - (b_ij + K s_ij) . K_c^+ (b_kl + K s_kl)
+
+(9.51e7, 8.99e7, 8.92e7 on those rods, the elastica ``4 EI int w'^2 w''^2`` within 4 %, 0.08 %, 0.2 %),
+and ``S`` not being K-orthogonal to the shapes, a cubic term ``Gf[k,i,j] = phi_k . K s_ij``
+(``cubic_correction``, added to ``G``; zero by symmetry for a straight beam of symmetric section). The
+face's linear displacement is the shapes' exactly (``sin(phi) n = Phi_r q``, which leaves no third-order
+face term); taking the rotation vector itself as ``Phi_r q`` would add ``-1/6 |theta|^2 theta . M(q)``
+(``M`` the shapes' generalized moment on the face) to the quartic energy, a change of coordinates at
+O(q^3) (X3 rod: +3.1e7 on ``H_0000``, 0.07 % of the first shape's tangent stiffness at the first maximum).
+
+Together with the residual preload
 stiffness ``Kg_res`` (the cross term of the same condensation between the inertial loads and the
 pair loads, same complement) nothing is counted twice: the complement displacement is driven by
 both, and the minimized energy splits into a term in ``s^2`` (constant), one in ``s q^2`` (``Kg_res``,
@@ -34,11 +56,12 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
 from flexmb.fe.modes import ModalBasis
-from flexmb.fe.stiffening import expand_pairs, pair_quadrature
+from flexmb.fe.stiffening import expand_pairs, pair_quadrature, rigid_face_pair_displacements
 
 __all__ = ["KAPPA_SOFT", "QuarticCondensation", "complement_response", "quartic_condensation", "quartic_form_minimum"]
 
@@ -86,10 +109,16 @@ class QuarticCondensation:
     asymmetry : float
         ``max |C - C^T| / max |C|`` before symmetrization (round-off of the static solves).
     pair_displacements : ndarray, shape (P, 3 n_nodes) or None
-        ``v_ij = K_c^+ b_ij`` (m per unit q^2) of the chosen coupling, kept only on request: the
-        relaxed complement field is ``v(q) = -1/2 sum_ij q_i q_j v_ij`` (sum over all i, j).
+        ``v_ij = K_c^+ (b_ij + K s_ij) - s_ij`` (m per unit q^2; ``s_ij`` the turning rigid faces'
+        second-order motion, zero without them) of the chosen coupling, kept only on request: the
+        relaxed field outside the shapes is ``v(q) = -1/2 sum_ij q_i q_j v_ij`` (sum over all i, j).
     seconds : dict
         Wall time of the quadrature pass, the static solves and the positivity check.
+    cubic_correction : ndarray, shape (nm, nm, nm)
+        ``Gf[k, i, j] = phi_k^T K s_ij``: the cubic energy term of the rigid faces' second-order motion
+        (:func:`flexmb.fe.stiffening.rigid_face_pair_displacements`), to add to the modal geometric
+        stiffness ``G`` with this ``relaxed`` (same convention, symmetric in (i, j)). Zero when no rigid
+        face turns, and by symmetry for a straight beam with a symmetric section.
     """
 
     relaxed: NDArray[np.float64]
@@ -104,6 +133,7 @@ class QuarticCondensation:
     asymmetry: float
     pair_displacements: NDArray[np.float64] | None
     seconds: dict
+    cubic_correction: NDArray[np.float64] | None = None
 
 
 def quartic_form_minimum(
@@ -163,16 +193,6 @@ def complement_response(K, M, mesh, basis: ModalBasis, loads, *, backend: str = 
     ``1/2 v^T K v - f . v`` over the complement ``Phi^T K v = 0`` (and ``R^T M v = 0`` for a body
     without a reference interface).
 
-    The complement lives in the whole nodal space: rigid interfaces other than the reference are
-    released (``release=True``). A rigid (RBE2) interface ties its nodes to a *linearized* rigid
-    motion ``t + theta x r``, whose Green-Lagrange strain is not zero (``1/2 |theta|^2``-type
-    terms); the exact finite rotation adds ``1/2 theta x (theta x r)``, a second-order field that
-    only the relaxation can supply. Held rigid, the face cannot take it and the element layer next
-    to it keeps a spurious membrane energy proportional to its thickness (measured on the X1 beam
-    with a rigid tip interface: effective quartic coefficient of the first bending mode 8.5 with 20
-    elements, 4.6 with 40, against 1e-3 released; on the X3 rod the relaxed ``H_0000`` fell as the
-    mesh was refined).
-
     Parameters
     ----------
     K, M : sparse matrix, shape (3 n, 3 n)
@@ -188,7 +208,7 @@ def complement_response(K, M, mesh, basis: ModalBasis, loads, *, backend: str = 
     """
     from flexmb.fe.preloads import static_preload_displacements, stiffness_projection
 
-    U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend, release=True)
+    U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend)
     a = stiffness_projection(K, basis.shapes, U)
     return U - a @ basis.shapes.T
 
@@ -253,17 +273,20 @@ def quartic_condensation(
     nm = basis.n_modes
     t0 = time.perf_counter()
     Hp, Bm, Bk = pair_quadrature(mesh, basis.shapes, materials, loads=True)
+    # second-order motion of the rigid faces that turn (exact rotation of the interface frames)
+    S = rigid_face_pair_displacements(mesh.points, basis) if nm else None
+    KS = None if S is None else np.asarray(sp.csr_matrix(K) @ S.T).T
     t1 = time.perf_counter()
     npair = Hp.shape[0]
     if nm == 0:
         Vm = Vk = np.zeros_like(Bm)
     else:
-        V = complement_response(K, M, mesh, basis, np.vstack([Bm, Bk]), backend=backend)
+        V = complement_response(K, M, mesh, basis, np.vstack([Bm if KS is None else Bm + KS, Bk]), backend=backend)
         Vm, Vk = V[:npair], V[npair:]
     t2 = time.perf_counter()
     iu, ju = np.triu_indices(nm)
     diag = np.flatnonzero(iu == ju)
-    e_m = np.abs(np.einsum("pi,pi->p", Bm[diag], Vm[diag]))  # complement energies of each mode's own pair loads
+    e_m = np.abs(np.einsum("pi,pi->p", (Bm if KS is None else Bm + KS)[diag], Vm[diag]))  # complement energies of each mode's own pair loads
     e_k = np.abs(np.einsum("pi,pi->p", Bk[diag], Vk[diag]))
     # g_ii . K_c^+ g_ii <= Hp[ii, ii] (Schur complement): round-off below 1e-12 of the raw diagonal
     tiny = 1e-300 + 1e-12 * float(np.abs(np.diag(Hp)).max(initial=0.0))
@@ -273,10 +296,14 @@ def quartic_condensation(
     def relaxed_with(soft, weight=1.0, n_samples=4000):
         mask = weight * (soft[iu] & soft[ju]).astype(float)[:, None]
         B, V = Bm + mask * Bk, Vm + mask * Vk
-        C = B @ V.T
+        C = (B if KS is None else B + KS) @ V.T
         scale = float(np.abs(C).max(initial=0.0))
         asym = float(np.abs(C - C.T).max(initial=0.0) / scale) if scale > 0 else 0.0
         C = 0.5 * (C + C.T)
+        if S is not None:  # the face part of the field, s_ij K s_kl + b_ij . s_kl + s_ij . b_kl, is not minimized over
+            BS = B @ S.T
+            C = C - (S @ KS.T + BS + BS.T)
+            V = V - S  # v(q) = -1/2 sum q_i q_j (V_ij - s_ij)
         Hr = expand_pairs(Hp - C, nm)
         return dict(C=C, H=Hr, asym=asym, V=V, minimum=quartic_form_minimum(Hr, n_samples=n_samples)[0])
 
@@ -329,7 +356,13 @@ def quartic_condensation(
         nm, npair, chosen, int(soft.sum()), np.array2string(kappa, precision=2), frac,
         {k: float(f"{v:.3g}") for k, v in minima.items()}, res["asym"], t1 - t0, t2 - t1, t3 - t2,
     )
+    Gf = np.zeros((nm, nm, nm))
+    if S is not None:
+        w = np.asarray(basis.shapes.T @ KS.T)  # (nm, P): phi_k . K s_ij
+        Gf[:, iu, ju] = w
+        Gf[:, ju, iu] = w
     return QuarticCondensation(
+        cubic_correction=Gf,
         relaxed=res["H"],
         raw=raw,
         coupling=chosen,

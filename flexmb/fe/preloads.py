@@ -94,16 +94,12 @@ def inertial_load_vectors(M, points: ArrayLike) -> NDArray[np.float64]:
 
 
 def static_preload_displacements(
-    K, M, mesh, basis: ModalBasis, loads: ArrayLike, *, backend: str = "auto", release: bool = False
+    K, M, mesh, basis: ModalBasis, loads: ArrayLike, *, backend: str = "auto"
 ) -> NDArray[np.float64]:
     """Static displacements of load cases with the body held as the basis' floating frame is.
 
     * Basis with a reference interface: that interface frame is clamped (rigid: its frame DOFs;
-      average: its least-squares frame motion held by multipliers). With ``release`` the other
-      rigid interfaces are released to averaging ones (their node sets free to deform): the field
-      then lives in the whole nodal space, as the second-order relaxation fields of
-      :func:`load_stiffening` (residual) and :func:`flexmb.fe.condensation.complement_response`
-      need (see there).
+      average: its least-squares frame motion held by multipliers).
     * Basis without one (free-free, or ``reference=None``): inertia relief. The load's resultant
       force and moment are balanced by the d'Alembert forces of the rigid-body acceleration they
       cause (``f - M R (R^T M R)^{-1} R^T f``), and the rigid part of the displacement is removed
@@ -126,9 +122,8 @@ def static_preload_displacements(
     F = np.atleast_2d(np.asarray(loads, dtype=float))
     if basis.reference is not None:
         ifs = [
-            _ResolvedInterface(f.name, f.nodes, f.position,
-                               "average" if release and f.kind == "rigid" and f.name != basis.reference else f.kind,
-                               f.weights, averaging_operator(points[f.nodes], f.position, f.weights, name=f.name))
+            _ResolvedInterface(f.name, f.nodes, f.position, f.kind, f.weights,
+                               averaging_operator(points[f.nodes], f.position, f.weights, name=f.name))
             for f in basis.interfaces
         ]
         iref = [f.name for f in ifs].index(basis.reference)
@@ -177,12 +172,34 @@ def load_geometric_stiffness(
     -------
     Kg : ndarray, shape (n_loads, nm, nm)
         ``Phi^T K_sigma(sigma(u_c)) Phi`` (N/m per unit load parameter), symmetric.
-
-    The static responses are those of :func:`load_stiffening` (non-reference rigid interfaces
-    released), so that both give the same ``Kg``.
     """
-    U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend, release=True)
-    return _projected_geometric_stiffness(mesh, basis.shapes, U, materials)
+    U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend)
+    return _projected_geometric_stiffness(mesh, basis.shapes, U, materials) + _face_term(K, mesh, basis, U, loads)
+
+
+def _face_term(K, mesh, basis: ModalBasis, U, loads) -> NDArray[np.float64] | float:
+    """Geometric stiffness of the rigid interface faces that turn, for static fields U (n, 3 n) under loads.
+
+    The faces' nodes sit at ``t + exp(theta) r`` (:func:`flexmb.fe.stiffening.rigid_face_pair_displacements`:
+    second-order motion ``1/2 sum_ij q_i q_j s_ij``); the forces that hold them rigid, ``K u - f`` at
+    their nodes, work on it: ``Kf[c, i, j] = s_ij . (K U[c] - F[c])`` (N/m per unit load parameter;
+    zero elsewhere than on the faces). 0.0 when no rigid face turns.
+    """
+    from flexmb.fe.stiffening import rigid_face_pair_displacements
+
+    S = rigid_face_pair_displacements(mesh.points, basis)
+    if S is None:
+        return 0.0
+    U = np.atleast_2d(U)
+    F = np.broadcast_to(np.atleast_2d(np.asarray(loads, dtype=float)), U.shape)
+    link = np.asarray(sp.csr_matrix(K) @ U.T).T - F  # (n, 3 n)
+    nm = basis.n_modes
+    iu, ju = np.triu_indices(nm)
+    out = np.zeros((U.shape[0], nm, nm))
+    w = link @ S.T  # (n, P)
+    out[:, iu, ju] = w
+    out[:, ju, iu] = w
+    return out
 
 
 def _projected_geometric_stiffness(mesh, shapes, U, materials) -> NDArray[np.float64]:
@@ -339,11 +356,7 @@ def load_stiffening(
     -------
     LoadStiffening
     """
-    # the residual is a relaxation field of the same minimization as the relaxed quartic energy
-    # (flexmb.fe.condensation): same complement, non-reference rigid interfaces released; the full
-    # response too, so that Kg_res = Kg - sum_k a_k G[k] holds exactly (the released faces change
-    # the static stress only next to them: 1e-3 of Kg on the X1 beam)
-    U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend, release=True)
+    U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend)
     a = stiffness_projection(K, basis.shapes, U)
     Ures = U - a @ basis.shapes.T
     Ks = sp.csr_matrix(K)
@@ -353,9 +366,10 @@ def load_stiffening(
     tiny = 1e-16 * float(e_full.max(initial=0.0))
     frac = np.divide(e_res, e_full, out=np.zeros_like(e_full), where=e_full > tiny)
     logger.info("load_stiffening: residual strain-energy fractions %s", np.array2string(frac, precision=3))
+    F = np.atleast_2d(np.asarray(loads, dtype=float))
     return LoadStiffening(
-        full=_projected_geometric_stiffness(mesh, basis.shapes, U, materials),
-        residual=_projected_geometric_stiffness(mesh, basis.shapes, Ures, materials),
+        full=_projected_geometric_stiffness(mesh, basis.shapes, U, materials) + _face_term(K, mesh, basis, U, F),
+        residual=_projected_geometric_stiffness(mesh, basis.shapes, Ures, materials) + _face_term(K, mesh, basis, Ures, F),
         coordinates=a,
         residual_fraction=frac,
     )

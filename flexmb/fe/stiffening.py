@@ -44,6 +44,7 @@ __all__ = [
     "modal_strain_energy",
     "modal_tangent_stiffness",
     "pair_quadrature",
+    "rigid_face_pair_displacements",
 ]
 
 logger = logging.getLogger(__name__)
@@ -239,6 +240,61 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
         return Hp, None, None
     Bm, Bk = (Bn[part].reshape(n_nodes, 3, npair).transpose(2, 0, 1).reshape(npair, 3 * n_nodes) for part in range(2))
     return Hp, Bm, Bk
+
+
+def rigid_face_pair_displacements(points: ArrayLike, basis) -> NDArray[np.float64] | None:
+    """Second-order displacements of the rigid interface faces that rotate with the modal coordinates.
+
+    A rigid (RBE2-like) interface couples its nodes to the frame by the *linearized* rigid motion
+    ``t + theta x r`` (``r`` = node minus frame point), and the shapes carry only that. The frame itself
+    turns by ``exp(Phi_r q)`` in the dynamics, so its nodes are at ``t + exp(theta) r``: beyond the
+    linear part, the face moves by ``1/2 theta x (theta x r) = 1/2 sum_ij q_i q_j s_ij`` with ::
+
+        s_ij(r) = 1/2 [theta_i (theta_j . r) + theta_j (theta_i . r)] - (theta_i . theta_j) r
+
+    (``theta_i`` the face rotation of shape i, rows 3:6 of the interface's ``modal_map``). Without it
+    the relaxation (:mod:`flexmb.fe.condensation`) holds the face to its linearized rotation, whose
+    Green strain is not zero (``E = theta^2 / 2`` in the face plane for a rotation about a face axis):
+    that strain locks in the elements next to the face, measured 98 % of the relaxed quartic energy of
+    the X3 rod's first shape, and does not converge with refinement along the length (it is a
+    boundary layer of thickness ~ the section size).
+
+    Only for a basis whose complement keeps the rigid couplings (a reference interface: the static
+    solves of :func:`flexmb.fe.preloads.static_preload_displacements`); the reference face does not
+    turn (zero ``modal_map``). None when no rigid face turns.
+
+    Parameters
+    ----------
+    points : array_like, shape (n_nodes, 3)
+        Node coordinates (m).
+    basis : ModalBasis
+
+    Returns
+    -------
+    S : ndarray, shape (P, 3 n_nodes) or None
+        ``s_ij`` over the pairs ``i <= j`` (``np.triu_indices(nm)`` order), node-major, m per unit q^2;
+        zero outside the rigid faces.
+    """
+    if getattr(basis, "reference", None) is None:
+        return None
+    x = np.asarray(points, dtype=float)
+    nm = basis.n_modes
+    iu, ju = np.triu_indices(nm)
+    S = None
+    for f in basis.interfaces:
+        if f.kind != "rigid" or f.is_reference:
+            continue
+        th = np.asarray(f.modal_map, dtype=float)[3:6]  # (3, nm) rad per unit q
+        if not np.any(th):
+            continue
+        if S is None:
+            S = np.zeros((iu.size, x.shape[0], 3))
+        r = x[f.nodes] - f.position  # (m, 3)
+        tr = r @ th  # (m, nm): theta_i . r
+        ti, tj = th[:, iu], th[:, ju]  # (3, P)
+        S[:, f.nodes, :] += (0.5 * (ti.T[:, None, :] * tr[:, ju].T[:, :, None] + tj.T[:, None, :] * tr[:, iu].T[:, :, None])
+                             - np.einsum("ap,ap->p", ti, tj)[:, None, None] * r[None, :, :])
+    return None if S is None else S.reshape(iu.size, 3 * x.shape[0])
 
 
 def modal_strain_energy(q: ArrayLike, K: ArrayLike, G: ArrayLike | None = None,

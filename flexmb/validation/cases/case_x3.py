@@ -62,8 +62,8 @@ with the rod's axial shape in the basis the cubic strain energy ``G`` turns ever
 stiffness and both cases are within 1 %.  That is the validated metric.
 
 History (for whoever meets the old numbers): before the acceleration preloads were applied
-"preload" gave 0.01080 / 0.02325; before the relaxation released the rod's rigid small-end interface
-(``flexmb.fe.condensation.complement_response``) the relaxed quartic energy locked in the element
+"preload" gave 0.01080 / 0.02325; before the relaxation let the rod's rigid small-end face turn exactly
+(``flexmb.fe.stiffening.rigid_face_pair_displacements``) the relaxed quartic energy locked in the element
 layer next to it, "full" was 14 % too stiff on X3 (0.00841) and fell with mesh refinement
 (0.00805 / 0.00881 / 0.00930 for 12 / 24 / 48 elements).
 """

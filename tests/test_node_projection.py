@@ -21,7 +21,7 @@ import scipy.sparse.linalg as spla
 import flexmb as fm
 from flexmb import rotations as rot
 from flexmb.dynamics import recorder as recorder_mod
-from flexmb.dynamics.constraints import node_velocities
+from flexmb.dynamics.constraints import node_velocities, project_node
 from flexmb.dynamics.joints import drive_targets
 from flexmb.dynamics.reactions import RECORD_WIDTH, node_reactions
 
@@ -184,6 +184,13 @@ def _close(a, b, what, rel=1e-12):
     assert np.abs(a - b).max(initial=0.0) <= rel * scale, (what, np.abs(a - b).max() / scale)
 
 
+#: relative tolerance of what depends on the projection multipliers ``mu``.  The pendulum's bob (1 kg, 1e-9
+#: kg m^2) makes ``G M^-1 G^T`` ill-conditioned (cond 4e9, also after diagonal scaling): ``mu`` is
+#: determined only to about eps x cond = 4e-7 relative, and the old and the new factorization each
+#: differ by ~1e-8 from a scaled reference solve (measured); the node reactions then differ by 2.6e-9.
+MU_REL = {"pendulum": 1e-16 * 4e9}
+
+
 @pytest.mark.parametrize("name", list(MODELS))
 def test_recorded_nodes_equal_the_previous_code_path(name, monkeypatch):
     model, t_end, h, p = MODELS[name]()
@@ -208,7 +215,7 @@ def test_recorded_nodes_equal_the_previous_code_path(name, monkeypatch):
     assert len(states) == sol.t.size and len(rec.imp_t) == sol.t.size  # no halved steps in these runs
     if name == "fourbar":
         assert len(sol.meta["redundant_constraints"]) == 3
-    ke, vel, om, vrel, imp = [], [], [], [], []
+    ke, vel, om, vrel, imp, w2max = [], [], [], [], [], 0.0
     for st in states:
         w, mu, labels = old_node_velocity(cm, st)
         qdot, record = old_record(cm, st, w, mu, labels)
@@ -218,12 +225,21 @@ def test_recorded_nodes_equal_the_previous_code_path(name, monkeypatch):
         om.append(np.concatenate([o[3] for o in out]))
         vrel.append(qdot)
         imp.append(record)
-    _close(sol.body_velocity, vel, "body velocities")
-    _close(sol.body_angular_velocity, om, "angular velocities")
+        # the new projection satisfies the velocity constraints to round-off of the unprojected velocities
+        nv = project_node(cm, st)
+        G, _ = old_velocity_constraint_matrix(cm, st)
+        w2max = max(w2max, np.abs(nv.w2).max())
+        assert np.abs(G @ nv.w - G @ w).max() <= 1e-14 * np.abs(G).max() * max(np.abs(nv.w2).max(), 1.0)
+    # velocities: w = w2 - M^-1 G^T mu is known to round-off of w2 (the pendulum's bob removes a 2e7 rad/s
+    # excess, 1/J times the O(h^2) momentum defect of the end values, to leave 4 rad/s)
+    vabs = 1e-12 * max(np.abs(sol.body_velocity).max(), np.abs(sol.body_angular_velocity).max()) + 1e-14 * w2max
+    assert np.abs(sol.body_velocity - np.array(vel)).max() <= vabs
+    assert np.abs(sol.body_angular_velocity - np.array(om)).max() <= vabs
+    rel = MU_REL.get(name, 1e-12)
     _close(sol.kinetic_energy, ke, "kinetic energy")
-    _close(sol.joint_rel_velocity, vrel, "joint relative velocities")
-    _close(np.array(rec.imp), imp, "reaction records")
+    _close(sol.joint_rel_velocity, vrel, "joint relative velocities", rel)
+    _close(np.array(rec.imp), imp, "reaction records", rel)
     fn, mn = node_reactions(cm, np.array(rec.imp_t), np.array(imp),
                             np.array(rec.imp_el).reshape(-1, cm.nj, 6 * p - 3), np.array(rec.imp_out) > 0.5, rec.te)
-    _close(sol.joint_force, fn, "node reaction forces")
-    _close(sol.joint_moment, mn, "node reaction moments")
+    _close(sol.joint_force, fn, "node reaction forces", rel)
+    _close(sol.joint_moment, mn, "node reaction moments", rel)

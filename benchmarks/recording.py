@@ -88,23 +88,21 @@ def run(n: int, steps: int, h: float, p: int) -> dict:
 
 
 def setup_only(n: int) -> dict:
-    """Model building, compilation and initial state of an ``n``-link chain (no time step)."""
-    from flexmb.dynamics.simulate import Run, SimulationOptions, time_element
+    """Model building and ``Run.start`` (compilation, redundancy check, sparsity pattern, initial
+    state, Newton scales, the first node's record) of an ``n``-link chain, no time step."""
+    from flexmb.dynamics.simulate import Run, SimulationOptions
 
     t0 = time.perf_counter()
     model = chain_model(n)
     t1 = time.perf_counter()
-    r = Run(model, 1e-3, 1e-3, time_element(1), 0.0, SimulationOptions())
+    Run.start(model, 1e-3, 1e-3, 1, 0.0, SimulationOptions())
     t2 = time.perf_counter()
-    from flexmb.dynamics.system import initial_state
-    initial_state(r.cm, 0.0)
-    t3 = time.perf_counter()
-    return dict(model=t1 - t0, compile=t2 - t1, initial=t3 - t2)
+    return dict(model=t1 - t0, start=t2 - t1)
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--n", type=int, nargs="+", default=[10, 100, 1000])
+    ap.add_argument("--n", type=int, nargs="*", default=[10, 100, 1000])
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--h", type=float, default=1e-3)
     ap.add_argument("--p", type=int, default=1)
@@ -125,8 +123,7 @@ def main(argv=None) -> None:
               + " ".join(f"{r['parts'][k]:>9.4f}" for k in PARTS) + f" {r['setup']:>8.2f}", flush=True)
     for n in args.setup:
         s = setup_only(n)
-        print(f"set-up N = {n}: model {s['model']:.2f} s, Run (compile_model, redundancy, system) {s['compile']:.2f} s, "
-              f"initial state {s['initial']:.2f} s", flush=True)
+        print(f"set-up N = {n}: model {s['model']:.2f} s, Run.start {s['start']:.2f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -243,3 +243,65 @@ def test_recorded_nodes_equal_the_previous_code_path(name, monkeypatch):
                             np.array(rec.imp_el).reshape(-1, cm.nj, 6 * p - 3), np.array(rec.imp_out) > 0.5, rec.te)
     _close(sol.joint_force, fn, "node reaction forces", rel)
     _close(sol.joint_moment, mn, "node reaction moments", rel)
+
+
+def _chain_state(n, t_end=0.02, h=0.01):
+    """Compiled chain and its end state after a short fall (generic velocities)."""
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+
+    model = _chain(n)[0]
+    run = Run.start(model, t_end, h, 1, 0.0, SimulationOptions())
+    while not run.done():
+        run.step()
+    return run.cm, run.st
+
+
+@pytest.mark.parametrize("backend", ["dense", "superlu", "cholmod"])
+def test_factorization_backends_agree(backend, monkeypatch):
+    """Dense LAPACK Cholesky, SuperLU on the cached minimum-degree ordering and CHOLMOD give the same
+    projection (the previous code path's) on a 30-link chain (90 rows: above the dense limit)."""
+    from flexmb.dynamics import projection
+
+    if backend == "cholmod" and projection._cholmod() is None:
+        pytest.skip("scikit-sparse not installed")
+    cm, st = _chain_state(30)
+    monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6 if backend == "dense" else 0)
+    if backend == "superlu":
+        monkeypatch.setattr(projection, "_CHOLMOD", False)
+    cm._node_projector = None
+    nv = project_node(cm, st)
+    assert projection.node_projector(cm).factor.backend == backend
+    w, mu, _ = old_node_velocity(cm, st)
+    assert np.abs(nv.w2 - nv.w).max() > 1e-6 * np.abs(nv.w).max()  # a real correction
+    assert np.abs(nv.w - w).max() <= 1e-12 * np.abs(w).max()
+    assert np.abs(nv.mu - mu).max() <= 1e-12 * np.abs(mu).max()
+
+
+def test_projection_is_the_least_kinetic_energy_change_onto_the_constraints():
+    """``w`` satisfies ``G w = target`` and ``w - w2`` is M-orthogonal to every admissible velocity
+    (the null space of G): ``(w - w2)^T M z = 0`` for ``G z = 0``; the projection impulse handed to
+    the bodies as momenta gives the same velocities (``multiplier_momenta(dlam) = -G^T mu``)."""
+    import scipy.linalg as sla
+
+    from flexmb.dynamics.constraints import multiplier_momenta, node_momenta
+    from flexmb.dynamics.reactions import projection_impulse
+
+    model = _universal_arm()[0]
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+
+    run = Run.start(model, 0.05, 0.01, 2, 0.0, SimulationOptions())
+    while not run.done():
+        run.step()
+    cm, st = run.cm, run.st
+    nv = project_node(cm, st)
+    G, labels = old_velocity_constraint_matrix(cm, st)
+    _, rate = drive_targets(cm, np.array([st.t]))
+    target = np.array([rate[j, c, 0] if isinstance(c, int) else 0.0 for j, c in labels])
+    assert abs(target[labels.index((0, 5))] - st.t) < 1e-12  # the drive's rate, angle t^2 / 2
+    assert np.abs(G @ nv.w - target).max() < 1e-12
+    Z = sla.null_space(G.toarray())
+    dp = node_momenta(cm, st, nv.w - nv.w2)
+    assert np.abs(Z.T @ dp).max() < 1e-12 * np.abs(dp).max()
+    dlam = projection_impulse(cm, st, nv.mu, nv.labels)
+    w_imp = node_velocities(cm, st, nv.p + multiplier_momenta(cm, st, dlam))
+    assert np.abs(w_imp - nv.w).max() < 1e-12 * np.abs(nv.w).max()

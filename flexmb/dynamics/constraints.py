@@ -23,17 +23,19 @@ log = logging.getLogger(__name__)
 
 def node_momenta(cm, st, w: NDArray) -> NDArray:
     """Momenta ``M w`` (nv,) at a node for velocities ``w (nv,)``."""
-    out = np.zeros(cm.nv)
-    for grp in cm.groups:
-        out[grp.vel_cols] = grp.momenta(st, w[grp.vel_cols])
-    return out
+    return _per_group(cm, "momenta", st, w)
 
 
 def node_velocities(cm, st, p: NDArray) -> NDArray:
     """Velocities ``M^-1 p`` (nv,) at a node for momenta ``p (nv,)``."""
+    return _per_group(cm, "velocities", st, p)
+
+
+def _per_group(cm, method: str, st, x: NDArray) -> NDArray:
+    """``x (nv,)`` mapped by each body-type group's ``method(st, x_group)``."""
     out = np.zeros(cm.nv)
     for grp in cm.groups:
-        out[grp.vel_cols] = grp.velocities(st, p[grp.vel_cols])
+        out[grp.vel_cols] = getattr(grp, method)(st, x[grp.vel_cols])
     return out
 
 
@@ -121,10 +123,14 @@ class NodeVelocity:
     the same as ``loc (nj, 7)`` (None when nothing was projected), the row ``labels`` and the node's
     joint ``frames`` (None without joints)."""
 
-    __slots__ = ("w", "p", "w2", "mu", "loc", "labels", "frames")
+    __slots__ = ("w", "p", "w2", "mu", "loc", "frames", "_proj")
 
-    def __init__(self, w, p, w2, mu, loc, labels, frames):
-        self.w, self.p, self.w2, self.mu, self.loc, self.labels, self.frames = w, p, w2, mu, loc, labels, frames
+    def __init__(self, w, p, w2, mu, loc, proj, frames):
+        self.w, self.p, self.w2, self.mu, self.loc, self._proj, self.frames = w, p, w2, mu, loc, proj, frames
+
+    @property
+    def labels(self) -> list:
+        return [] if self._proj is None else self._proj.labels
 
 
 def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
@@ -139,7 +145,7 @@ def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
     if not cm.nj:
         p = st.pi if Lam is None else st.pi + Lam
         w = node_velocities(cm, st, p)
-        return NodeVelocity(w, p, w, None, None, [], None)
+        return NodeVelocity(w, p, w, None, None, None, None)
     fr = NodeFrames(cm, st)
     if Lam is None:
         Lam = multiplier_momenta(cm, st, st.lam, fr)
@@ -147,11 +153,11 @@ def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
     proj = node_projector(cm)
     if proj.n == 0:
         w2 = node_velocities(cm, st, p)
-        return NodeVelocity(w2, p, w2, None, None, proj.labels, fr)
+        return NodeVelocity(w2, p, w2, None, None, proj, fr)
     Mi = inverse_mass_blocks(cm, st)  # once per node: the velocities and the projection
     w2 = apply_blocks(cm, Mi, p)
     w, mu, loc = proj.project(cm, st, w2, fr, Mi=Mi)
-    return NodeVelocity(w, p, w2, mu, loc, proj.labels, fr)
+    return NodeVelocity(w, p, w2, mu, loc, proj, fr)
 
 
 def node_velocity(cm, st, Lam: NDArray | None = None, *, multiplier: bool = False):

@@ -160,7 +160,8 @@ class _SpdFactor:
             self.slot = rows * n + cols
             self.size = n * n
             return
-        key = np.unique(rows * n + cols)
+        key = np.sort(rows * n + cols)
+        key = key[np.r_[True, key[1:] != key[:-1]]]  # the pattern (np.unique, without its hashing)
         r0, c0 = key // n, key % n
         deg = np.bincount(r0, minlength=n).astype(float)
         dummy = np.where(r0 == c0, deg[r0] + 1.0, -1.0)  # an SPD matrix of the pattern (diagonally dominant)
@@ -237,7 +238,7 @@ class NodeProjector:
         mask = np.concatenate([cm.jnt_constrained, cm.jnt_universal[:, None]], axis=1)
         self.jj, self.cc = np.nonzero(mask)
         self.n = self.jj.size
-        self.labels = [(int(j), int(c) if c < 6 else "cross") for j, c in zip(self.jj, self.cc)]
+        self._labels = None
         row_of = -np.ones((cm.nj, 7), dtype=np.int64)
         row_of[self.jj, self.cc] = np.arange(self.n)
         # prescribed rates of driven constrained components
@@ -265,15 +266,25 @@ class NodeProjector:
             order = np.argsort(lrow, kind="stable")
             starts = np.flatnonzero(np.r_[True, lrow[order][1:] != lrow[order][:-1]])
             sizes = np.diff(np.r_[starts, order.size])
-            # all pairs of entry rows on the same body: (sum of sizes^2,), set-up only
-            pa = np.concatenate([np.repeat(order[s0:s0 + z], z) for s0, z in zip(starts, sizes)])
-            pb = np.concatenate([np.tile(order[s0:s0 + z], z) for s0, z in zip(starts, sizes)])
+            # all pairs of entry rows on the same body (sum of sizes^2): row a of a body with z rows
+            # from its first row s pairs with s, s + 1, ..., s + z - 1
+            z = np.repeat(sizes, sizes)  # per sorted row: rows on its body
+            within = np.arange(z.sum()) - np.repeat(np.cumsum(z) - z, z)
+            pa = np.repeat(order, z)
+            pb = order[np.repeat(np.repeat(starts, sizes), z) + within]
             rows.append(rowA[pa])
             cols.append(rowA[pb])
             self.groups.append((g, srcs, lrow, pa, pb))
         rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
         self.factor = _SpdFactor(self.n, rows, cols)
+
+    @property
+    def labels(self) -> list:
+        """Row labels ``(joint, component)``, component 0-5 or ``"cross"`` (built at the first request)."""
+        if self._labels is None:
+            self._labels = [(int(j), int(c) if c < 6 else "cross") for j, c in zip(self.jj, self.cc)]
+        return self._labels
 
     def target(self, cm, t: float) -> NDArray:
         """Right-hand side of ``G w = target`` at ``t``: the drive rates of driven components."""

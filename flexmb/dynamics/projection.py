@@ -246,8 +246,9 @@ class NodeProjector:
         self.drv_row, self.drv_j, self.drv_c = (np.array(v, dtype=np.int64).reshape(-1) for v in zip(*drv)) \
             if drv else (np.zeros(0, np.int64),) * 3
         # per body-type group: the rows of G on each attachment of a body of the group ("entry rows":
-        # one per attachment and constrained component), and every pair of entry rows on one body
-        self.groups = []  # (g, [(side, part, joint, comp, entry)], local body (R,), pair rows pa, pb)
+        # one per attachment and constrained component); the bodies bucketed by their number z of
+        # entry rows, so that each bucket's blocks (n_z, z, z) of G_b M_b^-1 G_b^T are one batched product
+        self.groups = []  # (g, [(side, part, joint, comp, entry)], [(rows (n_z, z), local body (n_z,))])
         rows, cols = [], []
         for g in range(len(cm.groups)):
             srcs, rowA, lrow = [], [], []
@@ -266,15 +267,14 @@ class NodeProjector:
             order = np.argsort(lrow, kind="stable")
             starts = np.flatnonzero(np.r_[True, lrow[order][1:] != lrow[order][:-1]])
             sizes = np.diff(np.r_[starts, order.size])
-            # all pairs of entry rows on the same body (sum of sizes^2): row a of a body with z rows
-            # from its first row s pairs with s, s + 1, ..., s + z - 1
-            z = np.repeat(sizes, sizes)  # per sorted row: rows on its body
-            within = np.arange(z.sum()) - np.repeat(np.cumsum(z) - z, z)
-            pa = np.repeat(order, z)
-            pb = order[np.repeat(np.repeat(starts, sizes), z) + within]
-            rows.append(rowA[pa])
-            cols.append(rowA[pb])
-            self.groups.append((g, srcs, lrow, pa, pb))
+            buckets = []
+            for z in np.unique(sizes):  # a few distinct row counts per model
+                er = order[starts[sizes == z][:, None] + np.arange(z)]  # (n_z, z) entry rows of each body
+                buckets.append((er, lrow[er[:, 0]]))
+                ra = rowA[er]
+                rows.append(np.broadcast_to(ra[:, :, None], (er.shape[0], z, z)).reshape(-1))
+                cols.append(np.broadcast_to(ra[:, None, :], (er.shape[0], z, z)).reshape(-1))
+            self.groups.append((g, srcs, buckets))
         rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
         self.factor = _SpdFactor(self.n, rows, cols)
@@ -300,15 +300,16 @@ class NodeProjector:
         """Values of ``G M^-1 G^T`` in the factor's storage; ``Mi[g]`` the inverse mass blocks of group g.
 
         Per group: the entry rows ``g_i = C[joint_i, comp_i] B_e(i)`` (rows of G on the attached body),
-        ``m_i = g_i M_b^-1``, and ``A[row_i, row_k] += m_i . g_k`` for every pair on the same body."""
+        then per bucket of bodies with z entry rows the blocks ``G_b M_b^-1 G_b^T (n_z, z, z)``."""
         C = rate_blocks(fr)
         maps = (fr.map_b, fr.map_a)
         vals = []
-        for g, srcs, lrow, pa, pb in self.groups:
-            GE = np.concatenate([np.einsum("id,idc->ic", C[side][joint, comp], maps[side][k][2][e])
-                                 for side, k, joint, comp, e in srcs])
-            H = np.einsum("ik,ikl->il", GE, Mi[g][lrow])
-            vals.append(np.einsum("ik,ik->i", H[pa], GE[pb]))
+        for g, srcs, buckets in self.groups:
+            GE = np.concatenate([(C[side][maps[side][k][0]] @ maps[side][k][2])[e, comp]  # (R, c)
+                                 for side, k, _joint, comp, e in srcs])
+            for er, lb in buckets:
+                Gb = GE[er]  # (n_z, z, c)
+                vals.append(((Gb @ Mi[g][lb]) @ np.swapaxes(Gb, 1, 2)).reshape(-1))
         return np.bincount(self.factor.slot, np.concatenate(vals), minlength=self.factor.size)
 
     def project(self, cm, st, w2: NDArray, fr: NodeFrames, singular: str = "none", Mi: dict | None = None):

@@ -107,14 +107,5 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
 
 
 def _orthonormalize(R: NDArray) -> NDArray:
-    """The nearest rotations (polar factors) of ``R (n, 3, 3)``, which deviate from orthonormal by
-    round-off only: one Newton-Schulz step ``R (3 I - R^T R) / 2`` (error O(|R^T R - I|^2), ~1e-32;
-    a batched SVD of 3 x 3 matrices costs ~20 times more); the SVD when the deviation exceeds 1e-8."""
-    E = np.swapaxes(R, 1, 2) @ R - I3
-    if np.abs(E).max(initial=0.0) > 1e-8:
-        u, _, vt = np.linalg.svd(R)
-        return u @ vt
-    return R - 0.5 * (R @ E)
-
-
-I3 = np.eye(3)
+    u, _, vt = np.linalg.svd(R)
+    return u @ vt

@@ -15,22 +15,22 @@ assembled: with ``C_b, C_a (nj, 7, 6)`` the rate blocks of a joint on its attach
 * ``G w``: the joints' relative rates :func:`joint_rates` of ``nu_a, nu_b``;
 * ``G^T mu``: the multipliers ``loc (nj, 7)`` as a wrench on B (:func:`joint_wrench`) handed to the
   bodies as generalized momenta (:func:`generalized`, the same map as the gauge reset's);
-* ``G M^-1 G^T``: a sum over the bodies of ``(C_e B_e) M_b^-1 (C_f B_f)^T`` for every pair of
-  attachments ``e, f`` on body ``b``, batched per body type; the pairs, their row/column indices,
-  the sparsity pattern and its fill-reducing ordering are fixed per model (:class:`NodeProjector`,
-  built at the first node and cached on the compiled model); per node only the values are
-  computed and scattered (``np.bincount``) into the factor's storage.
+* ``G M^-1 G^T``: a sum over the bodies of ``G_b M_b^-1 G_b^T``, ``G_b`` the rows ``C B`` of G on the
+  attachments of body ``b``; the bodies are bucketed by their number of rows and each bucket is one
+  batched product.  The rows, buckets, sparsity pattern, its ordering and the symbolic factorization
+  are fixed per model (:class:`NodeProjector`, built at the first node and cached on the compiled
+  model); per node only the values are computed and scattered (``np.bincount``) into the factor's
+  storage.
 
-``G M^-1 G^T`` is symmetric positive definite once redundant equations are dropped: dense Cholesky
-(LAPACK) up to :data:`DENSE_ROWS` rows, otherwise SuperLU in symmetric mode on the pattern
-permuted once by a minimum-degree ordering of ``A + A^T`` (``benchmarks/README.md``, "Output
-recording", has the measurements).  When the factorization fails (a singular configuration,
-dependent rows left), the previous behaviour is kept: SuperLU with partial pivoting, and when that
-fails too, no projection (``mu = None``) or, for the set-up projection, least squares.
+``G M^-1 G^T`` is symmetric positive definite once redundant equations are dropped: dense LAPACK
+Cholesky up to :data:`DENSE_ROWS` rows; above, CHOLMOD (scikit-sparse, extra ``sparse``: analysis
+once, numeric factorization per node) or without it SuperLU in symmetric mode on the pattern
+permuted once by a minimum-degree ordering (``benchmarks/README.md``, "Output recording and the
+node-velocity projection", has the measurements).  When the factorization fails (a singular
+configuration, dependent rows left), the previous behaviour is kept: SuperLU with partial pivoting,
+and when that fails too, no projection (``mu = None``) or, for the set-up projection, least squares.
 """
 from __future__ import annotations
-
-import logging
 
 import numpy as np
 import scipy.linalg as sla
@@ -40,8 +40,6 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
-
-log = logging.getLogger(__name__)
 
 #: largest number of constraint rows factored as a dense matrix (measured crossover, see module doc)
 DENSE_ROWS = 60

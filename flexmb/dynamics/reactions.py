@@ -32,7 +32,7 @@ them.  Requested times: :func:`values_at` (local interpolation of the node value
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from flexmb import rotations as rot
 from flexmb.dynamics.projection import NodeFrames, joint_wrench

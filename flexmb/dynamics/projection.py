@@ -47,15 +47,38 @@ DENSE_ROWS = 60
 
 class NodeFrames:
     """Joint attachment frames at one node: ``xa, xb (nj, 3)``, ``Ra, Rb (nj, 3, 3)``; the velocity
-    maps ``map_a``, ``map_b`` (lists of ``(mask, cols, B)``, :meth:`AttachmentSet.node_velocity_map`)."""
+    maps ``map_a``, ``map_b`` (lists of ``(mask, cols, B)``, :meth:`AttachmentSet.node_velocity_map`);
+    derived once on request: ``RaT`` (``Ra^T``), ``d = xb - xa``, ``ncross = x_A x y_B`` (the axis of a
+    universal joint's cross condition; zero when the model has no universal joint)."""
 
-    __slots__ = ("xa", "Ra", "xb", "Rb", "map_a", "map_b")
+    __slots__ = ("xa", "Ra", "xb", "Rb", "map_a", "map_b", "_universal", "_RaT", "_d", "_ncross")
 
     def __init__(self, cm, st):
         self.xa, self.Ra = cm.att_a.node_pose(cm, st)
         self.xb, self.Rb = cm.att_b.node_pose(cm, st)
         self.map_a = cm.att_a.node_velocity_map(cm, st)
         self.map_b = cm.att_b.node_velocity_map(cm, st)
+        self._universal = bool(cm.jnt_universal.any())
+        self._RaT = self._d = self._ncross = None
+
+    @property
+    def RaT(self) -> NDArray:
+        if self._RaT is None:
+            self._RaT = np.swapaxes(self.Ra, 1, 2)
+        return self._RaT
+
+    @property
+    def d(self) -> NDArray:
+        if self._d is None:
+            self._d = self.xb - self.xa
+        return self._d
+
+    @property
+    def ncross(self) -> NDArray:
+        if self._ncross is None:
+            self._ncross = (rot.cross(self.Ra[:, :, 0], self.Rb[:, :, 1]) if self._universal
+                            else np.zeros_like(self.xa))
+        return self._ncross
 
 
 def attachment_velocities(maps, w: NDArray, n: int) -> NDArray:
@@ -67,38 +90,31 @@ def attachment_velocities(maps, w: NDArray, n: int) -> NDArray:
     return nu
 
 
-def _ncross(fr: NodeFrames) -> NDArray:
-    """``x_A x y_B (nj, 3)``: the axis of a universal joint's cross condition's rate."""
-    return rot.cross(fr.Ra[:, :, 0], fr.Rb[:, :, 1])
-
-
 def joint_rates(fr: NodeFrames, nu_a: NDArray, nu_b: NDArray) -> NDArray:
     """Rates ``(nj, 7)`` of the joints' relative coordinates for attachment velocities ``nu (nj, 6)``:
     velocity of B's origin relative to frame A, relative angular velocity (frame A components), and
     the rate ``(x_A x y_B) . (omega_b - omega_a)`` of a universal joint's ``x_A . y_B``."""
-    RaT = np.swapaxes(fr.Ra, 1, 2)
     out = np.empty((nu_a.shape[0], 7))
-    out[:, :3] = np.einsum("jde,je->jd", RaT, nu_b[:, :3] - nu_a[:, :3] - rot.cross(nu_a[:, 3:], fr.xb - fr.xa))
+    out[:, :3] = np.einsum("jde,je->jd", fr.RaT, nu_b[:, :3] - nu_a[:, :3] - rot.cross(nu_a[:, 3:], fr.d))
     dw = nu_b[:, 3:] - nu_a[:, 3:]
-    out[:, 3:6] = np.einsum("jde,je->jd", RaT, dw)
-    out[:, 6] = np.einsum("jd,jd->j", _ncross(fr), dw)
+    out[:, 3:6] = np.einsum("jde,je->jd", fr.RaT, dw)
+    out[:, 6] = np.einsum("jd,jd->j", fr.ncross, dw)
     return out
 
 
 def rate_blocks(fr: NodeFrames) -> tuple[NDArray, NDArray]:
     """``C_b, C_a (nj, 7, 6)``: :func:`joint_rates` as ``C_b nu_b + C_a nu_a``."""
     n = fr.Ra.shape[0]
-    RAt = np.swapaxes(fr.Ra, 1, 2)
+    RAt = fr.RaT
     Cb = np.zeros((n, 7, 6))
     Ca = np.zeros((n, 7, 6))
     Cb[:, :3, :3] = RAt
     Cb[:, 3:6, 3:] = RAt
     Ca[:, :3, :3] = -RAt
-    Ca[:, :3, 3:] = RAt @ rot.skew(fr.xb - fr.xa)
+    Ca[:, :3, 3:] = RAt @ rot.skew(fr.d)
     Ca[:, 3:6, 3:] = -RAt
-    ncross = _ncross(fr)
-    Cb[:, 6, 3:] = ncross
-    Ca[:, 6, 3:] = -ncross
+    Cb[:, 6, 3:] = fr.ncross
+    Ca[:, 6, 3:] = -fr.ncross
     return Cb, Ca
 
 
@@ -108,7 +124,7 @@ def joint_wrench(fr: NodeFrames, loc: NDArray) -> NDArray:
     the opposite wrench transported to its origin (:func:`generalized`)."""
     out = np.empty((loc.shape[0], 6))
     out[:, :3] = np.einsum("jde,je->jd", fr.Ra, loc[:, :3])
-    out[:, 3:] = np.einsum("jde,je->jd", fr.Ra, loc[:, 3:6]) + loc[:, 6:7] * _ncross(fr)
+    out[:, 3:] = np.einsum("jde,je->jd", fr.Ra, loc[:, 3:6]) + loc[:, 6:7] * fr.ncross
     return out
 
 
@@ -116,7 +132,7 @@ def generalized(cm, fr: NodeFrames, lam: NDArray) -> NDArray:
     """Joint wrenches ``lam (nj, 6)`` (on B at its origin; inertial) as generalized momenta of the
     bodies ``(nv,)``: ``+lam`` through B's map on body b, ``-lam`` transported to A's origin on body a."""
     Lf = lam[:, :3]
-    wa = -np.concatenate([Lf, lam[:, 3:] + rot.cross(fr.xb - fr.xa, Lf)], axis=1)
+    wa = -np.concatenate([Lf, lam[:, 3:] + rot.cross(fr.d, Lf)], axis=1)
     cols, vals = [], []
     for maps, wr in ((fr.map_b, lam), (fr.map_a, wa)):
         for m, c, B in maps:

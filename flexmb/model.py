@@ -476,6 +476,8 @@ class Model:
             raise ModelError(f"Model: duplicate joint names {sorted(dup)}")
         # name -> index, for O(1) look-ups at set-up (a linear search made set-up O(N^2))
         object.__setattr__(self, "_body_index", {n: i for i, n in enumerate(names)})
+        # joint -> its attachment frames, computed at the first request (set-up asks 3 times per joint)
+        object.__setattr__(self, "_frames", {})
         known = set(names) | {GROUND}
         for j in self.joints:
             for side in ("body_a", "body_b"):
@@ -524,7 +526,16 @@ class Model:
         return b.position, b.orientation
 
     def attachment_frames(self, joint: Joint) -> tuple[Frame, Frame]:
-        """Attachment frames of ``joint`` in the frames of ``body_a`` and ``body_b``."""
+        """Attachment frames of ``joint`` in the frames of ``body_a`` and ``body_b`` (cached per joint
+        object: the model and its joints are immutable)."""
+        cached = self._frames.get(id(joint))
+        if cached is not None and cached[0] is joint:
+            return cached[1]
+        frames = self._attachment_frames(joint)
+        self._frames[id(joint)] = (joint, frames)
+        return frames
+
+    def _attachment_frames(self, joint: Joint) -> tuple[Frame, Frame]:
         owner = f"{type(joint).__name__} {joint.name!r}"
         xa, Ra = self.body_pose(joint.body_a)
         xb, Rb = self.body_pose(joint.body_b)

@@ -11,29 +11,31 @@ import logging
 
 import numpy as np
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
-from flexmb import rotations as rot
 from flexmb.dynamics.joints import drive_targets
 from flexmb.dynamics.layout import COMPONENT_NAMES
+from flexmb.dynamics.projection import (NodeFrames, apply_blocks, attachment_velocities, generalized,
+                                        inverse_mass_blocks, joint_rates, node_projector, rate_blocks)
 
 log = logging.getLogger(__name__)
 
 
 def node_momenta(cm, st, w: NDArray) -> NDArray:
     """Momenta ``M w`` (nv,) at a node for velocities ``w (nv,)``."""
-    out = np.zeros(cm.nv)
-    for grp in cm.groups:
-        out[grp.vel_cols] = grp.momenta(st, w[grp.vel_cols])
-    return out
+    return _per_group(cm, "momenta", st, w)
 
 
 def node_velocities(cm, st, p: NDArray) -> NDArray:
     """Velocities ``M^-1 p`` (nv,) at a node for momenta ``p (nv,)``."""
+    return _per_group(cm, "velocities", st, p)
+
+
+def _per_group(cm, method: str, st, x: NDArray) -> NDArray:
+    """``x (nv,)`` mapped by each body-type group's ``method(st, x_group)``."""
     out = np.zeros(cm.nv)
     for grp in cm.groups:
-        out[grp.vel_cols] = grp.velocities(st, p[grp.vel_cols])
+        out[grp.vel_cols] = getattr(grp, method)(st, x[grp.vel_cols])
     return out
 
 
@@ -45,7 +47,8 @@ def translational_columns(cm) -> NDArray:
 
 
 def velocity_constraint_matrix(cm, st, joints: NDArray | None = None):
-    """Sparse velocity-level constraint matrix ``G (n_c, nv)`` on the body velocities.
+    """Sparse velocity-level constraint matrix ``G (n_c, nv)`` on the body velocities (set-up: the
+    redundancy test; the node projection never assembles it, :mod:`flexmb.dynamics.projection`).
 
     Row ``(j, comp)`` is the rate of the constrained relative coordinate ``comp`` of joint ``j``
     (velocity of B's origin relative to frame A, relative angular velocity; frame A components);
@@ -53,22 +56,9 @@ def velocity_constraint_matrix(cm, st, joints: NDArray | None = None):
     restricts the rows to a subset of joints.  Returns ``G`` (CSR) and the row labels.
     """
     js = np.arange(cm.nj) if joints is None else np.asarray(joints, dtype=int)
-    xa, Ra = cm.att_a.node_pose(cm, st)
-    xb, Rb = cm.att_b.node_pose(cm, st)
-    RAt = np.swapaxes(Ra, 1, 2)
-    d = xb - xa
     n = cm.nj
-    # d(qdot)/d(nu_b), d(qdot)/d(nu_a): (nj, 7, 6)
-    Cb = np.zeros((n, 7, 6))
-    Ca = np.zeros((n, 7, 6))
-    Cb[:, :3, :3] = RAt
-    Cb[:, 3:6, 3:] = RAt
-    Ca[:, :3, :3] = -RAt
-    Ca[:, :3, 3:] = RAt @ rot.skew(d)
-    Ca[:, 3:6, 3:] = -RAt
-    ncross = rot.cross(Ra[:, :, 0], Rb[:, :, 1])
-    Cb[:, 6, 3:] = ncross
-    Ca[:, 6, 3:] = -ncross
+    fr = NodeFrames(cm, st)
+    Cb, Ca = rate_blocks(fr)
     mask = np.concatenate([cm.jnt_constrained, cm.jnt_universal[:, None]], axis=1)
     sel = np.zeros(n, bool)
     sel[js] = True
@@ -77,8 +67,8 @@ def velocity_constraint_matrix(cm, st, joints: NDArray | None = None):
     row_of = -np.ones((n, 7), dtype=np.int64)
     row_of[jj, cc] = np.arange(jj.size)
     rows, cols, vals = [], [], []
-    for att, C in ((cm.att_b, Cb), (cm.att_a, Ca)):
-        for m, vcols, B in att.node_velocity_map(cm, st):
+    for maps, C in ((fr.map_b, Cb), (fr.map_a, Ca)):
+        for m, vcols, B in maps:
             blk = C[m] @ B  # (m, 7, c)
             r = np.broadcast_to(row_of[m][:, :, None], blk.shape)
             c = np.broadcast_to(vcols[:, None, :], blk.shape)
@@ -94,60 +84,22 @@ def velocity_constraint_matrix(cm, st, joints: NDArray | None = None):
     return G, labels
 
 
-def inverse_mass(cm, st) -> sp.csr_matrix:
-    """Sparse block-diagonal inverse mass matrix ``(nv, nv)``."""
-    rows, cols, vals = [], [], []
-    for grp in cm.groups:
-        Mi = grp.inverse_mass_blocks(st)
-        vc = grp.vel_cols
-        rows.append(np.broadcast_to(vc[:, :, None], Mi.shape).reshape(-1))
-        cols.append(np.broadcast_to(vc[:, None, :], Mi.shape).reshape(-1))
-        vals.append(Mi.reshape(-1))
-    if not rows:
-        return sp.csr_matrix((cm.nv, cm.nv))
-    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(cm.nv, cm.nv))
-
-
-def velocity_constraints(cm, st, t: float):
-    """Velocity constraint matrix ``G`` with its row labels and right-hand side (drive rates at ``t``)."""
-    G, labels = velocity_constraint_matrix(cm, st)
-    if G.shape[0] == 0:
-        return G, labels, np.zeros(0)
-    _, rate = drive_targets(cm, np.array([t]))
-    jl = np.array([j for j, _ in labels])
-    cl = np.array([c if isinstance(c, int) else 0 for _, c in labels])
-    target = np.where([isinstance(c, int) for _, c in labels], rate[jl, cl, 0], 0.0)
-    return G, labels, target
-
-
-def mass_metric_correction(cm, st, G, violation, *, singular: str = "lsqr", multiplier: bool = False):
-    """Velocity change ``M^-1 G^T mu`` (nv,), ``mu = (G M^-1 G^T)^-1 violation``, that removes
-    ``violation`` with the least kinetic energy (``(dw, mu)`` with ``multiplier=True``).
-    ``singular``: ``"lsqr"`` (least squares when dependent rows remain) or ``"none"`` (return None)."""
-    Mi = inverse_mass(cm, st)
-    A = (G @ Mi @ G.T).tocsc()
-    try:
-        mu = spla.splu(A).solve(violation)
-    except RuntimeError:  # dependent rows not yet removed
-        if singular == "none":
-            return None
-        mu = spla.lsqr(A, violation, atol=1e-14, btol=1e-14)[0]
-    dw = Mi @ (G.T @ mu)
-    return (dw, mu) if multiplier else dw
-
-
 def project_velocities(cm, st, w0, t0):
     """Project initial velocities onto the velocity constraints in the mass metric; log the change."""
-    G, labels, target = velocity_constraints(cm, st, t0)
-    if G.shape[0] == 0:
+    if not cm.nj:
         return w0
-    viol = G @ w0 - target
+    proj = node_projector(cm)
+    if proj.n == 0:
+        return w0
+    fr = NodeFrames(cm, st)
+    viol = joint_rates(fr, attachment_velocities(fr.map_a, w0, cm.nj),
+                       attachment_velocities(fr.map_b, w0, cm.nj))[proj.jj, proj.cc] - proj.target(cm, t0)
     scale = max(np.abs(w0).max(initial=0.0), 1.0)
     if np.abs(viol).max() <= 1e-12 * scale:
         return w0
-    wnew = w0 - mass_metric_correction(cm, st, G, viol)
+    wnew, _, _ = proj.project(cm, st, w0, fr, singular="lsqr")
     worst = int(np.argmax(np.abs(viol)))
-    j, c = labels[worst]
+    j, c = proj.labels[worst]
     log.warning(
         "initial velocities violate the joint constraints (largest: joint %r component %s, %.3e); "
         "projected onto the constraints in the mass metric (largest velocity change %.3e)",
@@ -156,42 +108,60 @@ def project_velocities(cm, st, w0, t0):
     return wnew
 
 
-def multiplier_momenta(cm, st, lam: NDArray) -> NDArray:
+def multiplier_momenta(cm, st, lam: NDArray, frames: NodeFrames | None = None) -> NDArray:
     """The joints' multipliers ``lam (nj, 6)`` (at B's origin) as generalized momenta of the bodies
-    ``Lambda (nv,)``: ``+lambda`` on body b, ``-lambda`` transported to A's origin on body a."""
-    out = np.zeros(cm.nv)
-    if cm.nj == 0:
-        return out
-    xa, _ = cm.att_a.node_pose(cm, st)
-    xb, _ = cm.att_b.node_pose(cm, st)
-    Lf = lam[:, :3]
-    wa = -np.concatenate([Lf, lam[:, 3:] + rot.cross(xb - xa, Lf)], axis=1)
-    cm.att_b.node_generalized(cm, st, lam, out)
-    cm.att_a.node_generalized(cm, st, wa, out)
-    return out
+    ``Lambda (nv,)``: ``+lambda`` on body b, ``-lambda`` transported to A's origin on body a
+    (:func:`~flexmb.dynamics.projection.generalized`; ``frames``: the node's, if already computed)."""
+    if cm.nj == 0 or not np.any(lam):
+        return np.zeros(cm.nv)
+    return generalized(cm, frames if frames is not None else NodeFrames(cm, st), lam)
 
 
-def node_velocity(cm, st, Lam: NDArray | None = None, *, multiplier: bool = False):
+class NodeVelocity:
+    """Result of :func:`project_node`: projected velocities ``w (nv,)``, the scheme's momenta
+    ``p = pi + Lambda (nv,)`` and their velocities ``w2 = M^-1 p``, the rows' multipliers ``mu`` and
+    the same as ``loc (nj, 7)`` (None when nothing was projected), the row ``labels`` and the node's
+    joint ``frames`` (None without joints)."""
+
+    __slots__ = ("w", "p", "w2", "mu", "loc", "frames", "_proj")
+
+    def __init__(self, w, p, w2, mu, loc, proj, frames):
+        self.w, self.p, self.w2, self.mu, self.loc, self._proj, self.frames = w, p, w2, mu, loc, proj, frames
+
+    @property
+    def labels(self) -> list:
+        return [] if self._proj is None else self._proj.labels
+
+
+def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
     """Body velocities at a node: ``M w = pi + Lambda`` projected onto the velocity constraints.
 
     The end momenta of an index-3 scheme satisfy the velocity constraints only to O(h^2); the
     projection in the mass metric removes that component (it matters for bodies with tiny
     inertia, e.g. point masses, where 1/J amplifies it).  Output only: the state is unchanged.
-    With ``multiplier=True`` returns ``(w, mu, labels)``: the projection ``w = w2 - M^-1 G^T mu``
-    and its rows (``mu`` None when nothing was projected), for the reactions
-    (:mod:`flexmb.dynamics.reactions`).
+    ``w = w2 - M^-1 G^T mu`` with ``mu`` the rows' multipliers, for the reactions
+    (:mod:`flexmb.dynamics.reactions`); :mod:`flexmb.dynamics.projection` has the method.
     """
-
-    if Lam is None:
-        Lam = multiplier_momenta(cm, st, st.lam)
-    w = node_velocities(cm, st, st.pi + Lam)
     if not cm.nj:
-        return (w, None, []) if multiplier else w
-    G, labels, target = velocity_constraints(cm, st, st.t)
-    if G.shape[0] == 0:
-        return (w, None, labels) if multiplier else w
-    out = mass_metric_correction(cm, st, G, G @ w - target, singular="none", multiplier=True)
-    if out is None:
-        return (w, None, labels) if multiplier else w
-    dw, mu = out
-    return (w - dw, mu, labels) if multiplier else w - dw
+        p = st.pi if Lam is None else st.pi + Lam
+        w = node_velocities(cm, st, p)
+        return NodeVelocity(w, p, w, None, None, None, None)
+    fr = NodeFrames(cm, st)
+    if Lam is None:
+        Lam = multiplier_momenta(cm, st, st.lam, fr)
+    p = st.pi + Lam
+    proj = node_projector(cm)
+    if proj.n == 0:
+        w2 = node_velocities(cm, st, p)
+        return NodeVelocity(w2, p, w2, None, None, proj, fr)
+    Mi = inverse_mass_blocks(cm, st)  # once per node: the velocities and the projection
+    w2 = apply_blocks(cm, Mi, p)
+    w, mu, loc = proj.project(cm, st, w2, fr, Mi=Mi)
+    return NodeVelocity(w, p, w2, mu, loc, proj, fr)
+
+
+def node_velocity(cm, st, Lam: NDArray | None = None, *, multiplier: bool = False):
+    """Projected body velocities ``w (nv,)`` at a node (:func:`project_node`); with
+    ``multiplier=True`` returns ``(w, mu, labels)`` (``mu`` None when nothing was projected)."""
+    r = project_node(cm, st, Lam)
+    return (r.w, r.mu, r.labels) if multiplier else r.w

@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 from flexmb import rotations as rot
 from flexmb.dynamics.constraints import multiplier_momenta
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JS, Layout
+from flexmb.dynamics.projection import attachment_velocities
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
 
@@ -47,10 +48,10 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
                 Jv[:] = ext_internal(Jp)
                 Jv[..., JS:JS + 3] = ext(Jp[..., JS:JS + 3], st_prev.s)
                 lam_p = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
-                lam_end_prev = te.end[0] * st_prev.lam + np.einsum("j,bjd->bd", te.end[1:], Jp[..., JLAM:JLAM + 6])
+                lam_end_prev = te.end_value(st_prev.lam, Jp[..., JLAM:JLAM + 6])
                 Jv[..., JLAM:JLAM + 6] = lam_p - (lam_end_prev - st.lam)[:, None]
                 ph = ext(Jp[..., JPHI:JPHI + 3], np.zeros_like(st_prev.s))
-                Jv[..., JPHI:JPHI + 3] = ph - np.einsum("j,bjd->bd", te.end[1:], Jp[..., JPHI:JPHI + 3])[:, None]
+                Jv[..., JPHI:JPHI + 3] = ph - te.end_value(None, Jp[..., JPHI:JPHI + 3])[:, None]
             return U
     for grp in cm.groups:
         grp.predict_cold(te, st, h, w[grp.vel_cols], lay.group_view(U, grp.bodies, grp.slots))
@@ -58,10 +59,7 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
         Jv[..., JS:JS + 3] = st.s[:, None]
         Jv[..., JLAM:JLAM + 6] = st.lam[:, None]
         for slot, att in ((JNA, cm.att_a), (JNB, cm.att_b)):
-            nu = np.zeros((cm.nj, 6))
-            for m, cols, B in att.node_velocity_map(cm, st):
-                nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
-            Jv[..., slot:slot + 6] = nu[:, None]
+            Jv[..., slot:slot + 6] = attachment_velocities(att.node_velocity_map(cm, st), w, cm.nj)[:, None]
     return U
 
 
@@ -86,12 +84,11 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
         if len(out) > 3:  # body-type end values (e.g. modal coordinates)
             extra.update(out[3])
     Jv = lay.joint_view(U)
-    e0, e = te.end[0], te.end[1:]
     if cm.nj:
-        s = e0 * st.s + np.einsum("j,bjd->bd", e, Jv[..., JS:JS + 3])
-        phi = np.einsum("j,bjd->bd", e, Jv[..., JPHI:JPHI + 3])
+        s = te.end_value(st.s, Jv[..., JS:JS + 3])
+        phi = te.end_value(None, Jv[..., JPHI:JPHI + 3])
         Rr = st.Rr @ rot.exp(phi)
-        lam = e0 * st.lam + np.einsum("j,bjd->bd", e, Jv[..., JLAM:JLAM + 6])
+        lam = te.end_value(st.lam, Jv[..., JLAM:JLAM + 6])
         acc = st.acc + phi
     else:
         s, Rr, lam, acc = st.s, st.Rr, st.lam, st.acc

@@ -32,9 +32,10 @@ them.  Requested times: :func:`values_at` (local interpolation of the node value
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from flexmb import rotations as rot
+from flexmb.dynamics.projection import NodeFrames, joint_wrench
 
 __all__ = ["projection_impulse", "node_record", "element_record", "node_reactions", "local_weights", "values_at",
            "RECORD_WIDTH"]
@@ -51,38 +52,34 @@ def projection_impulse(cm, st, mu: NDArray | None, labels) -> NDArray:
     ``mu (n_rows,)``, ``labels`` the rows of :func:`~flexmb.dynamics.constraints.velocity_constraint_matrix`
     (``(joint, component)`` in frame A, or ``(joint, "cross")`` for a universal joint).
     """
-    out = np.zeros((cm.nj, 6))
     if mu is None or len(labels) == 0:
-        return out
-    _, Ra = cm.att_a.node_pose(cm, st)
-    _, Rb = cm.att_b.node_pose(cm, st)
+        return np.zeros((cm.nj, 6))
     jl = np.array([j for j, _ in labels], dtype=np.int64)
     comp = np.array([c if isinstance(c, int) else 6 for _, c in labels], dtype=np.int64)
     loc = np.zeros((cm.nj, 7))
     loc[jl, comp] = mu
-    out[:, :3] = -np.einsum("jde,je->jd", Ra, loc[:, :3])
-    out[:, 3:] = -np.einsum("jde,je->jd", Ra, loc[:, 3:6]) - loc[:, 6:7] * rot.cross(Ra[:, :, 0], Rb[:, :, 1])
-    return out
+    return -joint_wrench(NodeFrames(cm, st), loc)
 
 
-def node_record(cm, st, mu: NDArray | None, labels, qdot: NDArray | None = None) -> NDArray:
+def node_record(cm, st, nv, qdot: NDArray | None = None) -> NDArray:
     """What the recovery needs from one time node, packed as ``(nj, RECORD_WIDTH)``.
 
     ``st``: the node state (``st.lam_end``: the multipliers of the element ending here, before the
-    gauge reset; None at the first node); ``mu``, ``labels``: the node-velocity projection's
-    multipliers; ``qdot (nj, 6)``: the joints' relative velocities (frame A) for the free laws
-    (None: the free laws are not evaluated, e.g. at a node that is not output).
+    gauge reset; None at the first node); ``nv``: the node's
+    :class:`~flexmb.dynamics.constraints.NodeVelocity` (frames, projection multipliers ``loc``);
+    ``qdot (nj, 6)``: the joints' relative velocities (frame A) for the free laws (None: the free laws
+    are not evaluated, e.g. at a node that is not output).
     """
     out = np.zeros((cm.nj, RECORD_WIDTH))
     if cm.nj == 0:
         return out
+    fr = nv.frames
     if st.lam_end is not None:
         out[:, 0:6] = st.lam_end
-    out[:, 6:12] = projection_impulse(cm, st, mu, labels)
-    xb, _ = cm.att_b.node_pose(cm, st)
-    _, Ra = cm.att_a.node_pose(cm, st)
-    out[:, 12:15] = xb
-    out[:, 15:24] = Ra.reshape(cm.nj, 9)
+    if nv.loc is not None:
+        out[:, 6:12] = -joint_wrench(fr, nv.loc)
+    out[:, 12:15] = fr.xb
+    out[:, 15:24] = fr.Ra.reshape(cm.nj, 9)
     if qdot is not None:
         q = np.concatenate([st.s, st.acc], axis=1)
         out[:, 24:30] = -(cm.jnt_k * (q - cm.jnt_ref) + cm.jnt_c * qdot)
@@ -156,11 +153,14 @@ def element_record(te, lam: NDArray, xb: NDArray) -> NDArray:
     ``lam (nj, p, 6)``: the multipliers at the Gauss points (the impulse since the element's start
     node, force; moment at B's origin); ``xb (nj, p, 3)``: B's origin there.  Stored: the moments
     ``sum_i b_i P_l(2 c_i - 1) I(c_i)``, ``l = 0 .. p - 2``, of the force impulse and of the moment
-    impulse about ``y = xb[:, 0]`` (``lambda_m + (x_B - y) x lambda_f``), then ``y``.  These moments
+    impulse about ``y = xb[:, 0]`` (``lambda_m + (x_B - y) x lambda_f``), then ``y`` (p = 1: no moments,
+    ``xb`` may be None and ``y`` is stored as 0).  These moments
     of the impulse are accurate to about the nodal order (the pointwise Gauss values are not: their
     error is dominated by the component along ``P_(p-1)``).
     """
     nj, p = lam.shape[0], te.p
+    if p == 1:  # no moments; y unused
+        return np.zeros((nj, 3))
     W = legendre_at_gauss(te)  # (m, p)
     y = xb[:, 0]
     imp = np.concatenate([lam[..., :3], lam[..., 3:] + rot.cross(xb - y[:, None], lam[..., :3])], axis=-1)

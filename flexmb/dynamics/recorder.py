@@ -7,10 +7,10 @@ import logging
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb import rotations as rot
-from flexmb.dynamics.constraints import multiplier_momenta, node_velocity
+from flexmb.dynamics.constraints import project_node
 from flexmb.dynamics.forces import potential_energy
 from flexmb.dynamics.layout import JLAM, JQ, Layout
+from flexmb.dynamics.projection import attachment_velocities, joint_rates
 from flexmb.dynamics.reactions import element_record, node_reactions, node_record
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
@@ -37,12 +37,13 @@ class Recorder:
         self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
 
     def node(self, st: ElementStart) -> NDArray:
+        """Record an output node; returns the projected body velocities ``w (nv,)``."""
         cm = self.cm
-        Lam = multiplier_momenta(cm, st, st.lam)
-        w, mu, labels = node_velocity(cm, st, Lam, multiplier=True)
+        nv = project_node(cm, st)
+        w = nv.w
         self.t.append(st.t)
         # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
-        self.mom.append((st.pi + Lam)[self._first6].reshape(cm.nb, 6))
+        self.mom.append(nv.p[self._first6].reshape(cm.nb, 6))
         pos = np.zeros((cm.nb, 3))
         rotm = np.zeros((cm.nb, 3, 3))
         vel = np.zeros((cm.nb, 3))
@@ -62,34 +63,24 @@ class Recorder:
         self.ke.append(ke)
         self.pe.append(potential_energy(cm, st))
         if cm.nj:
-            xa, Ra = cm.att_a.node_pose(cm, st)
-            xb, _ = cm.att_b.node_pose(cm, st)
-            nus = []
-            for att in (cm.att_a, cm.att_b):
-                nu = np.zeros((cm.nj, 6))
-                for m, cols, B in att.node_velocity_map(cm, st):
-                    nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
-                nus.append(nu)
-            na, nb_ = nus
-            RaT = np.swapaxes(Ra, 1, 2)
-            sdot = np.einsum("jde,je->jd", RaT, nb_[:, :3] - na[:, :3] - rot.cross(na[:, 3:], xb - xa))
-            wr = np.einsum("jde,je->jd", RaT, nb_[:, 3:] - na[:, 3:])
+            fr = nv.frames
+            qdot = joint_rates(fr, attachment_velocities(fr.map_a, w, cm.nj),
+                               attachment_velocities(fr.map_b, w, cm.nj))[:, :6]
             self.srel.append(st.s.copy())
             self.rrel.append(st.acc.copy())
-            self.vrel.append(np.concatenate([sdot, wr], axis=1))
+            self.vrel.append(qdot)
             self.lam.append((st.lam if st.lam_end is None else st.lam_end).copy())
-            self._impulse(st, mu, labels, self.vrel[-1], 1.0)
+            self._impulse(st, nv, qdot, 1.0)
         return w
 
     def subnode(self, st: ElementStart) -> None:
         """A node inside a halved step: not output, but its impulses count for the reactions."""
         if self.cm.nj:
-            _, mu, labels = node_velocity(self.cm, st, multiplier=True)
-            self._impulse(st, mu, labels, None, 0.0)
+            self._impulse(st, project_node(self.cm, st), None, 0.0)
 
-    def _impulse(self, st, mu, labels, qdot, output: float) -> None:
+    def _impulse(self, st, nv, qdot, output: float) -> None:
         self.imp_t.append(st.t)
-        self.imp.append(node_record(self.cm, st, mu, labels, qdot))
+        self.imp.append(node_record(self.cm, st, nv, qdot))
         self.imp_out.append(output)
 
     def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray, xb: NDArray | None = None):

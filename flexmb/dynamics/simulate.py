@@ -384,8 +384,9 @@ class Run:
             rec.stats["retries"].append(retries)
 
     def _gauss_xb(self, st: ElementStart, h: float, U: NDArray) -> NDArray | None:
-        """B's origins of the joints at the Gauss points of an element (nj, p, 3)."""
-        if not self.cm.nj:
+        """B's origins of the joints at the Gauss points of an element (nj, p, 3); None when the
+        reactions do not need them (no joints; p = 1: no element moments)."""
+        if not self.cm.nj or self.te.p < 2:
             return None
         if self._plain_lay is None:
             self._plain_lay = make_layout(self.cm, self.te.p, replay=False)

@@ -58,6 +58,8 @@ class CompiledModel:
     att_a: object = None
     att_b: object = None
     forces: object = None
+    #: the node-velocity projection's fixed structure (:func:`flexmb.dynamics.projection.node_projector`)
+    _node_projector: object = field(default=None, repr=False)
 
     @property
     def ground(self) -> int:

@@ -104,6 +104,12 @@ class TimeElement:
         Ltau, _ = _lagrange_matrices(nodes, tau)
         return cls(p=p, c=c, b=b, D=dL, end=Lend[0], tau_c=tau, E=Ltau, order=2 * p)
 
+    def end_value(self, y1: NDArray | None, Y: NDArray) -> NDArray:
+        """``y2 = end[0] y1 + end[1:] @ Y``: the end value ``(n, d)`` of the element's polynomials from
+        their start values ``y1 (n, d)`` (None: zero) and internal values ``Y (n, p, d)``."""
+        y2 = np.einsum("j,bjd->bd", self.end[1:], Y)
+        return y2 if y1 is None else self.end[0] * y1 + y2
+
     def weak_form_matrices(self) -> tuple[NDArray, NDArray, NDArray]:
         """The weak form written with explicit test functions, for checking the equivalence.
 

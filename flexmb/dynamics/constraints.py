@@ -13,7 +13,6 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from flexmb.dynamics.joints import drive_targets
 from flexmb.dynamics.layout import COMPONENT_NAMES
 from flexmb.dynamics.projection import (NodeFrames, apply_blocks, attachment_velocities, generalized,
                                         inverse_mass_blocks, joint_rates, node_projector, rate_blocks)

@@ -16,7 +16,7 @@ h = 0.02 s.
 
 Stiffening: the default ``"full"`` (cubic ``G`` and the quartic ``H`` relaxed over the complement
 of the basis, plus the residual unit preloads scaled by the spin and the frame acceleration):
-measured (a) -0.57338 m at 6.76 s, (b) -0.57541 m with the axial shape; ``"preload"`` (the full
+measured (a) -0.57338 m at 6.76 s, (b) -0.57645 m with the axial shape; ``"preload"`` (the full
 unit preloads, no cubic/quartic energy) -0.57393 / -0.57429 m.  A raw ``H`` locks (-0.089 m): with
 a bending basis it also carries the membrane energy that the free axial displacements would
 relax.  Before the relaxation let the rigid tip face turn exactly (flexmb.fe.condensation), (b) with

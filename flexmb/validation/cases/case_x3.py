@@ -44,7 +44,7 @@ Stiffening (measured, h = 2e-4 s, p = 2; references 0.00976 X3, 0.01394 X4):
 =================================================  =========  =========
 model                                              X3         X4
 =================================================  =========  =========
-``"full"``, bending + axial basis (the metric)     0.00972    0.01383
+``"full"``, bending + axial basis (the metric)     0.00972    0.01386
 ``"full"``, bending basis                          0.01002    0.02026
 ``"preload"`` (bending basis)                      0.01004    0.02042
 ``"none"`` (linear modal body)                     0.01106    0.02384

@@ -92,23 +92,25 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     Mrel = np.swapaxes(Rrt, -1, -2) @ RAt
     Emat = Mrel @ RB
     r[..., JPHI:JPHI + 3] = rot.axial(Emat)
-    DL = rot.d_axial_left(Emat)
+    jac = trip.jacobian  # False: residual only, no Jacobian values are computed
 
-    # Jacobian: / joint s and phi at all internal points
-    trip.add(lay.joint(J3, K3, JS, 3), lay.joint(J3, P3, JS, 3), -Ecoef[..., None, None] * I3)
-    dphi = DL @ (-np.swapaxes(rot.tangent(jk.UPHI), -1, -2))  # (nj,p,3,3)
-    trip.add(lay.joint(J3, K3, JPHI, 3), lay.joint(J3, P3, JPHI, 3), Ecoef[..., None, None] * dphi[:, :, None])
-    # / attachment poses (dx, psi) of side a and side b
-    rows_rel = lay.joint(J2, I2, JS, 6)
-    dA = np.zeros((nj, p, 6, 6))
-    dA[..., :3, :3] = -RAt
-    dA[..., :3, 3:] = RAt @ rot.skew(d)
-    dA[..., 3:, 3:] = -DL @ Mrel
-    dB = np.zeros((nj, p, 6, 6))
-    dB[..., :3, :3] = RAt
-    dB[..., 3:, 3:] = DL @ Mrel
-    chain(trip, rows_rel, dA, Pa.jac)
-    chain(trip, rows_rel, dB, Pb.jac)
+    if jac:
+        DL = rot.d_axial_left(Emat)
+        # Jacobian: / joint s and phi at all internal points
+        trip.add(lay.joint(J3, K3, JS, 3), lay.joint(J3, P3, JS, 3), -Ecoef[..., None, None] * I3)
+        dphi = DL @ (-np.swapaxes(rot.tangent(jk.UPHI), -1, -2))  # (nj,p,3,3)
+        trip.add(lay.joint(J3, K3, JPHI, 3), lay.joint(J3, P3, JPHI, 3), Ecoef[..., None, None] * dphi[:, :, None])
+        # / attachment poses (dx, psi) of side a and side b
+        rows_rel = lay.joint(J2, I2, JS, 6)
+        dA = np.zeros((nj, p, 6, 6))
+        dA[..., :3, :3] = -RAt
+        dA[..., :3, 3:] = RAt @ rot.skew(d)
+        dA[..., 3:, 3:] = -DL @ Mrel
+        dB = np.zeros((nj, p, 6, 6))
+        dB[..., :3, :3] = RAt
+        dB[..., 3:, 3:] = DL @ Mrel
+        chain(trip, rows_rel, dA, Pa.jac)
+        chain(trip, rows_rel, dB, Pb.jac)
 
     # ------------------------------------------------------------------ multipliers (Gauss points)
     Ga = cm.att_a.pose(ek, "gauss")
@@ -121,14 +123,15 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     S_lam = np.concatenate([np.zeros_like(vQ), rot.cross(vQ, Lf)], axis=-1)
     r[..., JLAM:JLAM + 6] = (te.D[None, :, 0, None] * st.lam[:, None] + np.einsum("ij,njd->nid", te.D[:, 1:], jk.LAM)
                              - h * (Qin - S_lam))
-    trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), Dcoef[..., None, None] * np.eye(6))
-    trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), h * rot.skew(vQ))
-    trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), -h * _bd(Ra_g))
-    trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JNB, 3), -h * rot.skew(Lf))
-    dpsi = np.zeros((nj, p, 6, 6))
-    dpsi[..., :3, 3:] = h * rot.skew(Qin[..., :3])
-    dpsi[..., 3:, 3:] = h * rot.skew(Qin[..., 3:])
-    chain(trip, lay.joint(J2, I2, JLAM, 6), dpsi, Ga.jac)
+    if jac:
+        trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), Dcoef[..., None, None] * np.eye(6))
+        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), h * rot.skew(vQ))
+        trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), -h * _bd(Ra_g))
+        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JNB, 3), -h * rot.skew(Lf))
+        dpsi = np.zeros((nj, p, 6, 6))
+        dpsi[..., :3, 3:] = h * rot.skew(Qin[..., :3])
+        dpsi[..., 3:, 3:] = h * rot.skew(Qin[..., 3:])
+        chain(trip, lay.joint(J2, I2, JLAM, 6), dpsi, Ga.jac)
 
     # ------------------------------------------------------------------ attachment velocities
     Va = cm.att_a.velocity(ek)
@@ -136,8 +139,9 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     minus = np.broadcast_to(-np.eye(6), (nj, p, 6, 6))
     for slot, nu, V in ((JNA, jk.NA, Va), (JNB, jk.NB, Vb)):
         r[..., slot:slot + 6] = nu - V.nu
-        trip.add_diag(lay.joint(J2, I2, slot, 6), lay.joint(J2, I2, slot, 6), 1.0)
-        chain(trip, lay.joint(J2, I2, slot, 6), minus, V.jac)
+        if jac:
+            trip.add_diag(lay.joint(J2, I2, slot, 6), lay.joint(J2, I2, slot, 6), 1.0)
+            chain(trip, lay.joint(J2, I2, slot, 6), minus, V.jac)
 
     # ------------------------------------------------------------------ constitutive laws
     _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2)
@@ -145,8 +149,12 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     # ------------------------------------------------------------------ multipliers onto the bodies
     L = jk.LAM
     dg = Gb.x - Ga.x
-    cm.att_b.scatter(ek, res, trip, L, "multiplier", [(lay.joint(J2, I2, JLAM, 6), np.broadcast_to(np.eye(6), (nj, p, 6, 6)))])
     wa = -np.concatenate([Lf, L[..., 3:] + rot.cross(dg, Lf)], axis=-1)
+    if not jac:
+        cm.att_b.scatter(ek, res, trip, L, "multiplier")
+        cm.att_a.scatter(ek, res, trip, wa, "multiplier")
+        return
+    cm.att_b.scatter(ek, res, trip, L, "multiplier", [(lay.joint(J2, I2, JLAM, 6), np.broadcast_to(np.eye(6), (nj, p, 6, 6)))])
     dW_lam = np.zeros((nj, p, 6, 6))
     dW_lam[..., :3, :3] = -I3
     dW_lam[..., 3:, 3:] = -I3
@@ -186,6 +194,8 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
         Rr_g = st.Rr[u][:, None] @ rot.exp(jk.PHI[u])
         rc[u, :, 4] = np.einsum("jid,jid->ji", jk.Q[u][..., 3:], Rr_g @ EY)
     r[..., JQ:JQ + 6] = rc
+    if not trip.jacobian:
+        return
 
     # Jacobian of the constitutive rows
     jc, cc_idx = np.nonzero(cons & ~univ[:, None])

@@ -259,6 +259,8 @@ class RigidBodies:
         m = self.mass[:, None, None]
         r[..., self.BW:self.BW + 6] = np.concatenate([m * v, Jw], axis=-1) - PI
 
+        if not trip.jacobian:
+            return
         # ---- Jacobian
         b = self.bodies[:, None, None]
         i = np.arange(p)[None, :, None]

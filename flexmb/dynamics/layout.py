@@ -155,14 +155,14 @@ class Triplets:
       factorization needs the residual only).
     """
 
-    def __init__(self, values_only: bool = False, *, pattern: "Pattern | None" = None, jacobian: bool = True) -> None:
+    def __init__(self, *, pattern: "Pattern | None" = None, jacobian: bool = True) -> None:
         self.rows: list[NDArray] = []
         self.cols: list[NDArray] = []
         self.vals: list[NDArray] = []
         #: False: residual-only evaluation, the Jacobian blocks are not wanted
         self.jacobian = bool(jacobian)
         #: once the pattern exists, only values are collected (indices are not rebuilt)
-        self.values_only = values_only or pattern is not None
+        self.values_only = pattern is not None
         self._pattern = pattern
         self._k = 0
         self._buf = np.empty(pattern.n_entries) if pattern is not None else None
@@ -184,11 +184,6 @@ class Triplets:
             return
         rows = np.asarray(rows)
         cols = np.asarray(cols)
-        if self.values_only:
-            shape = np.broadcast_shapes(rows.shape[:-1] + (rows.shape[-1], 1), cols.shape[:-1] + (1, cols.shape[-1]),
-                                        np.shape(vals))
-            self.vals.append(np.broadcast_to(np.asarray(vals, dtype=float), shape).reshape(-1))
-            return
         vals = np.asarray(vals, dtype=float)
         shape = np.broadcast_shapes(rows.shape[:-1] + (rows.shape[-1], 1), cols.shape[:-1] + (1, cols.shape[-1]),
                                     vals.shape)
@@ -208,9 +203,6 @@ class Triplets:
             return
         rows = np.asarray(rows)
         vals = np.broadcast_to(np.asarray(vals, dtype=float), rows.shape)
-        if self.values_only:
-            self.vals.append(vals.reshape(-1))
-            return
         self.rows.append(rows.reshape(-1))
         self.cols.append(np.broadcast_to(np.asarray(cols), rows.shape).reshape(-1))
         self.vals.append(vals.reshape(-1))

@@ -1,0 +1,76 @@
+"""The NumPy reference of the rigid-body kernels (:func:`flexmb.dynamics.kernels.rigid_kinematics`,
+:func:`~flexmb.dynamics.kernels.rigid_residual`): the former batched NumPy implementation of
+``RigidBodies.unpack`` and ``RigidBodies.residual``, kept here only to check the kernels
+(``tests/test_kernels.py``)."""
+from types import SimpleNamespace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb import rotations as rot
+from flexmb.dynamics.bodies.rigid import RigidBodies
+
+
+def _poly(M: NDArray, y1: NDArray, Y: NDArray) -> NDArray:
+    """``M[k,0] y1 + sum_j M[k,1+j] Y_j`` for ``y1 (n,d)``, ``Y (n,p,d)`` -> ``(n,k,d)``."""
+    return M[None, :, 0, None] * y1[:, None, :] + np.einsum("kj,njd->nkd", M[:, 1:], Y)
+
+
+
+class ReferenceRigidBodies(RigidBodies):
+    """``RigidBodies`` with the NumPy reference of the element equations."""
+
+    def unpack(self, ek, Ug):
+        st, te = ek.st, ek.te
+        x1, R1 = st.x[self.bodies], st.R[self.bodies]
+        X, TH, PI, W = Ug[..., self.BX:self.BX + 3], Ug[..., self.BTH:self.BTH + 3], Ug[..., self.BPI:self.BPI + 6], Ug[..., self.BW:self.BW + 6]
+        UTH = _poly(te.E, np.zeros_like(x1), TH)
+        return SimpleNamespace(
+            X=X, TH=TH, PI=PI, W=W, R=rot.exp(TH) @ R1[:, None], T=rot.tangent(TH),
+            UX=_poly(te.E, x1, X), UR=rot.exp(UTH) @ R1[:, None], UT=rot.tangent(UTH),
+        )
+
+    def residual(self, ek, kin, r, trip, gravity):
+        """Rows of the group (``r``: its residual view ``(n, p, 18)``) and their own Jacobian blocks."""
+        lay, te, h, p, n = ek.lay, ek.te, ek.h, ek.te.p, self.n
+        st = ek.st
+        X, TH, PI, W, R, T = kin.X, kin.TH, kin.PI, kin.W, kin.R, kin.T
+        v, om = W[..., :3], W[..., 3:]
+        D0 = te.D[:, 0]
+        D = te.D[:, 1:]
+        Ti = rot.tangent_inv(TH)
+        x1, pi1 = st.x[self.bodies], st.pi[self.vel_cols]
+
+        r[..., self.BX:self.BX + 3] = D0[None, :, None] * x1[:, None] + np.einsum("ij,bjd->bid", D, X) - h * v
+        r[..., self.BTH:self.BTH + 3] = np.einsum("ij,bjd->bid", D, TH) - h * np.einsum("bide,bie->bid", Ti, om)
+        gyro = np.concatenate([np.zeros_like(v), rot.cross(v, PI[..., :3])], axis=-1)
+        r[..., self.BPI:self.BPI + 6] = D0[None, :, None] * pi1[:, None] + np.einsum("ij,bjd->bid", D, PI) + h * gyro
+        if np.any(gravity):
+            r[..., self.BPI:self.BPI + 3] -= h * self.mass[:, None, None] * gravity
+        J = R @ self.J0[:, None] @ np.swapaxes(R, -1, -2)
+        Jw = np.einsum("bide,bie->bid", J, om)
+        m = self.mass[:, None, None]
+        r[..., self.BW:self.BW + 6] = np.concatenate([m * v, Jw], axis=-1) - PI
+
+        if not trip.jacobian:
+            return
+        # ---- Jacobian
+        b = self.bodies[:, None, None]
+        i = np.arange(p)[None, :, None]
+        j = np.arange(p)[None, None, :]
+        bb, ii, jj = np.broadcast_arrays(b, i, j)
+        Dij = np.broadcast_to(D[None], (n, p, p))
+        for slot, k in ((self.BX, 3), (self.BTH, 3), (self.BPI, 6)):
+            trip.add(lay.body(bb, ii, slot, k), lay.body(bb, jj, slot, k), Dij[..., None, None] * np.eye(k))
+        bi, ip = np.meshgrid(self.bodies, np.arange(p), indexing="ij")
+        trip.add_diag(lay.body(bi, ip, self.BX, 3), lay.body(bi, ip, self.BW, 3), -h)
+        trip.add(lay.body(bi, ip, self.BTH, 3), lay.body(bi, ip, self.BTH, 3), -h * rot.d_tangent_inv(TH, om))
+        trip.add(lay.body(bi, ip, self.BTH, 3), lay.body(bi, ip, self.BW + 3, 3), -h * Ti)
+        trip.add(lay.body(bi, ip, self.BPI + 3, 3), lay.body(bi, ip, self.BPI, 3), h * rot.skew(v))
+        trip.add(lay.body(bi, ip, self.BPI + 3, 3), lay.body(bi, ip, self.BW, 3), -h * rot.skew(PI[..., :3]))
+        trip.add_diag(lay.body(bi, ip, self.BW, 3), lay.body(bi, ip, self.BW, 3), np.broadcast_to(m, (n, p, 3)))
+        trip.add(lay.body(bi, ip, self.BW + 3, 3), lay.body(bi, ip, self.BW + 3, 3), J)
+        dJw = (J @ rot.skew(om) - rot.skew(Jw)) @ T
+        trip.add(lay.body(bi, ip, self.BW + 3, 3), lay.body(bi, ip, self.BTH, 3), dJw)
+        trip.add_diag(lay.body(bi, ip, self.BW, 6), lay.body(bi, ip, self.BPI, 6), -1.0)
+

@@ -74,3 +74,43 @@ class ReferenceRigidBodies(RigidBodies):
         trip.add(lay.body(bi, ip, self.BW + 3, 3), lay.body(bi, ip, self.BTH, 3), dJw)
         trip.add_diag(lay.body(bi, ip, self.BW, 6), lay.body(bi, ip, self.BPI, 6), -1.0)
 
+
+
+def joint_rows_reference(te, h, st, jk, Pa, Pb, Ga, Va, Vb):
+    """NumPy reference of :func:`flexmb.dynamics.kernels.joint_rows` (the former code of
+    ``joint_residual``): rows ``(nj, p, 30)`` (JQ slots zero), ``Rrt``, ``dphi``, ``dA``, ``dB``, ``dpsi``."""
+    from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JS
+
+    nj, p = jk.LAM.shape[:2]
+    r = np.zeros((nj, p, JOINT_SLOTS))
+    RA, RB = Pa.R, Pb.R
+    d = Pb.x - Pa.x
+    RAt = np.swapaxes(RA, -1, -2)
+    r[..., JS:JS + 3] = np.einsum("jkde,jke->jkd", RAt, d) - jk.US
+    Rrt = st.Rr[:, None] @ rot.exp(jk.UPHI)
+    Mrel = np.swapaxes(Rrt, -1, -2) @ RAt
+    Emat = Mrel @ RB
+    r[..., JPHI:JPHI + 3] = rot.axial(Emat)
+    DL = rot.d_axial_left(Emat)
+    dphi = DL @ (-np.swapaxes(rot.tangent(jk.UPHI), -1, -2))
+    dA = np.zeros((nj, p, 6, 6))
+    dA[..., :3, :3] = -RAt
+    dA[..., :3, 3:] = RAt @ rot.skew(d)
+    dA[..., 3:, 3:] = -DL @ Mrel
+    dB = np.zeros((nj, p, 6, 6))
+    dB[..., :3, :3] = RAt
+    dB[..., 3:, 3:] = DL @ Mrel
+    Ra_g = Ga.R
+    Qin = np.concatenate([np.einsum("jide,jie->jid", Ra_g, jk.Q[..., :3]),
+                          np.einsum("jide,jie->jid", Ra_g, jk.Q[..., 3:])], axis=-1)
+    vQ = jk.NB[..., :3]
+    Lf = jk.LAM[..., :3]
+    S_lam = np.concatenate([np.zeros_like(vQ), rot.cross(vQ, Lf)], axis=-1)
+    r[..., JLAM:JLAM + 6] = (te.D[None, :, 0, None] * st.lam[:, None] + np.einsum("ij,njd->nid", te.D[:, 1:], jk.LAM)
+                             - h * (Qin - S_lam))
+    dpsi = np.zeros((nj, p, 6, 6))
+    dpsi[..., :3, 3:] = h * rot.skew(Qin[..., :3])
+    dpsi[..., 3:, 3:] = h * rot.skew(Qin[..., 3:])
+    r[..., JNA:JNA + 6] = jk.NA - Va.nu
+    r[..., JNB:JNB + 6] = jk.NB - Vb.nu
+    return r, Rrt, dphi, dA, dB, dpsi

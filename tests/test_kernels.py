@@ -84,3 +84,35 @@ def test_kernels_are_cached_on_disk():
     for _ in range(2):
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(out.stdout.strip().splitlines()[-1]) >= 1
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+@pytest.mark.parametrize("kind", ["spherical", "revolute_driven", "universal", "prismatic"])
+def test_joint_kernel_matches_numpy_reference(kind, p):
+    from flexmb.dynamics.joints import _SLOTS, unpack_joints
+    from flexmb.dynamics.layout import JQ
+    from rigid_reference import joint_rows_reference
+
+    h = 0.02
+    cm = compile_model(_model(kind))
+    st, w0 = initial_state(cm)
+    te = time_element(p)
+    system = ElementSystem(cm, te)
+    lay = system.lay
+    rng = np.random.default_rng(11)
+    U = _predict(cm, lay, te, st, h, w0, None) + 0.3 * rng.standard_normal(lay.size)
+    st.lam[:] = 0.3 * rng.standard_normal(st.lam.shape)
+    from flexmb.dynamics.simulate import make_layout
+    ek = system.element_kin(U, st, h, lay=make_layout(cm, p, replay=False))
+    jk = unpack_joints(lay, te, st, U)
+    Pa, Pb, Ga = cm.att_a.pose(ek, "cons"), cm.att_b.pose(ek, "cons"), cm.att_a.pose(ek, "gauss")
+    Va, Vb = cm.att_a.velocity(ek), cm.att_b.velocity(ek)
+    nj = cm.nj
+    r = np.zeros((nj, p, JOINT_SLOTS))
+    out = [np.empty((nj, p, 3, 3)), np.empty((nj, p, 3, 3))] + [np.empty((nj, p, 6, 6)) for _ in range(3)]
+    kernels.joint_rows(te.E, te.D, h, st.s, st.lam, st.Rr, jk.J, Pa.x, Pa.R, Pb.x, Pb.R, Ga.R, Va.nu, Vb.nu,
+                       _SLOTS, r, *out, True)
+    ref = joint_rows_reference(te, h, st, jk, Pa, Pb, Ga, Va, Vb)
+    assert np.all(r[..., JQ:JQ + 6] == 0.0)
+    for name, a, b in zip(("rows", "Rrt", "dphi", "dA", "dB", "dpsi"), (r,) + tuple(out), ref):
+        assert np.allclose(a, b, rtol=0, atol=1e-13 * max(1.0, np.abs(b).max())), name

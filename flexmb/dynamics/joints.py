@@ -26,10 +26,13 @@ import numpy as np
 from types import SimpleNamespace
 
 from flexmb import rotations as rot
+from flexmb.dynamics import kernels
 from flexmb.dynamics.attachments import ElementKin, chain
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JOINT_SLOTS, JQ, JS, Triplets
 
 I3 = np.eye(3)
+#: first slots of the joint unknowns, as the kernels read them
+_SLOTS = np.array([JS, JPHI, JLAM, JQ, JNA, JNB], dtype=np.int64)
 EY = np.array([0.0, 1.0, 0.0])
 EX = np.array([1.0, 0.0, 0.0])
 
@@ -56,7 +59,7 @@ def unpack_joints(lay, te, st, U):
     """The joints' unknowns at the Gauss points and their polynomials at the constraint points."""
     Jv = lay.joint_view(U)
     return SimpleNamespace(
-        S=Jv[..., JS:JS + 3], PHI=Jv[..., JPHI:JPHI + 3], LAM=Jv[..., JLAM:JLAM + 6], Q=Jv[..., JQ:JQ + 6],
+        J=np.ascontiguousarray(Jv), S=Jv[..., JS:JS + 3], PHI=Jv[..., JPHI:JPHI + 3], LAM=Jv[..., JLAM:JLAM + 6], Q=Jv[..., JQ:JQ + 6],
         NA=Jv[..., JNA:JNA + 6], NB=Jv[..., JNB:JNB + 6],
         US=te.E[None, :, 0, None] * st.s[:, None] + np.einsum("kj,njd->nkd", te.E[:, 1:], Jv[..., JS:JS + 3]),
         UPHI=np.einsum("kj,njd->nkd", te.E[:, 1:], Jv[..., JPHI:JPHI + 3]),
@@ -80,66 +83,42 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     Ecoef = np.broadcast_to(te.E[None, :, 1:], (nj, p, p))
     Dcoef = np.broadcast_to(te.D[None, :, 1:], (nj, p, p))
 
-    # ------------------------------------------------------------------ relative kinematics (constraint points)
+    # ------------------------------------------------------------------ attachment frames and velocities
     Pa = cm.att_a.pose(ek, "cons")
     Pb = cm.att_b.pose(ek, "cons")
-    RA, RB = Pa.R, Pb.R
-    d = Pb.x - Pa.x
-    RAt = np.swapaxes(RA, -1, -2)
-    r[..., JS:JS + 3] = np.einsum("jkde,jke->jkd", RAt, d) - jk.US
-    expU = rot.exp(jk.UPHI)
-    Rrt = st.Rr[:, None] @ expU
-    Mrel = np.swapaxes(Rrt, -1, -2) @ RAt
-    Emat = Mrel @ RB
-    r[..., JPHI:JPHI + 3] = rot.axial(Emat)
-    jac = trip.jacobian  # False: residual only, no Jacobian values are computed
-
-    if jac:
-        DL = rot.d_axial_left(Emat)
-        # Jacobian: / joint s and phi at all internal points
-        trip.add(lay.joint(J3, K3, JS, 3), lay.joint(J3, P3, JS, 3), -Ecoef[..., None, None] * I3)
-        dphi = DL @ (-np.swapaxes(rot.tangent(jk.UPHI), -1, -2))  # (nj,p,3,3)
-        trip.add(lay.joint(J3, K3, JPHI, 3), lay.joint(J3, P3, JPHI, 3), Ecoef[..., None, None] * dphi[:, :, None])
-        # / attachment poses (dx, psi) of side a and side b
-        rows_rel = lay.joint(J2, I2, JS, 6)
-        dA = np.zeros((nj, p, 6, 6))
-        dA[..., :3, :3] = -RAt
-        dA[..., :3, 3:] = RAt @ rot.skew(d)
-        dA[..., 3:, 3:] = -DL @ Mrel
-        dB = np.zeros((nj, p, 6, 6))
-        dB[..., :3, :3] = RAt
-        dB[..., 3:, 3:] = DL @ Mrel
-        chain(trip, rows_rel, dA, Pa.jac)
-        chain(trip, rows_rel, dB, Pb.jac)
-
-    # ------------------------------------------------------------------ multipliers (Gauss points)
     Ga = cm.att_a.pose(ek, "gauss")
     Gb = cm.att_b.pose(ek, "gauss")
-    Ra_g = Ga.R  # frame A at Gauss points (nj,p,3,3)
-    Qin = np.concatenate([np.einsum("jide,jie->jid", Ra_g, jk.Q[..., :3]),
-                          np.einsum("jide,jie->jid", Ra_g, jk.Q[..., 3:])], axis=-1)
-    vQ = jk.NB[..., :3]
-    Lf = jk.LAM[..., :3]
-    S_lam = np.concatenate([np.zeros_like(vQ), rot.cross(vQ, Lf)], axis=-1)
-    r[..., JLAM:JLAM + 6] = (te.D[None, :, 0, None] * st.lam[:, None] + np.einsum("ij,njd->nid", te.D[:, 1:], jk.LAM)
-                             - h * (Qin - S_lam))
-    if jac:
-        trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), Dcoef[..., None, None] * np.eye(6))
-        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), h * rot.skew(vQ))
-        trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), -h * _bd(Ra_g))
-        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JNB, 3), -h * rot.skew(Lf))
-        dpsi = np.zeros((nj, p, 6, 6))
-        dpsi[..., :3, 3:] = h * rot.skew(Qin[..., :3])
-        dpsi[..., 3:, 3:] = h * rot.skew(Qin[..., 3:])
-        chain(trip, lay.joint(J2, I2, JLAM, 6), dpsi, Ga.jac)
-
-    # ------------------------------------------------------------------ attachment velocities
     Va = cm.att_a.velocity(ek)
     Vb = cm.att_b.velocity(ek)
-    minus = np.broadcast_to(-np.eye(6), (nj, p, 6, 6))
-    for slot, nu, V in ((JNA, jk.NA, Va), (JNB, jk.NB, Vb)):
-        r[..., slot:slot + 6] = nu - V.nu
-        if jac:
+    jac = trip.jacobian  # False: residual only, no Jacobian values are computed
+
+    # ------------------------------------------------------------------ rows (compiled kernel)
+    # relative kinematics at the constraint points, multiplier definition and attachment velocities
+    # at the Gauss points (flexmb.dynamics.kernels.joint_rows)
+    Rrt = np.empty((nj, p, 3, 3))
+    dphi, dA, dB, dpsi = ((np.empty((nj, p, 3, 3)), np.empty((nj, p, 6, 6)), np.empty((nj, p, 6, 6)),
+                           np.empty((nj, p, 6, 6))) if jac else (np.empty((0, 0, 3, 3)),) + (np.empty((0, 0, 6, 6)),) * 3)
+    c = np.ascontiguousarray
+    kernels.joint_rows(te.E, te.D, float(h), c(st.s), c(st.lam), c(st.Rr), jk.J, Pa.x, Pa.R, Pb.x, Pb.R, c(Ga.R),
+                       c(Va.nu), c(Vb.nu), _SLOTS, r, Rrt, dphi, dA, dB, dpsi, jac)
+    Lf = jk.LAM[..., :3]
+
+    if jac:
+        # relative kinematics: / joint s and phi at all internal points, / attachment poses (dx, psi)
+        trip.add(lay.joint(J3, K3, JS, 3), lay.joint(J3, P3, JS, 3), -Ecoef[..., None, None] * I3)
+        trip.add(lay.joint(J3, K3, JPHI, 3), lay.joint(J3, P3, JPHI, 3), Ecoef[..., None, None] * dphi[:, :, None])
+        rows_rel = lay.joint(J2, I2, JS, 6)
+        chain(trip, rows_rel, dA, Pa.jac)
+        chain(trip, rows_rel, dB, Pb.jac)
+        # multiplier definition
+        trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), Dcoef[..., None, None] * np.eye(6))
+        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), h * rot.skew(jk.NB[..., :3]))
+        trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), -h * _bd(Ga.R))
+        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JNB, 3), -h * rot.skew(Lf))
+        chain(trip, lay.joint(J2, I2, JLAM, 6), dpsi, Ga.jac)
+        # attachment velocities
+        minus = np.broadcast_to(-np.eye(6), (nj, p, 6, 6))
+        for slot, V in ((JNA, Va), (JNB, Vb)):
             trip.add_diag(lay.joint(J2, I2, slot, 6), lay.joint(J2, I2, slot, 6), 1.0)
             chain(trip, lay.joint(J2, I2, slot, 6), minus, V.jac)
 

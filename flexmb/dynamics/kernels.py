@@ -327,3 +327,122 @@ def rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, sl, r, vals, jac):
             for d in range(6):
                 out[k] = -1.0
                 k += 1
+
+
+# ============================================================================ joints
+@_jit
+def joint_rows(E, D, h, s1, lam1, Rr, Jv, xa, Ra, xb, Rb, Rag, nua, nub, sl, r, Rrt, dphi, dA, dB, dpsi, jac):
+    """Joint rows common to every joint type, batched over joints and points (the equations are
+    listed in :mod:`flexmb.dynamics.joints`): relative position and rotation at the constraint
+    points, multiplier definition and attachment velocities at the Gauss points.
+
+    In: ``E``, ``D (p, p+1)``, ``h``; start values ``s1 (nj,3)``, ``lam1 (nj,6)``, ``Rr (nj,3,3)``;
+    the joints' unknowns ``Jv (nj,p,30)``; attachment frames at the constraint points ``xa``, ``xb
+    (nj,p,3)``, ``Ra``, ``Rb (nj,p,3,3)``; frame A at the Gauss points ``Rag``; attachment
+    velocities ``nua``, ``nub (nj,p,6)``; ``sl = (JS, JPHI, JLAM, JQ, JNA, JNB)`` first slots.
+    Out: rows ``r (nj,p,30)`` (all but the constitutive law), ``Rrt = Rr exp(u_phi)``, and if
+    ``jac``: ``dphi = d(r_phi)/d(u_phi)``, ``dA``, ``dB = d(r_s, r_phi)/d(dx, psi)`` of sides A
+    and B, ``dpsi = d(r_lam)/d(psi_A)`` (the other Jacobian blocks are simple functions of the
+    unknowns and stay with the caller).
+    """
+    nj, p = Jv.shape[0], Jv.shape[1]
+    js, jphi, jlam, jq, jna, jnb = sl[0], sl[1], sl[2], sl[3], sl[4], sl[5]
+    ex = np.empty((3, 3))
+    T = np.empty((3, 3))
+    M = np.empty((3, 3))
+    Em = np.empty((3, 3))
+    DL = np.empty((3, 3))
+    up = np.empty(3)
+    us = np.empty(3)
+    d = np.empty(3)
+    for j in range(nj):
+        for k in range(p):
+            # polynomials of s and phi at the constraint point k
+            for c in range(3):
+                a = E[k, 0] * s1[j, c]
+                b = 0.0
+                for q in range(p):
+                    a += E[k, q + 1] * Jv[j, q, js + c]
+                    b += E[k, q + 1] * Jv[j, q, jphi + c]
+                us[c] = a
+                up[c] = b
+                d[c] = xb[j, k, c] - xa[j, k, c]
+            # r_s = R_A^T (x_B - x_A) - u_s
+            for c in range(3):
+                r[j, k, js + c] = Ra[j, k, 0, c] * d[0] + Ra[j, k, 1, c] * d[1] + Ra[j, k, 2, c] * d[2] - us[c]
+            exp_tangent(up, ex, T)
+            for a in range(3):
+                for b in range(3):
+                    Rrt[j, k, a, b] = Rr[j, a, 0] * ex[0, b] + Rr[j, a, 1] * ex[1, b] + Rr[j, a, 2] * ex[2, b]
+            # M = Rrt^T R_A^T, E = M R_B
+            for a in range(3):
+                for b in range(3):
+                    M[a, b] = (Rrt[j, k, 0, a] * Ra[j, k, b, 0] + Rrt[j, k, 1, a] * Ra[j, k, b, 1]
+                               + Rrt[j, k, 2, a] * Ra[j, k, b, 2])
+            for a in range(3):
+                for b in range(3):
+                    Em[a, b] = M[a, 0] * Rb[j, k, 0, b] + M[a, 1] * Rb[j, k, 1, b] + M[a, 2] * Rb[j, k, 2, b]
+            r[j, k, jphi] = 0.5 * (Em[2, 1] - Em[1, 2])
+            r[j, k, jphi + 1] = 0.5 * (Em[0, 2] - Em[2, 0])
+            r[j, k, jphi + 2] = 0.5 * (Em[1, 0] - Em[0, 1])
+            if jac:
+                tr = Em[0, 0] + Em[1, 1] + Em[2, 2]
+                for a in range(3):
+                    for b in range(3):
+                        DL[a, b] = -0.5 * Em[a, b]
+                    DL[a, a] += 0.5 * tr
+                for a in range(3):
+                    for b in range(3):
+                        # DL (-T^T)
+                        dphi[j, k, a, b] = -(DL[a, 0] * T[b, 0] + DL[a, 1] * T[b, 1] + DL[a, 2] * T[b, 2])
+                        dml = DL[a, 0] * M[0, b] + DL[a, 1] * M[1, b] + DL[a, 2] * M[2, b]
+                        dA[j, k, a, b] = -Ra[j, k, b, a]
+                        dA[j, k, a, 3 + b] = 0.0
+                        dA[j, k, 3 + a, b] = 0.0
+                        dA[j, k, 3 + a, 3 + b] = -dml
+                        dB[j, k, a, b] = Ra[j, k, b, a]
+                        dB[j, k, a, 3 + b] = 0.0
+                        dB[j, k, 3 + a, b] = 0.0
+                        dB[j, k, 3 + a, 3 + b] = dml
+                # R_A^T skew(d): column b of skew(d) is d x e_b
+                for a in range(3):
+                    ra0, ra1, ra2 = Ra[j, k, 0, a], Ra[j, k, 1, a], Ra[j, k, 2, a]
+                    dA[j, k, a, 3] = ra1 * d[2] - ra2 * d[1]
+                    dA[j, k, a, 4] = ra2 * d[0] - ra0 * d[2]
+                    dA[j, k, a, 5] = ra0 * d[1] - ra1 * d[0]
+        for i in range(p):
+            u = Jv[j, i]
+            # multiplier definition: D lam - h (R_A Qbar - (0, v_B x lam_f))
+            for c in range(6):
+                a = D[i, 0] * lam1[j, c]
+                for q in range(p):
+                    a += D[i, q + 1] * Jv[j, q, jlam + c]
+                qin = Rag[j, i, c % 3, 0] * u[jq + 3 * (c // 3)] + Rag[j, i, c % 3, 1] * u[jq + 3 * (c // 3) + 1] \
+                    + Rag[j, i, c % 3, 2] * u[jq + 3 * (c // 3) + 2]
+                r[j, i, jlam + c] = a - h * qin
+                up[c % 3] = qin
+                if jac and c == 2:
+                    for a2 in range(6):
+                        for b2 in range(6):
+                            dpsi[j, i, a2, b2] = 0.0
+                    dpsi[j, i, 0, 4] = -h * up[2]
+                    dpsi[j, i, 0, 5] = h * up[1]
+                    dpsi[j, i, 1, 3] = h * up[2]
+                    dpsi[j, i, 1, 5] = -h * up[0]
+                    dpsi[j, i, 2, 3] = -h * up[1]
+                    dpsi[j, i, 2, 4] = h * up[0]
+                if jac and c == 5:
+                    dpsi[j, i, 3, 4] = -h * up[2]
+                    dpsi[j, i, 3, 5] = h * up[1]
+                    dpsi[j, i, 4, 3] = h * up[2]
+                    dpsi[j, i, 4, 5] = -h * up[0]
+                    dpsi[j, i, 5, 3] = -h * up[1]
+                    dpsi[j, i, 5, 4] = h * up[0]
+            v0, v1, v2 = u[jnb], u[jnb + 1], u[jnb + 2]
+            l0, l1, l2 = u[jlam], u[jlam + 1], u[jlam + 2]
+            r[j, i, jlam + 3] += h * (v1 * l2 - v2 * l1)
+            r[j, i, jlam + 4] += h * (v2 * l0 - v0 * l2)
+            r[j, i, jlam + 5] += h * (v0 * l1 - v1 * l0)
+            for c in range(6):
+                r[j, i, jna + c] = u[jna + c] - nua[j, i, c]
+                r[j, i, jnb + c] = u[jnb + c] - nub[j, i, c]

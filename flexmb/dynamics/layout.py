@@ -27,6 +27,8 @@ paired with.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from numpy.typing import NDArray
 import scipy.sparse as sp
@@ -261,6 +263,8 @@ class Pattern:
             data = vals[self.take]
         else:
             data = np.bincount(self.map, weights=vals, minlength=self.nnz)
-        J = self._template._with_data(data, copy=False)
-        J.has_canonical_format = True
+        # a shallow copy of the template shares indices/indptr and the canonical-format flag; a new
+        # object per evaluation (a backend may keep the previous matrix), no format check
+        J = copy.copy(self._template)
+        J.data = data
         return J

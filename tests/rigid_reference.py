@@ -1,6 +1,6 @@
 """The NumPy reference of the rigid-body kernels (:func:`flexmb.dynamics.kernels.rigid_kinematics`,
 :func:`~flexmb.dynamics.kernels.rigid_residual`): the former batched NumPy implementation of
-``RigidBodies.unpack`` and ``RigidBodies.residual``, kept here only to check the kernels
+``RigidBodies.unpack``, ``residual``, ``attach_pose``, ``attach_velocity``, ``wrench_map``, kept here only to check the kernels
 (``tests/test_kernels.py``)."""
 from types import SimpleNamespace
 
@@ -10,6 +10,8 @@ from numpy.typing import NDArray
 from flexmb import rotations as rot
 from flexmb.dynamics.bodies.rigid import RigidBodies
 
+I3 = np.eye(3)
+
 
 def _poly(M: NDArray, y1: NDArray, Y: NDArray) -> NDArray:
     """``M[k,0] y1 + sum_j M[k,1+j] Y_j`` for ``y1 (n,d)``, ``Y (n,p,d)`` -> ``(n,k,d)``."""
@@ -18,7 +20,79 @@ def _poly(M: NDArray, y1: NDArray, Y: NDArray) -> NDArray:
 
 
 class ReferenceRigidBodies(RigidBodies):
-    """``RigidBodies`` with the NumPy reference of the element equations."""
+    """``RigidBodies`` with the NumPy reference of the element equations and attachments."""
+
+    def attach_pose(self, ek, local, data, where):
+        kin = ek.groups[self.group_index]
+        lay, p = ek.lay, ek.te.p
+        b = self.bodies[local]
+        if where == "gauss":
+            X, R, T = kin.X[local], kin.R[local], kin.T[local]
+        else:
+            X, R, T = kin.UX[local], kin.UR[local], kin.UT[local]
+        r = np.einsum("mkde,me->mkd", R, data.c)
+        x = X + r
+        Ra = R @ data.A[:, None]
+        m = local.size
+        ip = np.arange(p)
+        if where == "gauss":
+            cols = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
+            J = np.zeros((m, p, 6, 6))
+            J[..., :3, :3] = I3
+            J[..., :3, 3:] = -rot.skew(r) @ T
+            J[..., 3:, 3:] = T
+        else:
+            # u(tau_k) = E[k,0] y1 + sum_j E[k,j] Y_j: the pose at tau_k depends on all internal points
+            E = ek.te.E[:, 1:]  # (k, p)
+            cj = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
+            cols = np.broadcast_to(cj.reshape(m, 1, 6 * p), (m, p, 6 * p))
+            blk = np.zeros((m, p, 6, 6))  # per constraint point, per unit E weight
+            blk[..., :3, :3] = I3
+            blk[..., :3, 3:] = -rot.skew(r) @ T
+            blk[..., 3:, 3:] = T
+            # J[m, k, :, (j, c)] = E[k, j] blk[m, k, :, c]
+            J = (E[None, :, None, :, None] * blk[:, :, :, None, :]).reshape(m, p, 6, 6 * p)
+        return x, Ra, cols, J
+
+    def attach_velocity(self, ek, local, data):
+        kin = ek.groups[self.group_index]
+        lay, p = ek.lay, ek.te.p
+        b = self.bodies[local]
+        R, T, W = kin.R[local], kin.T[local], kin.W[local]
+        r = np.einsum("mkde,me->mkd", R, data.c)
+        om = W[..., 3:]
+        nu = np.concatenate([W[..., :3] + rot.cross(om, r), om], axis=-1)
+        ip = np.arange(p)
+        cols = np.concatenate([lay.body(b[:, None], ip[None], self.BW, 6), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
+        J = np.zeros((local.size, p, 6, 9))
+        J[..., :3, :3] = I3
+        J[..., :3, 3:6] = -rot.skew(r)
+        J[..., 3:, 3:6] = I3
+        J[..., :3, 6:] = -rot.skew(om) @ rot.skew(r) @ T
+        return nu, cols, J
+
+    def wrench_map(self, ek, local, data, wrench, target):
+        """Rows and ``B^T`` of a wrench at the attachments (Gauss points), with the body's own
+        Jacobian terms ``d(B^T w)/dU`` (the lever arm turns with the body)."""
+        kin = ek.groups[self.group_index]
+        lay, p = ek.lay, ek.te.p
+        b = self.bodies[local]
+        R, T = kin.R[local], kin.T[local]
+        r = np.einsum("mkde,me->mkd", R, data.c)
+        ip = np.arange(p)
+        slot = self.BW if target == "multiplier" else self.BPI
+        rows = lay.body(b[:, None], ip[None], slot, 6)
+        m = local.size
+        BT = np.zeros((m, p, 6, 6))
+        BT[..., :3, :3] = I3
+        BT[..., 3:, 3:] = I3
+        BT[..., 3:, :3] = rot.skew(r)
+        own = []
+        if np.any(data.c):
+            d_own = np.zeros((m, p, 6, 3))
+            d_own[..., 3:, :] = rot.skew(wrench[..., :3]) @ rot.skew(r) @ T
+            own.append((lay.body(b[:, None], ip[None], self.BTH, 3), d_own))
+        return rows, BT, own
 
     def unpack(self, ek, Ug):
         st, te = ek.st, ek.te
@@ -26,7 +100,7 @@ class ReferenceRigidBodies(RigidBodies):
         X, TH, PI, W = Ug[..., self.BX:self.BX + 3], Ug[..., self.BTH:self.BTH + 3], Ug[..., self.BPI:self.BPI + 6], Ug[..., self.BW:self.BW + 6]
         UTH = _poly(te.E, np.zeros_like(x1), TH)
         return SimpleNamespace(
-            X=X, TH=TH, PI=PI, W=W, R=rot.exp(TH) @ R1[:, None], T=rot.tangent(TH),
+            U=Ug, X=X, TH=TH, PI=PI, W=W, R=rot.exp(TH) @ R1[:, None], T=rot.tangent(TH),
             UX=_poly(te.E, x1, X), UR=rot.exp(UTH) @ R1[:, None], UT=rot.tangent(UTH),
         )
 

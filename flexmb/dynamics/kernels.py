@@ -446,3 +446,135 @@ def joint_rows(E, D, h, s1, lam1, Rr, Jv, xa, Ra, xb, Rb, Rag, nua, nub, sl, r, 
             for c in range(6):
                 r[j, i, jna + c] = u[jna + c] - nua[j, i, c]
                 r[j, i, jnb + c] = u[jnb + c] - nub[j, i, c]
+
+
+# ============================================================================ rigid attachments
+@_jit
+def _rc(R, c, r):
+    for a in range(3):
+        r[a] = R[a, 0] * c[0] + R[a, 1] * c[1] + R[a, 2] * c[2]
+
+
+@_jit
+def rigid_attach_pose(X, R, T, local, c, A, E, cons, x, Ra, J):
+    """Attachment frames of rigid bodies: ``x = X + R c``, ``Ra = R A`` at ``p`` points and the
+    Jacobian of ``(dx, psi)`` with respect to the body's ``(x, theta)``.
+
+    ``X (n,p,3)``, ``R``, ``T (n,p,3,3)`` of the group at the points, ``local (m,)`` body of each
+    attachment, ``c (m,3)`` point from the centre of mass, ``A (m,3,3)`` frame (body axes).  Gauss
+    points (``cons`` False): ``J (m,p,6,6)`` on the same point's unknowns; constraint points:
+    ``J (m,p,6,6p)``, the block weighted by ``E[k, 1+j]`` for internal point ``j``.
+    """
+    m, p = local.size, X.shape[1]
+    r = np.empty(3)
+    for q in range(m):
+        b = local[q]
+        for k in range(p):
+            _rc(R[b, k], c[q], r)
+            for a in range(3):
+                x[q, k, a] = X[b, k, a] + r[a]
+                for e in range(3):
+                    Ra[q, k, a, e] = R[b, k, a, 0] * A[q, 0, e] + R[b, k, a, 1] * A[q, 1, e] + R[b, k, a, 2] * A[q, 2, e]
+            # blk = [[I, -skew(r) T], [0, T]]; -skew(r) T column e = -(r x T[:, e])
+            nj = p if cons else 1
+            for j in range(nj):
+                w = E[k, j + 1] if cons else 1.0
+                o = 6 * j
+                for a in range(3):
+                    for e in range(3):
+                        J[q, k, a, o + e] = w if a == e else 0.0
+                        J[q, k, 3 + a, o + e] = 0.0
+                        J[q, k, 3 + a, o + 3 + e] = w * T[b, k, a, e]
+                for e in range(3):
+                    t0, t1, t2 = T[b, k, 0, e], T[b, k, 1, e], T[b, k, 2, e]
+                    J[q, k, 0, o + 3 + e] = -w * (r[1] * t2 - r[2] * t1)
+                    J[q, k, 1, o + 3 + e] = -w * (r[2] * t0 - r[0] * t2)
+                    J[q, k, 2, o + 3 + e] = -w * (r[0] * t1 - r[1] * t0)
+
+
+@_jit
+def rigid_attach_velocity(U, bw, R, T, local, c, nu, J):
+    """Attachment velocities ``nu = (v + omega x r, omega) (m,p,6)`` of rigid bodies (``r = R c``)
+    and ``J (m,p,6,9)`` with respect to ``(w(6), theta(3))`` of the same point: ``[[I, -skew(r),
+    -skew(om) skew(r) T], [0, I, 0]]``.  ``U (n,p,slots)`` the group's unknowns, ``w`` at slot ``bw``."""
+    m, p = local.size, U.shape[1]
+    r = np.empty(3)
+    S = np.empty((3, 3))
+    for q in range(m):
+        b = local[q]
+        for k in range(p):
+            _rc(R[b, k], c[q], r)
+            v0, v1, v2 = U[b, k, bw], U[b, k, bw + 1], U[b, k, bw + 2]
+            o0, o1, o2 = U[b, k, bw + 3], U[b, k, bw + 4], U[b, k, bw + 5]
+            nu[q, k, 0] = v0 + (o1 * r[2] - o2 * r[1])
+            nu[q, k, 1] = v1 + (o2 * r[0] - o0 * r[2])
+            nu[q, k, 2] = v2 + (o0 * r[1] - o1 * r[0])
+            nu[q, k, 3] = o0
+            nu[q, k, 4] = o1
+            nu[q, k, 5] = o2
+            for a in range(6):
+                for e in range(9):
+                    J[q, k, a, e] = 0.0
+            for a in range(3):
+                J[q, k, a, a] = 1.0
+                J[q, k, 3 + a, 3 + a] = 1.0
+            J[q, k, 0, 4] = r[2]
+            J[q, k, 0, 5] = -r[1]
+            J[q, k, 1, 3] = -r[2]
+            J[q, k, 1, 5] = r[0]
+            J[q, k, 2, 3] = r[1]
+            J[q, k, 2, 4] = -r[0]
+            # S = skew(om) skew(r) = r om^T - (om . r) I
+            orr = o0 * r[0] + o1 * r[1] + o2 * r[2]
+            om = (o0, o1, o2)
+            for a in range(3):
+                for e in range(3):
+                    S[a, e] = r[a] * om[e]
+                S[a, a] -= orr
+            for a in range(3):
+                for e in range(3):
+                    J[q, k, a, 6 + e] = -(S[a, 0] * T[b, k, 0, e] + S[a, 1] * T[b, k, 1, e] + S[a, 2] * T[b, k, 2, e])
+
+
+@_jit
+def rigid_wrench_map(R, T, local, c, wrench, out, BT, own):
+    """Generalized force of wrenches ``(f, m about the attachment) (m,p,6)`` on rigid bodies:
+    ``out = B^T w = (f, m + r x f)`` (m,p,6), ``BT (m,p,6,6)`` and the lever arm's own term
+    ``own = d(B^T w)/d theta (m,p,6,3)`` (``[0; skew(f) skew(r) T]``); ``own`` of size 0: skipped."""
+    m, p = local.size, R.shape[1]
+    r = np.empty(3)
+    S = np.empty((3, 3))
+    do_own = own.shape[0] > 0
+    for q in range(m):
+        b = local[q]
+        for k in range(p):
+            _rc(R[b, k], c[q], r)
+            f0, f1, f2 = wrench[q, k, 0], wrench[q, k, 1], wrench[q, k, 2]
+            out[q, k, 0] = f0
+            out[q, k, 1] = f1
+            out[q, k, 2] = f2
+            out[q, k, 3] = wrench[q, k, 3] + (r[1] * f2 - r[2] * f1)
+            out[q, k, 4] = wrench[q, k, 4] + (r[2] * f0 - r[0] * f2)
+            out[q, k, 5] = wrench[q, k, 5] + (r[0] * f1 - r[1] * f0)
+            if BT.shape[0] > 0:
+                for a in range(6):
+                    for e in range(6):
+                        BT[q, k, a, e] = 1.0 if a == e else 0.0
+                BT[q, k, 3, 1] = -r[2]
+                BT[q, k, 3, 2] = r[1]
+                BT[q, k, 4, 0] = r[2]
+                BT[q, k, 4, 2] = -r[0]
+                BT[q, k, 5, 0] = -r[1]
+                BT[q, k, 5, 1] = r[0]
+            if do_own:
+                # skew(f) skew(r) = r f^T - (f . r) I
+                fr = f0 * r[0] + f1 * r[1] + f2 * r[2]
+                fv = (f0, f1, f2)
+                for a in range(3):
+                    for e in range(3):
+                        S[a, e] = r[a] * fv[e]
+                    S[a, a] -= fr
+                for a in range(3):
+                    for e in range(3):
+                        own[q, k, a, e] = 0.0
+                        own[q, k, 3 + a, e] = S[a, 0] * T[b, k, 0, e] + S[a, 1] * T[b, k, 1, e] + S[a, 2] * T[b, k, 2, e]

@@ -138,7 +138,8 @@ class RigidBodies:
     def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:
         if site is not None and any(s is not None for s in site):
             raise ValueError("a rigid body has no interfaces: attach by point")
-        return SimpleNamespace(c=point - self.com[local], A=frame)
+        c = np.ascontiguousarray(point - self.com[local], dtype=float)
+        return SimpleNamespace(c=c, A=np.ascontiguousarray(frame, dtype=float), lever=bool(np.any(c)))
 
     def node_attach_pose(self, st, local, data):
         R = st.R[self.bodies[local]]
@@ -153,52 +154,34 @@ class RigidBodies:
         return self.vel_cols[local], B
 
     def attach_pose(self, ek, local, data, where):
+        """Attachment frames at the Gauss points (``where="gauss"``) or the constraint points and the
+        Jacobian of ``(dx, psi)``: on ``(x, theta)`` of the same point (Gauss), or of every internal
+        point weighted by ``E`` (constraint points: ``u(tau_k) = E[k,0] y1 + sum_j E[k,j] Y_j``)."""
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
         b = self.bodies[local]
-        if where == "gauss":
-            X, R, T = kin.X[local], kin.R[local], kin.T[local]
-        else:
-            X, R, T = kin.UX[local], kin.UR[local], kin.UT[local]
-        r = np.einsum("mkde,me->mkd", R, data.c)
-        x = X + r
-        Ra = R @ data.A[:, None]
+        gauss = where == "gauss"
+        X, R, T = (kin.X, kin.R, kin.T) if gauss else (kin.UX, kin.UR, kin.UT)
         m = local.size
         ip = np.arange(p)
-        if where == "gauss":
-            cols = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
-            J = np.zeros((m, p, 6, 6))
-            J[..., :3, :3] = I3
-            J[..., :3, 3:] = -rot.skew(r) @ T
-            J[..., 3:, 3:] = T
-        else:
-            # u(tau_k) = E[k,0] y1 + sum_j E[k,j] Y_j: the pose at tau_k depends on all internal points
-            E = ek.te.E[:, 1:]  # (k, p)
-            cj = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
-            cols = np.broadcast_to(cj.reshape(m, 1, 6 * p), (m, p, 6 * p))
-            blk = np.zeros((m, p, 6, 6))  # per constraint point, per unit E weight
-            blk[..., :3, :3] = I3
-            blk[..., :3, 3:] = -rot.skew(r) @ T
-            blk[..., 3:, 3:] = T
-            # J[m, k, :, (j, c)] = E[k, j] blk[m, k, :, c]
-            J = (E[None, :, None, :, None] * blk[:, :, :, None, :]).reshape(m, p, 6, 6 * p)
+        cj = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
+        x = np.empty((m, p, 3))
+        Ra = np.empty((m, p, 3, 3))
+        J = np.empty((m, p, 6, 6) if gauss else (m, p, 6, 6 * p))
+        kernels.rigid_attach_pose(np.ascontiguousarray(X), R, T, local, data.c, data.A, ek.te.E, not gauss, x, Ra, J)
+        cols = cj if gauss else np.broadcast_to(cj.reshape(m, 1, 6 * p), (m, p, 6 * p))
         return x, Ra, cols, J
 
     def attach_velocity(self, ek, local, data):
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
         b = self.bodies[local]
-        R, T, W = kin.R[local], kin.T[local], kin.W[local]
-        r = np.einsum("mkde,me->mkd", R, data.c)
-        om = W[..., 3:]
-        nu = np.concatenate([W[..., :3] + rot.cross(om, r), om], axis=-1)
+        m = local.size
+        nu = np.empty((m, p, 6))
+        J = np.empty((m, p, 6, 9))
+        kernels.rigid_attach_velocity(kin.U, self.BW, kin.R, kin.T, local, data.c, nu, J)
         ip = np.arange(p)
         cols = np.concatenate([lay.body(b[:, None], ip[None], self.BW, 6), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
-        J = np.zeros((local.size, p, 6, 9))
-        J[..., :3, :3] = I3
-        J[..., :3, 3:6] = -rot.skew(r)
-        J[..., 3:, 3:6] = I3
-        J[..., :3, 6:] = -rot.skew(om) @ rot.skew(r) @ T
         return nu, cols, J
 
     def wrench_map(self, ek, local, data, wrench, target):
@@ -207,21 +190,15 @@ class RigidBodies:
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
         b = self.bodies[local]
-        R, T = kin.R[local], kin.T[local]
-        r = np.einsum("mkde,me->mkd", R, data.c)
         ip = np.arange(p)
         slot = self.BW if target == "multiplier" else self.BPI
         rows = lay.body(b[:, None], ip[None], slot, 6)
         m = local.size
-        BT = np.zeros((m, p, 6, 6))
-        BT[..., :3, :3] = I3
-        BT[..., 3:, 3:] = I3
-        BT[..., 3:, :3] = rot.skew(r)
-        own = []
-        if np.any(data.c):
-            d_own = np.zeros((m, p, 6, 3))
-            d_own[..., 3:, :] = rot.skew(wrench[..., :3]) @ rot.skew(r) @ T
-            own.append((lay.body(b[:, None], ip[None], self.BTH, 3), d_own))
+        BT = np.empty((m, p, 6, 6))
+        lever = data.lever if hasattr(data, "lever") else bool(np.any(data.c))
+        own_vals = np.empty((m, p, 6, 3) if lever else (0, 0, 6, 3))
+        kernels.rigid_wrench_map(kin.R, kin.T, local, data.c, np.ascontiguousarray(wrench), np.empty((m, p, 6)), BT, own_vals)
+        own = [(lay.body(b[:, None], ip[None], self.BTH, 3), own_vals)] if lever else []
         return rows, BT, own
 
     # ================================================================== element equations

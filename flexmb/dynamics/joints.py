@@ -21,9 +21,10 @@ attachment velocities and the multipliers' way into the bodies all go through
 """
 from __future__ import annotations
 
-import numpy as np
-
+from functools import lru_cache
 from types import SimpleNamespace
+
+import numpy as np
 
 from flexmb import rotations as rot
 from flexmb.dynamics import kernels
@@ -43,6 +44,32 @@ def _bd(A):
     out[..., :3, :3] = A
     out[..., 3:, 3:] = A
     return out
+
+
+@lru_cache(maxsize=32)
+def _grid(nj: int, p: int):
+    """Index grids (built once per size): joint and point ``(nj, p)``, and the expansion over
+    (joint, k, j') ``(nj, p, p)`` of the couplings between internal points (read-only)."""
+    jn = np.arange(nj)
+    J2, I2 = np.meshgrid(jn, np.arange(p), indexing="ij")
+    J3 = np.broadcast_to(jn[:, None, None], (nj, p, p))
+    K3 = np.broadcast_to(np.arange(p)[None, :, None], (nj, p, p))
+    P3 = np.broadcast_to(np.arange(p)[None, None, :], (nj, p, p))
+    for a in (J2, I2):
+        a.flags.writeable = False
+    return J2, I2, J3, K3, P3
+
+
+def _component_sets(cm):
+    """Constrained and free (non-universal) components ``(jc, cc), (jf, cf)`` of the joints, kept
+    on the compiled model until the constrained set changes (redundancy resolution)."""
+    key = (cm.jnt_constrained.tobytes(), cm.jnt_universal.tobytes())
+    hit = getattr(cm, "_joint_component_sets", None)
+    if hit is None or hit[0] != key:
+        cons, univ = cm.jnt_constrained, cm.jnt_universal
+        hit = (key, np.nonzero(cons & ~univ[:, None]), np.nonzero(~cons & ~univ[:, None]))
+        cm._joint_component_sets = hit
+    return hit[1], hit[2]
 
 
 def drive_targets(cm: CompiledModel, t: np.ndarray):
@@ -74,12 +101,7 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     lay, te, h, st = ek.lay, ek.te, ek.h, ek.st
     p = te.p
     r = res[lay.joint_off:].reshape(nj, p, JOINT_SLOTS)
-    jn = np.arange(nj)
-    J2, I2 = np.meshgrid(jn, np.arange(p), indexing="ij")  # (nj,p)
-    # expansion over (joint, k, j') for polynomial couplings
-    J3 = np.broadcast_to(jn[:, None, None], (nj, p, p))
-    K3 = np.broadcast_to(np.arange(p)[None, :, None], (nj, p, p))
-    P3 = np.broadcast_to(np.arange(p)[None, None, :], (nj, p, p))
+    J2, I2, J3, K3, P3 = _grid(nj, p)
     Ecoef = np.broadcast_to(te.E[None, :, 1:], (nj, p, p))
     Dcoef = np.broadcast_to(te.D[None, :, 1:], (nj, p, p))
 
@@ -177,7 +199,7 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
         return
 
     # Jacobian of the constitutive rows
-    jc, cc_idx = np.nonzero(cons & ~univ[:, None])
+    (jc, cc_idx), (jf, cf) = _component_sets(cm)
     if jc.size:
         # constrained: u_c(tau_k) depends on q_c at all internal points through E
         Jc = np.broadcast_to(jc[:, None, None], (jc.size, p, p))
@@ -208,7 +230,6 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
         trip.add(lay.joint(Ju, Iu, JQ + 4, 1), lay.joint(Ju, Iu, JPHI, 3), dphi4[..., None, :])
         trip.add_diag(lay.joint(Ju, Iu, JQ + 3, 1), lay.joint(Ju, Iu, JQ + 3, 1), 1.0)
     # free components (non-universal): Qbar_c + k q_c + c qdot_c
-    jf, cf = np.nonzero(~cons & ~univ[:, None])
     if jf.size:
         Jf = np.broadcast_to(jf[:, None], (jf.size, p))
         If = np.broadcast_to(np.arange(p)[None, :], Jf.shape)
@@ -250,7 +271,7 @@ def _damping_jacobian(cm, ek, jk, trip, jf, cf, row, Rat_g, urel, dg, Ga, Gb):
     dB6[..., :3] = -dA6[..., :3]
     sel = np.zeros(cm.nj, bool)
     sel[jf] = True
-    J2, I2 = np.meshgrid(np.arange(cm.nj), np.arange(p), indexing="ij")
+    J2, I2 = _grid(cm.nj, p)[:2]
     rows6 = lay.joint(J2, I2, JQ, 6)
     chain(trip, rows6, dA6, Ga.jac, sel=sel)
     chain(trip, rows6, dB6, Gb.jac, sel=sel)

@@ -88,6 +88,8 @@ def chain(trip: Triplets, rows: NDArray, dR: NDArray, jacs, sel: NDArray | None 
     ``rows (n, k, r)`` row indices, ``dR (n, k, r, 6)`` derivative of the rows with respect to the
     6-vector quantity whose Jacobian blocks are ``jacs``; ``sel (n,)`` restricts to some entries.
     """
+    if not trip.jacobian:
+        return
     for jc in jacs:
         m = jc.mask if sel is None else (jc.mask & sel)
         if not m.any():
@@ -161,6 +163,8 @@ class AttachmentSet:
             grp = self.groups[g]
             rows, BT, own = grp.wrench_map(ek, local, data, wrench[mask], target)
             np.add.at(res, rows, fac * np.einsum("mkrd,mkd->mkr", BT, wrench[mask]))
+            if not trip.jacobian:
+                continue
             for cols, vals in own:
                 trip.add(rows, cols, fac * vals)
             full_rows = np.zeros((self.n,) + rows.shape[1:], dtype=rows.dtype)

@@ -21,15 +21,19 @@ attachment velocities and the multipliers' way into the bodies all go through
 """
 from __future__ import annotations
 
-import numpy as np
-
+from functools import lru_cache
 from types import SimpleNamespace
 
+import numpy as np
+
 from flexmb import rotations as rot
+from flexmb.dynamics import kernels
 from flexmb.dynamics.attachments import ElementKin, chain
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JOINT_SLOTS, JQ, JS, Triplets
 
 I3 = np.eye(3)
+#: first slots of the joint unknowns, as the kernels read them
+_SLOTS = np.array([JS, JPHI, JLAM, JQ, JNA, JNB], dtype=np.int64)
 EY = np.array([0.0, 1.0, 0.0])
 EX = np.array([1.0, 0.0, 0.0])
 
@@ -40,6 +44,32 @@ def _bd(A):
     out[..., :3, :3] = A
     out[..., 3:, 3:] = A
     return out
+
+
+@lru_cache(maxsize=32)
+def _grid(nj: int, p: int):
+    """Index grids (built once per size): joint and point ``(nj, p)``, and the expansion over
+    (joint, k, j') ``(nj, p, p)`` of the couplings between internal points (read-only)."""
+    jn = np.arange(nj)
+    J2, I2 = np.meshgrid(jn, np.arange(p), indexing="ij")
+    J3 = np.broadcast_to(jn[:, None, None], (nj, p, p))
+    K3 = np.broadcast_to(np.arange(p)[None, :, None], (nj, p, p))
+    P3 = np.broadcast_to(np.arange(p)[None, None, :], (nj, p, p))
+    for a in (J2, I2):
+        a.flags.writeable = False
+    return J2, I2, J3, K3, P3
+
+
+def _component_sets(cm):
+    """Constrained and free (non-universal) components ``(jc, cc), (jf, cf)`` of the joints, kept
+    on the compiled model until the constrained set changes (redundancy resolution)."""
+    key = (cm.jnt_constrained.tobytes(), cm.jnt_universal.tobytes())
+    hit = getattr(cm, "_joint_component_sets", None)
+    if hit is None or hit[0] != key:
+        cons, univ = cm.jnt_constrained, cm.jnt_universal
+        hit = (key, np.nonzero(cons & ~univ[:, None]), np.nonzero(~cons & ~univ[:, None]))
+        cm._joint_component_sets = hit
+    return hit[1], hit[2]
 
 
 def drive_targets(cm: CompiledModel, t: np.ndarray):
@@ -56,7 +86,7 @@ def unpack_joints(lay, te, st, U):
     """The joints' unknowns at the Gauss points and their polynomials at the constraint points."""
     Jv = lay.joint_view(U)
     return SimpleNamespace(
-        S=Jv[..., JS:JS + 3], PHI=Jv[..., JPHI:JPHI + 3], LAM=Jv[..., JLAM:JLAM + 6], Q=Jv[..., JQ:JQ + 6],
+        J=np.ascontiguousarray(Jv), S=Jv[..., JS:JS + 3], PHI=Jv[..., JPHI:JPHI + 3], LAM=Jv[..., JLAM:JLAM + 6], Q=Jv[..., JQ:JQ + 6],
         NA=Jv[..., JNA:JNA + 6], NB=Jv[..., JNB:JNB + 6],
         US=te.E[None, :, 0, None] * st.s[:, None] + np.einsum("kj,njd->nkd", te.E[:, 1:], Jv[..., JS:JS + 3]),
         UPHI=np.einsum("kj,njd->nkd", te.E[:, 1:], Jv[..., JPHI:JPHI + 3]),
@@ -71,73 +101,48 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     lay, te, h, st = ek.lay, ek.te, ek.h, ek.st
     p = te.p
     r = res[lay.joint_off:].reshape(nj, p, JOINT_SLOTS)
-    jn = np.arange(nj)
-    J2, I2 = np.meshgrid(jn, np.arange(p), indexing="ij")  # (nj,p)
-    # expansion over (joint, k, j') for polynomial couplings
-    J3 = np.broadcast_to(jn[:, None, None], (nj, p, p))
-    K3 = np.broadcast_to(np.arange(p)[None, :, None], (nj, p, p))
-    P3 = np.broadcast_to(np.arange(p)[None, None, :], (nj, p, p))
+    J2, I2, J3, K3, P3 = _grid(nj, p)
     Ecoef = np.broadcast_to(te.E[None, :, 1:], (nj, p, p))
     Dcoef = np.broadcast_to(te.D[None, :, 1:], (nj, p, p))
 
-    # ------------------------------------------------------------------ relative kinematics (constraint points)
+    # ------------------------------------------------------------------ attachment frames and velocities
     Pa = cm.att_a.pose(ek, "cons")
     Pb = cm.att_b.pose(ek, "cons")
-    RA, RB = Pa.R, Pb.R
-    d = Pb.x - Pa.x
-    RAt = np.swapaxes(RA, -1, -2)
-    r[..., JS:JS + 3] = np.einsum("jkde,jke->jkd", RAt, d) - jk.US
-    expU = rot.exp(jk.UPHI)
-    Rrt = st.Rr[:, None] @ expU
-    Mrel = np.swapaxes(Rrt, -1, -2) @ RAt
-    Emat = Mrel @ RB
-    r[..., JPHI:JPHI + 3] = rot.axial(Emat)
-    DL = rot.d_axial_left(Emat)
-
-    # Jacobian: / joint s and phi at all internal points
-    trip.add(lay.joint(J3, K3, JS, 3), lay.joint(J3, P3, JS, 3), -Ecoef[..., None, None] * I3)
-    dphi = DL @ (-np.swapaxes(rot.tangent(jk.UPHI), -1, -2))  # (nj,p,3,3)
-    trip.add(lay.joint(J3, K3, JPHI, 3), lay.joint(J3, P3, JPHI, 3), Ecoef[..., None, None] * dphi[:, :, None])
-    # / attachment poses (dx, psi) of side a and side b
-    rows_rel = lay.joint(J2, I2, JS, 6)
-    dA = np.zeros((nj, p, 6, 6))
-    dA[..., :3, :3] = -RAt
-    dA[..., :3, 3:] = RAt @ rot.skew(d)
-    dA[..., 3:, 3:] = -DL @ Mrel
-    dB = np.zeros((nj, p, 6, 6))
-    dB[..., :3, :3] = RAt
-    dB[..., 3:, 3:] = DL @ Mrel
-    chain(trip, rows_rel, dA, Pa.jac)
-    chain(trip, rows_rel, dB, Pb.jac)
-
-    # ------------------------------------------------------------------ multipliers (Gauss points)
     Ga = cm.att_a.pose(ek, "gauss")
     Gb = cm.att_b.pose(ek, "gauss")
-    Ra_g = Ga.R  # frame A at Gauss points (nj,p,3,3)
-    Qin = np.concatenate([np.einsum("jide,jie->jid", Ra_g, jk.Q[..., :3]),
-                          np.einsum("jide,jie->jid", Ra_g, jk.Q[..., 3:])], axis=-1)
-    vQ = jk.NB[..., :3]
-    Lf = jk.LAM[..., :3]
-    S_lam = np.concatenate([np.zeros_like(vQ), rot.cross(vQ, Lf)], axis=-1)
-    r[..., JLAM:JLAM + 6] = (te.D[None, :, 0, None] * st.lam[:, None] + np.einsum("ij,njd->nid", te.D[:, 1:], jk.LAM)
-                             - h * (Qin - S_lam))
-    trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), Dcoef[..., None, None] * np.eye(6))
-    trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), h * rot.skew(vQ))
-    trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), -h * _bd(Ra_g))
-    trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JNB, 3), -h * rot.skew(Lf))
-    dpsi = np.zeros((nj, p, 6, 6))
-    dpsi[..., :3, 3:] = h * rot.skew(Qin[..., :3])
-    dpsi[..., 3:, 3:] = h * rot.skew(Qin[..., 3:])
-    chain(trip, lay.joint(J2, I2, JLAM, 6), dpsi, Ga.jac)
-
-    # ------------------------------------------------------------------ attachment velocities
     Va = cm.att_a.velocity(ek)
     Vb = cm.att_b.velocity(ek)
-    minus = np.broadcast_to(-np.eye(6), (nj, p, 6, 6))
-    for slot, nu, V in ((JNA, jk.NA, Va), (JNB, jk.NB, Vb)):
-        r[..., slot:slot + 6] = nu - V.nu
-        trip.add_diag(lay.joint(J2, I2, slot, 6), lay.joint(J2, I2, slot, 6), 1.0)
-        chain(trip, lay.joint(J2, I2, slot, 6), minus, V.jac)
+    jac = trip.jacobian  # False: residual only, no Jacobian values are computed
+
+    # ------------------------------------------------------------------ rows (compiled kernel)
+    # relative kinematics at the constraint points, multiplier definition and attachment velocities
+    # at the Gauss points (flexmb.dynamics.kernels.joint_rows)
+    Rrt = np.empty((nj, p, 3, 3))
+    dphi, dA, dB, dpsi = ((np.empty((nj, p, 3, 3)), np.empty((nj, p, 6, 6)), np.empty((nj, p, 6, 6)),
+                           np.empty((nj, p, 6, 6))) if jac else (np.empty((0, 0, 3, 3)),) + (np.empty((0, 0, 6, 6)),) * 3)
+    c = np.ascontiguousarray
+    kernels.joint_rows(te.E, te.D, float(h), c(st.s), c(st.lam), c(st.Rr), jk.J, Pa.x, Pa.R, Pb.x, Pb.R, c(Ga.R),
+                       c(Va.nu), c(Vb.nu), _SLOTS, r, Rrt, dphi, dA, dB, dpsi, jac)
+    Lf = jk.LAM[..., :3]
+
+    if jac:
+        # relative kinematics: / joint s and phi at all internal points, / attachment poses (dx, psi)
+        trip.add(lay.joint(J3, K3, JS, 3), lay.joint(J3, P3, JS, 3), -Ecoef[..., None, None] * I3)
+        trip.add(lay.joint(J3, K3, JPHI, 3), lay.joint(J3, P3, JPHI, 3), Ecoef[..., None, None] * dphi[:, :, None])
+        rows_rel = lay.joint(J2, I2, JS, 6)
+        chain(trip, rows_rel, dA, Pa.jac)
+        chain(trip, rows_rel, dB, Pb.jac)
+        # multiplier definition
+        trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), Dcoef[..., None, None] * np.eye(6))
+        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), h * rot.skew(jk.NB[..., :3]))
+        trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), -h * _bd(Ga.R))
+        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JNB, 3), -h * rot.skew(Lf))
+        chain(trip, lay.joint(J2, I2, JLAM, 6), dpsi, Ga.jac)
+        # attachment velocities
+        minus = np.broadcast_to(-np.eye(6), (nj, p, 6, 6))
+        for slot, V in ((JNA, Va), (JNB, Vb)):
+            trip.add_diag(lay.joint(J2, I2, slot, 6), lay.joint(J2, I2, slot, 6), 1.0)
+            chain(trip, lay.joint(J2, I2, slot, 6), minus, V.jac)
 
     # ------------------------------------------------------------------ constitutive laws
     _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2)
@@ -145,8 +150,12 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     # ------------------------------------------------------------------ multipliers onto the bodies
     L = jk.LAM
     dg = Gb.x - Ga.x
-    cm.att_b.scatter(ek, res, trip, L, "multiplier", [(lay.joint(J2, I2, JLAM, 6), np.broadcast_to(np.eye(6), (nj, p, 6, 6)))])
     wa = -np.concatenate([Lf, L[..., 3:] + rot.cross(dg, Lf)], axis=-1)
+    if not jac:
+        cm.att_b.scatter(ek, res, trip, L, "multiplier")
+        cm.att_a.scatter(ek, res, trip, wa, "multiplier")
+        return
+    cm.att_b.scatter(ek, res, trip, L, "multiplier", [(lay.joint(J2, I2, JLAM, 6), np.broadcast_to(np.eye(6), (nj, p, 6, 6)))])
     dW_lam = np.zeros((nj, p, 6, 6))
     dW_lam[..., :3, :3] = -I3
     dW_lam[..., 3:, 3:] = -I3
@@ -186,9 +195,11 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
         Rr_g = st.Rr[u][:, None] @ rot.exp(jk.PHI[u])
         rc[u, :, 4] = np.einsum("jid,jid->ji", jk.Q[u][..., 3:], Rr_g @ EY)
     r[..., JQ:JQ + 6] = rc
+    if not trip.jacobian:
+        return
 
     # Jacobian of the constitutive rows
-    jc, cc_idx = np.nonzero(cons & ~univ[:, None])
+    (jc, cc_idx), (jf, cf) = _component_sets(cm)
     if jc.size:
         # constrained: u_c(tau_k) depends on q_c at all internal points through E
         Jc = np.broadcast_to(jc[:, None, None], (jc.size, p, p))
@@ -219,7 +230,6 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
         trip.add(lay.joint(Ju, Iu, JQ + 4, 1), lay.joint(Ju, Iu, JPHI, 3), dphi4[..., None, :])
         trip.add_diag(lay.joint(Ju, Iu, JQ + 3, 1), lay.joint(Ju, Iu, JQ + 3, 1), 1.0)
     # free components (non-universal): Qbar_c + k q_c + c qdot_c
-    jf, cf = np.nonzero(~cons & ~univ[:, None])
     if jf.size:
         Jf = np.broadcast_to(jf[:, None], (jf.size, p))
         If = np.broadcast_to(np.arange(p)[None, :], Jf.shape)
@@ -261,7 +271,7 @@ def _damping_jacobian(cm, ek, jk, trip, jf, cf, row, Rat_g, urel, dg, Ga, Gb):
     dB6[..., :3] = -dA6[..., :3]
     sel = np.zeros(cm.nj, bool)
     sel[jf] = True
-    J2, I2 = np.meshgrid(np.arange(cm.nj), np.arange(p), indexing="ij")
+    J2, I2 = _grid(cm.nj, p)[:2]
     rows6 = lay.joint(J2, I2, JQ, 6)
     chain(trip, rows6, dA6, Ga.jac, sel=sel)
     chain(trip, rows6, dB6, Gb.jac, sel=sel)

@@ -27,6 +27,8 @@ paired with.
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from numpy.typing import NDArray
 import scipy.sparse as sp
@@ -105,15 +107,19 @@ class ReplayLayout(Layout):
 
     The element equations ask for the same index arrays in the same order at every evaluation (the
     pattern depends on the model only), so after the first evaluation they are returned from the
-    record instead of being rebuilt.  ``rewind()`` starts a new evaluation.
+    record instead of being rebuilt.  ``rewind(kind)`` starts a new evaluation; each kind of
+    evaluation (with the Jacobian: ``True``; residual only: ``False``) asks for its own sequence
+    and has its own record.
     """
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
+        self._records = {}
         self._record = []
         self._pos = -1  # -1: recording
 
-    def rewind(self) -> None:
+    def rewind(self, kind=True) -> None:
+        self._record = self._records.setdefault(kind, [])
         self._pos = 0 if self._record else -1
 
     def _replay(self, kind, a, i, slot0, n):
@@ -138,22 +144,45 @@ class Triplets:
 
     The sequence of blocks is the same at every evaluation (it depends on the model only), so the
     sparsity pattern and the map from entries to CSC storage are computed once (:class:`Pattern`).
+
+    Three modes:
+
+    * ``Triplets()``: the first evaluation; indices and values are collected (``Pattern`` is built
+      from them);
+    * ``Triplets(pattern=pat)``: values only; each block's values are written straight into one
+      preallocated array at the block's place recorded by the pattern (no index arrays, no
+      broadcasting bookkeeping);
+    * ``Triplets(jacobian=False)``: residual only; blocks are ignored.  Element code tests
+      ``trip.jacobian`` and skips computing Jacobian values altogether (Newton with a reused
+      factorization needs the residual only).
     """
 
-    def __init__(self, values_only: bool = False) -> None:
+    def __init__(self, *, pattern: "Pattern | None" = None, jacobian: bool = True) -> None:
         self.rows: list[NDArray] = []
         self.cols: list[NDArray] = []
         self.vals: list[NDArray] = []
+        #: False: residual-only evaluation, the Jacobian blocks are not wanted
+        self.jacobian = bool(jacobian)
         #: once the pattern exists, only values are collected (indices are not rebuilt)
-        self.values_only = values_only
+        self.values_only = pattern is not None
+        self._pattern = pattern
+        self._k = 0
+        self._buf = np.empty(pattern.n_entries) if pattern is not None else None
+        #: shapes of the blocks (recorded on the first evaluation, used by :class:`Pattern`)
+        self.shapes: list[tuple] = []
+
+    def _put(self, vals) -> None:
+        pat = self._pattern
+        k = self._k
+        o, shape = pat.offsets[k], pat.shapes[k]
+        self._buf[o:pat.offsets[k + 1]].reshape(shape)[...] = vals
+        self._k = k + 1
 
     def add(self, rows: NDArray, cols: NDArray, vals: NDArray) -> None:
-        if self.values_only:
-            rows = np.asarray(rows)
-            cols = np.asarray(cols)
-            shape = np.broadcast_shapes(rows.shape[:-1] + (rows.shape[-1], 1), cols.shape[:-1] + (1, cols.shape[-1]),
-                                        np.shape(vals))
-            self.vals.append(np.broadcast_to(np.asarray(vals, dtype=float), shape).reshape(-1))
+        if not self.jacobian:
+            return
+        if self._pattern is not None:
+            self._put(vals)
             return
         rows = np.asarray(rows)
         cols = np.asarray(cols)
@@ -165,30 +194,51 @@ class Triplets:
         self.rows.append(r.reshape(-1))
         self.cols.append(c.reshape(-1))
         self.vals.append(np.broadcast_to(vals, shape).reshape(-1))
+        self.shapes.append(shape)
 
     def add_diag(self, rows: NDArray, cols: NDArray, vals) -> None:
         """Diagonal block: ``rows``, ``cols`` shape (..., n), ``vals`` broadcastable to it."""
+        if not self.jacobian:
+            return
+        if self._pattern is not None:
+            self._put(vals)
+            return
         rows = np.asarray(rows)
         vals = np.broadcast_to(np.asarray(vals, dtype=float), rows.shape)
-        if self.values_only:
-            self.vals.append(vals.reshape(-1))
-            return
         self.rows.append(rows.reshape(-1))
         self.cols.append(np.broadcast_to(np.asarray(cols), rows.shape).reshape(-1))
         self.vals.append(vals.reshape(-1))
+        self.shapes.append(rows.shape)
 
     def values(self) -> NDArray:
+        if self._pattern is not None:
+            if self._k != len(self._pattern.shapes):
+                raise AssertionError("Jacobian blocks changed between evaluations")
+            return self._buf
         return np.concatenate(self.vals) if self.vals else np.zeros(0)
 
 
 class Pattern:
-    """Sparsity pattern built once from the first set of triplets; later only values are refilled."""
+    """Sparsity pattern built once from the first set of triplets; later only values are refilled.
+
+    Owns the map from the collected value order (block after block, as :class:`Triplets` writes
+    them) to the ``data`` array of the CSC matrix: ``map`` (entry -> position in ``data``) and,
+    when no two entries share a position, the inverse permutation ``take`` so that
+    ``data = vals[take]`` (one gather, no COO -> CSC conversion, no duplicate summation); with
+    duplicates (several blocks adding to one entry) ``data = bincount(map, vals)``.
+    """
 
     def __init__(self, trip: Triplets, n: int) -> None:
         rows = np.concatenate(trip.rows) if trip.rows else np.zeros(0, int)
         cols = np.concatenate(trip.cols) if trip.cols else np.zeros(0, int)
         self.n = n
         self.n_entries = rows.size
+        # block shapes and offsets in the value array (values-only evaluations write there)
+        self.shapes = list(trip.shapes)
+        sizes = [int(np.prod(s)) for s in self.shapes]
+        self.offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64).tolist()
+        if self.offsets[-1] != self.n_entries:
+            raise AssertionError("block shapes do not add up to the collected entries")
         # unique (row, col) pairs in CSC order
         key = cols.astype(np.int64) * n + rows
         uniq, inverse = np.unique(key, return_inverse=True)
@@ -198,9 +248,23 @@ class Pattern:
         self.indptr = np.zeros(n + 1, dtype=np.int32)
         np.cumsum(np.bincount(col_of, minlength=n), out=self.indptr[1:])
         self.nnz = uniq.size
+        self.take = None
+        if self.nnz == self.n_entries:
+            self.take = np.empty(self.nnz, dtype=np.int64)
+            self.take[inverse] = np.arange(self.nnz)
+        self._template = sp.csc_matrix((np.zeros(self.nnz), self.indices, self.indptr), shape=(n, n))
+        self._template.has_canonical_format = True
 
     def matrix(self, vals: NDArray) -> sp.csc_matrix:
+        """The CSC matrix of the collected values ``vals (n_entries,)`` (sorted indices, no duplicates)."""
         if vals.size != self.n_entries:
             raise AssertionError("Jacobian blocks changed between evaluations")
-        data = np.bincount(self.map, weights=vals, minlength=self.nnz)
-        return sp.csc_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
+        if self.take is not None:
+            data = vals[self.take]
+        else:
+            data = np.bincount(self.map, weights=vals, minlength=self.nnz)
+        # a shallow copy of the template shares indices/indptr and the canonical-format flag; a new
+        # object per evaluation (a backend may keep the previous matrix), no format check
+        J = copy.copy(self._template)
+        J.data = data
+        return J

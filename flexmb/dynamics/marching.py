@@ -70,9 +70,16 @@ def _extrapolation_matrices(te: TimeElement):
     """
     from flexmb.dynamics.time_elements import _lagrange_matrices
 
+    hit = _EXTRAPOLATION.get(id(te))
+    if hit is not None and hit[0] is te:  # computed once per time element (they depend on c only)
+        return hit[1], hit[2]
     Pe, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
     Pi, _ = _lagrange_matrices(te.c, 1.0 + te.c)
+    _EXTRAPOLATION[id(te)] = (te, Pe, Pi)
     return Pe, Pi
+
+
+_EXTRAPOLATION: dict = {}
 
 
 def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:

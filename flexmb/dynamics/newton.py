@@ -12,8 +12,9 @@ simplified Newton cost more than the factorizations they save.
 ``"element"``: simplified Newton inside an element: the matrix factored at the first iteration is
 reused for the next iterations as long as each increment contracts by at least ``reuse_rate``
 (0.5) relative to the previous one.  An increment that contracts less is *discarded* and
-recomputed with a fresh factorization of the Jacobian at the same iterate (evaluated anyway, so
-this costs a factorization and a solve, no extra evaluation).  ``"steps"``: the same, and the last
+recomputed with a fresh factorization of the Jacobian at the same iterate (an iteration with a
+reused matrix evaluates the residual only, when the caller passes ``residual``; a discarded
+increment then costs one Jacobian evaluation, a factorization and a solve).  ``"steps"``: the same, and the last
 factorization is also carried over to the next element (it is dropped when an element fails).
 
 The convergence test is the same for all modes: the accepted increment must satisfy the scaled
@@ -106,7 +107,7 @@ def _carry(factor, solve, n: int) -> None:
 
 
 def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: Factor,
-                 options: NewtonOptions = NewtonOptions()) -> NewtonResult:
+                 options: NewtonOptions = NewtonOptions(), residual: Callable | None = None) -> NewtonResult:
     """Solve ``F(U) = 0`` with ``evaluate(U) -> (F, J)``.
 
     Parameters
@@ -120,6 +121,11 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
     factor : callable
         ``factor(J) -> solve`` (see :mod:`flexmb.dynamics.linsolve`).
     options : NewtonOptions
+    residual : callable, optional
+        ``residual(U) -> F``, the same residual as ``evaluate`` without the Jacobian (bit for bit).
+        Used for the iterations that reuse a factorization; when such an increment is discarded,
+        the Jacobian at the same iterate is then obtained from ``evaluate``.  Without it every
+        iteration calls ``evaluate``.
     """
     n = U0.size
     reuse = options.reuse
@@ -141,9 +147,13 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         return NewtonResult(False, U, k, rate, n_res, n_jac, n_fac, err, worst, message, history)
 
     for k in range(1, options.max_iter + 1):
-        F, J = evaluate(U)
+        reusing = solve is not None and reuse != "none"
+        if reusing and residual is not None:
+            F, J = residual(U), None  # the matrix is reused: the Jacobian values are not needed
+        else:
+            F, J = evaluate(U)
+            n_jac += 1
         n_res += 1
-        n_jac += 1
         if not np.all(np.isfinite(F)):
             return fail(k, "residual is not finite", worst=int(np.argmax(~np.isfinite(F))))
         fresh = False
@@ -161,6 +171,11 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
                 if theta > options.reuse_rate or (e > options.tol and theta ** left * e > options.tol):
                     solve = None
         if solve is None or reuse == "none":
+            if J is None:  # the reused matrix was dropped: the Jacobian at the same iterate
+                F2, J = evaluate(U)
+                n_jac += 1
+                if not np.array_equal(F2, F):
+                    raise AssertionError("the residual-only evaluation differs from the full one")
             try:
                 solve = factor(J)
             except SingularMatrixError as exc:

@@ -70,27 +70,40 @@ class ElementSystem:
             ek.groups.append(grp.unpack(ek, lay.group_view(U, grp.bodies, grp.slots)))
         return ek
 
-    def triplets(self, U: NDArray, st: ElementStart, h: float) -> tuple[NDArray, Triplets]:
-        self.lay.rewind()
+    def triplets(self, U: NDArray, st: ElementStart, h: float, jacobian: bool = True) -> tuple[NDArray, Triplets]:
+        """Residual ``(n,)`` and the Jacobian blocks (none when ``jacobian`` is False) at ``U``."""
+        self.lay.rewind(bool(jacobian))
         cm = self.cm
         ek = self.element_kin(U, st, h)
         res = np.zeros(self.lay.size)
-        trip = Triplets(values_only=self.pattern is not None)
+        trip = Triplets(pattern=self.pattern, jacobian=jacobian)
         for grp, kin in zip(cm.groups, ek.groups):
             grp.residual(ek, kin, self.lay.group_view(res, grp.bodies, grp.slots), trip, cm.gravity)
         force_residual(cm, ek, res, trip)
         joint_residual(cm, ek, unpack_joints(self.lay, self.te, st, U), res, trip)
         return res, trip
 
-    def evaluate(self, U: NDArray, st: ElementStart, h: float):
+    def evaluate(self, U: NDArray, st: ElementStart, h: float, jacobian: bool = True):
+        """Residual ``(n,)`` and Jacobian (CSC, ``(n, n)``; ``None`` when ``jacobian`` is False) at ``U``.
+
+        The residual does not depend on ``jacobian`` (bit for bit): a residual-only evaluation skips
+        the Jacobian values, which Newton does not need while it reuses a factorization."""
         t0 = _time.perf_counter()
-        res, trip = self.triplets(U, st, h)
         if self.pattern is None:
-            self.pattern = Pattern(trip, self.lay.size)
-        J = self.pattern.matrix(trip.values())
+            jacobian = True  # the first evaluation builds the pattern
+        res, trip = self.triplets(U, st, h, jacobian)
+        J = None
+        if jacobian:
+            if self.pattern is None:
+                self.pattern = Pattern(trip, self.lay.size)
+            J = self.pattern.matrix(trip.values())
         self.n_eval += 1
         self.t_eval += _time.perf_counter() - t0
         return res, J
+
+    def residual(self, U: NDArray, st: ElementStart, h: float) -> NDArray:
+        """Residual only (see :meth:`evaluate`)."""
+        return self.evaluate(U, st, h, jacobian=False)[0]
 
     def describe(self, index: int) -> str:
         """Name the equation/unknown at global ``index``: body or joint, point, equation."""
@@ -538,7 +551,8 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
     # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
     # by halving the step, so numpy's floating-point warnings are not shown
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton)
+        r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
+                         residual=lambda U: system.residual(U, st, h))
     if r.converged:
         return _end_values(cm, lay, te, st, h, r.U), r.U, [(st, h, r.U, r)], depth
     if depth >= options.max_halvings:

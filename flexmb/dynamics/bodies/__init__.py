@@ -21,6 +21,8 @@ optional: ``initial_extra()`` (body-type end values in ``ElementStart.extra``, r
 ===================================  ===========================================================
 
 Nothing outside a body module assumes a rigid body's unknowns or its 6 x 6 mass matrix.
+``residual`` may be called with ``trip.jacobian`` False (Newton reusing a factorization): the rows
+must be the same bit for bit; the Jacobian blocks are ignored and need not be computed.
 """
 from __future__ import annotations
 

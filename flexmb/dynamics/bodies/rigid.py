@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
+from flexmb.dynamics import kernels
 
 I3 = np.eye(3)
 I6 = np.eye(6)
@@ -35,11 +36,6 @@ BX, BTH, BPI, BW = 0, 3, 6, 12
 #: equation names by first slot (for error messages)
 EQUATIONS = {BX: "position kinematics", BTH: "rotation kinematics", BPI: "momentum balance",
              BW: "velocity (constitutive law)"}
-
-
-def _poly(M: NDArray, y1: NDArray, Y: NDArray) -> NDArray:
-    """``M[k,0] y1 + sum_j M[k,1+j] Y_j`` for ``y1 (n,d)``, ``Y (n,p,d)`` -> ``(n,k,d)``."""
-    return M[None, :, 0, None] * y1[:, None, :] + np.einsum("kj,njd->nkd", M[:, 1:], Y)
 
 
 def frame_end_values(group, te, st, Ug: NDArray, n_pi: int):
@@ -84,6 +80,8 @@ class RigidBodies:
         self.com = np.array([b.com for b in src], dtype=float).reshape(self.n, 3)
         self._J0inv = np.linalg.inv(self.J0) if self.n else self.J0
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
+        #: first slots of x, theta, pi, w (the compiled kernels read the unknowns through them)
+        self._slot_starts = np.array([self.BX, self.BTH, self.BPI, self.BW], dtype=np.int64)
 
     def local_index(self, bodies: NDArray) -> NDArray:
         return np.array([self._pos[int(b)] for b in bodies], dtype=np.int64)
@@ -140,7 +138,8 @@ class RigidBodies:
     def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:
         if site is not None and any(s is not None for s in site):
             raise ValueError("a rigid body has no interfaces: attach by point")
-        return SimpleNamespace(c=point - self.com[local], A=frame)
+        c = np.ascontiguousarray(point - self.com[local], dtype=float)
+        return SimpleNamespace(c=c, A=np.ascontiguousarray(frame, dtype=float), lever=bool(np.any(c)))
 
     def node_attach_pose(self, st, local, data):
         R = st.R[self.bodies[local]]
@@ -155,52 +154,34 @@ class RigidBodies:
         return self.vel_cols[local], B
 
     def attach_pose(self, ek, local, data, where):
+        """Attachment frames at the Gauss points (``where="gauss"``) or the constraint points and the
+        Jacobian of ``(dx, psi)``: on ``(x, theta)`` of the same point (Gauss), or of every internal
+        point weighted by ``E`` (constraint points: ``u(tau_k) = E[k,0] y1 + sum_j E[k,j] Y_j``)."""
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
         b = self.bodies[local]
-        if where == "gauss":
-            X, R, T = kin.X[local], kin.R[local], kin.T[local]
-        else:
-            X, R, T = kin.UX[local], kin.UR[local], kin.UT[local]
-        r = np.einsum("mkde,me->mkd", R, data.c)
-        x = X + r
-        Ra = R @ data.A[:, None]
+        gauss = where == "gauss"
+        X, R, T = (kin.X, kin.R, kin.T) if gauss else (kin.UX, kin.UR, kin.UT)
         m = local.size
         ip = np.arange(p)
-        if where == "gauss":
-            cols = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
-            J = np.zeros((m, p, 6, 6))
-            J[..., :3, :3] = I3
-            J[..., :3, 3:] = -rot.skew(r) @ T
-            J[..., 3:, 3:] = T
-        else:
-            # u(tau_k) = E[k,0] y1 + sum_j E[k,j] Y_j: the pose at tau_k depends on all internal points
-            E = ek.te.E[:, 1:]  # (k, p)
-            cj = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
-            cols = np.broadcast_to(cj.reshape(m, 1, 6 * p), (m, p, 6 * p))
-            blk = np.zeros((m, p, 6, 6))  # per constraint point, per unit E weight
-            blk[..., :3, :3] = I3
-            blk[..., :3, 3:] = -rot.skew(r) @ T
-            blk[..., 3:, 3:] = T
-            # J[m, k, :, (j, c)] = E[k, j] blk[m, k, :, c]
-            J = (E[None, :, None, :, None] * blk[:, :, :, None, :]).reshape(m, p, 6, 6 * p)
+        cj = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
+        x = np.empty((m, p, 3))
+        Ra = np.empty((m, p, 3, 3))
+        J = np.empty((m, p, 6, 6) if gauss else (m, p, 6, 6 * p))
+        kernels.rigid_attach_pose(np.ascontiguousarray(X), R, T, local, data.c, data.A, ek.te.E, not gauss, x, Ra, J)
+        cols = cj if gauss else np.broadcast_to(cj.reshape(m, 1, 6 * p), (m, p, 6 * p))
         return x, Ra, cols, J
 
     def attach_velocity(self, ek, local, data):
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
         b = self.bodies[local]
-        R, T, W = kin.R[local], kin.T[local], kin.W[local]
-        r = np.einsum("mkde,me->mkd", R, data.c)
-        om = W[..., 3:]
-        nu = np.concatenate([W[..., :3] + rot.cross(om, r), om], axis=-1)
+        m = local.size
+        nu = np.empty((m, p, 6))
+        J = np.empty((m, p, 6, 9))
+        kernels.rigid_attach_velocity(kin.U, self.BW, kin.R, kin.T, local, data.c, nu, J)
         ip = np.arange(p)
         cols = np.concatenate([lay.body(b[:, None], ip[None], self.BW, 6), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
-        J = np.zeros((local.size, p, 6, 9))
-        J[..., :3, :3] = I3
-        J[..., :3, 3:6] = -rot.skew(r)
-        J[..., 3:, 3:6] = I3
-        J[..., :3, 6:] = -rot.skew(om) @ rot.skew(r) @ T
         return nu, cols, J
 
     def wrench_map(self, ek, local, data, wrench, target):
@@ -209,75 +190,57 @@ class RigidBodies:
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
         b = self.bodies[local]
-        R, T = kin.R[local], kin.T[local]
-        r = np.einsum("mkde,me->mkd", R, data.c)
         ip = np.arange(p)
         slot = self.BW if target == "multiplier" else self.BPI
         rows = lay.body(b[:, None], ip[None], slot, 6)
         m = local.size
-        BT = np.zeros((m, p, 6, 6))
-        BT[..., :3, :3] = I3
-        BT[..., 3:, 3:] = I3
-        BT[..., 3:, :3] = rot.skew(r)
-        own = []
-        if np.any(data.c):
-            d_own = np.zeros((m, p, 6, 3))
-            d_own[..., 3:, :] = rot.skew(wrench[..., :3]) @ rot.skew(r) @ T
-            own.append((lay.body(b[:, None], ip[None], self.BTH, 3), d_own))
+        BT = np.empty((m, p, 6, 6))
+        lever = data.lever if hasattr(data, "lever") else bool(np.any(data.c))
+        own_vals = np.empty((m, p, 6, 3) if lever else (0, 0, 6, 3))
+        kernels.rigid_wrench_map(kin.R, kin.T, local, data.c, np.ascontiguousarray(wrench), np.empty((m, p, 6)), BT, own_vals)
+        own = [(lay.body(b[:, None], ip[None], self.BTH, 3), own_vals)] if lever else []
         return rows, BT, own
 
     # ================================================================== element equations
     def unpack(self, ek, Ug: NDArray):
+        """The group's unknowns ``Ug (n, p, 18)`` and their kinematics: rotations ``R`` and tangent
+        operators ``T`` at the Gauss points, positions ``UX``, rotations ``UR`` and ``UT`` of the
+        polynomials at the constraint points (compiled kernel, :mod:`flexmb.dynamics.kernels`)."""
         st, te = ek.st, ek.te
-        x1, R1 = st.x[self.bodies], st.R[self.bodies]
-        X, TH, PI, W = Ug[..., self.BX:self.BX + 3], Ug[..., self.BTH:self.BTH + 3], Ug[..., self.BPI:self.BPI + 6], Ug[..., self.BW:self.BW + 6]
-        UTH = _poly(te.E, np.zeros_like(x1), TH)
+        n, p = self.n, te.p
+        Ug = np.ascontiguousarray(Ug)
+        R = np.empty((n, p, 3, 3))
+        T = np.empty((n, p, 3, 3))
+        UX = np.empty((n, p, 3))
+        UR = np.empty((n, p, 3, 3))
+        UT = np.empty((n, p, 3, 3))
+        if n:
+            kernels.rigid_kinematics(te.E, st.x[self.bodies], st.R[self.bodies], Ug, self.BX, self.BTH, R, T, UX, UR, UT)
         return SimpleNamespace(
-            X=X, TH=TH, PI=PI, W=W, R=rot.exp(TH) @ R1[:, None], T=rot.tangent(TH),
-            UX=_poly(te.E, x1, X), UR=rot.exp(UTH) @ R1[:, None], UT=rot.tangent(UTH),
+            U=Ug, X=Ug[..., self.BX:self.BX + 3], TH=Ug[..., self.BTH:self.BTH + 3], PI=Ug[..., self.BPI:self.BPI + 6],
+            W=Ug[..., self.BW:self.BW + 6], R=R, T=T, UX=UX, UR=UR, UT=UT,
         )
 
     def residual(self, ek, kin, r: NDArray, trip, gravity: NDArray) -> None:
-        """Rows of the group (``r``: its residual view ``(n, p, 18)``) and their own Jacobian blocks."""
-        lay, te, h, p, n = ek.lay, ek.te, ek.h, ek.te.p, self.n
+        """Rows of the group (``r``: its residual view ``(n, p, 18)``) and their own Jacobian blocks,
+        computed by one compiled kernel (:func:`flexmb.dynamics.kernels.rigid_residual`); the row and
+        column of every value are fixed per model (:func:`~flexmb.dynamics.kernels.rigid_jacobian_indices`)."""
+        te, p, n = ek.te, ek.te.p, self.n
+        if n == 0:
+            return
         st = ek.st
-        X, TH, PI, W, R, T = kin.X, kin.TH, kin.PI, kin.W, kin.R, kin.T
-        v, om = W[..., :3], W[..., 3:]
-        D0 = te.D[:, 0]
-        D = te.D[:, 1:]
-        Ti = rot.tangent_inv(TH)
-        x1, pi1 = st.x[self.bodies], st.pi[self.vel_cols]
-
-        r[..., self.BX:self.BX + 3] = D0[None, :, None] * x1[:, None] + np.einsum("ij,bjd->bid", D, X) - h * v
-        r[..., self.BTH:self.BTH + 3] = np.einsum("ij,bjd->bid", D, TH) - h * np.einsum("bide,bie->bid", Ti, om)
-        gyro = np.concatenate([np.zeros_like(v), rot.cross(v, PI[..., :3])], axis=-1)
-        r[..., self.BPI:self.BPI + 6] = D0[None, :, None] * pi1[:, None] + np.einsum("ij,bjd->bid", D, PI) + h * gyro
-        if np.any(gravity):
-            r[..., self.BPI:self.BPI + 3] -= h * self.mass[:, None, None] * gravity
-        J = R @ self.J0[:, None] @ np.swapaxes(R, -1, -2)
-        Jw = np.einsum("bide,bie->bid", J, om)
-        m = self.mass[:, None, None]
-        r[..., self.BW:self.BW + 6] = np.concatenate([m * v, Jw], axis=-1) - PI
-
-        # ---- Jacobian
-        b = self.bodies[:, None, None]
-        i = np.arange(p)[None, :, None]
-        j = np.arange(p)[None, None, :]
-        bb, ii, jj = np.broadcast_arrays(b, i, j)
-        Dij = np.broadcast_to(D[None], (n, p, p))
-        for slot, k in ((self.BX, 3), (self.BTH, 3), (self.BPI, 6)):
-            trip.add(lay.body(bb, ii, slot, k), lay.body(bb, jj, slot, k), Dij[..., None, None] * np.eye(k))
-        bi, ip = np.meshgrid(self.bodies, np.arange(p), indexing="ij")
-        trip.add_diag(lay.body(bi, ip, self.BX, 3), lay.body(bi, ip, self.BW, 3), -h)
-        trip.add(lay.body(bi, ip, self.BTH, 3), lay.body(bi, ip, self.BTH, 3), -h * rot.d_tangent_inv(TH, om))
-        trip.add(lay.body(bi, ip, self.BTH, 3), lay.body(bi, ip, self.BW + 3, 3), -h * Ti)
-        trip.add(lay.body(bi, ip, self.BPI + 3, 3), lay.body(bi, ip, self.BPI, 3), h * rot.skew(v))
-        trip.add(lay.body(bi, ip, self.BPI + 3, 3), lay.body(bi, ip, self.BW, 3), -h * rot.skew(PI[..., :3]))
-        trip.add_diag(lay.body(bi, ip, self.BW, 3), lay.body(bi, ip, self.BW, 3), np.broadcast_to(m, (n, p, 3)))
-        trip.add(lay.body(bi, ip, self.BW + 3, 3), lay.body(bi, ip, self.BW + 3, 3), J)
-        dJw = (J @ rot.skew(om) - rot.skew(Jw)) @ T
-        trip.add(lay.body(bi, ip, self.BW + 3, 3), lay.body(bi, ip, self.BTH, 3), dJw)
-        trip.add_diag(lay.body(bi, ip, self.BW, 6), lay.body(bi, ip, self.BPI, 6), -1.0)
+        jac = trip.jacobian
+        vals = np.empty((n, p, 12 * p + kernels.RIGID_N_LOCAL) if jac else (0, 0, 0))
+        kernels.rigid_residual(te.D, float(ek.h), st.x[self.bodies], st.pi[self.vel_cols], kin.U, kin.R, kin.T,
+                               self.mass, self.J0, np.asarray(gravity, dtype=float), self._slot_starts, r, vals, jac)
+        if not jac:
+            return
+        if trip.values_only:
+            trip.add_diag(None, None, vals)
+        else:
+            rows, cols = kernels.rigid_jacobian_indices(ek.lay.body_start[self.bodies], p, self.slots,
+                                                        tuple(int(k) for k in self._slot_starts))
+            trip.add_diag(rows, cols, vals)
 
     # ================================================================== time marching
     def end_values(self, te, st, Ug: NDArray):

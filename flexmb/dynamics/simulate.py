@@ -18,6 +18,7 @@ from flexmb import rotations as rot
 from flexmb.checks import _shown, check_simulate_args
 from flexmb.dense_output import hermite_positions, hermite_rotations
 from flexmb.dynamics.attachments import ElementKin
+from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 from flexmb.dynamics.checkpoint import load_run, save_run
 from flexmb.dynamics.constraints import node_velocity
 from flexmb.dynamics.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
@@ -547,6 +548,9 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
              depth: int = 0):
     """Advance one element of length ``h``, splitting it in halves when Newton fails."""
     cm, lay, te = system.cm, system.lay, system.te
+    if any(getattr(g, "Ka", None) is not None for g in cm.groups):  # modal frame accelerations start
+        # from the projected node velocity
+        st.extra[NODE_VELOCITY] = w
     U0 = _predict(cm, lay, te, st, h, w, prev)
     # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
     # by halving the step, so numpy's floating-point warnings are not shown

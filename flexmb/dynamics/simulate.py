@@ -18,6 +18,7 @@ from flexmb import rotations as rot
 from flexmb.checks import _shown, check_simulate_args
 from flexmb.dense_output import hermite_positions, hermite_rotations
 from flexmb.dynamics.attachments import ElementKin
+from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 from flexmb.dynamics.checkpoint import load_run, save_run
 from flexmb.dynamics.constraints import node_velocity
@@ -446,7 +447,10 @@ class Run:
         t_start = self.st.t
         bar_on = progress_enabled() if show_progress is None else bool(show_progress)
         try:
-            with progress(self.t_end - self.t0, desc="simulate", enabled=show_progress) as bar:
+            # one BLAS thread: the run's dense algebra is small (node blocks, the redundancy monitor's
+            # SVDs), where threads cost more than they give: an 80 x 96 SVD took 500 ms with two
+            # OpenBLAS threads on a loaded 2-core machine, 5 ms with one
+            with blas_threads(1), progress(self.t_end - self.t0, desc="simulate", enabled=show_progress) as bar:
                 bar.update(self.st.t - self.t0)
                 while not self.done():
                     t_prev = self.st.t

@@ -101,10 +101,13 @@ def _same_motion(model, which, t_end, h, p):
     # The reactions at the Gauss points are the worst-conditioned unknowns (at p >= 2 they are the
     # oscillating index-3 multiplier derivatives, issue 6 D): a round-off difference in the state
     # (1e-15) reaches them amplified by the condition number of the element system (measured
-    # ~1e3-1e4 here), so they agree to 1e-10 relative, not 1e-12.
-    for name in ("joint_force", "joint_moment", "joint_force_internal", "joint_moment_internal"):
+    # ~1e3-1e4 here), so the node reactions agree to 1e-10 relative, not 1e-12, and the Gauss-point
+    # values, where that amplification is largest, to 1e-9: with the structural zeros of the
+    # Jacobian pruned the two layouts' sparse LU pivot in different orders (measured 1.4e-10 at p = 3)
+    for name, tol in (("joint_force", 1e-10), ("joint_moment", 1e-10), ("joint_force_internal", 1e-9),
+                      ("joint_moment_internal", 1e-9)):
         x, y = getattr(a, name), getattr(b, name)
-        assert np.abs(x - y).max() <= 1e-10 * max(np.abs(x).max(), 1.0), name
+        assert np.abs(x - y).max() <= tol * max(np.abs(x).max(), 1.0), name
     return a
 
 

@@ -104,3 +104,37 @@ def test_newton_with_residual_only_reuse_matches(reuse):
         sim.newton_solve = real
     assert np.array_equal(sol.body_position, ref.body_position)
     assert np.array_equal(sol.joint("j").force, ref.joint("j").force)
+
+
+def test_structural_zeros_are_dropped_and_taken_back():
+    """The pattern drops the positions found zero at random states (the matrix is unchanged), and a
+    dropped position that becomes nonzero is taken back instead of being lost."""
+    from flexmb.dynamics.layout import Pattern
+    system, U, st = _system(MODELS["spherical"], 2)
+    h = 0.02
+    _, J = system.evaluate(U, st, h)
+    pat = system.pattern
+    assert pat.nnz < pat.n_unique  # structural zeros dropped
+    res, trip = system.triplets(U, st, h)
+    full = Pattern.__new__(Pattern)
+    full.__dict__.update(pat.__dict__)
+    full._build(np.ones(pat.n_unique, dtype=bool))
+    assert np.array_equal(J.toarray(), full.matrix(trip.values()).toarray())
+    # a dropped position that is not zero at a later evaluation is taken back
+    vals = trip.values().copy()
+    dropped = pat._dropped[0]
+    entry = np.flatnonzero(pat.map == dropped)[0]
+    vals[entry] = 1.5
+    nnz0 = pat.nnz
+    J2 = pat.matrix(vals)
+    assert pat.nnz == nnz0 + 1
+    row, col = pat._rows_u[dropped], pat._cols_u[dropped]
+    assert J2[row, col] == 1.5
+    assert np.array_equal(J2.toarray(), full.matrix(vals).toarray())
+
+
+def test_models_with_user_functions_keep_the_full_pattern():
+    """No made-up states for user functions: drives and force callbacks keep every position."""
+    system, U, st = _system(MODELS["revolute_driven"], 1)
+    system.evaluate(U, st, 0.02)
+    assert system.pattern.nnz == system.pattern.n_unique

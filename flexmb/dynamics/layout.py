@@ -28,10 +28,13 @@ paired with.
 from __future__ import annotations
 
 import copy
+import logging
 
 import numpy as np
 from numpy.typing import NDArray
 import scipy.sparse as sp
+
+log = logging.getLogger(__name__)
 
 JOINT_SLOTS = 30
 #: names of the six relative-coordinate components of a joint (error messages, redundancy labels)
@@ -222,10 +225,18 @@ class Pattern:
     """Sparsity pattern built once from the first set of triplets; later only values are refilled.
 
     Owns the map from the collected value order (block after block, as :class:`Triplets` writes
-    them) to the ``data`` array of the CSC matrix: ``map`` (entry -> position in ``data``) and,
-    when no two entries share a position, the inverse permutation ``take`` so that
-    ``data = vals[take]`` (one gather, no COO -> CSC conversion, no duplicate summation); with
-    duplicates (several blocks adding to one entry) ``data = bincount(map, vals)``.
+    them) to the ``data`` array of the CSC matrix: ``map`` (entry -> unique position) and, when no
+    two entries share a position, the inverse permutation ``take`` so that ``data = vals[take]``
+    (one gather, no COO -> CSC conversion, no duplicate summation); with duplicates (several
+    blocks adding to one entry) ``data = bincount(map, vals)``.
+
+    Structural zeros: the element blocks are stored dense, and many of their entries are zero
+    whatever the state (e.g. the translation rows of an attachment do not depend on the rotation
+    of ...).  :meth:`keep_only` drops positions known to be zero (found by the caller at random
+    states), which halves the matrix and the work of the sparse LU.  Every later evaluation checks
+    that the dropped values are still exactly zero; if one is not, the pattern takes it back
+    (``nnz`` grows, the linear solver sees a new pattern and orders it afresh), so a wrong guess
+    costs time, never accuracy.
     """
 
     def __init__(self, trip: Triplets, n: int) -> None:
@@ -243,17 +254,42 @@ class Pattern:
         key = cols.astype(np.int64) * n + rows
         uniq, inverse = np.unique(key, return_inverse=True)
         self.map = inverse
-        self.indices = (uniq % n).astype(np.int32)
-        col_of = (uniq // n).astype(np.int64)
+        self.n_unique = uniq.size
+        self._rows_u = (uniq % n).astype(np.int32)
+        self._cols_u = (uniq // n).astype(np.int64)
+        self._take_u = None
+        if self.n_unique == self.n_entries:
+            self._take_u = np.empty(self.n_unique, dtype=np.int64)
+            self._take_u[inverse] = np.arange(self.n_unique)
+        self._build(np.ones(self.n_unique, dtype=bool))
+
+    def _build(self, keep: NDArray) -> None:
+        """CSC structure of the unique positions ``keep`` (bool, ``(n_unique,)``)."""
+        n = self.n
+        self.keep = keep
+        self._kept = np.flatnonzero(keep)
+        self._dropped = np.flatnonzero(~keep)
+        self.indices = self._rows_u[self._kept]
         self.indptr = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(np.bincount(col_of, minlength=n), out=self.indptr[1:])
-        self.nnz = uniq.size
-        self.take = None
-        if self.nnz == self.n_entries:
-            self.take = np.empty(self.nnz, dtype=np.int64)
-            self.take[inverse] = np.arange(self.nnz)
+        np.cumsum(np.bincount(self._cols_u[self._kept], minlength=n), out=self.indptr[1:])
+        self.nnz = self._kept.size
+        if self._take_u is not None:
+            self.take = self._take_u[self._kept]
+            self._take_dropped = self._take_u[self._dropped]
+        else:
+            self.take = None
         self._template = sp.csc_matrix((np.zeros(self.nnz), self.indices, self.indptr), shape=(n, n))
         self._template.has_canonical_format = True
+
+    def unique_values(self, vals: NDArray) -> NDArray:
+        """Values ``(n_unique,)`` at every position of the full pattern (duplicates summed)."""
+        if self._take_u is not None:
+            return vals[self._take_u]
+        return np.bincount(self.map, weights=vals, minlength=self.n_unique)
+
+    def keep_only(self, nonzero: NDArray) -> None:
+        """Drop the positions where ``nonzero`` (bool, ``(n_unique,)``) is False."""
+        self._build(np.asarray(nonzero, dtype=bool).copy())
 
     def matrix(self, vals: NDArray) -> sp.csc_matrix:
         """The CSC matrix of the collected values ``vals (n_entries,)`` (sorted indices, no duplicates)."""
@@ -261,8 +297,17 @@ class Pattern:
             raise AssertionError("Jacobian blocks changed between evaluations")
         if self.take is not None:
             data = vals[self.take]
+            lost = self._dropped.size and np.any(vals[self._take_dropped])
         else:
-            data = np.bincount(self.map, weights=vals, minlength=self.nnz)
+            full = np.bincount(self.map, weights=vals, minlength=self.n_unique)
+            data = full[self._kept]
+            lost = self._dropped.size and np.any(full[self._dropped])
+        if lost:  # a position taken for a structural zero is not: take it back
+            full = self.unique_values(vals)
+            back = (full != 0) & ~self.keep
+            self._build(self.keep | back)
+            log.debug("Jacobian pattern: %d positions taken back (nnz %d)", int(back.sum()), self.nnz)
+            data = full[self._kept]
         # a shallow copy of the template shares indices/indptr and the canonical-format flag; a new
         # object per evaluation (a backend may keep the previous matrix), no format check
         J = copy.copy(self._template)

@@ -130,7 +130,7 @@ class FlexibleBody:
         ``"preload"``: the *full* unit preload stiffnesses scaled by the frame's spin, no ``G``/``H``
         (the SID/Wallrapp way); ``"none"``: linear modal body.  The preloads are scaled by the
         frame's angular-velocity products, angular acceleration and acceleration minus gravity.
-        Validated: X1 spin-up within 0.3 % with and without the axial shape, X3/X4 slider-crank
+        Validated: X1 spin-up within 0.5 % with and without the axial shape, X3/X4 slider-crank
         within 1 % with the axial shape in the basis.  ``"preload"`` does not stiffen under joint
         or applied forces (only the body's own inertial loads): keep ``"full"`` with an axial shape
         where joint forces load the body axially (X4: the slider's inertia).

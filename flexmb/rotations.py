@@ -148,8 +148,29 @@ def _coeffs_closed(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
     return [out[name] for name in names]
 
 
+_KERNEL: list = []  # [kernel, table, {names: codes}] once compiled (lazy: numba only when used)
+
+
 def _coeffs(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
-    """Coefficient functions at ``x = |theta|**2``: series below ``_X_SERIES``, closed form above."""
+    """Coefficient functions at ``x = |theta|**2``: series below ``_X_SERIES``, closed form above.
+
+    All ``names`` in one compiled pass (:mod:`flexmb.rotation_kernels`); the NumPy path
+    (:func:`_coeffs_numpy`) is the reference of the tests."""
+    if not _KERNEL:
+        from flexmb import rotation_kernels as rk
+
+        _KERNEL[:] = [rk.coeffs_kernel, np.ascontiguousarray([_SERIES[k] for k in rk.NAMES]), {}, rk.CODE]
+    kernel, table, codes, code = _KERNEL
+    c = codes.get(names)
+    if c is None:
+        c = codes[names] = np.array([code[k] for k in names], dtype=np.int64)
+    x = np.asarray(x, dtype=float)
+    out = kernel(np.ascontiguousarray(x).reshape(-1), c, table, _X_SERIES)
+    return [o.reshape(x.shape) for o in out]
+
+
+def _coeffs_numpy(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
+    """NumPy reference of :func:`_coeffs` (one Horner loop of NumPy calls per name)."""
     small = x < _X_SERIES
     if np.all(small):
         return _coeffs_series(x, names)

@@ -170,19 +170,19 @@ def tangent_T_second(psi: NDArray, u: NDArray, a: NDArray) -> NDArray:
     pu = cr(psi, u)
     ppu = cr(psi, pu)
     au = cr(a, u)
-    pa = np.einsum("...i,...i->...", psi, a)[..., None]
-    out = np.zeros(psi.shape + (3,))
-    for j in range(3):  # direction b = e_j
-        b = np.zeros_like(psi)
-        b[..., j] = 1.0
-        pb = psi[..., j][..., None]
-        ab = a[..., j][..., None]
-        bu = cr(b, u)
-        v = (-4 * b2[..., None] * pa * pb * pu - 2 * b1[..., None] * ab * pu - 2 * b1[..., None] * pa * bu
-             - 2 * b1[..., None] * pb * au
-             + 4 * g2[..., None] * pa * pb * ppu + 2 * g1[..., None] * ab * ppu
-             + 2 * g1[..., None] * pa * (cr(b, pu) + cr(psi, bu)) + 2 * g1[..., None] * pb * (cr(a, pu) + cr(psi, au))
-             + g0[..., None] * (cr(a, bu) + cr(b, au)))
-        out[..., :, j] = v
+    pa = np.einsum("...i,...i->...", psi, a)[..., None, None]
+    # the three directions b = e_j at once on a new axis (..., j, 3)
+    b = np.broadcast_to(np.eye(3), psi.shape[:-1] + (3, 3))
+    pb = psi[..., :, None]
+    ab = a[..., :, None]
+    psi_, u_, a_ = psi[..., None, :], u[..., None, :], a[..., None, :]
+    pu, ppu, au = pu[..., None, :], ppu[..., None, :], au[..., None, :]
+    b1, b2, g0, g1, g2 = (c[..., None, None] for c in (b1, b2, g0, g1, g2))
+    bu = cr(b, u_)
+    v = (-4 * b2 * pa * pb * pu - 2 * b1 * ab * pu - 2 * b1 * pa * bu
+         - 2 * b1 * pb * au
+         + 4 * g2 * pa * pb * ppu + 2 * g1 * ab * ppu
+         + 2 * g1 * pa * (cr(b, pu) + cr(psi_, bu)) + 2 * g1 * pb * (cr(a_, pu) + cr(psi_, au))
+         + g0 * (cr(a_, bu) + cr(b, au)))
     del b0
-    return out
+    return np.swapaxes(v, -1, -2)  # column j = direction e_j

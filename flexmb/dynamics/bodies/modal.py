@@ -242,13 +242,14 @@ class FlexibleBodies:
         element kinematics ``kin`` (made afresh by :meth:`unpack` at every evaluation), so
         attach_pose, attach_velocity, wrench_map and _multiplier_rate share one evaluation."""
         key = ("geo", id(data), where)
-        got = kin.cache.get(key)
+        cache = vars(kin).setdefault("cache", {})
+        got = cache.get(key)
         if got is None:
             if where == "gauss":
                 R, T, Q = kin.R[local], kin.T[local], kin.Q[local]
             else:
                 R, T, Q = kin.UR[local], kin.UT[local], kin.UQ[local]
-            got = kin.cache[key] = (R, T, Q) + self._geometry(R, Q, data)
+            got = cache[key] = (R, T, Q) + self._geometry(R, Q, data)
         return got
 
     def _geometry(self, R, q, data):
@@ -292,9 +293,10 @@ class FlexibleBodies:
     def attach_velocity(self, ek, local, data):
         kin = ek.groups[self.group_index]
         key = ("vel", id(data))
-        got = kin.cache.get(key)
+        cache = vars(kin).setdefault("cache", {})
+        got = cache.get(key)
         if got is None:
-            got = kin.cache[key] = self._attach_velocity(ek, kin, local, data)
+            got = cache[key] = self._attach_velocity(ek, kin, local, data)
         return got
 
     def _attach_velocity(self, ek, kin, local, data):

@@ -337,12 +337,46 @@ def run_crank(quick: bool) -> dict:
     return out
 
 
+def profile_crank(p: int = 2, h: float = 1e-3, top: int = 20) -> None:
+    """cProfile of one flexmb slider-crank run (X3, "full"): the ``top`` items by own time and the
+    number of evaluations of the time element (each one residual + Jacobian)."""
+    import cProfile
+    import pstats
+
+    from flexmb.dynamics import simulate as sim
+
+    systems = []
+    init = sim.ElementSystem.__init__
+
+    def counting_init(self, *a, **k):
+        init(self, *a, **k)
+        systems.append(self)
+
+    data = case_x3.rod_data()
+    sim.ElementSystem.__init__ = counting_init
+    prof = cProfile.Profile()
+    try:
+        prof.enable()
+        flexmb_crank(data, p, h)
+        prof.disable()
+    finally:
+        sim.ElementSystem.__init__ = init
+    n_eval = sum(s.n_eval for s in systems)
+    print(f"\nProfile: slider-crank X3, p = {p}, h = {h:g}: {n_eval} evaluations, "
+          f"{pstats.Stats(prof).total_calls / max(n_eval, 1):.0f} Python calls per evaluation")
+    pstats.Stats(prof).sort_stats("tottime").print_stats(top)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="two step sizes per model")
     ap.add_argument("--only", choices=("spinup", "crank"), help="run one model")
     ap.add_argument("--json", type=Path, help="write the figures as JSON")
+    ap.add_argument("--profile", action="store_true", help="cProfile one slider-crank run (p = 2, h = 1e-3) and exit")
     args = ap.parse_args(argv)
+    if args.profile:
+        profile_crank()
+        return 0
     print(f"flexmb {getattr(fm, '__version__', '?')}, Exudyn {exu.__version__ if exu else 'not installed'}, "
           f"Python {platform.python_version()}, {platform.machine()}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     if exu is None:

@@ -148,8 +148,29 @@ def _coeffs_closed(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
     return [out[name] for name in names]
 
 
+_KERNEL: list = []  # [kernel, table, {names: codes}] once compiled (lazy: numba only when used)
+
+
 def _coeffs(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
-    """Coefficient functions at ``x = |theta|**2``: series below ``_X_SERIES``, closed form above."""
+    """Coefficient functions at ``x = |theta|**2``: series below ``_X_SERIES``, closed form above.
+
+    All ``names`` in one compiled pass (:mod:`flexmb.rotation_kernels`); the NumPy path
+    (:func:`_coeffs_numpy`) is the reference of the tests."""
+    if not _KERNEL:
+        from flexmb import rotation_kernels as rk
+
+        _KERNEL[:] = [rk.coeffs_kernel, np.ascontiguousarray([_SERIES[k] for k in rk.NAMES]), {}, rk.CODE]
+    kernel, table, codes, code = _KERNEL
+    c = codes.get(names)
+    if c is None:
+        c = codes[names] = np.array([code[k] for k in names], dtype=np.int64)
+    x = np.asarray(x, dtype=float)
+    out = kernel(np.ascontiguousarray(x).reshape(-1), c, table, _X_SERIES)
+    return [o.reshape(x.shape) for o in out]
+
+
+def _coeffs_numpy(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
+    """NumPy reference of :func:`_coeffs` (one Horner loop of NumPy calls per name)."""
     small = x < _X_SERIES
     if np.all(small):
         return _coeffs_series(x, names)
@@ -182,6 +203,10 @@ def _sq(theta: NDArray) -> NDArray:
     return np.einsum("...i,...i->...", theta, theta)
 
 
+_I3 = np.eye(3)
+_I3.flags.writeable = False
+
+
 def _outer(u: NDArray, w: NDArray) -> NDArray:
     return u[..., :, None] * w[..., None, :]
 
@@ -189,7 +214,7 @@ def _outer(u: NDArray, w: NDArray) -> NDArray:
 def _quadratic(c0: NDArray, c1: NDArray, c2: NDArray, theta: NDArray) -> NDArray:
     """``c0 I + c1 skew(theta) + c2 theta theta^T``, shape (..., 3, 3)."""
     c0, c1, c2 = (np.asarray(c)[..., None, None] for c in (c0, c1, c2))
-    return c0 * np.eye(3) + c1 * skew(theta) + c2 * _outer(theta, theta)
+    return c0 * _I3 + c1 * skew(theta) + c2 * _outer(theta, theta)
 
 
 def _d_quadratic(theta: NDArray, v: NDArray, c1, c2, c1_x, c2_x) -> NDArray:
@@ -202,11 +227,11 @@ def _d_quadratic(theta: NDArray, v: NDArray, c1, c2, c1_x, c2_x) -> NDArray:
     """
     theta, v = np.broadcast_arrays(theta, v)
     tv = np.einsum("...i,...i->...", theta, v)[..., None, None]
-    txv = np.cross(theta, v)
-    ttv = np.cross(theta, txv)
+    txv = cross(theta, v)
+    ttv = cross(theta, txv)
     c1, c2, c1_x, c2_x = (np.asarray(c)[..., None, None] for c in (c1, c2, c1_x, c2_x))
     return (-c1 * skew(v)
-            + c2 * (tv * np.eye(3) + _outer(theta, v) - 2.0 * _outer(v, theta))
+            + c2 * (tv * _I3 + _outer(theta, v) - 2.0 * _outer(v, theta))
             + 2.0 * _outer(c1_x[..., 0] * txv + c2_x[..., 0] * ttv, theta))
 
 

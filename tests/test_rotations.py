@@ -344,3 +344,16 @@ def test_orientation_error_is_value_error_and_names_fix():
     # tolerance: 1e-12 perturbation accepted
     R = rot.exp(np.array([0.2, 0.1, 0.3]))
     assert np.array_equal(rot.as_matrix(R + 1e-12), R + 1e-12)
+
+
+def test_compiled_coefficients_match_numpy_reference():
+    """The one-pass compiled coefficients (``rotations._coeffs``) against the NumPy reference
+    (``_coeffs_numpy``) on both branches, any subset and order of names, batched shapes."""
+    rng = np.random.default_rng(7)
+    x = np.concatenate([[0.0, 1e-20, 1e-8, 3.999999, 4.0, 4.000001], rng.uniform(0, 30, 200)]).reshape(2, 103)
+    for names in (NAMES, NAMES[::-1], ("beta",), ("delta", "alpha")):
+        for got, ref in zip(rot._coeffs(x, names), rot._coeffs_numpy(x, names)):
+            assert got.shape == x.shape
+            np.testing.assert_allclose(got, ref, rtol=1e-14, atol=0)
+    (v,) = rot._coeffs(np.float64(0.25), ("gamma",))
+    assert v.shape == () and v == pytest.approx(rot._coeffs_numpy(np.array(0.25), ("gamma",))[0], rel=1e-15)

@@ -236,6 +236,22 @@ class FlexibleBodies:
         B[:, 3:, 6:] = R @ Gam
         return self.vel_cols[local], B
 
+    def _kin_geometry(self, kin, local, data, where="gauss"):
+        """``(R, T, Q, r, psi, T(psi), R Pt, R Gamma)`` of the attachments ``data`` at the Gauss
+        (``where="gauss"``) or constraint points, computed once per evaluation: cached on the
+        element kinematics ``kin`` (made afresh by :meth:`unpack` at every evaluation), so
+        attach_pose, attach_velocity, wrench_map and _multiplier_rate share one evaluation."""
+        key = ("geo", id(data), where)
+        cache = vars(kin).setdefault("cache", {})
+        got = cache.get(key)
+        if got is None:
+            if where == "gauss":
+                R, T, Q = kin.R[local], kin.T[local], kin.Q[local]
+            else:
+                R, T, Q = kin.UR[local], kin.UT[local], kin.UQ[local]
+            got = cache[key] = (R, T, Q) + self._geometry(R, Q, data)
+        return got
+
     def _geometry(self, R, q, data):
         """``r = R (c + Pt q)``, ``psi = Pr q``, ``T(psi)``, ``R Pt``, ``R Gamma`` at points ``(m, k)``."""
         r = np.einsum("mkde,mke->mkd", R, data.c[:, None] + np.einsum("mdj,mkj->mkd", data.Pt, q))
@@ -254,11 +270,8 @@ class FlexibleBodies:
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
         b = self.bodies[local]
-        if where == "gauss":
-            X, R, T, Q = kin.X[local], kin.R[local], kin.T[local], kin.Q[local]
-        else:
-            X, R, T, Q = kin.UX[local], kin.UR[local], kin.UT[local], kin.UQ[local]
-        r, psi, Tp, RPt, RGam = self._geometry(R, Q, data)
+        X = kin.X[local] if where == "gauss" else kin.UX[local]
+        R, T, Q, r, psi, Tp, RPt, RGam = self._kin_geometry(kin, local, data, where)
         x = X + r
         Ra = R @ rot.exp(psi) @ data.A[:, None]
         m = local.size
@@ -279,11 +292,19 @@ class FlexibleBodies:
 
     def attach_velocity(self, ek, local, data):
         kin = ek.groups[self.group_index]
+        key = ("vel", id(data))
+        cache = vars(kin).setdefault("cache", {})
+        got = cache.get(key)
+        if got is None:
+            got = cache[key] = self._attach_velocity(ek, kin, local, data)
+        return got
+
+    def _attach_velocity(self, ek, kin, local, data):
         lay, p = ek.lay, ek.te.p
         b = self.bodies[local]
-        R, T, W, Q = kin.R[local], kin.T[local], kin.W[local], kin.Q[local]
+        W = kin.W[local]
         om, qd = W[..., 3:6], W[..., 6:]
-        r, psi, Tp, RPt, RGam = self._geometry(R, Q, data)
+        R, T, Q, r, psi, Tp, RPt, RGam = self._kin_geometry(kin, local, data)
         u_t = np.einsum("mkdj,mkj->mkd", RPt, qd)
         u_r = np.einsum("mkdj,mkj->mkd", RGam, qd)
         nu = np.concatenate([W[..., :3] + rot.cross(om, r) + u_t, om + u_r], axis=-1)
@@ -308,8 +329,7 @@ class FlexibleBodies:
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
         b = self.bodies[local]
-        R, T, Q = kin.R[local], kin.T[local], kin.Q[local]
-        r, psi, Tp, RPt, RGam = self._geometry(R, Q, data)
+        R, T, Q, r, psi, Tp, RPt, RGam = self._kin_geometry(kin, local, data)
         ip = np.arange(p)
         N, nm = self.N, self.nm
         slot = self.BW if target == "multiplier" else self.BPI
@@ -330,13 +350,14 @@ class FlexibleBodies:
         d[..., 6:, :3] = (np.swapaxes(data.Pt[:, None], -1, -2) @ Rt @ Sf
                           + np.swapaxes(RGam, -1, -2) @ rot.skew(mo)) @ T
         u = np.einsum("mked,mke->mkd", R, mo)  # R^T m
-        d[..., 6:, 3:] = np.swapaxes(data.Pr[:, None], -1, -2) @ rot.d_tangent_T(psi, u) @ data.Pr[:, None]
+        dTu = rot.d_tangent_T(psi, u)
+        d[..., 6:, 3:] = np.swapaxes(data.Pr[:, None], -1, -2) @ dTu @ data.Pr[:, None]
         cols = np.concatenate([lay.body(b[:, None], ip[None], self.BTH, 3), lay.body(b[:, None], ip[None], self.BQ, nm)], axis=-1)
         if target != "multiplier" or nm == 0:
             return rows, BT, [(cols, d)]
-        return self._multiplier_rate(ek, local, data, wrench, rows, BT, cols, d)
+        return self._multiplier_rate(ek, local, data, wrench, rows, BT, cols, d, dTu)
 
-    def _multiplier_rate(self, ek, local, data, w, rows, BT, cols, d):
+    def _multiplier_rate(self, ek, local, data, w, rows, BT, cols, d, dTu):
         """The multipliers ``w`` enter the constitutive law as ``Lambda = B^T w`` with a map ``B`` that
         moves with the interface; for the modal rows ``p_q = pi_q + B_q^T w`` to obey the balance of
         momenta with the reaction ``Q = w' + S(v_att) w`` (the joint's definition of its multipliers)
@@ -347,27 +368,28 @@ class FlexibleBodies:
                   - Phi_r^T [d(T(psi)^T u)/dpsi] Phi_r qdot,           u = R^T w_m
 
         (the frame rows need nothing: their share is the ``v x pi_v`` of the moment balance).  Rows:
-        the constitutive law and the modal momentum balance; Jacobian with ``w`` fixed analytic."""
+        the constitutive law and the modal momentum balance; Jacobian with ``w`` fixed analytic.
+        ``dTu = d(T(psi)^T R^T w_m)/dpsi`` from :meth:`wrench_map` (same ``psi`` and ``u``)."""
         from flexmb.dynamics.bodies.modal_matrices import tangent_T_second
 
         kin = ek.groups[self.group_index]
         lay, p, h = ek.lay, ek.te.p, ek.h
         b = self.bodies[local]
         N, nm = self.N, self.nm
-        R, T, Q, W = kin.R[local], kin.T[local], kin.Q[local], kin.W[local]
+        W = kin.W[local]
+        R, T, Q, r, psi, Tp, RPt, RGam = self._kin_geometry(kin, local, data)
         om, qd = W[..., 3:6], W[..., 6:]
         nu, cols_v, Jv = self.attach_velocity(ek, local, data)
         wf, wm = w[..., :3], w[..., 3:]
-        psi = np.einsum("mdj,mkj->mkd", data.Pr, Q)
-        Tp = rot.tangent(psi)
         Rt = np.swapaxes(R, -1, -2)
         PrT = np.swapaxes(data.Pr[:, None], -1, -2)  # (m,1,nm,3)
         PtT = np.swapaxes(data.Pt[:, None], -1, -2)
         TtRt = np.swapaxes(Tp, -1, -2) @ Rt
         a = np.einsum("mdj,mkj->mkd", data.Pr, qd)
         u = np.einsum("mkde,mkd->mke", R, wm)  # R^T w_m
-        Ma = np.stack([rot.d_tangent_T(psi, np.broadcast_to(np.eye(3)[j], psi.shape)) @ a[..., None]
-                       for j in range(3)], axis=-1)[..., 0, :]  # d(T^T u)/dpsi . a = Ma u
+        # d(T^T u)/dpsi . a = Ma u: column j from u = e_j, the three in one batched call
+        dTe = rot.d_tangent_T(psi[..., None, :], np.broadcast_to(I3, psi.shape[:-1] + (3, 3)))  # (m,p,j,3,3)
+        Ma = np.swapaxes((dTe @ a[..., None, :, None])[..., 0], -1, -2)
         # c_q = Cw @ w (linear in w)
         m = local.size
         Cw = np.zeros((m, p, nm, 6))
@@ -384,7 +406,7 @@ class FlexibleBodies:
         dc[..., N + 3:] += PrT @ (rot.d_tangent_T(psi, np.einsum("mkde,mkd->mke", R, z))
                                   - tangent_T_second(psi, u, a)) @ data.Pr[:, None]
         dc[..., 3:6] += PtT @ Rt @ (-rot.skew(wf))
-        dc[..., 6:N] += -PrT @ rot.d_tangent_T(psi, u) @ data.Pr[:, None]
+        dc[..., 6:N] += -PrT @ dTu @ data.Pr[:, None]
         ip = np.arange(p)
         rows2 = np.concatenate([rows, lay.body(b[:, None], ip[None], self.BPI + 6, nm)], axis=-1)
         BT2 = np.concatenate([BT, h * Cw], axis=-2)
@@ -402,7 +424,7 @@ class FlexibleBodies:
         return SimpleNamespace(
             X=X, TH=TH, Q=Q, PI=sl(self.BPI, self.N), W=sl(self.BW, self.N), R=rot.exp(TH) @ R1[:, None],
             T=rot.tangent(TH), UX=_poly(te.E, x1, X), UR=rot.exp(UTH) @ R1[:, None], UT=rot.tangent(UTH),
-            UQ=_poly(te.E, q1, Q),
+            UQ=_poly(te.E, q1, Q), cache={},
         )
 
     def residual(self, ek, kin, r: NDArray, trip, gravity: NDArray) -> None:

@@ -146,15 +146,25 @@ _CB = np.array([(-1.0) ** k / _FACT[2 * k + 2] for k in range(_K)])
 _CG = np.array([(-1.0) ** k / _FACT[2 * k + 3] for k in range(_K)])
 
 
-def _series(c: NDArray, x: NDArray, d: int) -> NDArray:
-    """``d``-th derivative in ``x`` of ``sum_k c_k x^k``."""
+def _derivative_coefficients(c: NDArray, d: int) -> NDArray:
     k = np.arange(len(c))
     coef = c.copy()
     for j in range(d):
         coef = coef * (k - j)
-    coef = coef[d:]
+    return coef[d:][::-1].copy()
+
+
+#: reversed (Horner order) coefficients of the ``d``-th derivatives, d = 0..2, built once
+_DCOEF = {(name, d): _derivative_coefficients(c, d) for name, c in (("b", _CB), ("g", _CG)) for d in range(3)}
+
+
+def _series(c: NDArray, x: NDArray, d: int) -> NDArray:
+    """``d``-th derivative in ``x`` of ``sum_k c_k x^k``."""
+    rev = _DCOEF.get(("b" if c is _CB else "g" if c is _CG else None, d))
+    if rev is None:
+        rev = _derivative_coefficients(c, d)
     out = np.zeros_like(x)
-    for cc in coef[::-1]:
+    for cc in rev:
         out = out * x + cc
     return out
 
@@ -165,24 +175,22 @@ def tangent_T_second(psi: NDArray, u: NDArray, a: NDArray) -> NDArray:
     x = np.einsum("...i,...i->...", psi, psi)
     b1, b2 = _series(_CB, x, 1), _series(_CB, x, 2)
     g0, g1, g2 = _series(_CG, x, 0), _series(_CG, x, 1), _series(_CG, x, 2)
-    b0 = _series(_CB, x, 0)
     cr = rot.cross
     pu = cr(psi, u)
     ppu = cr(psi, pu)
     au = cr(a, u)
-    pa = np.einsum("...i,...i->...", psi, a)[..., None]
-    out = np.zeros(psi.shape + (3,))
-    for j in range(3):  # direction b = e_j
-        b = np.zeros_like(psi)
-        b[..., j] = 1.0
-        pb = psi[..., j][..., None]
-        ab = a[..., j][..., None]
-        bu = cr(b, u)
-        v = (-4 * b2[..., None] * pa * pb * pu - 2 * b1[..., None] * ab * pu - 2 * b1[..., None] * pa * bu
-             - 2 * b1[..., None] * pb * au
-             + 4 * g2[..., None] * pa * pb * ppu + 2 * g1[..., None] * ab * ppu
-             + 2 * g1[..., None] * pa * (cr(b, pu) + cr(psi, bu)) + 2 * g1[..., None] * pb * (cr(a, pu) + cr(psi, au))
-             + g0[..., None] * (cr(a, bu) + cr(b, au)))
-        out[..., :, j] = v
-    del b0
-    return out
+    pa = np.einsum("...i,...i->...", psi, a)[..., None, None]
+    # the three directions b = e_j at once on a new axis (..., j, 3)
+    b = np.broadcast_to(np.eye(3), psi.shape[:-1] + (3, 3))
+    pb = psi[..., :, None]
+    ab = a[..., :, None]
+    psi_, u_, a_ = psi[..., None, :], u[..., None, :], a[..., None, :]
+    pu, ppu, au = pu[..., None, :], ppu[..., None, :], au[..., None, :]
+    b1, b2, g0, g1, g2 = (c[..., None, None] for c in (b1, b2, g0, g1, g2))
+    bu = cr(b, u_)
+    v = (-4 * b2 * pa * pb * pu - 2 * b1 * ab * pu - 2 * b1 * pa * bu
+         - 2 * b1 * pb * au
+         + 4 * g2 * pa * pb * ppu + 2 * g1 * ab * ppu
+         + 2 * g1 * pa * (cr(b, pu) + cr(psi_, bu)) + 2 * g1 * pb * (cr(a_, pu) + cr(psi_, au))
+         + g0 * (cr(a_, bu) + cr(b, au)))
+    return np.swapaxes(v, -1, -2)  # column j = direction e_j

@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from flexmb import rotations as rot
 from flexmb.dynamics.bodies.rigid import frame_end_values
-from flexmb.dynamics.bodies.modal_matrices import MassModel, elastic_force, mass_polynomial, spin_products, strain_energy
+from flexmb.dynamics.bodies.modal_matrices import MassModel, mass_polynomial, strain_energy
 from flexmb.errors import ModelError
 
 I3 = np.eye(3)

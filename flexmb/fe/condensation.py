@@ -206,11 +206,9 @@ def complement_response(K, M, mesh, basis: ModalBasis, loads, *, backend: str = 
     V : ndarray, shape (n_loads, 3 n)
         Displacements (m).
     """
-    from flexmb.fe.preloads import static_preload_displacements, stiffness_projection
+    from flexmb.fe.preloads import split_response
 
-    U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend)
-    a = stiffness_projection(K, basis.shapes, U)
-    return U - a @ basis.shapes.T
+    return split_response(K, M, mesh, basis, loads, backend=backend)[2]
 
 
 def quartic_condensation(

@@ -38,6 +38,7 @@ __all__ = [
     "preload_geometric_stiffness",
     "preload_stiffening",
     "static_preload_displacements",
+    "split_response",
     "stiffness_projection",
 ]
 
@@ -256,6 +257,15 @@ def preload_geometric_stiffness(
 # ============================================================================================
 
 
+def split_response(K, M, mesh, basis: ModalBasis, loads: ArrayLike, *, backend: str = "auto"):
+    """Static responses ``U (n_loads, 3 n)`` of the loads (:func:`static_preload_displacements`),
+    their stiffness-metric coordinates on the shapes ``a (n_loads, nm)``
+    (:func:`stiffness_projection`) and the residual ``U - a Phi^T`` the basis cannot carry."""
+    U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend)
+    a = stiffness_projection(K, basis.shapes, U)
+    return U, a, U - a @ basis.shapes.T
+
+
 def stiffness_projection(K, shapes: ArrayLike, U: ArrayLike) -> NDArray[np.float64]:
     """Coordinates of the stiffness-metric (K-orthogonal) projection of fields on a basis.
 
@@ -356,9 +366,7 @@ def load_stiffening(
     -------
     LoadStiffening
     """
-    U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend)
-    a = stiffness_projection(K, basis.shapes, U)
-    Ures = U - a @ basis.shapes.T
+    U, a, Ures = split_response(K, M, mesh, basis, loads, backend=backend)
     Ks = sp.csr_matrix(K)
     e_full = np.einsum("ci,ci->c", U, (Ks @ U.T).T)
     e_res = np.einsum("ci,ci->c", Ures, (Ks @ Ures.T).T)

@@ -9,13 +9,11 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics.simulate import ElementSystem, _predict
-from flexmb.dynamics.system import compile_model, initial_state
-from flexmb.dynamics.time_elements import time_element
 from flexmb.errors import ModelError
 from flexmb.fe.body_data import build_flexible_body
 from flexmb.fe.mesh import Material
 from flexmb.fe.structured import structured_box
+from fd_jacobian import fd_check as shared_fd_check
 
 # a soft aluminium-like bar (E lowered so that the finite differences of the stiff modal rows stay
 # well conditioned): 1 m x 5 cm x 5 cm, hex20
@@ -43,26 +41,7 @@ def fd_check(model, p, h=0.02, seed=0, q_noise=0.02, eps=1e-5):
     round-off dominates a smaller step and the quartic terms a larger one (measured on the
     full-stiffening CB body: 6e-6 at 1e-6 (round-off), 3e-7 at 1e-5; a joint case 1e-6 at 1e-5 and
     9e-6 at 3e-5 (truncation, ~eps^2))."""
-    cm = compile_model(model)
-    st, w0 = initial_state(cm)
-    te = time_element(p)
-    system = ElementSystem(cm, te)
-    lay = system.lay
-    rng = np.random.default_rng(seed)
-    U = _predict(cm, lay, te, st, h, w0, None) + 0.05 * rng.standard_normal(lay.size)
-    st.lam[:] = 0.3 * rng.standard_normal(st.lam.shape)
-    if "flex_q" in st.extra:
-        st.extra["flex_q"] = st.extra["flex_q"] + q_noise * rng.standard_normal(st.extra["flex_q"].shape)
-    _, J = system.evaluate(U, st, h)
-    J = J.toarray()
-    Jfd = np.zeros_like(J)
-    for k in range(lay.size):
-        e = np.zeros(lay.size)
-        e[k] = eps
-        Jfd[:, k] = (system.evaluate(U + e, st, h)[0] - system.evaluate(U - e, st, h)[0]) / (2 * eps)
-    err = np.abs(J - Jfd) / (1.0 + np.abs(Jfd))
-    worst = np.unravel_index(np.argmax(err), err.shape)
-    return err.max(), f"{system.describe(worst[0])} / {system.describe(worst[1])}"
+    return shared_fd_check(model, p, h, seed, eps=eps, acc_noise=0.0, q_noise=q_noise)
 
 
 def flex(data, stiffening="full", modes=None, **kw):

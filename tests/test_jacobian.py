@@ -5,9 +5,7 @@ import pytest
 
 from flexmb.model import (Cylindrical, Fixed, Gravity, Model, Planar, PointForce, PointTorque, Prismatic,
                           Revolute, RigidBody, Spherical, SpringDamper, Universal)
-from flexmb.dynamics.simulate import ElementSystem, _predict
-from flexmb.dynamics.system import compile_model, initial_state
-from flexmb.dynamics.time_elements import time_element
+from fd_jacobian import fd_check  # noqa: F401 (also imported from here by test_body_contract)
 
 
 def _bodies():
@@ -39,26 +37,6 @@ JOINTS = {
 }
 
 
-def fd_check(model, p, h=0.02, seed=0):
-    cm = compile_model(model)
-    st, w0 = initial_state(cm)
-    te = time_element(p)
-    system = ElementSystem(cm, te)
-    lay = system.lay
-    rng = np.random.default_rng(seed)
-    U = _predict(cm, lay, te, st, h, w0, None) + 0.05 * rng.standard_normal(lay.size)
-    st.lam[:] = 0.3 * rng.standard_normal(st.lam.shape)
-    st.acc[:] += 0.1 * rng.standard_normal(st.acc.shape)
-    _, J = system.evaluate(U, st, h)
-    J = J.toarray()
-    Jfd = np.zeros_like(J)
-    for k in range(lay.size):
-        e = np.zeros(lay.size)
-        e[k] = 1e-6
-        Jfd[:, k] = (system.evaluate(U + e, st, h)[0] - system.evaluate(U - e, st, h)[0]) / 2e-6
-    err = np.abs(J - Jfd) / (1.0 + np.abs(Jfd))
-    worst = np.unravel_index(np.argmax(err), err.shape)
-    return err.max(), f"{system.describe(worst[0])} / {system.describe(worst[1])}"
 
 
 @pytest.mark.parametrize("p", [1, 2])

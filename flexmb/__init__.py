@@ -55,7 +55,7 @@ _LAZY: dict[str, str] = {
     "TimeElement": "flexmb.dynamics.time_elements",
     "FEMesh": "flexmb.fe.mesh",
     "Material": "flexmb.fe.mesh",
-    "read_mesh": "flexmb.fe.mesh",
+    "read_mesh": "flexmb.fe.readers",
     "FlexibleBodyData": "flexmb.fe.body_data",
     "build_flexible_body": "flexmb.fe.body_data",
     "spinup_beam_data": "flexmb.catalog_flex",
@@ -116,7 +116,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.dynamics.time_elements import TimeElement as TimeElement
     from flexmb.fe.mesh import FEMesh as FEMesh
     from flexmb.fe.mesh import Material as Material
-    from flexmb.fe.mesh import read_mesh as read_mesh
+    from flexmb.fe.readers import read_mesh as read_mesh
     from flexmb.fe.body_data import FlexibleBodyData as FlexibleBodyData
     from flexmb.fe.body_data import build_flexible_body as build_flexible_body
     from flexmb.catalog_flex import slider_crank_rod_data as slider_crank_rod_data

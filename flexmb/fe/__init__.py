@@ -1,5 +1,2 @@
-"""Finite-element input side: meshes and readers (mesh), elements, assembly, reduction, body data.
-
-Importing :mod:`flexmb.fe.mesh` first fixes the import order of its reader and check modules.
-"""
-from flexmb.fe import mesh as _mesh  # noqa: F401
+"""Finite-element input side: mesh values (mesh), reading files (readers and the format parsers),
+elements, assembly, reduction, body data. Nothing here imports :mod:`flexmb.dynamics`."""

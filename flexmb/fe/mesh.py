@@ -1,47 +1,32 @@
-"""Solid FE meshes: the FEMesh and Material values, the reader registry and :func:`read_mesh`.
+"""Solid FE meshes: the values only (:class:`FEMesh`, :class:`Material`, and :class:`RawMesh`, what a
+reader returns).
 
-The format parsers live in :mod:`flexmb.fe.readers` (Gmsh, VTK, MED through meshio),
-:mod:`flexmb.fe.abaqus` and :mod:`flexmb.fe.nastran`; the checks in :mod:`flexmb.fe.checks`;
-structured box meshes in :mod:`flexmb.fe.structured`. Their public names are re-exported here
-(``from flexmb.fe.mesh import check_mesh, structured_box`` keeps working).
+Reading files is :mod:`flexmb.fe.readers` (:func:`~flexmb.fe.readers.read_mesh`, the reader
+registry); the format parsers are :mod:`flexmb.fe.meshio_formats` (Gmsh, VTK, MED through meshio),
+:mod:`flexmb.fe.abaqus` and :mod:`flexmb.fe.nastran`; the checks :mod:`flexmb.fe.checks`;
+structured box meshes :mod:`flexmb.fe.structured`. Those modules import this one, never the
+reverse, so there is no import cycle. Their public names stay reachable from here for the import
+paths the README and older code use (``from flexmb.fe.mesh import read_mesh, check_mesh,
+structured_box``): a PEP 562 module ``__getattr__`` loads them on first access (see
+:data:`_REEXPORTS`), when this module is complete.
 
 Units: flexmb is unit-agnostic; a mesh and its materials must use one consistent system (SI: m, kg,
-s, N, Pa is what the shipped meshes use). ``FEMesh.units`` is a label only (from the ``units``
-argument of :func:`read_mesh`); nothing is converted.
-
-Readers are registered in :data:`READERS` by file extension (:func:`register_reader`). Each reader
-returns a :class:`RawMesh` (all cell blocks, lower-dimensional ones included, with their sets);
-:func:`read_mesh` turns it into an :class:`FEMesh` that keeps only solid cells, and derives node
-sets from every element set (solid, surface, line or point cells).
+s, N, Pa is what the shipped meshes use). ``FEMesh.units`` is a label only; nothing is converted.
 """
 from __future__ import annotations
 
-import hashlib
+import importlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from flexmb.errors import MeshImportError, ModelError
+from flexmb.errors import ModelError
 from flexmb.fe.elements import ELEMENTS, get_element, isoparametric_map
 
-__all__ = [
-    "FEMesh",
-    "Material",
-    "RawMesh",
-    "READERS",
-    "SOLID_PREFIXES",
-    "check_mesh",
-    "connected_components",
-    "plausibility",
-    "quadratic_from_linear",
-    "read_mesh",
-    "structured_box",
-    "register_reader",
-]
+__all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES"]
 
 logger = logging.getLogger(__name__)
 
@@ -423,7 +408,7 @@ def _format_ids(ids: ArrayLike, limit: int = 10) -> str:
 
 
 # ============================================================================================
-# readers
+# what a reader returns
 # ============================================================================================
 
 
@@ -452,108 +437,33 @@ class RawMesh:
     dedupe: bool = False
 
 
-ReaderFn = Callable[[Path], RawMesh]
-
-#: file extension (lower case, with dot) -> reader
-READERS: dict[str, ReaderFn] = {}
-
-
-def register_reader(extensions: list[str] | tuple[str, ...], reader: ReaderFn) -> None:
-    """Register ``reader(path) -> RawMesh`` for the given file extensions (e.g. [".msh"])."""
-    for ext in extensions:
-        READERS[ext.lower()] = reader
-
-
-def read_mesh(
-    path: str | Path,
-    *,
-    materials: Material | Mapping[str, Material] | None = None,
-    units: str | None = None,
-    drop_unused_nodes: bool = False,
-) -> FEMesh:
-    """Read a solid FE mesh.
-
-    Parameters
-    ----------
-    path : str or Path
-        Gmsh ``.msh`` (v2, v4), Abaqus ``.inp``, Nastran ``.bdf``/``.nas``/``.fem``, ``.vtu``/``.vtk``
-        or MED ``.med`` (needs h5py).
-    materials : Material or dict of str to Material, optional
-        Override the materials found in the file: a single Material (or the key ``"*"``) replaces
-        every material of the file, those assigned to element sets included, so it applies to the
-        whole mesh; a named element set replaces that set's material (see
-        :meth:`FEMesh.with_material`).
-    units : str, optional
-        Label of the unit system of the file (e.g. "SI"); stored, not converted.
-    drop_unused_nodes : bool
-        Remove the nodes that no solid cell uses (default: keep them; :func:`check_mesh` warns).
-
-    Returns
-    -------
-    FEMesh
-
-    Raises
-    ------
-    MeshImportError
-        File missing, unknown extension, truncated or malformed content, unsupported solid cell
-        types, or sets naming missing nodes. The message names the file and the problem.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise MeshImportError(f"mesh file {str(path)!r} does not exist (or is not a file).")
-    ext = path.suffix.lower()
-    if ext not in READERS:
-        raise MeshImportError(
-            f"{path.name}: unknown mesh format {ext!r}; supported extensions: {', '.join(sorted(READERS))}."
-        )
-    try:
-        raw = READERS[ext](path)
-    except MeshImportError:
-        raise
-    except (ModelError, KeyError) as exc:  # e.g. a material with E <= 0 or an unknown set in the file
-        raise MeshImportError(f"{path.name}: {exc}") from exc
-    except Exception as exc:  # malformed input surfaces as anything inside meshio/numpy: wrap it
-        raise MeshImportError(
-            f"{path.name}: cannot read as {ext} ({type(exc).__name__}{': ' if str(exc) else ''}{exc}). "
-            "The file may be truncated "
-            "or malformed; re-export it from the mesher."
-        ) from exc
-    try:
-        mesh = _readers._finish(raw, path, units)
-    except MeshImportError:
-        raise
-    except ModelError as exc:  # inconsistent content found while building the FEMesh
-        raise MeshImportError(f"{path.name}: {exc}") from exc
-    if materials is not None:
-        mesh = mesh.with_materials(materials)
-    if drop_unused_nodes:
-        mesh = mesh.compacted()
-    return mesh
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 # ============================================================================================
-# built-in readers and re-exports (after the definitions above: the modules below import them;
-# flexmb/fe/__init__.py imports this module first, so the order holds for every import path)
+# names defined in the modules that build on these types, reachable from here as before
 # ============================================================================================
 
-from flexmb.fe import abaqus as _abaqus  # noqa: E402
-from flexmb.fe import nastran as _nastran  # noqa: E402
-from flexmb.fe import readers as _readers  # noqa: E402
-from flexmb.fe.abaqus import ABAQUS_TYPES  # noqa: E402,F401
-from flexmb.fe.checks import check_mesh, connected_components, plausibility  # noqa: E402,F401
-from flexmb.fe.readers import _med_to_vtk  # noqa: E402,F401
-from flexmb.fe.structured import quadratic_from_linear, structured_box  # noqa: E402,F401
+#: name -> module that defines it (loaded on first access; those modules import this one)
+_REEXPORTS: dict[str, str] = {
+    "READERS": "flexmb.fe.readers",
+    "read_mesh": "flexmb.fe.readers",
+    "register_reader": "flexmb.fe.readers",
+    "check_mesh": "flexmb.fe.checks",
+    "connected_components": "flexmb.fe.checks",
+    "plausibility": "flexmb.fe.checks",
+    "quadratic_from_linear": "flexmb.fe.structured",
+    "structured_box": "flexmb.fe.structured",
+    "ABAQUS_TYPES": "flexmb.fe.abaqus",
+    "_med_to_vtk": "flexmb.fe.meshio_formats",
+}
 
-register_reader([".msh"], _readers._read_gmsh)
-register_reader([".inp"], _abaqus._read_abaqus)
-register_reader([".bdf", ".nas", ".fem", ".dat"], _nastran._read_nastran)
-register_reader([".vtu", ".vtk"], _readers._read_vtk_like)
-register_reader([".med"], _readers._read_med)
+
+def __getattr__(name: str):
+    module = _REEXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip __getattr__
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_REEXPORTS))

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe import integrity
 from flexmb.fe.mesh import Material, RawMesh
-from flexmb.fe.readers import _read_meshio
+from flexmb.fe.meshio_formats import _read_meshio
 
 
 def _nastran_float(s: str) -> float:

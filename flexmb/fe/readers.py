@@ -1,20 +1,35 @@
-"""Mesh readers built on meshio (Gmsh ``.msh``, VTK ``.vtu``/``.vtk``, MED ``.med``) and the common
-step that turns a reader's :class:`~flexmb.fe.mesh.RawMesh` into an :class:`~flexmb.fe.mesh.FEMesh`.
+"""Reading a mesh file: the reader registry (:data:`READERS`, :func:`register_reader`),
+:func:`read_mesh`, and the common step that turns a reader's :class:`~flexmb.fe.mesh.RawMesh` into
+an :class:`~flexmb.fe.mesh.FEMesh`.
 
-Registered by extension in :mod:`flexmb.fe.mesh` (:data:`~flexmb.fe.mesh.READERS`).
+Units: flexmb is unit-agnostic; a mesh and its materials must use one consistent system (SI: m, kg,
+s, N, Pa is what the shipped meshes use). ``FEMesh.units`` is a label only (from the ``units``
+argument of :func:`read_mesh`); nothing is converted.
+
+Readers are registered by file extension. Each reader returns a :class:`~flexmb.fe.mesh.RawMesh`
+(all cell blocks, lower-dimensional ones included, with their sets); :func:`read_mesh` turns it
+into an :class:`~flexmb.fe.mesh.FEMesh` that keeps only solid cells, and derives node sets from
+every element set (solid, surface, line or point cells). The built-in parsers live in
+:mod:`flexmb.fe.meshio_formats` (Gmsh, VTK, MED), :mod:`flexmb.fe.abaqus` and
+:mod:`flexmb.fe.nastran`; this module imports them, they import only the types of
+:mod:`flexmb.fe.mesh`.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.errors import MeshImportError
-from flexmb.fe import integrity
+from flexmb.errors import MeshImportError, ModelError
+from flexmb.fe import abaqus, meshio_formats, nastran
 from flexmb.fe.elements import ELEMENTS, isoparametric_map
-from flexmb.fe.mesh import FEMesh, RawMesh, _as_index_array, _format_ids, _is_solid, _sha256
+from flexmb.fe.mesh import FEMesh, Material, RawMesh, _as_index_array, _format_ids, _is_solid
+
+__all__ = ["READERS", "read_mesh", "register_reader"]
 
 logger = logging.getLogger(__name__)
 
@@ -135,158 +150,95 @@ def _drop_duplicate_cells(cells, ids, el_sets, path):
     return cells, ids, el_sets
 
 
-# -------------------------------------------------------------------------------- meshio formats
+ReaderFn = Callable[[Path], RawMesh]
+
+#: file extension (lower case, with dot) -> reader
+READERS: dict[str, ReaderFn] = {}
 
 
-def _read_meshio(path: Path, file_format: str):
-    """Call one meshio format reader directly (``meshio.read`` prints and calls ``sys.exit`` when a
-    file of a given format cannot be read). What meshio prints (its warnings go to stderr) is
-    logged at WARNING instead: the library never prints."""
-    import contextlib
-    import importlib
-    import io
-
-    module = importlib.import_module(f"meshio.{file_format}")
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
-            return module.read(str(path))
-    finally:
-        for line in out.getvalue().splitlines():
-            if line.strip():
-                logger.warning("%s: meshio: %s", path.name, line.strip())
+def register_reader(extensions: list[str] | tuple[str, ...], reader: ReaderFn) -> None:
+    """Register ``reader(path) -> RawMesh`` for the given file extensions (e.g. [".msh"])."""
+    for ext in extensions:
+        READERS[ext.lower()] = reader
 
 
-def _read_gmsh(path: Path) -> RawMesh:
-    """Gmsh .msh v2/v4: physical groups become sets (by name; unnamed ones as 'physical_<tag>')."""
-    integrity.check_gmsh(path)
-    m = _read_meshio(path, "gmsh")
-    blocks = [(cb.type, np.asarray(cb.data, dtype=np.int64), np.arange(len(cb.data)) + 0) for cb in m.cells]
-    # element ids: running number over all blocks, 1-based (meshio does not keep Gmsh's tags)
-    start = 1
-    for b, (t, conn, _) in enumerate(blocks):
-        blocks[b] = (t, conn, np.arange(start, start + len(conn)))
-        start += len(conn)
-    block_sets: dict[str, list[tuple[int, NDArray[np.int64]]]] = {}
-    named = {}  # (tag, dim) -> name
-    for name, data in (m.field_data or {}).items():
-        arr = np.asarray(data).ravel()
-        if arr.size >= 2:
-            named[(int(arr[0]), int(arr[1]))] = name
-    # meshio's v4 reader fills cell_sets (handles entities in several physical groups)
-    for name, per_block in (m.cell_sets or {}).items():
-        if name.startswith("gmsh:") or name not in (m.field_data or {}):
-            continue
-        block_sets[name] = [(b, np.asarray(r)) for b, r in enumerate(per_block) if r is not None and len(r)]
-    phys = m.cell_data.get("gmsh:physical")
-    if phys is not None:
-        for b, tags in enumerate(phys):
-            t = blocks[b][0]
-            dim = 3 if _is_solid(t) else (2 if t.startswith(("triangle", "quad", "polygon")) else (1 if t.startswith("line") else 0))
-            tags = np.asarray(tags).ravel()
-            for tag in np.unique(tags):
-                name = named.get((int(tag), dim), f"physical_{int(tag)}")
-                if name in (m.cell_sets or {}) and name in block_sets:
-                    continue  # already complete from cell_sets
-                block_sets.setdefault(name, []).append((b, np.flatnonzero(tags == tag)))
-    return RawMesh(
-        points=np.asarray(m.points, dtype=float),
-        node_ids=np.arange(1, len(m.points) + 1),
-        blocks=blocks,
-        block_sets=block_sets,
-        dedupe=True,
-    )
+def read_mesh(
+    path: str | Path,
+    *,
+    materials: Material | Mapping[str, Material] | None = None,
+    units: str | None = None,
+    drop_unused_nodes: bool = False,
+) -> FEMesh:
+    """Read a solid FE mesh.
 
+    Parameters
+    ----------
+    path : str or Path
+        Gmsh ``.msh`` (v2, v4), Abaqus ``.inp``, Nastran ``.bdf``/``.nas``/``.fem``, ``.vtu``/``.vtk``
+        or MED ``.med`` (needs h5py).
+    materials : Material or dict of str to Material, optional
+        Override the materials found in the file: a single Material (or the key ``"*"``) replaces
+        every material of the file, those assigned to element sets included, so it applies to the
+        whole mesh; a named element set replaces that set's material (see
+        :meth:`FEMesh.with_material`).
+    units : str, optional
+        Label of the unit system of the file (e.g. "SI"); stored, not converted.
+    drop_unused_nodes : bool
+        Remove the nodes that no solid cell uses (default: keep them; :func:`check_mesh` warns).
 
-_SET_PREFIX_NODE = "node_set:"
-_SET_PREFIX_ELEM = "element_set:"
+    Returns
+    -------
+    FEMesh
 
-
-def _read_vtk_like(path: Path) -> RawMesh:
-    """VTU/VTK: node sets from point-data masks ``node_set:NAME``, element sets from cell-data masks
-    ``element_set:NAME`` (the convention flexmb's own writers use); original ids from point data
-    ``node_id`` / cell data ``element_id`` when present."""
-    vtu = path.suffix.lower() == ".vtu"
-    if vtu:
-        integrity.check_vtu_xml(path)
-    m = _read_meshio(path, "vtu" if vtu else "vtk")
-    if vtu:
-        integrity.check_vtu_counts(path, len(m.points), sum(len(cb.data) for cb in m.cells))
-    node_ids = np.asarray(m.point_data.get("node_id", np.arange(1, len(m.points) + 1)), dtype=np.int64)
-    blocks = []
-    start = 1
-    eids = m.cell_data.get("element_id")
-    for b, cb in enumerate(m.cells):
-        ids = np.asarray(eids[b], dtype=np.int64) if eids is not None else np.arange(start, start + len(cb.data))
-        blocks.append((cb.type, np.asarray(cb.data, dtype=np.int64), ids))
-        start += len(cb.data)
-    node_sets = {
-        k[len(_SET_PREFIX_NODE):]: np.flatnonzero(np.asarray(v).ravel())
-        for k, v in m.point_data.items()
-        if k.startswith(_SET_PREFIX_NODE)
-    }
-    block_sets = {
-        k[len(_SET_PREFIX_ELEM):]: [(b, np.flatnonzero(np.asarray(d).ravel())) for b, d in enumerate(v)]
-        for k, v in m.cell_data.items()
-        if k.startswith(_SET_PREFIX_ELEM)
-    }
-    return RawMesh(np.asarray(m.points, float), node_ids, blocks, node_sets, block_sets)
-
-
-#: MED numbers the corners of solid cells with the opposite orientation to VTK (Salome SMESH
-#: "nodal connectivity of elements"); meshio does not convert. Corner permutations (self-inverse):
-_MED_CORNERS = {
-    "tetra": [0, 2, 1, 3],
-    "pyramid": [0, 3, 2, 1, 4],
-    "hexahedron": [0, 3, 2, 1, 4, 7, 6, 5],
-    "wedge": [0, 2, 1, 3, 5, 4],
-}
-
-
-def _med_to_vtk(cell_type: str, conn: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Reorder MED connectivity to VTK; mid-edge nodes follow their edges (same edge pattern)."""
-    base = {"tetra10": "tetra", "hexahedron20": "hexahedron"}.get(cell_type, cell_type)
-    if base not in _MED_CORNERS:
-        return conn
-    p = _MED_CORNERS[base]
-    perm = list(p)
-    if cell_type != base:
-        edges = [frozenset(e) for e in ELEMENTS[cell_type].edges]
-        n_corner = len(p)
-        perm += [n_corner + edges.index(frozenset((p[i], p[j]))) for i, j in ELEMENTS[cell_type].edges]
-    return conn[:, perm]
-
-
-def _read_med(path: Path) -> RawMesh:
-    """MED (Salome/Code_Aster): families become sets (needs h5py); node order converted to VTK."""
-    try:
-        import h5py  # noqa: F401
-    except ImportError as exc:
+    Raises
+    ------
+    MeshImportError
+        File missing, unknown extension, truncated or malformed content, unsupported solid cell
+        types, or sets naming missing nodes. The message names the file and the problem.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise MeshImportError(f"mesh file {str(path)!r} does not exist (or is not a file).")
+    ext = path.suffix.lower()
+    if ext not in READERS:
         raise MeshImportError(
-            f"{path.name}: reading MED files needs h5py; install it with `pip install h5py`."
+            f"{path.name}: unknown mesh format {ext!r}; supported extensions: {', '.join(sorted(READERS))}."
+        )
+    try:
+        raw = READERS[ext](path)
+    except MeshImportError:
+        raise
+    except (ModelError, KeyError) as exc:  # e.g. a material with E <= 0 or an unknown set in the file
+        raise MeshImportError(f"{path.name}: {exc}") from exc
+    except Exception as exc:  # malformed input surfaces as anything inside meshio/numpy: wrap it
+        raise MeshImportError(
+            f"{path.name}: cannot read as {ext} ({type(exc).__name__}{': ' if str(exc) else ''}{exc}). "
+            "The file may be truncated "
+            "or malformed; re-export it from the mesher."
         ) from exc
-    m = _read_meshio(path, "med")
-    blocks = []
-    start = 1
-    for cb in m.cells:
-        conn = _med_to_vtk(cb.type, np.asarray(cb.data, dtype=np.int64))
-        blocks.append((cb.type, conn, np.arange(start, start + len(cb.data))))
-        start += len(cb.data)
-    node_sets: dict[str, NDArray[np.int64]] = {}
-    ptags = m.point_data.get("point_tags")
-    for tag, names in (getattr(m, "point_tags", None) or {}).items():
-        if ptags is None:
-            break
-        for name in names:
-            node_sets[name] = np.union1d(node_sets.get(name, []), np.flatnonzero(ptags == tag)).astype(np.int64)
-    block_sets: dict[str, list] = {}
-    ctags = m.cell_data.get("cell_tags")
-    for tag, names in (getattr(m, "cell_tags", None) or {}).items():
-        if ctags is None:
-            break
-        for name in names:
-            for b, tags in enumerate(ctags):
-                rows = np.flatnonzero(np.asarray(tags) == tag)
-                if rows.size:
-                    block_sets.setdefault(name, []).append((b, rows))
-    return RawMesh(np.asarray(m.points, float), np.arange(1, len(m.points) + 1), blocks, node_sets, block_sets)
+    try:
+        mesh = _finish(raw, path, units)
+    except MeshImportError:
+        raise
+    except ModelError as exc:  # inconsistent content found while building the FEMesh
+        raise MeshImportError(f"{path.name}: {exc}") from exc
+    if materials is not None:
+        mesh = mesh.with_materials(materials)
+    if drop_unused_nodes:
+        mesh = mesh.compacted()
+    return mesh
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+register_reader([".msh"], meshio_formats._read_gmsh)
+register_reader([".inp"], abaqus._read_abaqus)
+register_reader([".bdf", ".nas", ".fem", ".dat"], nastran._read_nastran)
+register_reader([".vtu", ".vtk"], meshio_formats._read_vtk_like)
+register_reader([".med"], meshio_formats._read_med)

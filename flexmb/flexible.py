@@ -27,6 +27,7 @@ import numpy as np
 
 from flexmb.checks import vec3 as _vec3
 from flexmb.errors import ModelError
+from flexmb.frames import GROUND, Frame, _rotation
 
 logger = logging.getLogger(__name__)
 
@@ -150,7 +151,6 @@ class FlexibleBody:
 
     def __post_init__(self):
         from flexmb.fe.body_data import FlexibleBodyData
-        from flexmb.model import GROUND, _rotation
 
         owner = f"FlexibleBody {self.name!r}"
         if not isinstance(self.name, str) or not self.name or self.name == GROUND:
@@ -240,8 +240,6 @@ def _name_of(value: Any) -> Any:
 def check_site(model, owner: str, side: str, value: Any, joint: bool) -> None:
     """``(body, interface)`` only on flexible bodies and naming one of its interfaces; a joint on a
     flexible body with modes must name an interface (ModelError listing them)."""
-    from flexmb.model import GROUND
-
     name = _name_of(value)
     if name == GROUND:
         if isinstance(value, tuple):
@@ -277,8 +275,6 @@ def site_frame(model, value: Any, frame):
     """An attachment frame on an interface: origin at the interface point ``c`` (the deformation
     ``Phi_t q`` is added by the body type), orientation relative to the interface as it is turned
     by ``q0`` at t = 0, ``site`` = the interface name.  Other sides are returned unchanged."""
-    from flexmb.model import Frame
-
     if not isinstance(value, tuple):
         return frame
     body = model.bodies[model.body_index(value)]

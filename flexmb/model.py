@@ -22,15 +22,17 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from flexmb.checks import DriveFunction, _shown, body_name as _body_name, number, vec3 as _vec3
 from flexmb.force_elements import FORCE_TYPES, Gravity, PointForce, PointTorque, SpringDamper
 from flexmb.errors import ModelError
+from flexmb.flexible import FlexibleBody, _name_of, check_site, site_frame, site_offset  # flexible bodies: own module
+from flexmb.frames import GROUND, Frame, _rotation
 
 __all__ = [
     "GROUND",
@@ -51,55 +53,6 @@ __all__ = [
     "Model",
     "FlexibleBody",
 ]
-
-GROUND = "ground"
-
-
-def _rotation(name: str, value: Any, owner: str) -> NDArray:
-    """Accept a 3x3 rotation matrix, a quaternion dict, or anything `rotations.orientation` takes."""
-    if value is None:
-        return np.eye(3)
-    if isinstance(value, dict):
-        from flexmb.rotations import orientation
-
-        try:
-            return orientation(**value)
-        except (TypeError, ValueError) as exc:
-            raise ModelError(f"{owner}: {name}={value!r}: {exc}") from exc
-    try:
-        R = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        R = np.zeros(0)
-    if R.shape != (3, 3):
-        raise ModelError(
-            f"{owner}: {name} must be a 3x3 rotation matrix or a dict such as "
-            f"{{'quat': (w, x, y, z)}}, {{'rotvec': ...}}, {{'euler': ..., 'seq': 'ZXZ'}}, "
-            f"{{'bryant': ...}}, {{'axis': ..., 'angle': ...}}; got shape {R.shape}"
-        )
-    if not np.all(np.isfinite(R)):
-        raise ModelError(f"{owner}: {name} contains NaN or inf")
-    err = np.abs(R.T @ R - np.eye(3)).max()
-    if err > 1e-9 or np.linalg.det(R) < 0:
-        raise ModelError(
-            f"{owner}: {name} is not a proper rotation matrix (|R^T R - I| = {err:.2e}, "
-            f"det = {np.linalg.det(R):.6f}); orthonormalize it or give a quaternion"
-        )
-    return R
-
-
-@dataclass(frozen=True)
-class Frame:
-    """A frame attached to a body: ``origin (3,)`` and ``orientation (3,3)`` in the body frame;
-    ``site``: the interface of a flexible body it moves with (None: a point of the body frame)."""
-
-    origin: NDArray = field(default_factory=lambda: np.zeros(3))
-    orientation: NDArray = field(default_factory=lambda: np.eye(3))
-    site: str | None = None
-
-    def __post_init__(self):
-        object.__setattr__(self, "origin", _vec3("origin", self.origin, "Frame"))
-        object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, "Frame"))
-
 
 @dataclass(frozen=True)
 class RigidBody:
@@ -585,11 +538,6 @@ class Model:
         return float(max(np.ptp(pts, axis=0).max() if len(pts) > 1 else 0.0, np.abs(pts).max(), 1e-3))
 
 
-def _name_of(value: Any) -> Any:
-    """The body name of a side given as a name or as ``(flexible body, interface)``."""
-    return value[0] if isinstance(value, tuple) else value
-
-
 def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray:
     """Orthonormal frame with z = ``axis`` (universal: x = axis, y = axis2)."""
     if kind == "universal":
@@ -609,5 +557,3 @@ def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray
     x /= np.linalg.norm(x)
     return np.column_stack([x, np.cross(z, x), z])
 
-
-from flexmb.flexible import FlexibleBody, check_site, site_frame, site_offset  # noqa: E402  (flexible bodies: own module)

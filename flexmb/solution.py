@@ -18,7 +18,6 @@ trip that is exact to the bit.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -29,27 +28,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from flexmb import solution_store
+from flexmb.solution_output import PLOT_QUANTITIES, STATS_KEYS, plot_deflection, plot_solution, write_csv
+from flexmb.solution_store import _FORMAT_KEY, _digest, _json_default  # noqa: F401  (re-exported)
 from flexmb.solution_views import BodyView, JointView, PointView, _frozen, _quaternions, _values_at
 
 __all__ = ["Solution", "BodyView", "JointView", "PointView", "STATS_KEYS", "PLOT_QUANTITIES"]
 
 logger = logging.getLogger(__name__)
-
-#: Per-time-element statistics the solver reports, in this order (see :class:`Solution`).
-STATS_KEYS: tuple[str, ...] = ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")
-
-#: Quantities accepted by :meth:`Solution.plot`.
-PLOT_QUANTITIES: tuple[str, ...] = (
-    "position", "velocity", "angular_velocity", "rel_position", "rel_rotation",
-    "joint_force", "joint_moment", "joint_force_norm", "energy", "newton",
-)
-
-#: Version of the ``.npz`` layout written by :meth:`Solution.save` (2: node reactions ``joint_force``,
-#: ``joint_moment`` and the internal-point ones ``joint_*_internal``; format 1 stored only the latter,
-#: as ``joint_force``/``joint_moment``).
-_FILE_FORMAT = 2
-_FORMAT_KEY = "__flexmb_solution__"
-
 
 def _float_array(name: str, value: ArrayLike | None, shape: tuple[int, ...], dims: str) -> NDArray[np.float64]:
     """Copy ``value`` to a read-only float64 array of exactly ``shape``; ``None`` means "no entries".
@@ -83,24 +69,6 @@ def _names(name: str, value: Iterable[str]) -> tuple[str, ...]:
     if dup:
         raise ValueError(f"`{name}` must be unique; duplicated: {dup}. Give each entity its own name")
     return names
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    if isinstance(obj, Path):
-        return str(obj)
-    raise TypeError(f"object of type {type(obj).__name__} is not JSON serialisable")
-
-
-def _digest(a: NDArray) -> str:
-    """SHA-256 of an array's dtype, shape and bytes (detects any change of a saved entry)."""
-    a = np.ascontiguousarray(a)
-    h = hashlib.sha256(f"{a.dtype.str}{a.shape}".encode())
-    h.update(a.tobytes())
-    return h.hexdigest()
 
 
 def _check_increasing(name: str, t: NDArray) -> None:
@@ -469,12 +437,8 @@ class Solution:
         )
 
     # ------------------------------------------------------------------ storage
-    _ARRAYS: tuple[str, ...] = (
-        "t", "t_internal", "body_position", "body_rotation", "body_velocity", "body_angular_velocity",
-        "joint_rel_position", "joint_rel_rotation", "joint_rel_velocity", "joint_force", "joint_moment",
-        "joint_force_internal", "joint_moment_internal", "joint_multiplier", "kinetic_energy", "potential_energy",
-    )
-    _STRINGS: tuple[str, ...] = ("body_names", "joint_names", "joint_types")
+    _ARRAYS: tuple[str, ...] = solution_store.ARRAYS
+    _STRINGS: tuple[str, ...] = solution_store.STRINGS
 
     def at(self, times: ArrayLike) -> "Solution":
         """The solution at requested ``times`` [s] (strictly increasing, within ``[t[0], t[-1]]``),
@@ -506,21 +470,7 @@ class Solution:
         Path
             The file written.
         """
-        path = Path(path)
-        if path.suffix != ".npz":
-            path = path.with_name(path.name + ".npz")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data: dict[str, NDArray] = {name: getattr(self, name) for name in self._ARRAYS}
-        for name in self._STRINGS:
-            data[name] = np.array(getattr(self, name), dtype=str).reshape(-1)
-        data.update({f"stats/{k}": v for k, v in self.stats.items()})
-        data.update({f"extra/{k}": v for k, v in self.extra.items()})
-        data["meta"] = np.array(json.dumps(self.meta))
-        header = {"format": _FILE_FORMAT, "stats": list(self.stats), "extra": list(self.extra),
-                  "sha256": {k: _digest(v) for k, v in data.items()}}
-        data[_FORMAT_KEY] = np.array(json.dumps(header))
-        (np.savez_compressed if compress else np.savez)(path, **data)
-        return path
+        return solution_store.save(self, path, compress=compress)
 
     @classmethod
     def load(cls, path: str | Path) -> Solution:
@@ -537,81 +487,7 @@ class Solution:
             If the file is not a flexmb solution, is damaged (truncated, flipped bits, missing
             entries, NaN injected) or has a newer format; the message names the file and the entry.
         """
-        from flexmb.errors import SolutionFileError
-
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no solution file {path}; write one with Solution.save")
-        try:
-            sol = cls._load(path)
-        except SolutionFileError:
-            raise
-        except Exception as exc:  # zipfile, zlib, numpy format and JSON errors of a damaged file
-            msg = str(exc)
-            # never pass on numpy's advice to load with allow_pickle: a solution file has no pickles
-            detail = "not a NumPy array archive" if "pickle" in msg else f"{type(exc).__name__}: {msg}"
-            raise SolutionFileError(
-                f"{path} is not a readable flexmb solution file ({detail}); the file is "
-                f"damaged or truncated: restore it or re-run the simulation and save it with Solution.save"
-            ) from exc
-        return sol
-
-    @classmethod
-    def _load(cls, path: Path) -> Solution:
-        from flexmb.errors import SolutionFileError
-
-        with np.load(path, allow_pickle=False) as f:
-            if not hasattr(f, "files") or _FORMAT_KEY not in f.files:
-                raise SolutionFileError(
-                    f"{path} is not a flexmb solution file (no {_FORMAT_KEY!r} entry); write it with Solution.save"
-                )
-            header = json.loads(str(f[_FORMAT_KEY][()]))
-            if header.get("format", 0) > _FILE_FORMAT:
-                raise SolutionFileError(
-                    f"{path} has solution format {header.get('format')}, this flexmb reads up to "
-                    f"{_FILE_FORMAT}; upgrade flexmb"
-                )
-            fmt = header.get("format", 0)
-            arrays = cls._ARRAYS if fmt >= 2 else tuple(
-                a for a in cls._ARRAYS if a not in ("joint_force_internal", "joint_moment_internal"))
-            keys = [*arrays, *cls._STRINGS, *(f"stats/{k}" for k in header["stats"]),
-                    *(f"extra/{k}" for k in header["extra"]), "meta"]
-            missing = [k for k in keys if k not in f.files]
-            if missing:
-                raise SolutionFileError(
-                    f"{path}: entries {missing} are missing; the file is damaged or was not written by "
-                    f"Solution.save: restore it or re-run the simulation"
-                )
-            data = {k: f[k] for k in keys}
-        digests = header.get("sha256", {})
-        for key, value in data.items():
-            if key in digests and _digest(value) != digests[key]:
-                raise SolutionFileError(
-                    f"{path}: entry {key!r} does not match the checksum written by Solution.save; the file was "
-                    f"modified or damaged after saving: restore it or re-run the simulation"
-                )
-        for key in arrays:
-            bad = ~np.isfinite(data[key])
-            if bad.any():
-                where = np.argwhere(bad)[0].tolist()
-                raise SolutionFileError(
-                    f"{path}: {key} holds non-finite values (first at index {where}: {data[key][tuple(where)]}); "
-                    f"a solution file holds finite node values only: restore the file or re-run the simulation"
-                )
-        kwargs: dict[str, Any] = {name: data[name] for name in arrays}
-        if fmt < 2:  # format 1: the reactions were stored at the internal points only
-            kwargs["joint_force_internal"] = kwargs.pop("joint_force")
-            kwargs["joint_moment_internal"] = kwargs.pop("joint_moment")
-            nan = np.full((data["t"].size, len(data["joint_names"]), 3), np.nan)
-            kwargs["joint_force"], kwargs["joint_moment"] = nan, nan
-            logger.warning("%s was written by an older flexmb (solution format %s) without node reactions: "
-                           "joint_force/joint_moment are NaN, the internal-point values are in "
-                           "joint_force_internal/joint_moment_internal; re-run to get node reactions", path, fmt)
-        kwargs.update({name: tuple(str(s) for s in data[name]) for name in cls._STRINGS})
-        kwargs["stats"] = {k: data[f"stats/{k}"] for k in header["stats"]}
-        kwargs["extra"] = {k: data[f"extra/{k}"] for k in header["extra"]}
-        kwargs["meta"] = json.loads(str(data["meta"][()]))
-        return cls(**kwargs)
+        return solution_store.load(cls, path)
 
     def to_csv(self, directory: str | Path) -> dict[str, Path]:
         """Write the time histories as CSV tables in long format (one row per time and entity).
@@ -648,8 +524,6 @@ class Solution:
             ``{"bodies": ..., "joints": ..., "reactions": ..., "reactions_internal": ..., "energy": ...,
             "newton": ...}``.
         """
-        from flexmb.solution_output import write_csv
-
         return write_csv(self, directory)
 
     def to_paraview(self, directory: str | Path, *, model: Any = None, bodies: Sequence[str] | None = None,
@@ -669,8 +543,6 @@ class Solution:
         """Plot the elastic displacement ``Phi_t q`` (body frame) of a flexible body's interfaces
         (default: all but the reference) and/or nodes against time; see
         :func:`flexmb.solution_output.plot_deflection`.  Returns the matplotlib axes."""
-        from flexmb.solution_output import plot_deflection
-
         if model is not None:
             self.attach(model)
         return plot_deflection(self, body, interfaces=interfaces, nodes=nodes, components=components, ax=ax,
@@ -712,6 +584,4 @@ class Solution:
         matplotlib.axes.Axes
             The axes drawn into.
         """
-        from flexmb.solution_output import plot_solution
-
         return plot_solution(self, quantity, bodies=bodies, joints=joints, components=components, ax=ax, path=path)

@@ -16,13 +16,20 @@ from numpy.typing import NDArray
 
 from flexmb.units import unit_symbols
 
-__all__ = ["plot_deflection", "plot_solution", "write_csv"]
+__all__ = ["PLOT_QUANTITIES", "STATS_KEYS", "plot_deflection", "plot_solution", "write_csv"]
+
+#: Per-time-element statistics the solver reports, in this order (see :class:`~flexmb.solution.Solution`).
+STATS_KEYS: tuple[str, ...] = ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")
+
+#: Quantities accepted by :meth:`~flexmb.solution.Solution.plot`.
+PLOT_QUANTITIES: tuple[str, ...] = (
+    "position", "velocity", "angular_velocity", "rel_position", "rel_rotation",
+    "joint_force", "joint_moment", "joint_force_norm", "energy", "newton",
+)
 
 
 def write_csv(sol: Any, directory: str | Path) -> dict[str, Path]:
     """Write the CSV tables of ``sol``; see :meth:`flexmb.solution.Solution.to_csv`."""
-    from flexmb.solution import STATS_KEYS
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}
@@ -97,8 +104,6 @@ def write_csv(sol: Any, directory: str | Path) -> dict[str, Path]:
 def plot_solution(sol: Any, quantity: str, *, bodies: Sequence[str] | None = None, joints: Sequence[str] | None = None,
                   components: str = "xyz", ax: Any = None, path: str | Path | None = None) -> Any:
     """Plot ``quantity`` of ``sol``; see :meth:`flexmb.solution.Solution.plot`."""
-    from flexmb.solution import PLOT_QUANTITIES
-
     if quantity not in PLOT_QUANTITIES:
         raise ValueError(f"unknown plot quantity {quantity!r}; choose one of {list(PLOT_QUANTITIES)}")
     if not components or any(c not in "xyz" for c in components) or len(set(components)) != len(components):

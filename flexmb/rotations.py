@@ -28,18 +28,28 @@ closed forms lose at most about one digit. Values and derivatives are therefore 
 ulps everywhere, including ``theta = 0``, and continuous across the switch to rounding.
 ``exp`` is valid for any angle. ``tangent_inv`` and its derivatives are singular at
 ``a = 2*pi`` and meant for ``a < 2*pi``.
+
+Modules: the coefficient tables and functions are :mod:`flexmb.rotation_coeffs` (compiled pass:
+:mod:`flexmb.rotation_kernels`); the user-facing :func:`orientation` and :func:`as_matrix` are
+:mod:`flexmb.rotation_input`. This module re-exports every public name of both.
 """
 from __future__ import annotations
-
-from collections.abc import Mapping
-from fractions import Fraction
-from math import factorial
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.transform import Rotation
 
-from flexmb.errors import ModelError
+from flexmb.rotation_coeffs import (  # noqa: F401  (re-exported: rotations._coeffs, _SERIES, ... keep working)
+    _N_TERMS,
+    _SERIES,
+    _X_SERIES,
+    _bernoulli,
+    _coeffs,
+    _coeffs_closed,
+    _coeffs_numpy,
+    _coeffs_series,
+)
+from flexmb.rotation_input import ORTHONORMAL_TOL, as_matrix, orientation  # noqa: F401  (re-exported)
 
 __all__ = [
     "skew",
@@ -64,123 +74,6 @@ __all__ = [
     "matrix_to_quat",
     "ORTHONORMAL_TOL",
 ]
-
-#: Tolerance of ``orientation``/``as_matrix`` on ``max|R^T R - I|`` for a user-given matrix.
-ORTHONORMAL_TOL = 1e-9
-
-# Series below x = a**2 < _X_SERIES (a < 2). The truncation error is about x**_N_TERMS / (2 _N_TERMS)!,
-# and (x / 4 pi**2)**_N_TERMS for the tangent-inverse coefficient, so below 1e-20 at x = 4. The
-# closed forms are accurate to <= 1e-14 relative above x = 4 (checked against exact rational series
-# in tests/test_rotations.py).
-_X_SERIES = 4.0
-_N_TERMS = 20
-
-
-# ----------------------------------------------------------------------------------------------
-# scalar coefficients as power series in x = |theta|**2 and closed forms
-# ----------------------------------------------------------------------------------------------
-def _bernoulli(n: int) -> list[Fraction]:
-    """Bernoulli numbers B_0..B_n (B_1 = -1/2), exact."""
-    b = [Fraction(1)]
-    for m in range(1, n + 1):
-        b.append(-sum(Fraction(factorial(m + 1), factorial(k) * factorial(m + 1 - k)) * b[k]
-                      for k in range(m)) / (m + 1))
-    return b
-
-
-def _series_tables(n: int) -> dict[str, NDArray]:
-    """Ascending power-series coefficients (in x) of every scalar coefficient function."""
-    k = np.arange(n)
-    sign = (-1.0) ** k
-    fact = np.array([float(factorial(j)) for j in range(2 * n + 6)])
-    bern = _bernoulli(2 * n + 4)
-    # delta(x) = (1 - (a/2) cot(a/2)) / x = sum_{k>=0} (-1)^k B_{2k+2} / (2k+2)! x^k
-    delta = np.array([float((-1) ** j * bern[2 * j + 2] / factorial(2 * j + 2)) for j in range(n + 1)])
-    return {
-        "alpha": sign / fact[2 * k + 1],           # sin a / a
-        "beta": sign / fact[2 * k + 2],            # (1 - cos a) / a^2
-        "gamma": sign / fact[2 * k + 3],           # (a - sin a) / a^3
-        "beta_x": -(k + 1) * sign / fact[2 * k + 4],   # d beta / dx
-        "gamma_x": -(k + 1) * sign / fact[2 * k + 5],  # d gamma / dx
-        "delta": delta[:n],
-        "delta_x": (k + 1) * delta[1:],            # d delta / dx
-    }
-
-
-_SERIES = _series_tables(_N_TERMS)
-
-
-def _horner(c: NDArray, x: NDArray) -> NDArray:
-    # drop the terms that are below rounding for the largest x of the batch (speed only)
-    xm = float(np.max(x)) if x.size else 0.0
-    if xm <= 0.0:
-        return np.full_like(x, c[0])
-    mag = np.abs(c) * xm ** np.arange(c.size)
-    keep = np.nonzero(mag > 1e-18 * np.abs(c[0]))[0]
-    c = c[: keep[-1] + 1] if keep.size else c[:1]
-    out = np.full_like(x, c[-1])
-    for ck in c[-2::-1]:
-        out = out * x + ck
-    return out
-
-
-def _coeffs_series(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
-    """Series values of the coefficient functions ``names`` at ``x = a**2`` (accurate for x <= 4)."""
-    return [_horner(_SERIES[name], x) for name in names]
-
-
-def _coeffs_closed(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
-    """Closed-form values of the coefficient functions ``names`` at ``x = a**2 > 0``."""
-    a = np.sqrt(x)
-    s = np.sin(a)
-    sh = np.sin(0.5 * a)
-    out: dict[str, NDArray] = {}
-    out["alpha"] = s / a
-    out["beta"] = 2.0 * (sh / a) ** 2           # (1 - cos a)/a^2 without cancellation
-    out["gamma"] = (1.0 - out["alpha"]) / x
-    out["beta_x"] = (out["alpha"] - 2.0 * out["beta"]) / (2.0 * x)
-    out["gamma_x"] = (out["beta"] - 3.0 * out["gamma"]) / (2.0 * x)
-    if "delta" in names or "delta_x" in names:
-        kappa = 0.5 * a * np.cos(0.5 * a) / sh   # (a/2) cot(a/2)
-        out["delta"] = (1.0 - kappa) / x
-        kappa_x = kappa / (2.0 * x) - 1.0 / (8.0 * sh**2)
-        out["delta_x"] = -(kappa_x + out["delta"]) / x
-    return [out[name] for name in names]
-
-
-_KERNEL: list = []  # [kernel, table, {names: codes}] once compiled (lazy: numba only when used)
-
-
-def _coeffs(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
-    """Coefficient functions at ``x = |theta|**2``: series below ``_X_SERIES``, closed form above.
-
-    All ``names`` in one compiled pass (:mod:`flexmb.rotation_kernels`); the NumPy path
-    (:func:`_coeffs_numpy`) is the reference of the tests."""
-    if not _KERNEL:
-        from flexmb import rotation_kernels as rk
-
-        _KERNEL[:] = [rk.coeffs_kernel, np.ascontiguousarray([_SERIES[k] for k in rk.NAMES]), {}, rk.CODE]
-    kernel, table, codes, code = _KERNEL
-    c = codes.get(names)
-    if c is None:
-        c = codes[names] = np.array([code[k] for k in names], dtype=np.int64)
-    x = np.asarray(x, dtype=float)
-    out = kernel(np.ascontiguousarray(x).reshape(-1), c, table, _X_SERIES)
-    return [o.reshape(x.shape) for o in out]
-
-
-def _coeffs_numpy(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
-    """NumPy reference of :func:`_coeffs` (one Horner loop of NumPy calls per name)."""
-    small = x < _X_SERIES
-    if np.all(small):
-        return _coeffs_series(x, names)
-    if not np.any(small):
-        return _coeffs_closed(x, names)
-    # both branches on safe arguments, so neither can warn about 0/0 or overflow
-    ser = _coeffs_series(np.where(small, x, 0.0), names)
-    clo = _coeffs_closed(np.where(small, _X_SERIES, x), names)
-    return [np.where(small, s, c) for s, c in zip(ser, clo)]
-
 
 # ----------------------------------------------------------------------------------------------
 # helpers
@@ -595,178 +488,8 @@ def d_log_rel(A: ArrayLike, B: ArrayLike, increment: str = "left") -> tuple[NDAr
 
 
 # ----------------------------------------------------------------------------------------------
-# user input conversions (delegated to scipy)
+# conversions
 # ----------------------------------------------------------------------------------------------
-def _finite(value: ArrayLike, name: str, last: int | None) -> NDArray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError) as err:
-        raise ModelError(f"`{name}` must be numeric, got {value!r}.") from err
-    if last is not None and (arr.ndim < 1 or arr.shape[-1] != last):
-        raise ModelError(f"`{name}` must have shape (..., {last}), got shape {arr.shape}: {value!r}.")
-    if not np.all(np.isfinite(arr)):
-        raise ModelError(f"`{name}` must be finite, got {value!r}.")
-    return arr
-
-
-def _check_matrix(matrix: ArrayLike) -> NDArray:
-    R = _finite(matrix, "matrix", None)
-    if R.ndim < 2 or R.shape[-2:] != (3, 3):
-        raise ModelError(f"`matrix` must have shape (3, 3) or (..., 3, 3), got shape {R.shape}.")
-    err = np.max(np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)), initial=0.0)
-    if err > ORTHONORMAL_TOL:
-        raise ModelError(
-            f"`matrix` is not orthonormal: max|R^T R - I| = {err:.3g} > {ORTHONORMAL_TOL:g} "
-            f"for {matrix!r}. Pass an exact rotation matrix (re-orthonormalise it, e.g. with "
-            "scipy.spatial.transform.Rotation.from_matrix(R).as_matrix()), or give the "
-            "orientation as quat=, rotvec=, axis=/angle= or euler=.")
-    det = np.linalg.det(R)
-    if np.any(det < 0):
-        raise ModelError(
-            f"`matrix` has determinant {np.min(det):.6g}; it is a reflection, not a rotation: "
-            f"{matrix!r}. Flip the sign of one axis (column) to make a right-handed frame.")
-    return R.copy()
-
-
-def orientation(matrix: ArrayLike | None = None, *, quat: ArrayLike | None = None,
-                rotvec: ArrayLike | None = None, axis: ArrayLike | None = None,
-                angle: ArrayLike | None = None, euler: ArrayLike | None = None, seq: str = "ZXZ",
-                bryant: ArrayLike | None = None, degrees: bool = False) -> NDArray:
-    """Rotation matrix from exactly one user-facing description of an orientation.
-
-    Everything except the validation of ``matrix`` is delegated to
-    `scipy.spatial.transform.Rotation`. Each argument may carry leading batch axes.
-
-    Parameters
-    ----------
-    matrix : array_like, shape (..., 3, 3), optional
-        Rotation matrix. It must be orthonormal to within `ORTHONORMAL_TOL` with ``det = +1``.
-        It is returned unchanged (as a float copy).
-    quat : array_like, shape (..., 4), optional
-        Quaternion, **scalar first** ``(w, x, y, z)``. It is normalised; it must be nonzero.
-    rotvec : array_like, shape (..., 3), optional
-        Rotation vector (axis times angle), so ``orientation(rotvec=t) == exp(t)``.
-    axis : array_like, shape (..., 3), optional
-        Rotation axis (nonzero, normalised here), given together with ``angle``.
-    angle : array_like, shape (...), optional
-        Rotation angle about ``axis`` (right-hand rule).
-    euler : array_like, shape (..., 3), optional
-        Euler angles for the sequence ``seq``.
-    seq : str
-        scipy axis sequence for ``euler``. Uppercase means intrinsic (rotating axes) and
-        lowercase means extrinsic (fixed axes). The default ``"ZXZ"`` gives the classical
-        ``R = Rz(psi) Rx(theta) Rz(phi)``.
-    bryant : array_like, shape (..., 3), optional
-        Bryant (Cardan, Tait-Bryan) angles: intrinsic x-y'-z'', ``R = Rx(a) Ry(b) Rz(c)``
-        (scipy ``"XYZ"``).
-    degrees : bool
-        Angles in ``angle``, ``euler``, ``bryant`` and ``rotvec`` are in degrees.
-
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-        Rotation matrix mapping body-frame components to inertial components.
-
-    Raises
-    ------
-    ModelError
-        A subclass of ``ValueError``. It is raised for none or several descriptions, bad shapes,
-        non-finite values, a non-orthonormal or reflecting matrix, a zero axis or quaternion, or an
-        invalid ``seq``.
-    """
-    given = {name: val for name, val in (("matrix", matrix), ("quat", quat), ("rotvec", rotvec),
-                                          ("axis", axis), ("angle", angle), ("euler", euler),
-                                          ("bryant", bryant)) if val is not None}
-    if ("axis" in given) != ("angle" in given):
-        raise ModelError("`axis` and `angle` must be given together, e.g. "
-                         "orientation(axis=(0, 0, 1), angle=0.5).")
-    if len(set(given) - {"angle"}) != 1:
-        raise ModelError(
-            f"orientation needs exactly one of matrix=, quat=, rotvec=, axis= with angle=, "
-            f"euler= or bryant=; got {sorted(given) or 'none'}.")
-    if "matrix" in given:
-        return _check_matrix(matrix)
-    if "quat" in given:
-        q = _finite(quat, "quat", 4)
-        norm = np.linalg.norm(q, axis=-1)
-        if np.any(norm < 1e-12):
-            raise ModelError(f"`quat` must be nonzero (scalar-first w, x, y, z), got {quat!r}.")
-        return Rotation.from_quat(q, scalar_first=True).as_matrix()
-    if "rotvec" in given:
-        return Rotation.from_rotvec(_finite(rotvec, "rotvec", 3), degrees=degrees).as_matrix()
-    if "axis" in given:
-        ax = _finite(axis, "axis", 3)
-        ang = _finite(angle, "angle", None)
-        norm = np.linalg.norm(ax, axis=-1)
-        if np.any(norm < 1e-12):
-            raise ModelError(f"`axis` must be a nonzero vector, got {axis!r}.")
-        rv = ax / norm[..., None] * ang[..., None]
-        return Rotation.from_rotvec(rv, degrees=degrees).as_matrix()
-    if "bryant" in given:
-        euler, seq = bryant, "XYZ"
-    name = "bryant" if "bryant" in given else "euler"
-    ang = _finite(euler, name, 3)
-    if not (isinstance(seq, str) and len(seq) == 3):
-        raise ModelError(f"`seq` must be a 3-letter axis sequence such as 'ZXZ' (intrinsic) or "
-                         f"'zxz' (extrinsic), got {seq!r}.")
-    try:
-        return Rotation.from_euler(seq, ang, degrees=degrees).as_matrix()
-    except ValueError as err:
-        raise ModelError(f"invalid Euler sequence seq={seq!r}: {err} Use three letters from x, y, "
-                         "z, all uppercase (intrinsic) or all lowercase (extrinsic), "
-                         "with no two consecutive axes equal.") from err
-
-
-_SPEC_FORMS = {"matrix": 1, "quat": 1, "rotvec": 1, "axis_angle": 2, "euler": 2, "bryant": 1}
-
-
-def as_matrix(spec) -> NDArray:
-    """Rotation matrix from a compact orientation specification (for model input).
-
-    Parameters
-    ----------
-    spec : array_like or Mapping or tuple or scipy Rotation
-        One of:
-
-        * a rotation matrix, shape (3, 3) or (..., 3, 3), validated as in `orientation`;
-        * a mapping of `orientation` keywords, e.g. ``{"euler": (0, 90, 0), "seq": "ZXZ",
-          "degrees": True}``;
-        * ``("matrix", R)``, ``("quat", (w, x, y, z))``, ``("rotvec", theta)``,
-          ``("axis_angle", axis, angle)``, ``("euler", seq, angles)`` or ``("bryant", angles)``,
-          with angles in radians (use the mapping form for degrees);
-        * a `scipy.spatial.transform.Rotation`.
-
-    Returns
-    -------
-    ndarray, shape (..., 3, 3)
-
-    Raises
-    ------
-    ModelError
-        For an unrecognised specification or invalid values (see `orientation`).
-    """
-    if isinstance(spec, Rotation):
-        return spec.as_matrix()
-    if isinstance(spec, Mapping):
-        try:
-            return orientation(**spec)
-        except TypeError as err:
-            raise ModelError(f"invalid orientation keywords in {spec!r}: {err}") from err
-    if isinstance(spec, tuple) and spec and isinstance(spec[0], str):
-        kind, args = spec[0].lower(), spec[1:]
-        if kind not in _SPEC_FORMS or len(args) != _SPEC_FORMS[kind]:
-            raise ModelError(
-                f"unrecognised orientation {spec!r}. Use ('matrix', R), ('quat', (w, x, y, z)), "
-                "('rotvec', theta), ('axis_angle', axis, angle), ('euler', seq, angles) or "
-                "('bryant', angles).")
-        if kind == "axis_angle":
-            return orientation(axis=args[0], angle=args[1])
-        if kind == "euler":
-            return orientation(euler=args[1], seq=args[0])
-        return orientation(**{kind: args[0]})
-    return orientation(matrix=spec)
-
-
 def matrix_to_quat(R: ArrayLike) -> NDArray:
     """Unit quaternions of rotation matrices, scalar first, canonical sign ``w >= 0``.
 

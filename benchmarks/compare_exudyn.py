@@ -26,7 +26,7 @@ The baseline instrument of issue 6 ("Performance targets"). Three measurements:
    per time element (flexmb p = 2) and per step (Exudyn), and the position error at t = 10 s
    against IFToMM's (-0.275087, -0.961419).
 
-Exudyn settings everywhere: generalized-alpha (``GeneralizedAlpha``, spectral radius 0.9),
+Exudyn settings everywhere (benchmarks/exudyn_setup.py): generalized-alpha (``GeneralizedAlpha``, spectral radius 0.9),
 ``LinearSolverType.EigenSparse``, modified Newton, fixed step (``adaptiveStep = False``), no
 solution file, sensors stored in memory only (every 0.5 s, for the accuracy study). All other
 settings are Exudyn's defaults (e.g. ``linearSolver.reuseAnalyzedPattern = False``).
@@ -58,12 +58,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import flexmb as fm  # noqa: E402
 
-try:
-    import exudyn as exu
+sys.path.append(str(Path(__file__).resolve().parent))  # exudyn_setup, also when loaded by file path
+from exudyn_setup import exu, exudyn_settings  # noqa: E402  (exu is None without Exudyn)
+
+if exu is not None:
     from exudyn.itemInterface import SensorBody, SensorObject
     from exudyn.utilities import RigidBodyInertia
-except ImportError:  # pragma: no cover - reported in main()
-    exu = None
 
 # ---------------------------------------------------------------------------------------- model data
 L_BAR = 0.3  # [m]
@@ -136,21 +136,6 @@ def flexmb_chain15_errors(sol: fm.Solution) -> tuple[float, float]:
 
 
 # ------------------------------------------------------------------------------------------- Exudyn
-def exudyn_settings(h: float, t_end: float, sensor_period: float = 0.5):
-    s = exu.SimulationSettings()
-    ti = s.timeIntegration
-    ti.numberOfSteps = int(round(t_end / h))
-    ti.endTime = t_end
-    ti.generalizedAlpha.spectralRadius = 0.9
-    ti.newton.useModifiedNewton = True
-    ti.adaptiveStep = False
-    ti.verboseMode = 0
-    s.linearSolver.solverType = exu.LinearSolverType.EigenSparse
-    s.solution.file.write = False
-    s.solution.sensors.writePeriod = sensor_period
-    return s
-
-
 def exudyn_chain(n: int, sensors: bool = False):
     """The chain in Exudyn: returns (system container, mbs, {label: sensor})."""
     SC = exu.SystemContainer()

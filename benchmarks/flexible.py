@@ -63,14 +63,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import flexmb as fm  # noqa: E402
 from flexmb.validation.cases import case_x1, case_x3  # noqa: E402
 
-try:
-    import exudyn as exu
+sys.path.append(str(Path(__file__).resolve().parent))  # exudyn_setup, also when loaded by file path
+from exudyn_setup import exu, exudyn_settings  # noqa: E402  (exu is None without Exudyn)
+
+if exu is not None:
     from exudyn.FEM import FEMinterface, ObjectFFRFreducedOrderInterface
     from exudyn.itemInterface import (GenericJoint, MarkerBodyPosition, MarkerBodyRigid, MarkerNodeRigid,
                                       MarkerSuperElementPosition, ObjectGround, SensorNode, SphericalJoint)
     from exudyn.utilities import RigidBodyInertia
-except ImportError:  # pragma: no cover - reported in main()
-    exu = None
 
 #: references: X1 extreme tip deflection [m] (Meijaard), X3 first maximum / L (Meijaard)
 REF_SPINUP, REF_CRANK = -0.5739, 0.00976
@@ -158,21 +158,6 @@ def exudyn_body(data, mesh_file: str):
     fem.eigenValues = np.asarray(data.omega2)
     cms = ObjectFFRFreducedOrderInterface(fem)
     return cms, mesh, time.perf_counter() - t0
-
-
-def exudyn_settings(h: float, t_end: float, sensor_period: float):
-    s = exu.SimulationSettings()
-    ti = s.timeIntegration
-    ti.numberOfSteps = int(round(t_end / h))
-    ti.endTime = t_end
-    ti.generalizedAlpha.spectralRadius = 0.9
-    ti.newton.useModifiedNewton = True
-    ti.adaptiveStep = False
-    ti.verboseMode = 0
-    s.linearSolver.solverType = exu.LinearSolverType.EigenSparse
-    s.solution.file.write = False
-    s.solution.sensors.writePeriod = sensor_period
-    return s
 
 
 def exudyn_solve(mbs, settings) -> tuple[float, float, str]:

@@ -23,6 +23,7 @@ from flexmb.errors import ModelError as ModelError
 from flexmb.errors import SingularMatrixError as SingularMatrixError
 from flexmb.errors import SolutionFileError as SolutionFileError
 from flexmb.errors import ConstraintViolationError as ConstraintViolationError
+from flexmb.reexport import lazy_attributes as _lazy_attributes
 
 # The rest of the public API is loaded on first access (PEP 562), so that `import flexmb` and
 # `flexmb --help` do not import numpy, scipy and the engine; `from flexmb import Model` and
@@ -73,20 +74,7 @@ __all__ = ["__version__", "ConvergenceError", "FlexmbError", "MeshImportError", 
            "SolutionFileError", "ConstraintViolationError", *_LAZY]
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'flexmb' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
-
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.model import GROUND as GROUND

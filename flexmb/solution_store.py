@@ -57,24 +57,9 @@ def _digest(a: NDArray) -> str:
 
 
 def save(sol: Any, path: str | Path, *, compress: bool = True) -> Path:
-    """Write the solution to one ``.npz`` file (no pickle); :meth:`load` reads it back bit for bit.
-
-    Layout: one array per attribute; names as unicode arrays; ``stats/<key>`` and
-    ``extra/<key>`` arrays with their dtypes; ``meta`` as a JSON string; and a JSON header
-    ``__flexmb_solution__`` with the format version and the key order.
-
-    Parameters
-    ----------
-    path : str or Path
-        Target file; the suffix ``.npz`` is appended when missing (as NumPy does).
-    compress : bool
-        Use :func:`numpy.savez_compressed` (lossless) rather than :func:`numpy.savez`.
-
-    Returns
-    -------
-    Path
-        The file written.
-    """
+    """:meth:`flexmb.solution.Solution.save` of ``sol``: one array per attribute, names as unicode
+    arrays, ``stats/<key>`` and ``extra/<key>`` with their dtypes, ``meta`` as JSON, and the JSON
+    header ``_FORMAT_KEY`` (format version, key order, SHA-256 of every entry)."""
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
@@ -93,19 +78,9 @@ def save(sol: Any, path: str | Path, *, compress: bool = True) -> Path:
 
 
 def load(cls: type, path: str | Path) -> Any:
-    """Read a file written by :meth:`save`.
-
-    Every array is checked against the SHA-256 digest :meth:`save` stored with it, and the
-    node values must be finite, so a file damaged or modified after saving is refused.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    SolutionFileError
-        If the file is not a flexmb solution, is damaged (truncated, flipped bits, missing
-        entries, NaN injected) or has a newer format; the message names the file and the entry.
-    """
+    """:meth:`flexmb.solution.Solution.load`: an instance of ``cls`` from a file :func:`save` wrote,
+    each entry checked against its digest and the node values for finiteness; anything else is a
+    SolutionFileError naming the file and the entry."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no solution file {path}; write one with Solution.save")

@@ -10,10 +10,10 @@ the file, at module level or inside a function. Not counted, and why:
 * the parent packages a dotted import implies (``from flexmb.fe.mesh import X`` also imports
   ``flexmb.fe``): Python always finishes a parent package's ``__init__`` first, so a package that
   re-exports its own submodules is not a cycle;
-* the PEP 562 re-export tables (``flexmb._LAZY``, ``flexmb.fe.mesh._REEXPORTS``) hold module
-  names as strings, loaded on attribute access after both modules are complete. They only keep
-  old import paths working; that they do is tested below, and that importing ``flexmb.fe.mesh``
-  loads none of them.
+* the PEP 562 re-export tables (``flexmb._LAZY``, ``flexmb.fe.mesh._REEXPORTS``, served by
+  :func:`flexmb.reexport.lazy_attributes`) hold module names as strings, loaded on attribute
+  access after both modules are complete. They only keep old import paths working; that they do
+  is tested below, and that importing ``flexmb.fe.mesh`` loads none of them.
 """
 from __future__ import annotations
 

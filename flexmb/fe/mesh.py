@@ -15,7 +15,6 @@ s, N, Pa is what the shipped meshes use). ``FEMesh.units`` is a label only; noth
 """
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -25,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
 from flexmb.fe.elements import ELEMENTS, get_element, isoparametric_map
+from flexmb.reexport import lazy_attributes
 
 __all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES"]
 
@@ -456,14 +456,4 @@ _REEXPORTS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str):
-    module = _REEXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later look-ups skip __getattr__
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_REEXPORTS))
+__getattr__, __dir__ = lazy_attributes(__name__, _REEXPORTS, globals())

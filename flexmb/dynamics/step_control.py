@@ -1,0 +1,279 @@
+"""Error-controlled steps of :func:`~flexmb.simulate` (``rtol``/``atol``): the local error estimate,
+the step-size controller and the landing on requested output times.
+
+Local error estimate ("history", the default; no extra solve)
+--------------------------------------------------------------
+The time element of order ``p`` is Gauss collocation: its node values superconverge at order
+``2p``, with the local error (one step of length ``h`` from exact start values)
+
+    ``le = -(-1)^p C_p h^(2p+1) y^(2p+1) + O(h^(2p+2))``,   ``C_p = (p!)^2 / ((2p)! (2p+1)!)``
+
+(``1/12``, ``1/720``, ``1/100800`` for ``p = 1, 2, 3``), exactly for linear motion
+(``e^z`` minus the diagonal Pade approximant that the element's growth function is) and to leading
+order in the nonlinear cases measured in ``tests/test_adaptive_estimate.py``.  The derivative
+``y^(2p+1)`` of the bodies' positions and rotations is read off the Hermite interpolant of degree
+``2m + 1`` through the last ``m + 1`` nodes (values and velocities, ``m = p``: the step being
+judged and the ``p - 1`` accepted before it), which costs one small dense solve per step.  The node
+values used carry the global error ``O(h^2p)``, a smooth function of time whose ``(2p+1)``-th
+difference is negligible; Newton's tolerance (1e-10 scaled) sets the noise floor (~1e-9 x the
+model size at ``p = 3``).  The first steps, before ``p`` nodes exist, and the option
+``SimulationOptions(step_error="doubling")`` use step doubling (the step and its two halves from
+the same start, difference ``/ (2^2p - 1)``), which costs 1.5 solved elements per recorded one.
+
+Error measure
+-------------
+Per body, the larger of the reference-point error and the rotation error times the body's lever
+length (:func:`flexmb.dynamics.scales.body_lengths`), divided by ``atol + rtol |x|``; the largest
+over the bodies, divided by ``h / (t_end - t0)`` (error per unit step: the local errors of a run add
+up to at most the tolerance when they do not grow), is ``err``; a step is accepted when
+``err <= 1``.
+
+Controller
+----------
+A PI controller (Gustafsson; Hairer & Wanner, *Solving ODEs II*, IV.8) on ``err ~ h^k``,
+``k = 2p``: ``h_new = h * 0.9 * err^(-0.7/k) * err_prev^(0.4/k)`` within ``[0.2, 2.5] h`` (no
+growth right after a rejection); a rejected step is retried with ``h * max(0.2, 0.9 err^(-1/k))``.
+
+Output times
+------------
+With ``t_eval``, a requested time within reach of the next step becomes a node (the step is
+shortened to land on it, or the distance split in two equal steps to avoid a sliver), so that the
+results there carry the nodal accuracy; requested times closer together than a step are
+interpolated (:mod:`flexmb.dense_output`, cubic Hermite, error ``h^4 y^(4) / 384``), and a step
+holding such times also bounds that interpolation error by the tolerance.
+"""
+from __future__ import annotations
+
+import logging
+from math import factorial
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb import rotations as rot
+from flexmb.dense_output import hermite_positions, hermite_rotations
+from flexmb.dynamics.constraints import node_velocity
+from flexmb.errors import ConvergenceError, ModelError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["StepControl", "ERROR_CONSTANT", "hermite_derivatives"]
+
+#: ``C_p``: the local error of the nodes is ``C_p h^(2p+1) |y^(2p+1)|`` to leading order
+ERROR_CONSTANT = {p: factorial(p) ** 2 / (factorial(2 * p) * factorial(2 * p + 1)) for p in (1, 2, 3)}
+#: safety factor and step ratio limits of the controller
+SAFETY, GROW_MAX, SHRINK_MIN = 0.9, 2.5, 0.2
+#: PI gains (times 1/k): Gustafsson's 0.7 / 0.4
+K_I, K_P = 0.7, 0.4
+ESTIMATORS = ("history", "doubling")
+
+
+def hermite_derivatives(s: NDArray, y: NDArray, dy: NDArray, orders, at: float = 0.5) -> list[NDArray]:
+    """Derivatives of the Hermite interpolant through ``(s_i, y_i, dy_i)``.
+
+    ``s (n,)`` distinct abscissae (scaled time), ``y, dy (n, c)`` values and first derivatives of
+    ``c`` components; the interpolant has degree ``2n - 1``.  Returns, for each ``q`` in ``orders``,
+    its ``q``-th derivative at ``at``, shape ``(c,)``."""
+    n = s.size
+    deg = np.arange(2 * n)
+    A = np.zeros((2 * n, 2 * n))
+    A[:n] = s[:, None] ** deg
+    A[n:, 1:] = deg[1:] * s[:, None] ** (deg[1:] - 1)
+    coef = np.linalg.solve(A, np.concatenate([y, dy]))  # (2n, c)
+    out = []
+    for q in orders:
+        k = deg[q:]
+        w = np.array([factorial(int(kk)) / factorial(int(kk - q)) for kk in k]) * at ** (k - q)
+        out.append(w @ coef[q:])
+    return out
+
+
+class StepControl:
+    """Error-controlled steps of a :class:`~flexmb.dynamics.simulate.Run` (module docstring).
+
+    ``rtol`` [-], ``atol`` [model length unit]; ``t_eval`` the requested output times [s] or None;
+    ``estimator``: ``"history"`` or ``"doubling"``.  Counts ``accepted``, ``rejected`` steps and
+    ``solved`` elements (every element Newton solved: kept, rejected and the estimator's own)."""
+
+    def __init__(self, run, rtol: float, atol: float, t_eval=None, estimator: str = "history"):
+        if estimator not in ESTIMATORS:
+            raise ModelError(f"SimulationOptions(step_error={estimator!r}): use one of {ESTIMATORS}")
+        self.rtol, self.atol = float(rtol), float(atol)
+        self.estimator = estimator
+        self.p = run.te.p
+        self.k = 2 * self.p  # err ~ h^k (local error per unit step)
+        self.span = run.t_end - run.t0
+        self.t_eval = None if t_eval is None else np.sort(np.asarray(t_eval, dtype=float).reshape(-1))
+        self.h_next = run.h
+        self.accepted = self.rejected = self.solved = 0
+        self.err_prev = 1.0
+        self.after_reject = False
+        #: accepted nodes (t, x (nb, 3), R (nb, 3, 3), v (nb, 3), omega (nb, 3)), the last p
+        self.history: list = []
+        run.rec.stats["local_error"] = []  # estimated local error of each recorded element [m]
+        cols = run.cm.vel_off[:, None] + np.arange(6)
+        self._vcols, self._ocols = cols[:, :3], cols[:, 3:]
+
+    # ------------------------------------------------------------------ node data and error measures
+    def _node(self, cm, st, w=None) -> tuple:
+        w = node_velocity(cm, st) if w is None else w
+        return (st.t, st.x.copy(), st.R.copy(), w[self._vcols], w[self._ocols])
+
+    def _scaled(self, dx: NDArray, dr: NDArray, x: NDArray, lever: NDArray) -> float:
+        """Largest body error ``max(|dx|, |dr| lever) / (atol + rtol |x|)``; ``dx, dr (nb, 3)``."""
+        e = np.maximum(np.linalg.norm(dx, axis=1), np.linalg.norm(dr, axis=1) * lever)
+        return float(np.max(e / (self.atol + self.rtol * np.linalg.norm(x, axis=1)), initial=0.0))
+
+    def history_estimate(self, nodes: list, lever: NDArray, dense: bool = False) -> tuple[float, float, float]:
+        """Local error of the last step of ``nodes`` (``m + 1`` node tuples) from the Hermite
+        interpolant through them: ``(err_local, err_dense, local_error_length)``; ``err_local`` scaled
+        by the tolerances (not yet per unit step), ``err_dense`` the scaled cubic-interpolation error
+        on the step (0 unless ``dense``), ``local_error_length`` the largest body error [m]."""
+        t = np.array([n[0] for n in nodes])
+        h = t[-1] - t[-2]
+        s = (t - t[-2]) / h  # the step being judged is s in [0, 1]
+        R0 = nodes[-2][2]
+        nb = R0.shape[0]
+        # positions, and rotation vectors relative to the step's start with their rates T^-1 omega
+        th = np.stack([rot.log(n[2] @ np.swapaxes(R0, 1, 2)) for n in nodes])  # (n, nb, 3)
+        dth = np.einsum("knij,knj->kni", rot.tangent_inv(th), np.stack([n[4] for n in nodes]))
+        y = np.concatenate([np.stack([n[1] for n in nodes]), th], axis=1).reshape(len(nodes), -1)
+        dy = h * np.concatenate([np.stack([n[3] for n in nodes]), dth], axis=1).reshape(len(nodes), -1)
+        q = 2 * self.p + 1
+        orders = (q, 4) if dense else (q,)
+        der = hermite_derivatives(s, y, dy, orders, at=0.5)
+        d = ERROR_CONSTANT[self.p] * der[0].reshape(2 * nb, 3)
+        x = nodes[-1][1]
+        err = self._scaled(d[:nb], d[nb:], x, lever)
+        length = float(np.max(np.maximum(np.linalg.norm(d[:nb], axis=1), np.linalg.norm(d[nb:], axis=1) * lever),
+                              initial=0.0))
+        err_dense = 0.0
+        if dense:
+            dd = der[1].reshape(2 * nb, 3) / 384.0
+            err_dense = self._scaled(dd[:nb], dd[nb:], x, lever)
+        return err, err_dense, length
+
+    # ------------------------------------------------------------------ step planning
+    def _planned(self, t: float, t_end: float) -> tuple[float, bool]:
+        """The next step from ``t`` and whether requested output times fall inside it (interpolated
+        there).  The end of the run and sparse output times are landed on (module docstring)."""
+        h = self.h_next
+        eps = 1e-12 * max(1.0, abs(t_end))
+        ahead = np.empty(0) if self.t_eval is None else self.t_eval[(self.t_eval > t + eps) & (self.t_eval < t_end - eps)]
+        ahead = np.append(ahead, t_end)
+        t1 = ahead[0]
+        if ahead.size > 1 and ahead[1] - t1 < h:  # output times denser than the steps: interpolate
+            h = min(h, t_end - t)
+            return h, bool(t1 < t + h - eps)
+        if t1 <= t + h * (1 + 1e-9):
+            return t1 - t, False  # land on it
+        if t1 < t + 2 * h:
+            return (t1 - t) / 2, False  # two equal steps instead of a sliver
+        return h, False
+
+    def _grow(self, err: float) -> float:
+        """Step ratio after an accepted step: PI control on ``err ~ h^k`` (plain I control, no
+        growth, right after a rejection)."""
+        k = self.k
+        if self.after_reject:
+            return min(1.0, SAFETY * max(err, 1e-300) ** (-1.0 / k))
+        return SAFETY * max(err, 1e-300) ** (-K_I / k) * self.err_prev ** (K_P / k)
+
+    # ------------------------------------------------------------------ the step
+    def step(self, run) -> None:
+        """Advance ``run`` by one accepted step (retrying rejected ones smaller)."""
+        if self.estimator == "doubling" or len(self.history) < self.p:
+            return self._step_doubling(run)
+        cm = run.cm
+        while True:
+            h, dense = self._planned(run.st.t, run.t_end)
+            end, U, res, retries = run.solve_element(run.st, h, run.w, run.prev)
+            self.solved += len(res)
+            w_end = node_velocity(cm, end)
+            err, err_dense, length = self.history_estimate(self.history[-self.p:] + [self._node(cm, end, w_end)],
+                                                           run.lever, dense)
+            err *= self.span / h
+            ok = err <= 1.0 and err_dense <= 1.0
+            if ok:
+                g = self._grow(err)
+            else:
+                g = SAFETY * max(err, 1e-300) ** (-1.0 / self.k)
+            if dense:
+                g = min(g, SAFETY * max(err_dense, 1e-300) ** -0.25)
+            g = min(GROW_MAX, max(SHRINK_MIN, g))
+            if ok:
+                break
+            self._reject(run, h, g, err)
+        self.err_prev = max(err, 1e-4)
+        self.after_reject = False
+        self.accepted += 1
+        # the step planned to land on an output time keeps the controller's step for the next one
+        self.h_next = max(h * g, self.h_next if h < self.h_next else 0.0) if g >= 1 else h * g
+        run.commit(end, U, res, retries, self.h_next, local_error=length)
+        self.history = (self.history + [self._node(cm, end, run.w)])[-self.p:]
+
+    def _reject(self, run, h: float, g: float, err: float) -> None:
+        self.rejected += 1
+        self.after_reject = True
+        self.h_next = h * min(g, 0.9)
+        log.debug("step rejected at t = %.6g s: h = %.4g s, err = %.3g; retry with h = %.4g s", run.st.t, h, err,
+                  self.h_next)
+        if self.h_next < 1e-12 * max(1.0, abs(run.t_end)):
+            raise ConvergenceError(
+                f"error-controlled step at t = {run.st.t:.6g} s: the step fell below 1e-12 s without meeting "
+                f"rtol = {self.rtol:g}, atol = {self.atol:g}; loosen the tolerances", time=run.st.t)
+
+    def _step_doubling(self, run) -> None:
+        """``h`` and two ``h/2`` from the same start; keep the halves when the difference
+        ``/ (2^2p - 1)`` (their estimated local error) is within the tolerances."""
+        cm, p = run.cm, self.p
+        if not self.history:
+            self.history = [self._node(cm, run.st, run.w)]
+        while True:
+            h, dense = self._planned(run.st.t, run.t_end)
+            whole, _, res0, _ = run.solve_element(run.st, h, run.w, None)
+            mid, U1, res1, r1 = run.solve_element(run.st, h / 2, run.w, None)
+            w_mid = node_velocity(cm, mid)
+            end, U2, res2, r2 = run.solve_element(mid, h / 2, w_mid, (U1, res1[-1][0], res1[-1][1]))
+            self.solved += len(res0) + len(res1) + len(res2)
+            w_end = node_velocity(cm, end)
+            scale = 2.0 ** (2 * p) - 1.0
+            dx = (whole.x - end.x) / scale
+            dr = rot.log(whole.R @ np.swapaxes(end.R, 1, 2)) / scale
+            err = self._scaled(dx, dr, end.x, run.lever) * self.span / h
+            length = float(np.max(np.maximum(np.linalg.norm(dx, axis=1), np.linalg.norm(dr, axis=1) * run.lever),
+                                  initial=0.0))
+            err_dense = 0.0
+            if dense:  # the cubic through the step's ends misses the computed mid node by ~16 x the
+                # interpolation error on the halves
+                err_dense = self._dense_miss(run.st, run.w, mid, end, w_end, h, run.lever) / 16.0
+            ok = err <= 1.0 and err_dense <= 1.0
+            g = self._grow(err) if ok else SAFETY * max(err, 1e-300) ** (-1.0 / self.k)
+            if dense:
+                g = min(g, SAFETY * max(err_dense, 1e-300) ** -0.25)
+            g = min(GROW_MAX, max(SHRINK_MIN, g))
+            if ok:
+                break
+            self._reject(run, h, g, err)
+        self.accepted += 1
+        self.after_reject = False
+        self.err_prev = max(err, 1e-4)
+        self.h_next = max(h * g, self.h_next if h < self.h_next else 0.0) if g >= 1 else h * g
+        run.commit(mid, U1, res1, r1, self.h_next, local_error=length / 2)
+        self.history.append(self._node(cm, mid, run.w))
+        run.commit(end, U2, res2, r2, self.h_next, local_error=length / 2)
+        self.history = (self.history + [self._node(cm, end, run.w)])[-max(p, 1):]
+
+    def _dense_miss(self, a, wa, mid, b, wb, h: float, lever: NDArray) -> float:
+        """Scaled distance between the computed mid node of a step and the cubic Hermite
+        interpolation (:mod:`flexmb.dense_output`) through the step's end nodes."""
+        t2 = np.array([0.0, h])
+        v = np.stack([wa[self._vcols], wb[self._vcols]])
+        om = np.stack([wa[self._ocols], wb[self._ocols]])
+        xi = hermite_positions(t2, np.stack([a.x, b.x]), v, np.array([h / 2]))[0]
+        Ri = hermite_rotations(t2, np.stack([a.R, b.R]), om, np.array([h / 2]))[0]
+        return self._scaled(xi - mid.x, rot.log(Ri @ np.swapaxes(mid.R, 1, 2)), mid.x, lever)
+
+    def meta(self) -> dict:
+        return {"rtol": self.rtol, "atol": self.atol, "accepted_steps": self.accepted, "rejected_steps": self.rejected,
+                "solved_elements": self.solved, "step_error": self.estimator}

@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 
 from flexmb import rotations as rot
 from flexmb.dense_output import hermite_positions, hermite_rotations
-from flexmb.dynamics.constraints import node_velocity
+from flexmb.dynamics.constraints import node_velocity, velocity_constraint_matrix
 from flexmb.errors import ConvergenceError, ModelError
 
 log = logging.getLogger(__name__)
@@ -61,11 +61,18 @@ __all__ = ["StepControl", "ERROR_CONSTANT", "hermite_derivatives"]
 
 #: ``C_p``: the local error of the nodes is ``C_p h^(2p+1) |y^(2p+1)|`` to leading order
 ERROR_CONSTANT = {p: factorial(p) ** 2 / (factorial(2 * p) * factorial(2 * p + 1)) for p in (1, 2, 3)}
-#: safety factor and step ratio limits of the controller
-SAFETY, GROW_MAX, SHRINK_MIN = 0.9, 2.5, 0.2
+#: measured ratio true / estimated local error (tests/test_adaptive_estimate.py: pendulum, spinning
+#: body, linear oscillator); the estimate through p + 1 elements overestimates by 2-4x at p = 2, 3
+CALIBRATION = {1: 1.0, 2: 0.5, 3: 0.4}
+#: the controller aims at err = TARGET (its safety margin); step ratio limits
+TARGET, GROW_MAX, SHRINK_MIN = 0.7, 2.5, 0.2
+#: a step may spend the unspent share of the steps before it, up to CREDIT_MAX shares
+CREDIT_MAX = 2.0
 #: PI gains (times 1/k): Gustafsson's 0.7 / 0.4
 K_I, K_P = 0.7, 0.4
 ESTIMATORS = ("history", "doubling")
+#: the interpolant spans p + HISTORY_EXTRA elements
+HISTORY_EXTRA = 1
 
 
 def hermite_derivatives(s: NDArray, y: NDArray, dy: NDArray, orders, at: float = 0.5) -> list[NDArray]:
@@ -101,12 +108,15 @@ class StepControl:
         self.rtol, self.atol = float(rtol), float(atol)
         self.estimator = estimator
         self.p = run.te.p
-        self.k = 2 * self.p  # err ~ h^k (local error per unit step)
-        self.span = run.t_end - run.t0
+        self.k = 2 * self.p + 1  # err ~ h^k (local error per step)
+        self.m = self.p + HISTORY_EXTRA  # elements spanned by the Hermite interpolant
+        self.t_end = run.t_end
         self.t_eval = None if t_eval is None else np.sort(np.asarray(t_eval, dtype=float).reshape(-1))
         self.h_next = run.h
         self.accepted = self.rejected = self.solved = 0
         self.err_prev = 1.0
+        #: unspent tolerance of the accepted steps, in units of one step's share
+        self.credit = 0.0
         self.after_reject = False
         #: accepted nodes (t, x (nb, 3), R (nb, 3, 3), v (nb, 3), omega (nb, 3)), the last p
         self.history: list = []
@@ -124,7 +134,29 @@ class StepControl:
         e = np.maximum(np.linalg.norm(dx, axis=1), np.linalg.norm(dr, axis=1) * lever)
         return float(np.max(e / (self.atol + self.rtol * np.linalg.norm(x, axis=1)), initial=0.0))
 
-    def history_estimate(self, nodes: list, lever: NDArray, dense: bool = False) -> tuple[float, float, float]:
+    def tangent(self, cm, st, d: NDArray, lever: NDArray) -> NDArray:
+        """The part of the error estimate ``d (2 nb, 3)`` (positions, then rotation vectors) that the
+        joints allow at the node ``st``: both the computed and the exact motion satisfy the position
+        constraints at the nodes, so the error of the nodes lies in the constraints' tangent space;
+        the component normal to it (e.g. the centripetal part of ``y^(2p+1)`` of a body on a circle)
+        is removed, orthogonally in the lever-scaled metric (rotations x lever)."""
+        if not cm.nj:
+            return d
+        G, _ = velocity_constraint_matrix(cm, st)
+        if G.shape[0] == 0:
+            return d
+        nb = cm.nb
+        e = np.zeros(cm.nv)
+        e[self._vcols] = d[:nb]
+        e[self._ocols] = d[nb:] * lever[:, None]
+        sc = np.ones(cm.nv)
+        sc[self._ocols] = lever[:, None]
+        Gs = G.toarray() / sc  # the constraints on the scaled vector
+        corr = Gs.T @ np.linalg.lstsq(Gs @ Gs.T, Gs @ e, rcond=1e-10)[0]
+        e = e - corr
+        return np.concatenate([e[self._vcols], e[self._ocols] / lever[:, None]])
+
+    def history_estimate(self, nodes: list, lever: NDArray, dense: bool = False, cm=None, st=None) -> tuple[float, float, float]:
         """Local error of the last step of ``nodes`` (``m + 1`` node tuples) from the Hermite
         interpolant through them: ``(err_local, err_dense, local_error_length)``; ``err_local`` scaled
         by the tolerances (not yet per unit step), ``err_dense`` the scaled cubic-interpolation error
@@ -142,7 +174,9 @@ class StepControl:
         q = 2 * self.p + 1
         orders = (q, 4) if dense else (q,)
         der = hermite_derivatives(s, y, dy, orders, at=0.5)
-        d = ERROR_CONSTANT[self.p] * der[0].reshape(2 * nb, 3)
+        d = ERROR_CONSTANT[self.p] * CALIBRATION[self.p] * der[0].reshape(2 * nb, 3)
+        if cm is not None:
+            d = self.tangent(cm, st, d, lever)
         x = nodes[-1][1]
         err = self._scaled(d[:nb], d[nb:], x, lever)
         length = float(np.max(np.maximum(np.linalg.norm(d[:nb], axis=1), np.linalg.norm(d[nb:], axis=1) * lever),
@@ -171,18 +205,26 @@ class StepControl:
             return (t1 - t) / 2, False  # two equal steps instead of a sliver
         return h, False
 
-    def _grow(self, err: float) -> float:
-        """Step ratio after an accepted step: PI control on ``err ~ h^k`` (plain I control, no
-        growth, right after a rejection)."""
-        k = self.k
+    def _budget(self, t: float, h: float) -> float:
+        """``1 / share``: the tolerance is shared among the run's steps, the accepted ones and those
+        still to come at the step ``h`` from ``t`` (at the start: the error per unit step)."""
+        return self.accepted + max(self.t_end - t, h) / h
+
+    def _grow(self, err: float, ok: bool = True) -> float:
+        """Step ratio: PI control on ``err ~ h^k`` aiming at ``err = TARGET`` after an accepted step;
+        plain I control, without growth, right after a rejection; ``(TARGET / err)^(1/k)`` for a
+        rejected step."""
+        k, e = self.k, max(err, 1e-300)
+        if not ok:
+            return (TARGET / e) ** (1.0 / k)
         if self.after_reject:
-            return min(1.0, SAFETY * max(err, 1e-300) ** (-1.0 / k))
-        return SAFETY * max(err, 1e-300) ** (-K_I / k) * self.err_prev ** (K_P / k)
+            return min(1.0, (TARGET / e) ** (1.0 / k))
+        return (TARGET / e) ** (K_I / k) * (self.err_prev / TARGET) ** (K_P / k)
 
     # ------------------------------------------------------------------ the step
     def step(self, run) -> None:
         """Advance ``run`` by one accepted step (retrying rejected ones smaller)."""
-        if self.estimator == "doubling" or len(self.history) < self.p:
+        if self.estimator == "doubling" or len(self.history) < self.m:
             return self._step_doubling(run)
         cm = run.cm
         while True:
@@ -190,27 +232,25 @@ class StepControl:
             end, U, res, retries = run.solve_element(run.st, h, run.w, run.prev)
             self.solved += len(res)
             w_end = node_velocity(cm, end)
-            err, err_dense, length = self.history_estimate(self.history[-self.p:] + [self._node(cm, end, w_end)],
-                                                           run.lever, dense)
-            err *= self.span / h
-            ok = err <= 1.0 and err_dense <= 1.0
-            if ok:
-                g = self._grow(err)
-            else:
-                g = SAFETY * max(err, 1e-300) ** (-1.0 / self.k)
+            err, err_dense, length = self.history_estimate(self.history[-self.m:] + [self._node(cm, end, w_end)],
+                                                           run.lever, dense, cm, end)
+            err *= self._budget(run.st.t, h)
+            ok = err <= 1.0 + self.credit and err_dense <= 1.0
+            g = self._grow(err, ok)
             if dense:
-                g = min(g, SAFETY * max(err_dense, 1e-300) ** -0.25)
+                g = min(g, (TARGET / max(err_dense, 1e-300)) ** 0.25)
             g = min(GROW_MAX, max(SHRINK_MIN, g))
             if ok:
                 break
             self._reject(run, h, g, err)
+        self.credit = min(CREDIT_MAX, self.credit + 1.0 - err)
         self.err_prev = max(err, 1e-4)
         self.after_reject = False
         self.accepted += 1
         # the step planned to land on an output time keeps the controller's step for the next one
         self.h_next = max(h * g, self.h_next if h < self.h_next else 0.0) if g >= 1 else h * g
         run.commit(end, U, res, retries, self.h_next, local_error=length)
-        self.history = (self.history + [self._node(cm, end, run.w)])[-self.p:]
+        self.history = (self.history + [self._node(cm, end, run.w)])[-self.m:]
 
     def _reject(self, run, h: float, g: float, err: float) -> None:
         self.rejected += 1
@@ -240,29 +280,31 @@ class StepControl:
             scale = 2.0 ** (2 * p) - 1.0
             dx = (whole.x - end.x) / scale
             dr = rot.log(whole.R @ np.swapaxes(end.R, 1, 2)) / scale
-            err = self._scaled(dx, dr, end.x, run.lever) * self.span / h
+            # (dx, dr: the error of the two halves together; per element half of it)
+            err = 0.5 * self._scaled(dx, dr, end.x, run.lever) * self._budget(run.st.t, h / 2)
             length = float(np.max(np.maximum(np.linalg.norm(dx, axis=1), np.linalg.norm(dr, axis=1) * run.lever),
                                   initial=0.0))
             err_dense = 0.0
             if dense:  # the cubic through the step's ends misses the computed mid node by ~16 x the
                 # interpolation error on the halves
                 err_dense = self._dense_miss(run.st, run.w, mid, end, w_end, h, run.lever) / 16.0
-            ok = err <= 1.0 and err_dense <= 1.0
-            g = self._grow(err) if ok else SAFETY * max(err, 1e-300) ** (-1.0 / self.k)
+            ok = err <= 1.0 + self.credit and err_dense <= 1.0
+            g = self._grow(err, ok)
             if dense:
-                g = min(g, SAFETY * max(err_dense, 1e-300) ** -0.25)
+                g = min(g, (TARGET / max(err_dense, 1e-300)) ** 0.25)
             g = min(GROW_MAX, max(SHRINK_MIN, g))
             if ok:
                 break
             self._reject(run, h, g, err)
-        self.accepted += 1
+        self.accepted += 2  # two steps of h / 2 are kept
         self.after_reject = False
+        self.credit = min(CREDIT_MAX, self.credit + 1.0 - err)
         self.err_prev = max(err, 1e-4)
         self.h_next = max(h * g, self.h_next if h < self.h_next else 0.0) if g >= 1 else h * g
         run.commit(mid, U1, res1, r1, self.h_next, local_error=length / 2)
         self.history.append(self._node(cm, mid, run.w))
         run.commit(end, U2, res2, r2, self.h_next, local_error=length / 2)
-        self.history = (self.history + [self._node(cm, end, run.w)])[-max(p, 1):]
+        self.history = (self.history + [self._node(cm, end, run.w)])[-self.m:]
 
     def _dense_miss(self, a, wa, mid, b, wb, h: float, lever: NDArray) -> float:
         """Scaled distance between the computed mid node of a step and the cubic Hermite

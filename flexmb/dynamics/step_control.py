@@ -63,7 +63,7 @@ __all__ = ["StepControl", "ERROR_CONSTANT", "hermite_derivatives"]
 ERROR_CONSTANT = {p: factorial(p) ** 2 / (factorial(2 * p) * factorial(2 * p + 1)) for p in (1, 2, 3)}
 #: measured ratio true / estimated local error (tests/test_adaptive_estimate.py: pendulum, spinning
 #: body, linear oscillator); the estimate through p + 1 elements overestimates by 2-4x at p = 2, 3
-CALIBRATION = {1: 1.0, 2: 0.5, 3: 0.4}
+CALIBRATION = {1: 1.0, 2: 0.5, 3: 0.5}
 #: the controller aims at err = TARGET (its safety margin); step ratio limits
 TARGET, GROW_MAX, SHRINK_MIN = 0.7, 2.5, 0.2
 #: a step may spend the unspent share of the steps before it, up to CREDIT_MAX shares

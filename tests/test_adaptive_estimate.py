@@ -141,3 +141,18 @@ def test_step_doubling_is_still_available():
 def test_unknown_estimator_is_refused():
     with pytest.raises(fm.ModelError, match="step_error"):
         fm.simulate(_pendulum(), 0.1, 0.01, rtol=0.0, atol=1e-4, options=SimulationOptions(step_error="magic"))
+
+
+def test_error_controlled_run_resumes_bit_identically(tmp_path):
+    full = fm.simulate(_pendulum(), 1.0, 0.05, p=2, rtol=0.0, atol=1e-5)
+    ck = tmp_path / "run.npz"
+    part = fm.simulate(_pendulum(), 1.0, 0.05, p=2, rtol=0.0, atol=1e-5, checkpoint=ck,
+                       on_step=lambda t, s: t >= 0.5)
+    assert not part.meta["complete"]
+    rest = fm.resume(ck)
+    assert rest.meta["complete"]
+    assert np.array_equal(full.t, rest.t)  # the same steps: the controller's state was saved
+    assert np.array_equal(full.body_position, rest.body_position)
+    assert np.array_equal(full.stats["local_error"], rest.stats["local_error"])
+    for key in ("accepted_steps", "rejected_steps", "solved_elements", "step_error", "atol"):
+        assert full.meta[key] == rest.meta[key], key

@@ -330,6 +330,31 @@ class StepControl:
         Ri = hermite_rotations(t2, np.stack([a.R, b.R]), om, np.array([h / 2]))[0]
         return self._scaled(xi - mid.x, rot.log(Ri @ np.swapaxes(mid.R, 1, 2)), mid.x, lever)
 
+    def state(self) -> dict:
+        """The controller's state as named arrays (for checkpoints: :mod:`flexmb.dynamics.checkpoint`)."""
+        out = {"scalars": np.array([self.rtol, self.atol, self.h_next, self.accepted, self.rejected, self.solved,
+                                    self.err_prev, self.credit, float(self.after_reject),
+                                    float(ESTIMATORS.index(self.estimator))])}
+        if self.t_eval is not None:
+            out["t_eval"] = self.t_eval
+        if self.history:
+            for i, key in enumerate(("t", "x", "R", "v", "omega")):
+                out[f"history/{key}"] = np.stack([np.asarray(n[i]) for n in self.history])
+        return out
+
+    @classmethod
+    def restore(cls, run, state: dict) -> "StepControl":
+        """The controller of ``run`` from :meth:`state` (a resumed run continues bit-identically)."""
+        sc = state["scalars"]
+        ctl = cls(run, sc[0], sc[1], t_eval=state.get("t_eval"), estimator=ESTIMATORS[int(sc[9])])
+        ctl.h_next, ctl.err_prev, ctl.credit = float(sc[2]), float(sc[6]), float(sc[7])
+        ctl.accepted, ctl.rejected, ctl.solved = int(sc[3]), int(sc[4]), int(sc[5])
+        ctl.after_reject = bool(sc[8])
+        if "history/t" in state:
+            cols = [state[f"history/{key}"] for key in ("t", "x", "R", "v", "omega")]
+            ctl.history = [(float(cols[0][i]),) + tuple(np.array(c[i]) for c in cols[1:]) for i in range(cols[0].size)]
+        return ctl
+
     def meta(self) -> dict:
         return {"rtol": self.rtol, "atol": self.atol, "accepted_steps": self.accepted, "rejected_steps": self.rejected,
                 "solved_elements": self.solved, "step_error": self.estimator}

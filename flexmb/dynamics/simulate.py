@@ -193,12 +193,13 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         estimated from the last nodes without an extra solve (``C_p h^(2p+1) y^(2p+1)``; step
         doubling for the first steps or with ``SimulationOptions(step_error="doubling")``), per body
         ``max(|dx|, |d angle| x lever) / (atol + rtol |x|)`` (``atol`` in the model's length unit,
-        default ``rtol x model size``), per unit step (times ``(t_end - t0) / h``, so that the local
-        errors add up to at most the tolerance over the run), must be <= 1, else the step is retried
-        smaller; a PI controller chooses the next step.  With ``t_eval`` the requested times become
-        nodes where they are sparser than the steps.  ``meta["accepted_steps"]``,
-        ``meta["rejected_steps"]`` and ``meta["solved_elements"]`` (every element Newton solved)
-        count them; ``stats["local_error"]`` holds each recorded element's estimate [m].
+        default ``rtol x model size``), divided by the step's share of the tolerance (shared equally
+        among the run's steps; unspent shares carry over, so that the estimates add up to at most
+        the tolerance: error growth along the run is not bounded), must be <= 1, else the step is
+        retried smaller; a PI controller chooses the next step.  With ``t_eval`` the requested times
+        become nodes where they are sparser than the steps.  ``meta["accepted_steps"]`` (recorded
+        steps), ``meta["rejected_steps"]`` and ``meta["solved_elements"]`` (every element Newton
+        solved) count them; ``stats["local_error"]`` holds each recorded element's estimate [m].
     on_step : callable, optional
         ``on_step(t, state) -> stop`` after every accepted time node; ``state`` has ``t``, ``body_position``,
         ``body_rotation``, ``body_velocity``, ``body_angular_velocity`` (nb, ...) and ``kinetic_energy``,

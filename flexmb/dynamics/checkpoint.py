@@ -81,6 +81,8 @@ def save_run(run, path) -> Path:
             ex[f"ckpt/rec/{name}"] = np.asarray(value, dtype=float)
     for name, value in run.rec.stats.items():
         ex[f"ckpt/stats/{name}"] = np.asarray(value, dtype=float)
+    if getattr(run, "control", None) is not None:  # error-controlled steps (flexmb.dynamics.step_control)
+        ex.update({f"ckpt/control/{k}": v for k, v in run.control.state().items()})
     ex["ckpt/counters"] = np.array([run.n_el, run.wall, run.fac_time, run.system.t_eval, run.system.n_eval], dtype=float)
     blob = _pickle_model(run.model)
     if blob is not None:
@@ -140,6 +142,12 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     if run.cm.nj and "ckpt/rec/imp" not in ex:
         raise FlexmbError(f"the checkpoint {path} was written by an older flexmb without the impulse records the "
                           f"node reactions need; re-run the simulation from the start")
+    if "ckpt/control/scalars" in ex:
+        from flexmb.dynamics.step_control import StepControl
+
+        run.control = StepControl.restore(run, {k[len("ckpt/control/"):]: np.array(v) for k, v in ex.items()
+                                                if k.startswith("ckpt/control/")})
+        run.tolerances = (run.control.rtol, run.control.atol)
     for name, value in vars(run.rec).items():
         if isinstance(value, list) and f"ckpt/rec/{name}" in ex:
             setattr(run.rec, name, list(np.array(ex[f"ckpt/rec/{name}"])))

@@ -14,9 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import __version__
-from flexmb import rotations as rot
 from flexmb.checks import _shown, check_simulate_args
-from flexmb.dense_output import hermite_positions, hermite_rotations
 from flexmb.dynamics.attachments import ElementKin
 from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
@@ -32,6 +30,7 @@ from flexmb.dynamics.linsolve import linear_solver
 from flexmb.dynamics.marching import end_values as _end_values, predict as _predict
 from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.recorder import Recorder
+from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state)
 from flexmb.dynamics.time_elements import TimeElement, time_element
@@ -151,13 +150,16 @@ class SimulationOptions:
     ``newton``: :class:`NewtonOptions`; ``linear_solver``: ``"superlu"`` (default) or
     ``"umfpack"``; ``max_halvings``: how often a failing element is split in two before giving
     up; ``redundant``: ``"resolve"`` (drop dependent constraint equations, log them) or
-    ``"error"`` (refuse the model).
+    ``"error"`` (refuse the model); ``step_error``: the local error estimate of error-controlled
+    steps, ``"history"`` (from the last nodes, no extra solve) or ``"doubling"`` (step doubling,
+    1.5 solved elements per recorded one), see :mod:`flexmb.dynamics.step_control`.
     """
 
     newton: NewtonOptions = NewtonOptions()
     linear_solver: str = "superlu"
     max_halvings: int = 6
     redundant: str = "resolve"
+    step_error: str = "history"
 
 
 def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, t0: float = 0.0,
@@ -187,15 +189,17 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         ``checkpoint_every`` seconds of wall time, at the end, and when the run fails or is
         interrupted; :func:`resume` continues such a run bit-identically.
     rtol, atol : float, optional
-        Error-controlled steps: each step is taken once with ``h`` and once as two halves; the
-        difference, divided by ``2^(2p) - 1`` (the nodal order is ``2p``), estimates the local error
-        ``e`` of the two halves, which are kept when ``err = e (t_end - t0) / h <= 1`` (error per
-        unit step, so that the local errors add up to at most the tolerance over the run) with
-        ``e = max |dx| / (atol + rtol |x|)`` over the bodies' reference points (rotations count as
-        ``angle x model size``; ``atol`` in the model's length unit, default ``rtol x model size``);
-        otherwise the step is retried smaller.  The next step is ``h (0.9 / err)^(1 / 2p)`` within
-        [0.2 h, 4 h].  ``meta["accepted_steps"]`` and
-        ``meta["rejected_steps"]`` count them; ``stats`` lists every element solved and kept.
+        Error-controlled steps (:mod:`flexmb.dynamics.step_control`): the local error of each step,
+        estimated from the last nodes without an extra solve (``C_p h^(2p+1) y^(2p+1)``; step
+        doubling for the first steps or with ``SimulationOptions(step_error="doubling")``), per body
+        ``max(|dx|, |d angle| x lever) / (atol + rtol |x|)`` (``atol`` in the model's length unit,
+        default ``rtol x model size``), divided by the step's share of the tolerance (shared equally
+        among the run's steps; unspent shares carry over, so that the estimates add up to at most
+        the tolerance: error growth along the run is not bounded), must be <= 1, else the step is
+        retried smaller; a PI controller chooses the next step.  With ``t_eval`` the requested times
+        become nodes where they are sparser than the steps.  ``meta["accepted_steps"]`` (recorded
+        steps), ``meta["rejected_steps"]`` and ``meta["solved_elements"]`` (every element Newton
+        solved) count them; ``stats["local_error"]`` holds each recorded element's estimate [m].
     on_step : callable, optional
         ``on_step(t, state) -> stop`` after every accepted time node; ``state`` has ``t``, ``body_position``,
         ``body_rotation``, ``body_velocity``, ``body_angular_velocity`` (nb, ...) and ``kinetic_energy``,
@@ -232,15 +236,15 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
                              f"(e.g. rtol=1e-6, atol=1e-8 m)")
         if rtol == 0 and atol is None:
             raise ModelError("rtol=0 needs an absolute tolerance atol > 0 [model length unit]")
-    run = Run.start(model, t_end, h, p, t0, options)
-    if rtol is not None:
-        run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
-        run.dense = t_eval is not None
     if t_eval is not None:
         t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
         if t_eval.size and np.all(np.isfinite(t_eval)) and (t_eval.min() < t0 or t_eval.max() > t_end):
             raise ModelError(f"t_eval spans [{t_eval.min():.6g}, {t_eval.max():.6g}] s, outside the run "
                              f"[{t0:.6g}, {t_end:.6g}] s; request times within the simulated interval")
+    run = Run.start(model, t_end, h, p, t0, options)
+    if rtol is not None:
+        run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
+        run.control = StepControl(run, *run.tolerances, t_eval=t_eval, estimator=options.step_error)
     sol = run.go(show_progress=show_progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                  on_step=on_step)
     return sol if t_eval is None else sol.at(t_eval)
@@ -286,11 +290,8 @@ class Run:
         self.stopped_by = None
         #: (rtol, atol) for error-controlled steps, None for fixed steps
         self.tolerances = None
-        self.h_next = h
-        self.accepted = 0
-        self.rejected = 0
-        #: error-controlled steps also bound the error of the results between the nodes (t_eval)
-        self.dense = False
+        #: the step controller (flexmb.dynamics.step_control.StepControl) of error-controlled runs
+        self.control = None
         #: lever length of each body [m] (error measure of rotations)
         self.lever = body_lengths(self.cm)
 
@@ -312,91 +313,29 @@ class Run:
             self.fac_time += _time.perf_counter() - t
 
     def step(self) -> None:
-        """Advance one time element (subdivided when Newton fails) and record it."""
-        if self.tolerances is not None:
-            return self.step_controlled()
+        """Advance one time element (subdivided when Newton fails) and record it; with tolerances,
+        one error-controlled step (:mod:`flexmb.dynamics.step_control`)."""
+        if self.control is not None:
+            return self.control.step(self)
         h_el = min(self.h, self.t_end - self.st.t)
-        st_new, U, res, retries = _advance(self.system, self.st, h_el, self.w, self.prev, self.scale, self.factor,
-                                           self.options)
+        st_new, U, res, retries = self.solve_element(self.st, h_el, self.w, self.prev)
+        self.commit(st_new, U, res, retries, self.h)
+
+    def solve_element(self, st: ElementStart, h: float, w: NDArray, prev):
+        """Solve the element of length ``h`` from ``st`` (halved when Newton fails): ``(end, U, res, retries)``."""
+        return _advance(self.system, st, h, w, prev, self.scale, self.factor, self.options)
+
+    def commit(self, end: ElementStart, U: NDArray, res, retries, h_scale: float, local_error=None) -> None:
+        """Record a solved element (``res``: its pieces) ending at the node ``end``, move there, adapt
+        Newton's scales to a step ``h_scale`` and check the dropped constraint equations."""
         self._record(res, retries)
+        if local_error is not None:
+            self.rec.stats["local_error"].extend([local_error] * len(res))
         self.prev = (res[-1][2], res[-1][0], res[-1][1])
-        self.st = st_new
-        self.w = self.rec.node(st_new)
-        self.n_el += 1
-        self._adapt_scales(res[-1][2], self.h)
-        self._check_dropped()
-
-    def _error(self, a, b, h: float) -> float:
-        """Scaled difference of two end states: the bodies' reference points, rotations (angle x the
-        body's lever length, :func:`flexmb.dynamics.scales.body_lengths`) and velocities (times ``h``: the displacement they cause over a step; near a turning
-        point a phase error shows in the velocities before the positions)."""
-        rtol, atol = self.tolerances
-        L = self.lever  # per body: a rotation error moves the body's points by angle x lever
-        dx = np.linalg.norm(a.x - b.x, axis=1)
-        dr = np.linalg.norm(rot.log(a.R @ np.swapaxes(b.R, 1, 2)), axis=1) * L if self.cm.nb else dx
-        wa, wb = node_velocity(self.cm, a), node_velocity(self.cm, b)
-        first6 = self.cm.vel_off[:, None] + np.arange(6)
-        dw = (wa - wb)[first6]
-        dv = h * np.maximum(np.linalg.norm(dw[:, :3], axis=1), np.linalg.norm(dw[:, 3:], axis=1) * L)
-        xs = np.linalg.norm(b.x, axis=1)
-        return float(np.max(np.maximum(np.maximum(dx, dv), dr) / (atol + rtol * xs), initial=0.0))
-
-    def _dense_error(self, a, wa, mid, b, wb, h: float) -> float:
-        """Scaled distance between the computed mid node of a step and the order-4 interpolation
-        (:mod:`flexmb.dense_output`) through the step's end nodes: positions and rotations x lever."""
-        rtol, atol = self.tolerances
-        cols = self.cm.vel_off[:, None] + np.arange(6)
-        t2 = np.array([0.0, h])
-        x = np.stack([a.x, b.x])
-        v = np.stack([wa[cols[:, :3]], wb[cols[:, :3]]])
-        om = np.stack([wa[cols[:, 3:]], wb[cols[:, 3:]]])
-        xi = hermite_positions(t2, x, v, np.array([h / 2]))[0]
-        Ri = hermite_rotations(t2, np.stack([a.R, b.R]), om, np.array([h / 2]))[0]
-        dx = np.linalg.norm(xi - mid.x, axis=1)
-        dr = np.linalg.norm(rot.log(Ri @ np.swapaxes(mid.R, 1, 2)), axis=1) * self.lever
-        return float(np.max(np.maximum(dx, dr) / (atol + rtol * np.linalg.norm(mid.x, axis=1)), initial=0.0))
-
-    def step_controlled(self) -> None:
-        """One error-controlled step: ``h`` and two ``h/2`` from the same start; keep the halves
-        when the estimated error is within the tolerances, else retry with a smaller ``h``."""
-        p = self.te.p
-        while True:
-            h = min(self.h_next, self.t_end - self.st.t)
-            whole, _, _, _ = _advance(self.system, self.st, h, self.w, None, self.scale, self.factor, self.options)
-            mid, U1, res1, r1 = _advance(self.system, self.st, h / 2, self.w, None, self.scale, self.factor, self.options)
-            w_mid = node_velocity(self.cm, mid)
-            end, U2, res2, r2 = _advance(self.system, mid, h / 2, w_mid, (res1[-1][2], res1[-1][0], res1[-1][1]),
-                                         self.scale, self.factor, self.options)
-            # error of the two halves, per unit step: the errors of the steps add up to at most the
-            # tolerance over the whole run (error per unit step, so the global error is controlled)
-            err = self._error(whole, end, h) / (2.0 ** (2 * p) - 1.0) * (self.t_end - self.t0) / h
-            # and results between the nodes (dense output, order 4): the cubic through the step's
-            # ends misses the computed mid node by ~16 x the error of the cubics on the halves
-            # (only when results between the nodes are requested: t_eval)
-            err_dense = (self._dense_error(self.st, self.w, mid, end, node_velocity(self.cm, end), h) / 16.0
-                         if self.dense else 0.0)
-            grow = min(4.0 if err == 0 else 0.9 * err ** (-1.0 / (2 * p)),
-                       4.0 if err_dense == 0 else 0.9 * err_dense ** (-0.25))
-            grow = min(4.0, max(0.2, grow))
-            err = max(err, err_dense)
-            if err <= 1.0:
-                break
-            self.rejected += 1
-            self.h_next = h * grow
-            if self.h_next < 1e-12 * max(1.0, abs(self.t_end)):
-                raise ConvergenceError(
-                    f"error-controlled step at t = {self.st.t:.6g} s: the step fell below 1e-12 s without meeting "
-                    f"rtol/atol = {self.tolerances}; loosen the tolerances", time=self.st.t)
-        self.accepted += 1
-        self._record(res1, r1)
-        self.rec.node(mid)
-        self._record(res2, r2)
-        self.prev = (res2[-1][2], res2[-1][0], res2[-1][1])
         self.st = end
         self.w = self.rec.node(end)
-        self.n_el += 2
-        self.h_next = h * grow
-        self._adapt_scales(res2[-1][2], self.h_next)
+        self.n_el += 1
+        self._adapt_scales(res[-1][2], h_scale)
         self._check_dropped()
 
     def _adapt_scales(self, U, h: float) -> None:
@@ -526,9 +465,8 @@ class Run:
             "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
             **redundancy_meta(cm),
         }
-        if self.tolerances is not None:
-            meta.update({"rtol": self.tolerances[0], "atol": self.tolerances[1], "accepted_steps": self.accepted,
-                         "rejected_steps": self.rejected})
+        if self.control is not None:
+            meta.update(self.control.meta())
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
         with reaction_set(cm):  # the full constraint set after a re-selection

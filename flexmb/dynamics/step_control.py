@@ -1,0 +1,360 @@
+"""Error-controlled steps of :func:`~flexmb.simulate` (``rtol``/``atol``): the local error estimate,
+the step-size controller and the landing on requested output times.
+
+Local error estimate ("history", the default; no extra solve)
+--------------------------------------------------------------
+The time element of order ``p`` is Gauss collocation: its node values superconverge at order
+``2p``, with the local error (one step of length ``h`` from exact start values)
+
+    ``le = -(-1)^p C_p h^(2p+1) y^(2p+1) + O(h^(2p+2))``,   ``C_p = (p!)^2 / ((2p)! (2p+1)!)``
+
+(``1/12``, ``1/720``, ``1/100800`` for ``p = 1, 2, 3``), exactly for linear motion (``e^z`` minus
+the diagonal Pade approximant that the element's growth function is) and to leading order
+otherwise.  The derivative ``y^(2p+1)`` of the bodies' positions and rotation vectors is read off
+the Hermite interpolant (values and velocities) through the last ``p + 2`` nodes, at the middle of
+the step being judged: one small dense solve per step.  Both the computed and the exact motion
+satisfy the position constraints at the nodes, so the node error lies in the joints' tangent
+space; the normal part of the estimate (the centripetal part of ``y^(2p+1)`` on a circle, 5-10x
+the true error of a pendulum) is projected out (:meth:`StepControl.tangent`).  Measured against
+the true local error (``tests/test_adaptive_estimate.py``, 8 substeps as reference) the estimate
+is 1.0 / 2.5-2.9 / 2.5-3.6 x too high at ``p = 1 / 2 / 3`` on a pendulum and a spinning body
+(a linear oscillator: 0.38 / 2.5 / 0.8), hence the factors :data:`CALIBRATION` (after them: within
+0.4-1.8 on those cases, and 1.0 median / 1.7 sum (``p = 2``), 1.5 / 2.4 (``p = 3``) on the 15-link
+chain).  Interpolating the positions alone through ``2p + 2`` nodes (no velocities: the nodes'
+velocities differ from the derivative of their positions by ``O(h^2p)``, the order of the
+estimated error) was measured too: medians nearer 1 uncalibrated, but a 10x wider step-to-step
+scatter, hence more rejected steps.  The first steps (before ``p + 2`` nodes exist) and the option
+``SimulationOptions(step_error="doubling")`` use step doubling (the step and its two halves from
+the same start, difference ``/ (2^2p - 1)``): 1.5 solved elements per recorded one.
+
+Error measure and acceptance
+----------------------------
+Per body, the larger of the reference-point error and the rotation error times the body's lever
+length (:func:`flexmb.dynamics.scales.body_lengths`), divided by ``atol + rtol |x|``; the largest
+over the bodies, divided by the step's share of the tolerance, is ``err``.  The tolerance is
+shared equally among the run's steps (the accepted ones plus ``(t_end - t) / h`` still to come):
+equal local errors per step minimise the number of steps for a given sum of local errors (a
+Lagrange-multiplier argument on ``sum h^(2p+1) |y^(2p+1)|``), where the classical "error per unit
+step" spends too many steps on smooth stretches.  A step is accepted when ``err <= 1 + credit``,
+``credit`` the unspent shares of the steps before it (at most :data:`CREDIT_MAX`): the sum of the
+estimates stays within the tolerance while a noisy estimate (1.5-3x step to step on the chain) does
+not force a rejection each time it exceeds its share.  The sum bounds the global error as long as
+the dynamics do not amplify the local errors; a chaotic chain does (measured on the 15-link chain
+at ``p = 2``: global 1.6x the sum), see benchmarks/README.md.
+
+Controller
+----------
+A PI controller (Gustafsson 1991; Hairer, Norsett & Wanner, *Solving ODEs I*, II.4) on ``err ~ h^k``,
+``k = 2p + 1``, aiming at ``err = TARGET``: ``h_new = h (TARGET/err)^(0.7/k) (err_prev/TARGET)^(0.4/k)``
+within ``[0.2, 2.5] h`` (no growth right after a rejection); a rejected step is retried with
+``h max(0.2, (TARGET/err)^(1/k))``.
+
+Output times
+------------
+With ``t_eval``, a requested time within reach of the next step becomes a node (the step is
+shortened to land on it, or the distance split in two equal steps to avoid a sliver), so that the
+results there carry the nodal accuracy; requested times closer together than a step are
+interpolated (:mod:`flexmb.dense_output`, cubic Hermite, error ``h^4 y^(4) / 384``), and a step
+holding such times also bounds that interpolation error by the tolerance.
+"""
+from __future__ import annotations
+
+import logging
+from math import factorial
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb import rotations as rot
+from flexmb.dense_output import hermite_positions, hermite_rotations
+from flexmb.dynamics.constraints import node_velocity, velocity_constraint_matrix
+from flexmb.errors import ConvergenceError, ModelError
+
+log = logging.getLogger(__name__)
+
+__all__ = ["StepControl", "ERROR_CONSTANT", "hermite_derivatives"]
+
+#: ``C_p``: the local error of the nodes is ``C_p h^(2p+1) |y^(2p+1)|`` to leading order
+ERROR_CONSTANT = {p: factorial(p) ** 2 / (factorial(2 * p) * factorial(2 * p + 1)) for p in (1, 2, 3)}
+#: true / estimated local error, measured on the pendulum and the spinning body (module docstring)
+CALIBRATION = {1: 1.0, 2: 0.5, 3: 0.5}
+#: the controller aims at err = TARGET (its safety margin); step ratio limits
+TARGET, GROW_MAX, SHRINK_MIN = 0.7, 2.5, 0.2
+#: a step may spend the unspent share of the steps before it, up to CREDIT_MAX shares
+CREDIT_MAX = 2.0
+#: PI gains (times 1/k): Gustafsson's 0.7 / 0.4
+K_I, K_P = 0.7, 0.4
+ESTIMATORS = ("history", "doubling")
+#: the interpolant spans p + HISTORY_EXTRA elements
+HISTORY_EXTRA = 1
+
+
+def hermite_derivatives(s: NDArray, y: NDArray, dy: NDArray, orders, at: float = 0.5) -> list[NDArray]:
+    """Derivatives of the Hermite interpolant through ``(s_i, y_i, dy_i)``.
+
+    ``s (n,)`` distinct abscissae (scaled time), ``y, dy (n, c)`` values and first derivatives of
+    ``c`` components; the interpolant has degree ``2n - 1``.  Returns, for each ``q`` in ``orders``,
+    its ``q``-th derivative at ``at``, shape ``(c,)``."""
+    n = s.size
+    deg = np.arange(2 * n)
+    A = np.zeros((2 * n, 2 * n))
+    A[:n] = s[:, None] ** deg
+    A[n:, 1:] = deg[1:] * s[:, None] ** (deg[1:] - 1)
+    coef = np.linalg.solve(A, np.concatenate([y, dy]))  # (2n, c)
+    out = []
+    for q in orders:
+        k = deg[q:]
+        w = np.array([factorial(int(kk)) / factorial(int(kk - q)) for kk in k]) * at ** (k - q)
+        out.append(w @ coef[q:])
+    return out
+
+
+class StepControl:
+    """Error-controlled steps of a :class:`~flexmb.dynamics.simulate.Run` (module docstring).
+
+    ``rtol`` [-], ``atol`` [model length unit]; ``t_eval`` the requested output times [s] or None;
+    ``estimator``: ``"history"`` or ``"doubling"``.  Counts ``accepted``, ``rejected`` steps and
+    ``solved`` elements (every element Newton solved: kept, rejected and the estimator's own)."""
+
+    def __init__(self, run, rtol: float, atol: float, t_eval=None, estimator: str = "history"):
+        if estimator not in ESTIMATORS:
+            raise ModelError(f"SimulationOptions(step_error={estimator!r}): use one of {ESTIMATORS}")
+        self.rtol, self.atol = float(rtol), float(atol)
+        self.estimator = estimator
+        self.p = run.te.p
+        self.k = 2 * self.p + 1  # err ~ h^k (local error per step)
+        self.m = self.p + HISTORY_EXTRA  # elements spanned by the Hermite interpolant
+        self.t_end = run.t_end
+        self.t_eval = None if t_eval is None else np.sort(np.asarray(t_eval, dtype=float).reshape(-1))
+        self.h_next = run.h
+        self.accepted = self.rejected = self.solved = 0
+        self.err_prev = 1.0
+        #: unspent tolerance of the accepted steps, in units of one step's share
+        self.credit = 0.0
+        self.after_reject = False
+        #: accepted nodes (t, x (nb, 3), R (nb, 3, 3), v (nb, 3), omega (nb, 3)), the last p
+        self.history: list = []
+        run.rec.stats["local_error"] = []  # estimated local error of each recorded element [m]
+        cols = run.cm.vel_off[:, None] + np.arange(6)
+        self._vcols, self._ocols = cols[:, :3], cols[:, 3:]
+
+    # ------------------------------------------------------------------ node data and error measures
+    def _node(self, cm, st, w=None) -> tuple:
+        w = node_velocity(cm, st) if w is None else w
+        return (st.t, st.x.copy(), st.R.copy(), w[self._vcols], w[self._ocols])
+
+    def _scaled(self, dx: NDArray, dr: NDArray, x: NDArray, lever: NDArray) -> float:
+        """Largest body error ``max(|dx|, |dr| lever) / (atol + rtol |x|)``; ``dx, dr (nb, 3)``."""
+        e = np.maximum(np.linalg.norm(dx, axis=1), np.linalg.norm(dr, axis=1) * lever)
+        return float(np.max(e / (self.atol + self.rtol * np.linalg.norm(x, axis=1)), initial=0.0))
+
+    def tangent(self, cm, st, d: NDArray, lever: NDArray) -> NDArray:
+        """The part of the error estimate ``d (2 nb, 3)`` (positions, then rotation vectors) that the
+        joints allow at the node ``st``: both the computed and the exact motion satisfy the position
+        constraints at the nodes, so the error of the nodes lies in the constraints' tangent space;
+        the component normal to it (e.g. the centripetal part of ``y^(2p+1)`` of a body on a circle)
+        is removed, orthogonally in the lever-scaled metric (rotations x lever)."""
+        if not cm.nj:
+            return d
+        G, _ = velocity_constraint_matrix(cm, st)
+        if G.shape[0] == 0:
+            return d
+        nb = cm.nb
+        e = np.zeros(cm.nv)
+        e[self._vcols] = d[:nb]
+        e[self._ocols] = d[nb:] * lever[:, None]
+        sc = np.ones(cm.nv)
+        sc[self._ocols] = lever[:, None]
+        Gs = G.toarray() / sc  # the constraints on the scaled vector
+        corr = Gs.T @ np.linalg.lstsq(Gs @ Gs.T, Gs @ e, rcond=1e-10)[0]
+        e = e - corr
+        return np.concatenate([e[self._vcols], e[self._ocols] / lever[:, None]])
+
+    def history_estimate(self, nodes: list, lever: NDArray, dense: bool = False, cm=None, st=None) -> tuple[float, float, float]:
+        """Local error of the last step of ``nodes`` (``m + 1`` node tuples) from the Hermite
+        interpolant through them: ``(err_local, err_dense, local_error_length)``; ``err_local`` scaled
+        by the tolerances (not yet per unit step), ``err_dense`` the scaled cubic-interpolation error
+        on the step (0 unless ``dense``), ``local_error_length`` the largest body error [m]."""
+        t = np.array([n[0] for n in nodes])
+        h = t[-1] - t[-2]
+        s = (t - t[-2]) / h  # the step being judged is s in [0, 1]
+        R0 = nodes[-2][2]
+        nb = R0.shape[0]
+        # positions, and rotation vectors relative to the step's start with their rates T^-1 omega
+        th = np.stack([rot.log(n[2] @ np.swapaxes(R0, 1, 2)) for n in nodes])  # (n, nb, 3)
+        dth = np.einsum("knij,knj->kni", rot.tangent_inv(th), np.stack([n[4] for n in nodes]))
+        y = np.concatenate([np.stack([n[1] for n in nodes]), th], axis=1).reshape(len(nodes), -1)
+        dy = h * np.concatenate([np.stack([n[3] for n in nodes]), dth], axis=1).reshape(len(nodes), -1)
+        q = 2 * self.p + 1
+        orders = (q, 4) if dense else (q,)
+        der = hermite_derivatives(s, y, dy, orders, at=0.5)
+        d = ERROR_CONSTANT[self.p] * CALIBRATION[self.p] * der[0].reshape(2 * nb, 3)
+        if cm is not None:
+            d = self.tangent(cm, st, d, lever)
+        x = nodes[-1][1]
+        err = self._scaled(d[:nb], d[nb:], x, lever)
+        length = float(np.max(np.maximum(np.linalg.norm(d[:nb], axis=1), np.linalg.norm(d[nb:], axis=1) * lever),
+                              initial=0.0))
+        err_dense = 0.0
+        if dense:
+            dd = der[1].reshape(2 * nb, 3) / 384.0
+            err_dense = self._scaled(dd[:nb], dd[nb:], x, lever)
+        return err, err_dense, length
+
+    # ------------------------------------------------------------------ step planning
+    def _planned(self, t: float, t_end: float) -> tuple[float, bool]:
+        """The next step from ``t`` and whether requested output times fall inside it (interpolated
+        there).  The end of the run and sparse output times are landed on (module docstring)."""
+        h = self.h_next
+        eps = 1e-12 * max(1.0, abs(t_end))
+        ahead = np.empty(0) if self.t_eval is None else self.t_eval[(self.t_eval > t + eps) & (self.t_eval < t_end - eps)]
+        ahead = np.append(ahead, t_end)
+        t1 = ahead[0]
+        if ahead.size > 1 and ahead[1] - t1 < h:  # output times denser than the steps: interpolate
+            h = min(h, t_end - t)
+            return h, bool(t1 < t + h - eps)
+        if t1 <= t + h * (1 + 1e-9):
+            return t1 - t, False  # land on it
+        if t1 < t + 2 * h:
+            return (t1 - t) / 2, False  # two equal steps instead of a sliver
+        return h, False
+
+    def _budget(self, t: float, h: float) -> float:
+        """``1 / share``: the tolerance is shared among the run's steps, the accepted ones and those
+        still to come at the step ``h`` from ``t`` (at the start: the error per unit step)."""
+        return self.accepted + max(self.t_end - t, h) / h
+
+    def _grow(self, err: float, ok: bool = True) -> float:
+        """Step ratio: PI control on ``err ~ h^k`` aiming at ``err = TARGET`` after an accepted step;
+        plain I control, without growth, right after a rejection; ``(TARGET / err)^(1/k)`` for a
+        rejected step."""
+        k, e = self.k, max(err, 1e-300)
+        if not ok:
+            return (TARGET / e) ** (1.0 / k)
+        if self.after_reject:
+            return min(1.0, (TARGET / e) ** (1.0 / k))
+        return (TARGET / e) ** (K_I / k) * (self.err_prev / TARGET) ** (K_P / k)
+
+    # ------------------------------------------------------------------ the step
+    def step(self, run) -> None:
+        """Advance ``run`` by one accepted step (retrying rejected ones smaller)."""
+        if self.estimator == "doubling" or len(self.history) < self.m:
+            return self._step_doubling(run)
+        cm = run.cm
+        while True:
+            h, dense = self._planned(run.st.t, run.t_end)
+            end, U, res, retries = run.solve_element(run.st, h, run.w, run.prev)
+            self.solved += len(res)
+            w_end = node_velocity(cm, end)
+            err, err_dense, length = self.history_estimate(self.history[-self.m:] + [self._node(cm, end, w_end)],
+                                                           run.lever, dense, cm, end)
+            err *= self._budget(run.st.t, h)
+            ok = err <= 1.0 + self.credit and err_dense <= 1.0
+            g = self._grow(err, ok)
+            if dense:
+                g = min(g, (TARGET / max(err_dense, 1e-300)) ** 0.25)
+            g = min(GROW_MAX, max(SHRINK_MIN, g))
+            if ok:
+                break
+            self._reject(run, h, g, err)
+        self.credit = min(CREDIT_MAX, self.credit + 1.0 - err)
+        self.err_prev = max(err, 1e-4)
+        self.after_reject = False
+        self.accepted += 1
+        # the step planned to land on an output time keeps the controller's step for the next one
+        self.h_next = max(h * g, self.h_next if h < self.h_next else 0.0) if g >= 1 else h * g
+        run.commit(end, U, res, retries, self.h_next, local_error=length)
+        self.history = (self.history + [self._node(cm, end, run.w)])[-self.m:]
+
+    def _reject(self, run, h: float, g: float, err: float) -> None:
+        self.rejected += 1
+        self.after_reject = True
+        self.h_next = h * min(g, 0.9)
+        log.debug("step rejected at t = %.6g s: h = %.4g s, err = %.3g; retry with h = %.4g s", run.st.t, h, err,
+                  self.h_next)
+        if self.h_next < 1e-12 * max(1.0, abs(run.t_end)):
+            raise ConvergenceError(
+                f"error-controlled step at t = {run.st.t:.6g} s: the step fell below 1e-12 s without meeting "
+                f"rtol = {self.rtol:g}, atol = {self.atol:g}; loosen the tolerances", time=run.st.t)
+
+    def _step_doubling(self, run) -> None:
+        """``h`` and two ``h/2`` from the same start; keep the halves when the difference
+        ``/ (2^2p - 1)`` (their estimated local error) is within the tolerances."""
+        cm, p = run.cm, self.p
+        if not self.history:
+            self.history = [self._node(cm, run.st, run.w)]
+        while True:
+            h, dense = self._planned(run.st.t, run.t_end)
+            whole, _, res0, _ = run.solve_element(run.st, h, run.w, None)
+            mid, U1, res1, r1 = run.solve_element(run.st, h / 2, run.w, None)
+            w_mid = node_velocity(cm, mid)
+            end, U2, res2, r2 = run.solve_element(mid, h / 2, w_mid, (U1, res1[-1][0], res1[-1][1]))
+            self.solved += len(res0) + len(res1) + len(res2)
+            w_end = node_velocity(cm, end)
+            scale = 2.0 ** (2 * p) - 1.0
+            dx = (whole.x - end.x) / scale
+            dr = rot.log(whole.R @ np.swapaxes(end.R, 1, 2)) / scale
+            # (dx, dr: the error of the two halves together; per element half of it)
+            err = 0.5 * self._scaled(dx, dr, end.x, run.lever) * self._budget(run.st.t, h / 2)
+            length = float(np.max(np.maximum(np.linalg.norm(dx, axis=1), np.linalg.norm(dr, axis=1) * run.lever),
+                                  initial=0.0))
+            err_dense = 0.0
+            if dense:  # the cubic through the step's ends misses the computed mid node by ~16 x the
+                # interpolation error on the halves
+                err_dense = self._dense_miss(run.st, run.w, mid, end, w_end, h, run.lever) / 16.0
+            ok = err <= 1.0 + self.credit and err_dense <= 1.0
+            g = self._grow(err, ok)
+            if dense:
+                g = min(g, (TARGET / max(err_dense, 1e-300)) ** 0.25)
+            g = min(GROW_MAX, max(SHRINK_MIN, g))
+            if ok:
+                break
+            self._reject(run, h, g, err)
+        self.accepted += 2  # two steps of h / 2 are kept
+        self.after_reject = False
+        self.credit = min(CREDIT_MAX, self.credit + 1.0 - err)
+        self.err_prev = max(err, 1e-4)
+        self.h_next = max(h * g, self.h_next if h < self.h_next else 0.0) if g >= 1 else h * g
+        run.commit(mid, U1, res1, r1, self.h_next, local_error=length / 2)
+        self.history.append(self._node(cm, mid, run.w))
+        run.commit(end, U2, res2, r2, self.h_next, local_error=length / 2)
+        self.history = (self.history + [self._node(cm, end, run.w)])[-self.m:]
+
+    def _dense_miss(self, a, wa, mid, b, wb, h: float, lever: NDArray) -> float:
+        """Scaled distance between the computed mid node of a step and the cubic Hermite
+        interpolation (:mod:`flexmb.dense_output`) through the step's end nodes."""
+        t2 = np.array([0.0, h])
+        v = np.stack([wa[self._vcols], wb[self._vcols]])
+        om = np.stack([wa[self._ocols], wb[self._ocols]])
+        xi = hermite_positions(t2, np.stack([a.x, b.x]), v, np.array([h / 2]))[0]
+        Ri = hermite_rotations(t2, np.stack([a.R, b.R]), om, np.array([h / 2]))[0]
+        return self._scaled(xi - mid.x, rot.log(Ri @ np.swapaxes(mid.R, 1, 2)), mid.x, lever)
+
+    def state(self) -> dict:
+        """The controller's state as named arrays (for checkpoints: :mod:`flexmb.dynamics.checkpoint`)."""
+        out = {"scalars": np.array([self.rtol, self.atol, self.h_next, self.accepted, self.rejected, self.solved,
+                                    self.err_prev, self.credit, float(self.after_reject),
+                                    float(ESTIMATORS.index(self.estimator))])}
+        if self.t_eval is not None:
+            out["t_eval"] = self.t_eval
+        if self.history:
+            for i, key in enumerate(("t", "x", "R", "v", "omega")):
+                out[f"history/{key}"] = np.stack([np.asarray(n[i]) for n in self.history])
+        return out
+
+    @classmethod
+    def restore(cls, run, state: dict) -> "StepControl":
+        """The controller of ``run`` from :meth:`state` (a resumed run continues bit-identically)."""
+        sc = state["scalars"]
+        ctl = cls(run, sc[0], sc[1], t_eval=state.get("t_eval"), estimator=ESTIMATORS[int(sc[9])])
+        ctl.h_next, ctl.err_prev, ctl.credit = float(sc[2]), float(sc[6]), float(sc[7])
+        ctl.accepted, ctl.rejected, ctl.solved = int(sc[3]), int(sc[4]), int(sc[5])
+        ctl.after_reject = bool(sc[8])
+        if "history/t" in state:
+            cols = [state[f"history/{key}"] for key in ("t", "x", "R", "v", "omega")]
+            ctl.history = [(float(cols[0][i]),) + tuple(np.array(c[i]) for c in cols[1:]) for i in range(cols[0].size)]
+        return ctl
+
+    def meta(self) -> dict:
+        return {"rtol": self.rtol, "atol": self.atol, "accepted_steps": self.accepted, "rejected_steps": self.rejected,
+                "solved_elements": self.solved, "step_error": self.estimator}

@@ -230,8 +230,16 @@ def _umfpack_available() -> bool:
 
 
 #: name -> factory of a fresh backend instance
+def _lean_superlu() -> Factor:
+    """``"superlu"``: :class:`SuperLU` with a dense LU for tiny systems and direct SuperLU calls
+    (:mod:`flexmb.dynamics.dense_solve`, same factorization above ``DENSE_MAX`` unknowns)."""
+    from flexmb.dynamics.dense_solve import LeanSuperLU
+
+    return LeanSuperLU()
+
+
 LINEAR_SOLVERS: dict[str, Callable[[], Factor]] = {
-    "superlu": SuperLU,
+    "superlu": _lean_superlu,
     "superlu-colamd": lambda: SuperLU(reuse_ordering=False),
     "umfpack": Umfpack,
 }

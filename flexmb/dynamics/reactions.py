@@ -143,8 +143,17 @@ def local_weights(nodes: NDArray, x: NDArray, n: int, derivative: int) -> tuple[
 def legendre_at_gauss(te) -> NDArray:
     """``(m, p)`` with ``m = p - 1``: ``b_i P_l(2 c_i - 1)``, the Gauss-quadrature weights of the element
     moments of degree ``l = 0 .. p - 2`` (shifted Legendre polynomials)."""
+    hit = _LEGENDRE.get(id(te))
+    if hit is not None and hit[0] is te:  # once per time element (NumPy's Legendre class is slow)
+        return hit[1]
     P = np.array([np.polynomial.legendre.Legendre.basis(l)(2.0 * te.c - 1.0) for l in range(te.p - 1)])
-    return P.reshape(te.p - 1, te.p) * te.b[None, :]
+    W = P.reshape(te.p - 1, te.p) * te.b[None, :]
+    W.flags.writeable = False
+    _LEGENDRE[id(te)] = (te, W)
+    return W
+
+
+_LEGENDRE: dict = {}
 
 
 def element_record(te, lam: NDArray, xb: NDArray) -> NDArray:

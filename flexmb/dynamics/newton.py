@@ -9,6 +9,15 @@ Jacobian reuse (``NewtonOptions.reuse``)
 ``"auto"`` (default): ``"element"`` for systems of at least ``reuse_min_unknowns`` (2000)
 internal unknowns, ``"none"`` below, where evaluation dominates and the extra iterations of the
 simplified Newton cost more than the factorizations they save.
+Near the root, full Newton reuses too (``reuse_near``): once a fresh increment is below
+``reuse_near`` (1e-4, scaled), the next iteration, normally the converging one, evaluates the
+residual only and solves with the last factorization.  Its increment differs from the full Newton
+increment by O(|previous increment| x |increment|), i.e. below 1e-14 of the scales when it is
+accepted (|increment| <= tol), so the converged unknowns are those of full Newton to round-off; it
+saves one Jacobian evaluation and one factorization per element (pendulum and 10-link chain: 3
+iterations, ``benchmarks/README.md``, "Small models").  If that increment does not converge, it is
+kept when it contracts by ``reuse_rate`` and the next iteration is a fresh one; otherwise it is
+discarded as in ``"element"`` below.
 ``"element"``: simplified Newton inside an element: the matrix factored at the first iteration is
 reused for the next iterations as long as each increment contracts by at least ``reuse_rate``
 (0.5) relative to the previous one.  An increment that contracts less is *discarded* and
@@ -51,7 +60,10 @@ class NewtonOptions:
     iterations; an increment that stops contracting below ``roundoff_factor * tol`` is accepted
     as converged to round-off; ``reuse``: ``"auto"`` | ``"none"`` | ``"element"`` | ``"steps"``
     (Jacobian reuse, see the module docstring) with refresh when the contraction rate exceeds
-    ``reuse_rate``; ``"auto"`` reuses for systems of at least ``reuse_min_unknowns`` unknowns."""
+    ``reuse_rate``; ``"auto"`` reuses for systems of at least ``reuse_min_unknowns`` unknowns;
+    ``reuse_near``: in full Newton (``"none"``, or ``"auto"`` below the size), once a fresh increment
+    is at most ``reuse_near`` (scaled) the next iteration reuses its factorization with a
+    residual-only evaluation (the last, converging iteration; 0 disables it)."""
 
     tol: float = 1e-10
     max_iter: int = 25
@@ -61,6 +73,7 @@ class NewtonOptions:
     reuse: str = "auto"
     reuse_rate: float = 0.5
     reuse_min_unknowns: int = 2000
+    reuse_near: float = 1e-4
 
     def __post_init__(self):
         if self.reuse not in REUSE_MODES:
@@ -140,6 +153,9 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
     worst = -1
     solve = _carried(factor, n) if reuse == "steps" else None
     prev_fresh = False
+    # full Newton near the root: the converging iteration reuses the last factorization
+    late = reuse == "none" and residual is not None and options.reuse_near > 0
+    near = False
 
     def fail(k, message, err=np.inf, worst=-1):
         if reuse == "steps":
@@ -147,7 +163,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         return NewtonResult(False, U, k, rate, n_res, n_jac, n_fac, err, worst, message, history)
 
     for k in range(1, options.max_iter + 1):
-        reusing = solve is not None and reuse != "none"
+        reusing = solve is not None and (reuse != "none" or near)
         if reusing and residual is not None:
             F, J = residual(U), None  # the matrix is reused: the Jacobian values are not needed
         else:
@@ -157,7 +173,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         if not np.all(np.isfinite(F)):
             return fail(k, "residual is not finite", worst=int(np.argmax(~np.isfinite(F))))
         fresh = False
-        if solve is not None and reuse != "none":
+        if reusing:
             # simplified Newton step with the reused factorization
             dU = -solve(F)
             w = np.abs(dU) / (scale + np.abs(U + dU))
@@ -170,7 +186,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
                 left = options.max_iter - k
                 if theta > options.reuse_rate or (e > options.tol and theta ** left * e > options.tol):
                     solve = None
-        if solve is None or reuse == "none":
+        if solve is None or not reusing:
             if J is None:  # the reused matrix was dropped: the Jacobian at the same iterate
                 F2, J = evaluate(U)
                 n_jac += 1
@@ -209,4 +225,5 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
             return fail(k, "diverging", err, worst)
         prev = err
         prev_fresh = fresh
+        near = late and fresh and err <= options.reuse_near
     return fail(options.max_iter, f"no convergence in {options.max_iter} iterations", err, worst)

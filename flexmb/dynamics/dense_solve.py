@@ -82,13 +82,25 @@ class LeanSuperLU(SuperLU):
                           Relax=self.relax, SymmetricMode=True)  # what splu passes for NATURAL
         self._direct = _superlu is not None
 
+    _src = (None, None)
+
+    def _known(self, A) -> bool:
+        """``A`` has the cached pattern: the very index arrays it was first seen with (the matrices of a
+        :class:`~flexmb.dynamics.layout.Pattern` share them), else compared entry by entry."""
+        if A.indptr is self._src[0] and A.indices is self._src[1]:
+            return True
+        return _same_pattern(A, *self._key)
+
     def __call__(self, A):
         n = A.shape[0]
         if n <= self.dense_max:
             return self._dense(A)
         if not (self._direct and self.reuse_ordering and self._key is not None and sp.issparse(A)
-                and A.format == "csc" and _same_pattern(A, *self._key)):
-            return super().__call__(A)
+                and A.format == "csc" and self._known(A)):
+            lu = super().__call__(A)
+            if self._key is not None and sp.issparse(A) and A.format == "csc" and _same_pattern(A, *self._key):
+                self._src = (A.indptr, A.indices)  # e.g. a Pattern's template arrays, shared by its matrices
+            return lu
         data = A.data[self._gather]
         try:
             lu = _superlu.gstrf(n, data.size, data, self._pindices, self._pindptr, csc_construct_func=_csc_array,

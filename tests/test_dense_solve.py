@@ -1,17 +1,26 @@
-"""The small-system paths of the "superlu" backend (flexmb.dynamics.dense_solve): the dense LU and
-the direct SuperLU call give the solution of the plain SuperLU backend to round-off (bit for bit for
-the direct call: the same factorization), and singular matrices raise the library's error."""
+"""The small-system paths of the default "superlu" backend (flexmb.dynamics.dense_solve): the dense LU
+and the direct SuperLU call give the solution of the plain SuperLU backend to round-off (bit for bit
+for the direct call: the same factorization), and singular matrices raise the library's error."""
 import numpy as np
 import pytest
 
-from flexmb.dynamics.dense_solve import DENSE_MAX, DenseLU, LeanSuperLU
+from flexmb.dynamics.dense_solve import DENSE_MAX, DenseLU, SmallFirst, small_first
 from flexmb.dynamics.linsolve import SingularMatrixError, SuperLU, linear_solver
 
 from test_linsolve import random_unsymmetric, same_pattern_new_values
 
 
-def test_superlu_backend_is_the_lean_one():
-    assert isinstance(linear_solver("superlu"), LeanSuperLU)
+def LeanSuperLU():
+    return small_first(SuperLU())
+
+
+def test_default_backend_has_the_small_system_paths():
+    f = linear_solver("superlu")
+    assert isinstance(f, SmallFirst)
+    assert not isinstance(linear_solver("superlu-colamd"), SmallFirst)  # the reference stays plain
+    A = random_unsymmetric(200, seed=9)
+    f(A)
+    assert f.n_orderings == 1 and f.last_nnz > 0 and f._q is not None  # the wrapped backend's attributes
 
 
 @pytest.mark.parametrize("n", [12, DENSE_MAX])

@@ -1,24 +1,30 @@
 """The Newton matrix of small models: dense LAPACK LU below a measured size, and SuperLU called
-without SciPy's per-call wrapper above it (same factorization, bit for bit).
+without SciPy's per-call wrapper above it (the same factorization, bit for bit).
 
-For a few hundred unknowns the work of the sparse LU is a few tens of microseconds and the
+For a few hundred unknowns the work of the sparse LU is a few tens of microseconds, and the
 per-call overhead of ``scipy.sparse.linalg.splu`` (format checks, ``sum_duplicates``, index casts,
-option dictionaries: ~25-40 us) is as large as the factorization.  :class:`LeanSuperLU` is the
-``"superlu"`` backend of :mod:`flexmb.dynamics.linsolve` with two changes:
+option dictionaries: ~25-40 us) is as large as the factorization.  :func:`small_first` wraps the
+default backend of :func:`flexmb.dynamics.linsolve.linear_solver` (:class:`SmallFirst`):
 
 * ``n <= DENSE_MAX`` unknowns: the matrix is scattered into a dense array (positions computed once
-  per pattern) and factored by LAPACK ``dgetrf`` (partial pivoting), solved by ``dgetrs``;
-* above: the matrices of the cached pattern go straight to SuperLU's ``gstrf`` with the options
-  ``splu`` would pass (``NATURAL`` on the pre-ordered columns, ``relax``, ``panel_size``,
-  ``diag_pivot_thresh``): the same factorization as :class:`~flexmb.dynamics.linsolve.SuperLU`.
+  per pattern) and factored by LAPACK ``dgetrf`` (partial pivoting), solved by ``dgetrs``
+  (:class:`DenseLU`);
+* above, when the wrapped backend is :class:`~flexmb.dynamics.linsolve.SuperLU` with its cached
+  column ordering: the matrices of the cached pattern go straight to SuperLU's ``gstrf`` with the
+  options ``splu`` would pass (``NATURAL`` on the pre-ordered columns, ``relax``, ``panel_size``,
+  ``diag_pivot_thresh``, ``SymmetricMode``), i.e. the same factorization;
+* anything else (the first matrix of a pattern, other backends): the wrapped backend itself.
 
-Measured (``benchmarks/README.md``, "Small models"; one factorization of the Newton matrix, best of
-5 x 300, load ~1): 48 unknowns (one body, one joint, p = 1): splu 45 us, gstrf 20 us, dense 11 us;
-96 (pendulum p = 2): 59 / 33 / 45 us; 144: 73 / 46 / 124 us; 480 (10-link chain p = 1):
-172 / 134 / 3 970 us.  Hence ``DENSE_MAX = 64``.
+Attributes the run reads from its backend (``last_nnz``, the cached ordering ``_q`` and
+``adopt_ordering`` for checkpoints, ...) are those of the wrapped backend.
+
+Measured (``benchmarks/README.md``, "Small models"; one factorization of the Newton matrices of the
+runs, best of 5 x 300 calls, load ~1): 48 unknowns (one body, one joint, p = 1): ``splu`` 45 us,
+direct ``gstrf`` 20 us, dense 11 us; 96 (IFToMM pendulum, p = 2): 59 / 33 / 45 us; 144: 73 / 46 /
+124 us; 480 (10-link chain, p = 1): 172 / 134 / 3 970 us.  Hence ``DENSE_MAX = 64``.
 
 ``gstrf`` is SciPy's private entry point (``scipy.sparse.linalg._dsolve._superlu``); if it is
-missing or its signature changes, the backend falls back to ``splu`` (logged once).
+missing or its signature changes, the wrapped backend is called instead (logged once).
 """
 from __future__ import annotations
 
@@ -28,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
-from flexmb.dynamics.linsolve import SingularMatrixError, SuperLU, _csc, _same_pattern
+from flexmb.dynamics.linsolve import Factor, SingularMatrixError, SuperLU, _csc, _same_pattern
 
 log = logging.getLogger(__name__)
 
@@ -70,49 +76,55 @@ class DenseLU:
         return solve
 
 
-class LeanSuperLU(SuperLU):
-    """:class:`~flexmb.dynamics.linsolve.SuperLU` (cached COLAMD ordering) with the dense path for
-    ``n <= dense_max`` and direct ``gstrf`` calls for the matrices of the cached pattern."""
+class SmallFirst:
+    """A backend ``inner`` with the dense path for ``n <= dense_max`` and, when ``inner`` is a plain
+    :class:`~flexmb.dynamics.linsolve.SuperLU` with a cached ordering, direct ``gstrf`` calls for the
+    matrices of its cached pattern (module docstring)."""
 
-    def __init__(self, *args, dense_max: int = DENSE_MAX, **kw) -> None:
-        super().__init__(*args, **kw)
+    def __init__(self, inner: Factor, dense_max: int = DENSE_MAX) -> None:
+        self.inner = inner
         self.dense_max = dense_max
-        self._dense = DenseLU()
-        self._opts = dict(DiagPivotThresh=self.diag_pivot_thresh, ColPerm="NATURAL", PanelSize=self.panel_size,
-                          Relax=self.relax, SymmetricMode=True)  # what splu passes for NATURAL
-        self._direct = _superlu is not None
+        self.dense = DenseLU()
+        self._direct = _superlu is not None and type(inner) is SuperLU and inner.reuse_ordering
+        self._src = (None, None)
 
-    _src = (None, None)
+    def __getattr__(self, name):  # last_nnz, _q, adopt_ordering, n_orderings, ...: the wrapped backend's
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
     def _known(self, A) -> bool:
-        """``A`` has the cached pattern: the very index arrays it was first seen with (the matrices of a
-        :class:`~flexmb.dynamics.layout.Pattern` share them), else compared entry by entry."""
+        """``A`` has the inner SuperLU's cached pattern: the very index arrays it was seen with (the
+        matrices of a :class:`~flexmb.dynamics.layout.Pattern` share them), else compared entry by entry."""
         if A.indptr is self._src[0] and A.indices is self._src[1]:
             return True
-        return _same_pattern(A, *self._key)
+        return _same_pattern(A, *self.inner._key)
 
     def __call__(self, A):
         n = A.shape[0]
         if n <= self.dense_max:
-            return self._dense(A)
-        if not (self._direct and self.reuse_ordering and self._key is not None and sp.issparse(A)
-                and A.format == "csc" and self._known(A)):
-            lu = super().__call__(A)
-            if self._key is not None and sp.issparse(A) and A.format == "csc" and _same_pattern(A, *self._key):
-                self._src = (A.indptr, A.indices)  # e.g. a Pattern's template arrays, shared by its matrices
-            return lu
-        data = A.data[self._gather]
+            return self.dense(A)
+        slu = self.inner
+        csc = sp.issparse(A) and A.format == "csc"
+        if not (self._direct and csc and slu._key is not None and self._known(A)):
+            solve = slu(A)
+            if self._direct and csc and slu._key is not None and _same_pattern(A, *slu._key):
+                self._src = (A.indptr, A.indices)
+            return solve
+        data = A.data[slu._gather]
+        opts = dict(DiagPivotThresh=slu.diag_pivot_thresh, ColPerm="NATURAL", PanelSize=slu.panel_size,
+                    Relax=slu.relax, SymmetricMode=True)  # what splu passes for NATURAL
         try:
-            lu = _superlu.gstrf(n, data.size, data, self._pindices, self._pindptr, csc_construct_func=_csc_array,
-                                ilu=False, options=self._opts)
+            lu = _superlu.gstrf(n, data.size, data, slu._pindices, slu._pindptr, csc_construct_func=_csc_array,
+                                ilu=False, options=opts)
         except RuntimeError as exc:  # "Factor is exactly singular"
             raise SingularMatrixError(str(exc)) from exc
         except TypeError as exc:  # pragma: no cover - a SciPy whose private binding changed
             log.info("direct SuperLU call unavailable (%s); using scipy.sparse.linalg.splu", exc)
             self._direct = False
-            return super().__call__(A)
-        self._lu = lu
-        q = self._q
+            return slu(A)
+        slu._lu = lu
+        q = slu._q
 
         def solve(b, lu=lu, q=q):
             y = lu.solve(np.asarray(b, dtype=float))
@@ -121,3 +133,8 @@ class LeanSuperLU(SuperLU):
             return x
 
         return solve
+
+
+def small_first(inner: Factor, dense_max: int = DENSE_MAX) -> SmallFirst:
+    """``inner`` with the small-system paths of :class:`SmallFirst`."""
+    return SmallFirst(inner, dense_max)

@@ -230,16 +230,8 @@ def _umfpack_available() -> bool:
 
 
 #: name -> factory of a fresh backend instance
-def _lean_superlu() -> Factor:
-    """``"superlu"``: :class:`SuperLU` with a dense LU for tiny systems and direct SuperLU calls
-    (:mod:`flexmb.dynamics.dense_solve`, same factorization above ``DENSE_MAX`` unknowns)."""
-    from flexmb.dynamics.dense_solve import LeanSuperLU
-
-    return LeanSuperLU()
-
-
 LINEAR_SOLVERS: dict[str, Callable[[], Factor]] = {
-    "superlu": _lean_superlu,
+    "superlu": SuperLU,
     "superlu-colamd": lambda: SuperLU(reuse_ordering=False),
     "umfpack": Umfpack,
 }
@@ -259,4 +251,8 @@ def linear_solver(spec: str | Factor) -> Factor:
         make = LINEAR_SOLVERS[spec]
     except KeyError:
         raise ValueError(f"linear_solver={spec!r} is unknown; use one of {sorted(LINEAR_SOLVERS)} or a callable") from None
+    if spec == "superlu":  # the default: dense LU for tiny systems (flexmb.dynamics.dense_solve)
+        from flexmb.dynamics.dense_solve import small_first
+
+        return small_first(make())
     return make()

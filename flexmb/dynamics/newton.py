@@ -9,15 +9,16 @@ Jacobian reuse (``NewtonOptions.reuse``)
 ``"auto"`` (default): ``"element"`` for systems of at least ``reuse_min_unknowns`` (2000)
 internal unknowns, ``"none"`` below, where evaluation dominates and the extra iterations of the
 simplified Newton cost more than the factorizations they save.
-Near the root, full Newton reuses too (``reuse_near``): once a fresh increment is below
-``reuse_near`` (1e-4, scaled), the next iteration, normally the converging one, evaluates the
-residual only and solves with the last factorization.  Its increment differs from the full Newton
-increment by O(|previous increment| x |increment|), i.e. below 1e-14 of the scales when it is
-accepted (|increment| <= tol), so the converged unknowns are those of full Newton to round-off; it
-saves one Jacobian evaluation and one factorization per element (pendulum and 10-link chain: 3
-iterations, ``benchmarks/README.md``, "Small models").  If that increment does not converge, it is
-kept when it contracts by ``reuse_rate`` and the next iteration is a fresh one; otherwise it is
-discarded as in ``"element"`` below.
+Near the root, full Newton reuses too (``reuse_near``, default 1e-4; 0 disables it): once a fresh
+increment is at most ``reuse_near`` (scaled), the next iteration, normally the converging one,
+evaluates the residual only (when the caller passes ``residual``) and solves with the last
+factorization.  Its increment differs from the full Newton increment by O(|previous increment| x
+|increment|), below 1e-14 of the scales when it is accepted (|increment| <= tol), so the converged
+unknowns are those of full Newton to round-off; it saves one Jacobian evaluation and one
+factorization per element (IFToMM pendulum, p = 2: 3.24 -> 2.35 factorizations per element;
+10-link chain, p = 1: 3.00 -> 2.00; ``benchmarks/README.md``, "Small models").  If that increment
+does not converge, it is kept when it contracts by ``reuse_rate`` and the next iteration is a fresh
+one; otherwise it is discarded as in ``"element"`` below.
 ``"element"``: simplified Newton inside an element: the matrix factored at the first iteration is
 reused for the next iterations as long as each increment contracts by at least ``reuse_rate``
 (0.5) relative to the previous one.  An increment that contracts less is *discarded* and
@@ -60,20 +61,18 @@ class NewtonOptions:
     iterations; an increment that stops contracting below ``roundoff_factor * tol`` is accepted
     as converged to round-off; ``reuse``: ``"auto"`` | ``"none"`` | ``"element"`` | ``"steps"``
     (Jacobian reuse, see the module docstring) with refresh when the contraction rate exceeds
-    ``reuse_rate``; ``"auto"`` reuses for systems of at least ``reuse_min_unknowns`` unknowns;
-    ``reuse_near``: in full Newton (``"none"``, or ``"auto"`` below the size), once a fresh increment
-    is at most ``reuse_near`` (scaled) the next iteration reuses its factorization with a
-    residual-only evaluation (the last, converging iteration; 0 disables it)."""
+    ``reuse_rate``; ``"auto"`` reuses for systems of at least ``reuse_min_unknowns`` unknowns."""
 
     tol: float = 1e-10
     max_iter: int = 25
     divergence_rate: float = 2.0
     min_iter_divergence: int = 3
     roundoff_factor: float = 100.0
+    #: full Newton reuses its last factorization once a fresh increment is below this (module docstring)
+    reuse_near: float = 1e-4
     reuse: str = "auto"
     reuse_rate: float = 0.5
     reuse_min_unknowns: int = 2000
-    reuse_near: float = 1e-4
 
     def __post_init__(self):
         if self.reuse not in REUSE_MODES:
@@ -144,6 +143,9 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
     reuse = options.reuse
     if reuse == "auto":
         reuse = "element" if n >= options.reuse_min_unknowns else "none"
+    # full Newton near the root (reuse_near): the converging iteration reuses the last factorization
+    late = reuse == "none" and residual is not None and options.reuse_near > 0
+    near = False
     U = U0.copy()
     prev = None  # scaled norm of the previous accepted increment
     rate = 0.0
@@ -153,9 +155,6 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
     worst = -1
     solve = _carried(factor, n) if reuse == "steps" else None
     prev_fresh = False
-    # full Newton near the root: the converging iteration reuses the last factorization
-    late = reuse == "none" and residual is not None and options.reuse_near > 0
-    near = False
 
     def fail(k, message, err=np.inf, worst=-1):
         if reuse == "steps":

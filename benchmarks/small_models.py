@@ -11,6 +11,13 @@ indented times are included in their parent's.
     python benchmarks/small_models.py                 # both models, breakdown
     python benchmarks/small_models.py --only pendulum --repeat 5
     python benchmarks/small_models.py --calls          # also Python calls per element (cProfile)
+    python benchmarks/small_models.py --against /path/to/other/checkout --rounds 4
+        # before/after: CPU time per element of this tree and another checkout, interleaved
+
+``--against``: each round runs both trees in fresh processes, one after the other; per model the
+CPU time (``time.process_time``) of a 10 s / 0.3 s run minus that of a two-element run, divided by
+the difference in elements (set-up excluded), best of two per process; the minimum over the rounds
+is reported.  CPU time is used because the machine is shared: wall times scatter by 2x under load.
 """
 from __future__ import annotations
 
@@ -18,7 +25,10 @@ import argparse
 import cProfile
 import functools
 import gc
+import json
+import os
 import pstats
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -130,12 +140,62 @@ def calls(name: str) -> float:
     return pstats.Stats(pr).total_calls / len(sol.stats["iterations"])
 
 
+def cpu_per_element(name: str, repeat: int = 2) -> float:
+    """CPU seconds per element of ``name``, set-up excluded (see the module docstring)."""
+    mk, h, p, t_end = MODELS[name]
+
+    def cpu(t):
+        gc.collect()
+        gc.disable()
+        c0 = time.process_time()
+        try:
+            sol = fm.simulate(mk(), t, h, p=p, show_progress=False)
+        finally:
+            gc.enable()
+        return time.process_time() - c0, len(sol.stats["iterations"])
+
+    cpu(h)
+    best = np.inf
+    for _ in range(repeat):
+        c1, n1 = cpu(2 * h)
+        c2, n2 = cpu(t_end)
+        best = min(best, (c2 - c1) / (n2 - n1))
+    return best
+
+
+def against(other: str, rounds: int, names: list) -> None:
+    here = str(Path(__file__).resolve().parent.parent)
+    trees = {"this tree": here, other: str(Path(other).resolve())}
+    code = ("import json, sys; sys.path.insert(0, 'benchmarks'); import small_models as s; "
+            f"print(json.dumps({{n: s.cpu_per_element(n) for n in {names!r}}}))")
+    script = Path(__file__).resolve()
+    res = {k: [] for k in trees}
+    for r in range(rounds):
+        for label, root in trees.items():
+            # the other tree may predate this script: run this file against its package
+            env = {**os.environ, "PYTHONPATH": root}
+            out = subprocess.run([sys.executable, "-c", code.replace("'benchmarks'", repr(str(script.parent)))],
+                                 cwd=root, env=env, capture_output=True, text=True, check=True)
+            res[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(f"round {r}: {label}: " + ", ".join(f"{n} {1e6 * v:.0f} us" for n, v in res[label][-1].items()),
+                  flush=True)
+    for n in names:
+        a = min(x[n] for x in res["this tree"])
+        b = min(x[n] for x in res[other])
+        print(f"{n}: this tree {1e6 * a:.0f} us, {other} {1e6 * b:.0f} us CPU per element: {b / a:.2f}x")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", choices=list(MODELS), nargs="+")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--calls", action="store_true", help="Python calls per element (cProfile run)")
+    ap.add_argument("--against", metavar="DIR", help="another checkout: interleaved CPU time per element")
+    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
+    if args.against:
+        against(args.against, args.rounds, args.only or list(MODELS))
+        return 0
     for name in args.only or list(MODELS):
         ms, sol = per_element(name, args.repeat)
         rows, its = breakdown(name)

@@ -82,3 +82,24 @@ def test_simulation_with_late_reuse_equals_full_newton_to_roundoff(make, h, p):
     # states is amplified (measured 2e-14 at p = 1, 1.8e-12 at p = 3)
     F = np.abs(full.joint_force).max()
     assert np.abs(late.joint_force - full.joint_force).max() <= 1e-10 * F
+
+
+def test_unknown_scales_follow_the_magnitudes_through_the_caches():
+    """The Newton scales (memoized while the magnitudes stay, body slots kept while only F changes)
+    equal the slot-by-slot definition of flexmb.dynamics.scales for every change of L, V, F, h."""
+    from flexmb.dynamics.layout import JOINT_SLOTS
+    from flexmb.dynamics.scales import Magnitudes, unknown_scales
+    from flexmb.dynamics.simulate import Run
+
+    run = Run.start(chain(3), 0.1, 1e-2, 2, 0.0, fm.SimulationOptions())
+    cm, lay = run.cm, run.system.lay
+    for L, V, F, h in [(1.0, 2.0, 3.0, 0.01), (1.0, 2.0, 3.0, 0.01), (1.0, 2.0, 5.0, 0.01), (1.0, 4.0, 5.0, 0.01),
+                       (1.0, 4.0, 5.0, 0.02), (0.5, 4.0, 5.0, 0.02)]:
+        s = unknown_scales(cm, lay, Magnitudes(L, V, F), h)
+        assert not s.flags.writeable
+        joint = s[lay.joint_off:].reshape(cm.nj, lay.p, JOINT_SLOTS)
+        expect = np.repeat([L, 1.0, F * h, F * L * h, F, F * L, V, V / L, V, V / L], 3)
+        np.testing.assert_array_equal(joint, np.broadcast_to(expect, joint.shape))
+        for grp in cm.groups:
+            body = lay.group_view(s, grp.bodies, grp.slots)
+            np.testing.assert_array_equal(body, np.broadcast_to(grp.scales(L, V)[:, None, :], body.shape))

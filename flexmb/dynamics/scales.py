@@ -212,12 +212,22 @@ def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
     return out
 
 
+#: the magnitude of each of a joint's slots at an internal point, as an index into
+#: ``(L, 1, F h, F L h, F, F L, V, V / L)``: s, phi, lambda (force, moment), Qbar (force, moment),
+#: nu_a and nu_b (velocity, angular velocity)
+_JOINT_KIND = np.repeat([0, 1, 2, 3, 4, 5, 6, 7, 6, 7], 3)
+
+
 def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
     L, V, F = mag.L, mag.V, mag.F
-    out = np.zeros(lay.size)
-    for grp in cm.groups:
-        lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
-    joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),
-                            np.full(3, F), np.full(3, F * L), np.tile(np.concatenate([np.full(3, V), np.full(3, V / L)]), 2)])
+    hit = getattr(cm, "_body_scales", None)  # the body slots depend on (L, V) only: kept while F changes
+    if hit is not None and hit[0] is lay and hit[1] == (L, V):
+        out = hit[2].copy()
+    else:
+        out = np.zeros(lay.size)
+        for grp in cm.groups:
+            lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
+        cm._body_scales = (lay, (L, V), out.copy())
+    joint = np.array([L, 1.0, F * h, F * L * h, F, F * L, V, V / L])[_JOINT_KIND]
     out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
     return out

@@ -246,7 +246,7 @@ def body_name(owner: str, key: str, value: Any) -> None:
 _NEWTON_FIELDS = {  # name: (positive, minimum, integer)
     "tol": (True, None, False), "max_iter": (True, 1, True), "divergence_rate": (True, None, False),
     "min_iter_divergence": (False, 1, True), "roundoff_factor": (False, 1, False),
-    "reuse_rate": (True, None, False), "reuse_min_unknowns": (False, 0, True),
+    "reuse_rate": (True, None, False), "reuse_min_unknowns": (False, 0, True), "reuse_near": (False, 0, False),
 }
 
 

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import COMPONENT_NAMES
 from flexmb.dynamics.projection import (NodeFrames, apply_blocks, attachment_velocities, generalized,
-                                        inverse_mass_blocks, joint_rates, node_projector, rate_blocks)
+                                        inverse_mass_blocks, joint_rates, node_frames, node_projector, rate_blocks)
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def multiplier_momenta(cm, st, lam: NDArray, frames: NodeFrames | None = None) -
     (:func:`~flexmb.dynamics.projection.generalized`; ``frames``: the node's, if already computed)."""
     if cm.nj == 0 or not np.any(lam):
         return np.zeros(cm.nv)
-    return generalized(cm, frames if frames is not None else NodeFrames(cm, st), lam)
+    return generalized(cm, frames if frames is not None else node_frames(cm, st), lam)
 
 
 class NodeVelocity:
@@ -145,7 +145,7 @@ def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
         p = st.pi if Lam is None else st.pi + Lam
         w = node_velocities(cm, st, p)
         return NodeVelocity(w, p, w, None, None, None, None)
-    fr = NodeFrames(cm, st)
+    fr = node_frames(cm, st)
     if Lam is None:
         Lam = multiplier_momenta(cm, st, st.lam, fr)
     p = st.pi + Lam

@@ -251,4 +251,8 @@ def linear_solver(spec: str | Factor) -> Factor:
         make = LINEAR_SOLVERS[spec]
     except KeyError:
         raise ValueError(f"linear_solver={spec!r} is unknown; use one of {sorted(LINEAR_SOLVERS)} or a callable") from None
+    if spec == "superlu":  # the default: dense LU for tiny systems (flexmb.dynamics.dense_solve)
+        from flexmb.dynamics.dense_solve import small_first
+
+        return small_first(make())
     return make()

@@ -81,6 +81,21 @@ class NodeFrames:
         return self._ncross
 
 
+def node_frames(cm, st) -> NodeFrames:
+    """The :class:`NodeFrames` of node ``st``, computed once per node: kept on ``st`` with the
+    arrays they were computed from (positions, rotations, body-type end values), so that the gauge
+    reset of the end values and the node's output (projection, reactions) share them; a node whose
+    arrays were replaced gets fresh frames.  The frames do not depend on the momenta or multipliers."""
+    key = (st.x, st.R, tuple(st.extra.values()))
+    hit = getattr(st, "_node_frames", None)
+    if hit is not None and hit[0][0] is key[0] and hit[0][1] is key[1] and len(hit[0][2]) == len(key[2]) \
+            and all(a is b for a, b in zip(hit[0][2], key[2])):
+        return hit[1]
+    fr = NodeFrames(cm, st)
+    st._node_frames = (key, fr)
+    return fr
+
+
 def attachment_velocities(maps, w: NDArray, n: int) -> NDArray:
     """``nu = B w (n, 6)``: the velocities of ``n`` attachments (``maps`` of
     :meth:`AttachmentSet.node_velocity_map`) for body velocities ``w (nv,)``; zero on the ground."""

@@ -44,6 +44,23 @@ __all__ = ["projection_impulse", "node_record", "element_record", "node_reaction
 RECORD_WIDTH = 33
 
 
+def _once_per_time_element(fn):
+    """Cache ``fn(te)`` per time element (a read-only array; the element is kept with it, so an id is
+    never reused for another element while cached)."""
+    cache: dict = {}
+
+    def cached(te):
+        hit = cache.get(id(te))
+        if hit is None or hit[0] is not te:
+            out = fn(te)
+            out.flags.writeable = False
+            hit = cache[id(te)] = (te, out)
+        return hit[1]
+
+    cached.__doc__, cached.__name__ = fn.__doc__, fn.__name__
+    return cached
+
+
 def projection_impulse(cm, st, mu: NDArray | None, labels) -> NDArray:
     """Joint impulses ``(nj, 6)`` (force; moment at B's origin; inertial components) of the
     node-velocity projection ``w = w2 - M^-1 G^T mu``: the generalized momenta ``-G^T mu`` written as
@@ -140,6 +157,7 @@ def local_weights(nodes: NDArray, x: NDArray, n: int, derivative: int) -> tuple[
     return first, w
 
 
+@_once_per_time_element  # NumPy's Legendre class costs ~50 us per call, at every element
 def legendre_at_gauss(te) -> NDArray:
     """``(m, p)`` with ``m = p - 1``: ``b_i P_l(2 c_i - 1)``, the Gauss-quadrature weights of the element
     moments of degree ``l = 0 .. p - 2`` (shifted Legendre polynomials)."""

@@ -175,10 +175,7 @@ def adapted(base: Magnitudes, cm, lay: Layout, w: NDArray, U: NDArray | None) ->
     """Magnitudes following the motion: the larger of ``base`` (the model's) and the current speeds
     ``w (nv,)`` and joint reactions (the ``Qbar`` slots of the last element's unknowns ``U``)."""
     L = base.L
-    trans = np.zeros(cm.nv, bool)
-    trans[(cm.vel_off[:, None] + np.arange(3)).reshape(-1)] = True
-    rotn = np.zeros(cm.nv, bool)
-    rotn[(cm.vel_off[:, None] + np.arange(3, 6)).reshape(-1)] = True
+    trans, rotn = _speed_columns(cm)
     V = max(base.V, np.abs(w[trans]).max(initial=0.0), np.abs(w[rotn]).max(initial=0.0) * L)
     F = base.F
     if U is not None and cm.nj:
@@ -188,16 +185,49 @@ def adapted(base: Magnitudes, cm, lay: Layout, w: NDArray, U: NDArray | None) ->
     return replace(base, V=float(V), F=float(F))
 
 
+def _speed_columns(cm) -> tuple[NDArray, NDArray]:
+    """Columns of the global velocity vector holding the bodies' translational and angular velocities
+    (sorted; per model, cached on ``cm``)."""
+    hit = getattr(cm, "_speed_columns", None)
+    if hit is None or hit[0] is not cm.vel_off:
+        trans = np.sort((cm.vel_off[:, None] + np.arange(3)).reshape(-1))
+        rotn = np.sort((cm.vel_off[:, None] + np.arange(3, 6)).reshape(-1))
+        hit = (cm.vel_off, trans, rotn)
+        cm._speed_columns = hit
+    return hit[1], hit[2]
+
+
 def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
     """Absolute magnitude of every internal unknown of a time element of length ``h`` [s],
     shape ``(lay.size,)``: body slots from each body type's ``scales(L, V)``, joint slots from
     ``L``, ``V`` and ``F`` (relative position ``L``, rotation 1, multipliers ``F h`` and ``F L h``,
     reactions ``F`` and ``F L``, attachment velocities ``V`` and ``V / L``)."""
+    key = (lay, lay.size, mag.L, mag.V, mag.F, h)
+    hit = getattr(cm, "_unknown_scales", None)
+    if hit is not None and hit[0][0] is lay and hit[0][1:] == key[1:]:
+        return hit[1]  # the magnitudes did not change (Newton only reads the scales)
+    out = _unknown_scales(cm, lay, mag, h)
+    out.flags.writeable = False
+    cm._unknown_scales = (key, out)
+    return out
+
+
+#: the magnitude of each of a joint's slots at an internal point, as an index into
+#: ``(L, 1, F h, F L h, F, F L, V, V / L)``: s, phi, lambda (force, moment), Qbar (force, moment),
+#: nu_a and nu_b (velocity, angular velocity)
+_JOINT_KIND = np.repeat([0, 1, 2, 3, 4, 5, 6, 7, 6, 7], 3)
+
+
+def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
     L, V, F = mag.L, mag.V, mag.F
-    out = np.zeros(lay.size)
-    for grp in cm.groups:
-        lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
-    joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),
-                            np.full(3, F), np.full(3, F * L), np.tile(np.concatenate([np.full(3, V), np.full(3, V / L)]), 2)])
+    hit = getattr(cm, "_body_scales", None)  # the body slots depend on (L, V) only: kept while F changes
+    if hit is not None and hit[0] is lay and hit[1] == (L, V):
+        out = hit[2].copy()
+    else:
+        out = np.zeros(lay.size)
+        for grp in cm.groups:
+            lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
+        cm._body_scales = (lay, (L, V), out.copy())
+    joint = np.array([L, 1.0, F * h, F * L * h, F, F * L, V, V / L])[_JOINT_KIND]
     out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
     return out

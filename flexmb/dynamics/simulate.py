@@ -282,7 +282,7 @@ class Run:
         self.rec = Recorder(self.cm, te)
         if self.cm.redundant_labels:  # redundant loops: the choice of dropped equations is monitored
             self.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
-        self._plain_lay = None  # a layout without index replay, for the recorder's own evaluations
+        self._plain_lay = None  # the recorder's own layout (its index replay separate from Newton's)
         self.prev = None
         self.n_el = 0
         self.wall = 0.0
@@ -364,7 +364,8 @@ class Run:
         if not self.cm.nj or self.te.p < 2:
             return None
         if self._plain_lay is None:
-            self._plain_lay = make_layout(self.cm, self.te.p, replay=False)
+            self._plain_lay = make_layout(self.cm, self.te.p)
+        self._plain_lay.rewind(True)  # the same index requests at every element: replayed
         return self.cm.att_b.pose(self.system.element_kin(U, st, h, lay=self._plain_lay), "gauss").x
 
     def _check_dropped(self) -> None:

@@ -1,0 +1,213 @@
+"""Fixed cost per time element of small models (issue 6 C): where the time of a step goes.
+
+Two models of ``benchmarks/compare_exudyn.py``: the IFToMM A01 pendulum (p = 2, h = 1/32 s, 10 s,
+320 elements) and the 10-link spherical chain (p = 1, h = 1e-3 s, 300 elements).  Each run is
+preceded by a one-element warm-up (imports, compiled kernels, caches).  Reported: wall time of the
+time loop per element (best of ``--repeat`` runs) and, from a separate run with timing wrappers
+around the engine's functions (``time.perf_counter``, ~1 us per wrapped call), the time per element
+spent in each of them.  Nested entries are indented under the function that calls them; the
+indented times are included in their parent's.
+
+    python benchmarks/small_models.py                 # both models, breakdown
+    python benchmarks/small_models.py --only pendulum --repeat 5
+    python benchmarks/small_models.py --calls          # also Python calls per element (cProfile)
+    python benchmarks/small_models.py --against /path/to/other/checkout --rounds 4
+        # before/after: CPU time per element of this tree and another checkout, interleaved
+
+``--against``: each round runs both trees in fresh processes, one after the other; per model the
+CPU time (``time.process_time``) of a 10 s / 0.3 s run minus that of a two-element run, divided by
+the difference in elements (set-up excluded), best of two per process; the minimum over the rounds
+is reported.  CPU time is used because the machine is shared: wall times scatter by 2x under load.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import functools
+import gc
+import json
+import os
+import pstats
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import flexmb as fm  # noqa: E402
+from compare_exudyn import flexmb_chain, flexmb_pendulum  # noqa: E402
+
+MODELS = {
+    "pendulum": (flexmb_pendulum, 1 / 32, 2, 10.0),
+    "chain10": (lambda: flexmb_chain(10), 1e-3, 1, 0.3),
+}
+
+
+def _targets():
+    """(label, owner, attribute name) of the wrapped functions; owner resolved at call time."""
+    import flexmb.dynamics.constraints as C
+    import flexmb.dynamics.marching as M
+    import flexmb.dynamics.recorder as R
+    import flexmb.dynamics.simulate as S
+    from flexmb.dynamics import joints as JN
+    from flexmb.dynamics.attachments import AttachmentSet
+    from flexmb.dynamics.bodies.rigid import RigidBodies
+    from flexmb.dynamics.layout import Pattern
+
+    return [
+        ("step", S.Run, "step"),
+        (" newton_solve", S, "newton_solve"),
+        ("  evaluate (residual + Jacobian)", S.ElementSystem, "evaluate"),
+        ("   element_kin (unpack bodies)", S.ElementSystem, "element_kin"),
+        ("   rigid bodies' residual", RigidBodies, "residual"),
+        ("   joint_residual", S, "joint_residual"),
+        ("    attachment poses", AttachmentSet, "pose"),
+        ("    attachment velocities", AttachmentSet, "velocity"),
+        ("    joint rows kernel", JN.kernels, "joint_rows"),
+        ("    chain rule (attachment Jacobians)", JN, "chain"),
+        ("    constitutive laws", JN, "_constitutive"),
+        ("    multipliers onto bodies (scatter)", AttachmentSet, "scatter"),
+        ("   unpack_joints", S, "unpack_joints"),
+        ("   Pattern.matrix (CSC values)", Pattern, "matrix"),
+        ("  factorization (Run.factor)", S.Run, "factor"),
+        (" predictor", S, "_predict"),
+        (" end values", S, "_end_values"),
+        ("  multipliers as momenta (gauge reset)", M, "multiplier_momenta"),
+        ("  re-orthonormalization (SVD)", M, "_orthonormalize"),
+        (" record internal points", S.Run, "_record"),
+        (" record node (Recorder.node)", R.Recorder, "node"),
+        ("  node-velocity projection", R, "project_node"),
+        ("   NodeFrames (node attachment frames)", C, "NodeFrames"),
+        ("  node reaction record", R, "node_record"),
+        (" scales adaptation", S.Run, "_adapt_scales"),
+        (" dropped-equation check / monitor", S.Run, "_check_dropped"),
+    ]
+
+
+def run(name: str):
+    mk, h, p, t_end = MODELS[name]
+    gc.collect()
+    return fm.simulate(mk(), t_end, h, p=p, show_progress=False)
+
+
+def per_element(name: str, repeat: int) -> tuple[float, fm.Solution]:
+    mk, h, p, _ = MODELS[name]
+    fm.simulate(mk(), h, h, p=p, show_progress=False)  # warm-up
+    best, sol = np.inf, None
+    for _ in range(repeat):
+        sol = run(name)
+        best = min(best, sol.meta["wall_time"] / len(sol.stats["iterations"]))
+    return best, sol
+
+
+def breakdown(name: str) -> tuple[list, float]:
+    acc: dict = {}
+    saved = []
+    for label, owner, attr in _targets():
+        f = getattr(owner, attr)
+        saved.append((owner, attr, f))
+
+        def wrapped(*a, _f=f, _label=label, **k):
+            t = time.perf_counter()
+            try:
+                return _f(*a, **k)
+            finally:
+                acc[_label] = acc.get(_label, 0.0) + time.perf_counter() - t
+
+        setattr(owner, attr, functools.wraps(f)(wrapped))
+    try:
+        mk, h, p, _ = MODELS[name]
+        fm.simulate(mk(), h, h, p=p, show_progress=False)
+        acc.clear()
+        sol = run(name)
+    finally:
+        for owner, attr, f in saved:
+            setattr(owner, attr, f)
+    ne = len(sol.stats["iterations"])
+    return [(label, 1e3 * acc.get(label, 0.0) / ne) for label, _, _ in _targets()], float(np.mean(sol.stats["iterations"]))
+
+
+def calls(name: str) -> float:
+    mk, h, p, _ = MODELS[name]
+    fm.simulate(mk(), h, h, p=p, show_progress=False)
+    pr = cProfile.Profile()
+    pr.enable()
+    sol = run(name)
+    pr.disable()
+    return pstats.Stats(pr).total_calls / len(sol.stats["iterations"])
+
+
+def cpu_per_element(name: str, repeat: int = 2) -> float:
+    """CPU seconds per element of ``name``, set-up excluded (see the module docstring)."""
+    mk, h, p, t_end = MODELS[name]
+
+    def cpu(t):
+        gc.collect()
+        gc.disable()
+        c0 = time.process_time()
+        try:
+            sol = fm.simulate(mk(), t, h, p=p, show_progress=False)
+        finally:
+            gc.enable()
+        return time.process_time() - c0, len(sol.stats["iterations"])
+
+    cpu(h)
+    best = np.inf
+    for _ in range(repeat):
+        c1, n1 = cpu(2 * h)
+        c2, n2 = cpu(t_end)
+        best = min(best, (c2 - c1) / (n2 - n1))
+    return best
+
+
+def against(other: str, rounds: int, names: list) -> None:
+    here = str(Path(__file__).resolve().parent.parent)
+    trees = {"this tree": here, other: str(Path(other).resolve())}
+    code = ("import json, sys; sys.path.insert(0, 'benchmarks'); import small_models as s; "
+            f"print(json.dumps({{n: s.cpu_per_element(n) for n in {names!r}}}))")
+    script = Path(__file__).resolve()
+    res = {k: [] for k in trees}
+    for r in range(rounds):
+        for label, root in trees.items():
+            # the other tree may predate this script: run this file against its package
+            env = {**os.environ, "PYTHONPATH": root}
+            out = subprocess.run([sys.executable, "-c", code.replace("'benchmarks'", repr(str(script.parent)))],
+                                 cwd=root, env=env, capture_output=True, text=True, check=True)
+            res[label].append(json.loads(out.stdout.strip().splitlines()[-1]))
+            print(f"round {r}: {label}: " + ", ".join(f"{n} {1e6 * v:.0f} us" for n, v in res[label][-1].items()),
+                  flush=True)
+    for n in names:
+        a = min(x[n] for x in res["this tree"])
+        b = min(x[n] for x in res[other])
+        print(f"{n}: this tree {1e6 * a:.0f} us, {other} {1e6 * b:.0f} us CPU per element: {b / a:.2f}x")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", choices=list(MODELS), nargs="+")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--calls", action="store_true", help="Python calls per element (cProfile run)")
+    ap.add_argument("--against", metavar="DIR", help="another checkout: interleaved CPU time per element")
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args(argv)
+    if args.against:
+        against(args.against, args.rounds, args.only or list(MODELS))
+        return 0
+    for name in args.only or list(MODELS):
+        ms, sol = per_element(name, args.repeat)
+        rows, its = breakdown(name)
+        print(f"\n{name}: {1e6 * ms:.0f} us per element (best of {args.repeat}), Newton iterations {its:.2f}, "
+              f"unknowns {sol.meta['unknowns_internal']}; breakdown run (with the wrappers):")
+        total = rows[0][1]
+        for label, v in rows:
+            print(f"  {label:<44s} {1e3 * v:8.0f} us {100 * v / total:5.1f} %")
+        if args.calls:
+            print(f"  Python calls per element: {calls(name):.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -33,6 +33,7 @@ Positions agree with full Newton to 1e-14 of the link length.  See ``benchmarks/
 """
 from __future__ import annotations
 
+import logging
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable
@@ -40,6 +41,8 @@ from typing import Callable
 import numpy as np
 
 from flexmb.dynamics.linsolve import Factor, SingularMatrixError
+
+log = logging.getLogger(__name__)
 
 REUSE_MODES = ("auto", "none", "element", "steps")
 
@@ -61,12 +64,16 @@ class NewtonOptions:
     reuse: str = "auto"
     reuse_rate: float = 0.5
     reuse_min_unknowns: int = 2000
+    residual_tol: float = 1e-12
+    stall_rate: float = 0.3
 
     def __post_init__(self):
         if self.reuse not in REUSE_MODES:
             raise ValueError(f"NewtonOptions(reuse={self.reuse!r}): use one of {REUSE_MODES}")
         if not 0.0 < self.reuse_rate < 1.0:
             raise ValueError(f"NewtonOptions(reuse_rate={self.reuse_rate!r}) must lie in (0, 1)")
+        if not 0.0 <= self.residual_tol < 1.0:
+            raise ValueError(f"NewtonOptions(residual_tol={self.residual_tol!r}) must lie in [0, 1) (0: off)")
 
 
 @dataclass
@@ -82,6 +89,20 @@ class NewtonResult:
     worst: int = -1  # index of the largest scaled correction
     message: str = ""
     history: list = field(default_factory=list)
+    residual: float = np.nan  # scaled residual of the returned iterate, when it decided convergence
+
+
+def scaled_residual(F: np.ndarray, J, s: np.ndarray) -> float:
+    """Backward error of an iterate: ``max_i |F_i| / sum_j |J_ij| s_j``, each equation's residual
+    relative to the change its terms undergo when every unknown moves by its magnitude ``s``
+    (``(n,)``, units of the unknowns).  Dimensionless and independent of how the equations are
+    scaled; equations with no terms (empty rows) count with their raw residual."""
+    if not F.size:
+        return 0.0
+    A = abs(J) if hasattr(J, "multiply") else np.abs(np.asarray(J))
+    den = np.asarray(A @ s).reshape(-1)
+    den = np.where(den > 0, den, 1.0)
+    return float(np.max(np.abs(F) / den))
 
 
 # factorizations carried over between elements (reuse="steps"), keyed by the factor callable
@@ -146,6 +167,13 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
             _carry(factor, None, n)
         return NewtonResult(False, U, k, rate, n_res, n_jac, n_fac, err, worst, message, history)
 
+    def accept_residual(k, rho, why):
+        if reuse == "steps":
+            _carry(factor, None, n)
+        log.debug("Newton converged in the residual (%.3g; %s): nearly rank-deficient matrix", rho, why)
+        return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst,
+                            f"converged in the residual ({rho:.3g}; {why})", history, residual=rho)
+
     for k in range(1, options.max_iter + 1):
         reusing = solve is not None and reuse != "none"
         if reusing and residual is not None:
@@ -176,15 +204,23 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
                 n_jac += 1
                 if not np.array_equal(F2, F):
                     raise AssertionError("the residual-only evaluation differs from the full one")
+            rho = scaled_residual(F, J, scale + np.abs(U))
+            stalled = k > 1 and rho <= options.residual_tol
             try:
                 solve = factor(J)
             except SingularMatrixError as exc:
+                if stalled:
+                    return accept_residual(k, rho, "exactly singular")
                 return fail(k, f"singular Newton matrix ({exc})")
             n_fac += 1
             fresh = True
             dU = -solve(F)
             w = np.abs(dU) / (scale + np.abs(U + dU))
             e = float(w.max()) if w.size else 0.0
+            if stalled and e > options.tol and prev is not None and e > options.stall_rate * prev:
+                # the residual is at its round-off floor, the increments no longer contract: a
+                # (nearly) rank-deficient matrix amplifies round-off along its null space
+                return accept_residual(k, rho, f"increment {e:.3g} after {prev:.3g}")
         U = U + dU
         worst = int(np.argmax(w)) if w.size else -1
         err = e

@@ -41,6 +41,7 @@ from typing import Callable
 import numpy as np
 
 from flexmb.dynamics.linsolve import Factor, SingularMatrixError
+from flexmb.dynamics.rank_deficient import least_squares_solve
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,9 @@ class NewtonOptions:
     reuse_min_unknowns: int = 2000
     residual_tol: float = 1e-12
     stall_rate: float = 0.3
+    least_squares: bool = True
+    lm_damping: float = 1e-6
+    dependent_tol: float = 1e-6
 
     def __post_init__(self):
         if self.reuse not in REUSE_MODES:
@@ -165,6 +169,14 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
     def fail(k, message, err=np.inf, worst=-1):
         if reuse == "steps":
             _carry(factor, None, n)
+        if options.least_squares:
+            ok, U2, k2, err2, rho, msg2 = least_squares_solve(evaluate, U0, scale, options)
+            log.debug("Newton failed (%s); least squares from the predictor: %s (%d iterations, residual %.3g)",
+                      message, msg2, k2, rho)
+            if ok:
+                return NewtonResult(True, U2, k + k2, rate, n_res + k2, n_jac + k2, n_fac + k2, err2, worst,
+                                    f"{msg2} ({rho:.3g}) after Newton: {message}", history, residual=rho)
+            message = f"{message}; {msg2}"
         return NewtonResult(False, U, k, rate, n_res, n_jac, n_fac, err, worst, message, history)
 
     def accept_residual(k, rho, why):

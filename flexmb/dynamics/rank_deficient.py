@@ -1,0 +1,91 @@
+"""Least-squares Newton for (nearly) rank-deficient iteration matrices: a damped (Levenberg-Marquardt)
+correction in the scaled metric, used by :func:`flexmb.dynamics.newton.newton_solve` when plain
+Newton fails or stalls on an element where the iteration matrix loses rank.
+
+Where this happens: at a change point of a closed loop (the cranks of a parallelogram four-bar
+aligned with the coupler) the joints' constraint Jacobian loses rank, so the Newton matrix of the
+element has one null direction per dependence (a self-stress: multipliers in equilibrium with no
+load).  Along it the multipliers are undetermined (round-off moves them by ``eps / sigma_min``)
+and the position equations of the dependent direction are consistent only to the discretization
+error, which a plain Newton step turns into multipliers of ``1 / sigma_min`` (1e9 N where the
+physical reactions are 30 N) or into divergence.
+
+The correction minimizes, over ``y = Dc^-1 dU`` (unknowns in units of their magnitudes
+``s = scale + |U|``),
+
+    || Dr (F + J dU) ||^2 + mu^2 || y ||^2,        Dr = 1 / (|J| s)   (row i: the magnitude of its terms)
+
+so the dependent directions (singular values of ``Js = Dr J Dc`` below ``mu``) are left where
+they are (minimum-norm change) and the others get the Newton correction.  It is computed from the
+sparse augmented system (no normal equations, no fill of ``J^T J``)::
+
+    [ I      Js      ] [ r ]   [ -Dr F ]
+    [ Js^T  -mu^2 I  ] [ y ] = [   0   ]
+
+The iteration has converged when the scaled correction is below ``tol``; the iterate is then a
+stationary point of the scaled residual, and it is accepted when that residual -- now only the
+inconsistency of the dependent equations -- is below ``options.dependent_tol`` (a backward error:
+the equations hold to that fraction of their terms' magnitudes).
+"""
+from __future__ import annotations
+
+import logging
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+log = logging.getLogger(__name__)
+
+
+def row_scales(J, s: np.ndarray) -> np.ndarray:
+    """``1 / sum_j |J_ij| s_j`` per row ``(n,)`` (1 for empty rows): the inverse magnitude of each
+    equation's terms when every unknown moves by its magnitude ``s``."""
+    A = abs(J) if sp.issparse(J) else np.abs(np.asarray(J))
+    den = np.asarray(A @ s).reshape(-1)
+    return 1.0 / np.where(den > 0, den, 1.0)
+
+
+def damped_correction(F: np.ndarray, J, s: np.ndarray, mu: float) -> tuple[np.ndarray, float]:
+    """Levenberg-Marquardt correction ``dU`` ``(n,)`` in the scaled metric (module docstring) and
+    the predicted scaled residual ``max |Dr (F + J dU)|`` after it."""
+    n = F.size
+    dr = row_scales(J, s)
+    Js = sp.diags(dr) @ sp.csr_matrix(J) @ sp.diags(s)
+    K = sp.bmat([[sp.identity(n), Js], [Js.T, -mu * mu * sp.identity(n)]], format="csc")
+    rhs = np.concatenate([-dr * F, np.zeros(n)])
+    x = spla.splu(K, permc_spec="COLAMD").solve(rhs)
+    r, y = x[:n], x[n:]
+    return s * y, float(np.abs(r).max()) if n else 0.0
+
+
+def least_squares_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, options, max_iter: int = 40):
+    """Damped least-squares iterations from ``U0``; returns ``(converged, U, iterations, err, rho,
+    message)`` with ``rho`` the scaled residual (backward error) of the returned iterate."""
+    U = U0.copy()
+    mu = options.lm_damping
+    err = np.inf
+    rho = np.inf
+    prev_err = None
+    for k in range(1, max_iter + 1):
+        F, J = evaluate(U)
+        if not np.all(np.isfinite(F)):
+            return False, U, k, err, rho, "residual is not finite"
+        s = scale + np.abs(U)
+        rho = float(np.max(np.abs(F) * row_scales(J, s))) if F.size else 0.0
+        try:
+            dU, _ = damped_correction(F, J, s, mu)
+        except RuntimeError as exc:
+            return False, U, k, err, rho, f"least-squares solve failed ({exc})"
+        err = float(np.max(np.abs(dU) / (scale + np.abs(U + dU)))) if dU.size else 0.0
+        if err <= options.tol:
+            if rho <= options.dependent_tol:
+                return True, U + dU, k, err, rho, "converged in least squares"
+            return False, U, k, err, rho, (f"least squares: stationary with residual {rho:.3g} "
+                                           f"> dependent_tol {options.dependent_tol:.3g}")
+        if prev_err is not None and err > options.divergence_rate * prev_err and k > 3:
+            return False, U, k, err, rho, "least squares diverging"
+        U = U + dU
+        prev_err = err
+    return False, U, max_iter, err, rho, f"least squares: no convergence in {max_iter} iterations"

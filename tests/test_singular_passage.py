@@ -76,3 +76,70 @@ def change_times(theta0_deg: float, t_end: float) -> np.ndarray:
     th0 = np.radians(theta0_deg)
     k = np.arange(np.ceil(th0 / np.pi), np.floor((th0 + OMEGA * t_end) / np.pi) + 1)
     return (k * np.pi - th0) / OMEGA
+
+
+# ------------------------------------------------------------------------------------- Newton alone
+def _linear(A, b):
+    import scipy.sparse as sp
+
+    def evaluate(U):
+        return A @ U - b, sp.csc_matrix(A)
+    return evaluate
+
+
+def test_roundoff_bouncing_on_a_nearly_singular_matrix_is_converged_in_the_residual():
+    """``A = Q diag(1, 1, 1e-14) Q^T``, consistent right-hand side: round-off moves the solution along
+    the near-null vector by ~eps / 1e-14 ~ 1e-2 at every Newton step, so the increment test cannot
+    pass (plain Newton, ``residual_tol = 0`` and no least squares, fails).  The residual is at round-off
+    after the first step: the stall is detected, and the damped least squares from the predictor give
+    the well-determined components exactly and leave the near-null one where the predictor had it
+    (least-norm change); without least squares the stalled iterate itself is accepted."""
+    rng = np.random.default_rng(3)
+    Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    A = Q @ np.diag([1.0, 1.0, 1e-14]) @ Q.T
+    U_true = np.array([0.3, -0.7, 0.2])
+    ev = _linear(A, A @ U_true)
+    U0, scale = np.zeros(3), np.ones(3)
+    plain = newton_solve(ev, U0, scale, linear_solver("superlu"),
+                         NewtonOptions(residual_tol=0.0, least_squares=False))
+    assert not plain.converged
+    r = newton_solve(ev, U0, scale, linear_solver("superlu"), NewtonOptions())
+    assert r.converged and r.message.startswith("converged in least squares") and r.residual < 1e-12
+    well = Q[:, :2]  # the determined directions
+    assert np.abs(well.T @ (r.U - U_true)).max() < 1e-12
+    assert abs(Q[:, 2] @ (r.U - U0)) < 1e-6  # the null component was 0.2 away: left at the predictor's
+    alone = newton_solve(ev, U0, scale, linear_solver("superlu"), NewtonOptions(least_squares=False))
+    assert alone.converged and alone.message.startswith("converged in the residual") and alone.residual < 1e-14
+    assert np.abs(well.T @ (alone.U - U_true)).max() < 1e-13
+
+
+def test_exactly_singular_consistent_system_takes_the_least_norm_correction():
+    """Rank 2 of 3, right-hand side in the range: the LU fails ("exactly singular"), the damped least
+    squares from the predictor converges to a solution (residual < 1e-12) whose change from the
+    predictor has no component along the null vector in the scaled metric (least norm: the
+    dependent direction keeps the predictor's value)."""
+    rng = np.random.default_rng(5)
+    Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    A = Q @ np.diag([2.0, 0.5, 0.0]) @ Q.T
+    A[np.abs(A) < 1e-15] = 0.0
+    U0 = np.array([0.1, 0.2, -0.1])
+    b = A @ np.array([1.0, -1.0, 0.5])
+    r = newton_solve(_linear(A, b), U0, np.ones(3), linear_solver("superlu"), NewtonOptions())
+    assert r.converged, r.message
+    assert np.abs(A @ r.U - b).max() < 1e-12
+    s0 = 1.0 + np.abs(U0)  # the metric of the least-squares solve: scale + |U0|
+    null = Q[:, 2]  # A null = 0; in the scaled unknowns y = (U - U0) / s0 the null vector is null / s0
+    assert abs((null / s0) @ ((r.U - U0) / s0)) < 1e-9
+    assert abs(null @ (r.U - U0)) > 1e-3  # not the same as least norm in the unscaled metric
+
+
+def test_inconsistent_singular_system_still_fails():
+    """Rank 2 of 3 and a right-hand side with a component 1e-3 (of O(1) terms) on the left null
+    vector: no solution; the least-squares stationary point is refused (residual 1e-3 > dependent_tol)
+    and Newton reports the failure."""
+    rng = np.random.default_rng(5)
+    Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    A = Q @ np.diag([2.0, 0.5, 0.0]) @ Q.T
+    b = A @ np.ones(3) + 1e-3 * Q[:, 2]
+    r = newton_solve(_linear(A, b), np.zeros(3), np.ones(3), linear_solver("superlu"), NewtonOptions())
+    assert not r.converged and "least squares" in r.message

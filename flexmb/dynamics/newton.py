@@ -70,6 +70,7 @@ class NewtonOptions:
     least_squares: bool = True
     lm_damping: float = 1e-6
     dependent_tol: float = 1e-6
+    max_change: float = 1e3
 
     def __post_init__(self):
         if self.reuse not in REUSE_MODES:
@@ -180,8 +181,25 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         return NewtonResult(False, U, k, rate, n_res, n_jac, n_fac, err, worst, message, history)
 
     def accept_residual(k, rho, why):
+        # the matrix is (nearly) rank-deficient and the iterate's components along its null space
+        # are round-off amplified by 1 / sigma_min: the least-squares iteration from the predictor
+        # leaves them where the predictor put them (least-norm change), and is preferred
         if reuse == "steps":
             _carry(factor, None, n)
+        if options.least_squares:
+            ok, U2, k2, err2, rho2, msg2 = least_squares_solve(evaluate, U0, scale, options)
+            log.debug("Newton stalled at residual %.3g (%s); least squares from the predictor: %s (%d iterations, "
+                      "residual %.3g)", rho, why, msg2, k2, rho2)
+            if ok:
+                return NewtonResult(True, U2, k + k2, rate, n_res + k2, n_jac + k2, n_fac + k2, err2, worst,
+                                    f"{msg2} ({rho2:.3g}) after Newton stalled ({why})", history, residual=rho2)
+            change = float(np.max(np.abs(U - U0) / (scale + np.abs(U0)))) if n else 0.0
+            if "stationary" in msg2 or change > options.max_change:
+                # no solution near the predictor: the stalled iterate solves a nearby problem only by
+                # moving far along the null space (multipliers of 1 / sigma_min): not accepted
+                return NewtonResult(False, U, k + k2, rate, n_res + k2, n_jac + k2, n_fac + k2, err, worst,
+                                    f"stalled at residual {rho:.3g} ({why}), {change:.3g} x the scales from the "
+                                    f"predictor; {msg2}", history, residual=rho)
         log.debug("Newton converged in the residual (%.3g; %s): nearly rank-deficient matrix", rho, why)
         return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst,
                             f"converged in the residual ({rho:.3g}; {why})", history, residual=rho)

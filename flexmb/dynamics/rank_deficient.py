@@ -15,12 +15,16 @@ The correction minimizes, over ``y = Dc^-1 dU`` (unknowns in units of their magn
 
     || Dr (F + J dU) ||^2 + mu^2 || y ||^2,        Dr = 1 / (|J| s)   (row i: the magnitude of its terms)
 
+(``s = scale + |U0|``, fixed for the solve, so that the total change from ``U0`` is the least-norm
+one in that metric along the null directions: every correction lies in the range of ``Js^T``)
+
 so the dependent directions (singular values of ``Js = Dr J Dc`` below ``mu``) are left where
 they are (minimum-norm change) and the others get the Newton correction.  It is computed from the
-sparse augmented system (no normal equations, no fill of ``J^T J``)::
+sparse augmented system (no normal equations, no fill of ``J^T J``), in the form whose condition
+number is ``|Js| / mu`` (not its square: round-off along the null directions stays ~eps / mu)::
 
-    [ I      Js      ] [ r ]   [ -Dr F ]
-    [ Js^T  -mu^2 I  ] [ y ] = [   0   ]
+    [ mu I   Js    ] [ r / mu ]   [ -Dr F ]
+    [ Js^T  -mu I  ] [   y    ] = [   0   ]
 
 The iteration has converged when the scaled correction is below ``tol``; the iterate is then a
 stationary point of the scaled residual, and it is accepted when that residual -- now only the
@@ -53,10 +57,10 @@ def damped_correction(F: np.ndarray, J, s: np.ndarray, mu: float) -> tuple[np.nd
     n = F.size
     dr = row_scales(J, s)
     Js = sp.diags(dr) @ sp.csr_matrix(J) @ sp.diags(s)
-    K = sp.bmat([[sp.identity(n), Js], [Js.T, -mu * mu * sp.identity(n)]], format="csc")
+    K = sp.bmat([[mu * sp.identity(n), Js], [Js.T, -mu * sp.identity(n)]], format="csc")
     rhs = np.concatenate([-dr * F, np.zeros(n)])
     x = spla.splu(K, permc_spec="COLAMD").solve(rhs)
-    r, y = x[:n], x[n:]
+    r, y = mu * x[:n], x[n:]
     return s * y, float(np.abs(r).max()) if n else 0.0
 
 
@@ -68,11 +72,11 @@ def least_squares_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, o
     err = np.inf
     rho = np.inf
     prev_err = None
+    s = scale + np.abs(U0)  # one metric for the whole solve: the change from U0 is least-norm in it
     for k in range(1, max_iter + 1):
         F, J = evaluate(U)
         if not np.all(np.isfinite(F)):
             return False, U, k, err, rho, "residual is not finite"
-        s = scale + np.abs(U)
         rho = float(np.max(np.abs(F) * row_scales(J, s))) if F.size else 0.0
         try:
             dU, _ = damped_correction(F, J, s, mu)

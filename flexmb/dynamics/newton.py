@@ -38,10 +38,11 @@ element is re-solved by damped least squares from the predictor
 null directions is least-norm (the dependent multipliers keep the predictor's values, so reactions
 stay bounded); if that does not converge, the stalled iterate is accepted only when it moved less
 than ``max_change`` x the scales from the predictor, and a least-squares stationary point whose
-residual exceeds ``dependent_tol`` (inconsistent dependent equations) is a failure.  Any other
-failure (divergence, no convergence) also tries the least squares from the predictor before
-reporting (``NewtonResult.least_squares`` says how it ended).  Measured on the parallelogram
-four-bar and a row of three (tests/test_singular_passage.py): p = 1, 2, 3 x h = 0.01 .. 0.00125,
+residual exceeds ``dependent_tol`` (inconsistent dependent equations) is a failure.  An
+exactly singular matrix without a small residual also tries the least squares from the predictor
+before reporting (``NewtonResult.least_squares`` says how it ended); other failures (divergence, no
+convergence: a step too long, a model that locks, an absurd load) are reported as before.
+Measured on the parallelogram four-bar and a row of three (tests/test_singular_passage.py): p = 1, 2, 3 x h = 0.01 .. 0.00125,
 1.1 s, every run completes (before: 6 and 7 of 12 failed), positions at the nodal order.
 
 The default is set by measurement (``benchmarks/chain.py --compare``: chain of N bars, one run
@@ -196,10 +197,11 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
     solve = _carried(factor, n) if reuse == "steps" else None
     prev_fresh = False
 
-    def fail(k, message, err=np.inf, worst=-1):
+    def fail(k, message, err=np.inf, worst=-1, singular=False):
         if reuse == "steps":
             _carry(factor, None, n)
-        if options.least_squares:
+        if options.least_squares and singular:  # only where the matrix is known to be rank-deficient:
+            # elsewhere a failure means a step too long or a model that locks, and is reported
             ok, U2, k2, err2, rho, msg2 = least_squares_solve(evaluate, U0, scale, options)
             log.debug("Newton failed (%s); least squares from the predictor: %s (%d iterations, residual %.3g)",
                       message, msg2, k2, rho)
@@ -271,7 +273,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
             except SingularMatrixError as exc:
                 if stalled:
                     return accept_residual(k, rho, "exactly singular")
-                return fail(k, f"singular Newton matrix ({exc})")
+                return fail(k, f"singular Newton matrix ({exc})", singular=True)
             n_fac += 1
             fresh = True
             dU = -solve(F)

@@ -90,10 +90,11 @@ def _linear(A, b):
 def test_roundoff_bouncing_on_a_nearly_singular_matrix_is_converged_in_the_residual():
     """``A = Q diag(1, 1, 1e-14) Q^T``, consistent right-hand side: round-off moves the solution along
     the near-null vector by ~eps / 1e-14 ~ 1e-2 at every Newton step, so the increment test cannot
-    pass (plain Newton, ``residual_tol = 0`` and no least squares, fails).  The residual is at round-off
-    after the first step: the stall is detected, and the damped least squares from the predictor give
-    the well-determined components exactly and leave the near-null one where the predictor had it
-    (least-norm change); without least squares the stalled iterate itself is accepted."""
+    pass (plain Newton, ``residual_tol = 0``, fails).  The residual is at round-off after the first
+    step: the stall is detected, the near-null direction found by inverse iteration with the existing
+    factorization and its component reset to the predictor's (least-norm change; the residual stays at
+    round-off, 1e-14 x 0.2); the well-determined components are exact.  Without ``least_squares`` the
+    stalled iterate itself is accepted, with its round-off null component."""
     rng = np.random.default_rng(3)
     Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
     A = Q @ np.diag([1.0, 1.0, 1e-14]) @ Q.T
@@ -104,12 +105,13 @@ def test_roundoff_bouncing_on_a_nearly_singular_matrix_is_converged_in_the_resid
                          NewtonOptions(residual_tol=0.0, least_squares=False))
     assert not plain.converged
     r = newton_solve(ev, U0, scale, linear_solver("superlu"), NewtonOptions())
-    assert r.converged and r.message.startswith("converged in least squares") and r.residual < 1e-12
+    assert r.converged and "1 near-null directions kept at the predictor" in r.message and r.residual < 1e-13
     well = Q[:, :2]  # the determined directions
     assert np.abs(well.T @ (r.U - U_true)).max() < 1e-12
-    assert abs(Q[:, 2] @ (r.U - U0)) < 1e-6  # the null component was 0.2 away: left at the predictor's
+    assert abs(Q[:, 2] @ (r.U - U0)) < 1e-9  # the null component was 0.2 away: left at the predictor's
     alone = newton_solve(ev, U0, scale, linear_solver("superlu"), NewtonOptions(least_squares=False))
     assert alone.converged and alone.message.startswith("converged in the residual") and alone.residual < 1e-14
+    assert "near-null" not in alone.message and abs(Q[:, 2] @ (alone.U - U0)) > 1e-3
     assert np.abs(well.T @ (alone.U - U_true)).max() < 1e-13
 
 
@@ -134,15 +136,17 @@ def test_exactly_singular_consistent_system_takes_the_least_norm_correction():
 
 
 def test_inconsistent_singular_system_still_fails():
-    """Rank 2 of 3 and a right-hand side with a component 1e-3 (of O(1) terms) on the left null
-    vector: no solution; the least-squares stationary point is refused (residual 1e-3 > dependent_tol)
-    and Newton reports the failure."""
+    """Rank 2 of 3 (to round-off) and a right-hand side with a component 1e-3 (of O(1) terms) on the
+    left null vector: no solution near the predictor.  Newton reaches a backward error of 4e-17 only
+    by moving 4e12 along the null direction (1 / sigma); resetting that component to the predictor's
+    raises the residual to 3e-4 (the dependent equation is inconsistent), and the iterate is refused
+    (change > max_change x the scales): a failure, not a converged element with absurd unknowns."""
     rng = np.random.default_rng(5)
     Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
     A = Q @ np.diag([2.0, 0.5, 0.0]) @ Q.T
     b = A @ np.ones(3) + 1e-3 * Q[:, 2]
     r = newton_solve(_linear(A, b), np.zeros(3), np.ones(3), linear_solver("superlu"), NewtonOptions())
-    assert not r.converged and "least squares" in r.message
+    assert not r.converged and "raised the residual" in r.message and "x the scales from the predictor" in r.message
 
 
 # ------------------------------------------------------------------------------------- mechanisms

@@ -32,18 +32,19 @@ of the element loses rank: singular values down to 5e-13 (rows scaled by their t
 error :func:`scaled_residual` 2e-17) while round-off moves the multipliers along the null direction
 by ``eps / sigma_min`` (1e-5 scaled) at every iteration: the increment test cannot pass.  When a
 true Newton iterate has ``scaled_residual <= residual_tol`` (1e-12) and the increment does not
-contract (``> stall_rate`` x the previous one) or the LU finds the matrix exactly singular, the
-element is re-solved by damped least squares from the predictor
-(:func:`flexmb.dynamics.rank_deficient.least_squares_solve`, ``lm_damping``), whose change along the
-null directions is least-norm (the dependent multipliers keep the predictor's values, so reactions
-stay bounded); if that does not converge, the stalled iterate is accepted only when it moved less
-than ``max_change`` x the scales from the predictor, and a least-squares stationary point whose
-residual exceeds ``dependent_tol`` (inconsistent dependent equations) is a failure.  An
-exactly singular matrix without a small residual also tries the least squares from the predictor
-before reporting (``NewtonResult.least_squares`` says how it ended); other failures (divergence, no
-convergence: a step too long, a model that locks, an absurd load) are reported as before.
-Measured on the parallelogram four-bar and a row of three (tests/test_singular_passage.py): p = 1, 2, 3 x h = 0.01 .. 0.00125,
-1.1 s, every run completes (before: 6 and 7 of 12 failed), positions at the nodal order.
+contract (``> stall_rate`` x the previous one), the iterate is accepted, after its components along
+the directions singular to ``null_tol`` (1e-9; found by inverse iteration with the factorization in
+hand, :func:`flexmb.dynamics.rank_deficient.near_null_basis`) are reset to the predictor's: the
+least-norm change, so the dependent multipliers do not wander; the reset is kept only if the residual
+stays below ``residual_tol``.  An iterate that moved more than ``max_change`` (1e3) x the scales from
+the predictor is refused (it solves the equations only through multipliers of ``1 / sigma``).  When
+the LU finds the matrix exactly singular, the element is solved by damped least squares from the
+predictor (:func:`flexmb.dynamics.rank_deficient.least_squares_solve`, ``lm_damping``), accepted when
+its stationary residual is below ``dependent_tol`` (consistent dependent equations).  Other failures
+(divergence, no convergence: a step too long, a model that locks, an absurd load) are reported as
+before.  Measured on the parallelogram four-bar and a row of three (tests/test_singular_passage.py):
+p = 1, 2, 3 x h = 0.01 .. 0.00125, 1.1 s, every run completes (before: 6 and 7 of 12 failed), positions
+at the nodal order.
 
 The default is set by measurement (``benchmarks/chain.py --compare``: chain of N bars, one run
 on the 2-core development machine, wall time of the time loop relative to full Newton with the
@@ -62,7 +63,7 @@ from typing import Callable
 import numpy as np
 
 from flexmb.dynamics.linsolve import Factor, SingularMatrixError
-from flexmb.dynamics.rank_deficient import least_squares_solve
+from flexmb.dynamics.rank_deficient import least_squares_solve, near_null_basis, restore_null_components
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +79,11 @@ class NewtonOptions:
     (Jacobian reuse, see the module docstring) with refresh when the contraction rate exceeds
     ``reuse_rate``; ``"auto"`` reuses for systems of at least ``reuse_min_unknowns`` unknowns.
     Rank-deficient matrices (module docstring): ``residual_tol`` (backward error accepted as round-off,
-    0: off), ``stall_rate``, ``least_squares`` (the damped least-squares fallback), ``lm_damping`` (its
-    ``mu``, relative to the O(1) scaled matrix), ``dependent_tol`` (largest residual left on the dependent
-    equations), ``max_change`` (bound on a stalled iterate's change from the predictor, in scales)."""
+    0: off), ``stall_rate``, ``least_squares`` (reset of the near-null directions to the predictor, and
+    the damped least squares for an exactly singular matrix), ``null_tol`` (relative singular value
+    below which a direction is reset), ``lm_damping`` (the least squares' ``mu``, relative to the O(1)
+    scaled matrix), ``dependent_tol`` (largest residual left on the dependent equations),
+    ``max_change`` (bound on a stalled iterate's change from the predictor, in scales)."""
 
     tol: float = 1e-10
     max_iter: int = 25
@@ -94,8 +97,9 @@ class NewtonOptions:
     stall_rate: float = 0.3
     least_squares: bool = True
     lm_damping: float = 1e-6
-    dependent_tol: float = 1e-6
+    dependent_tol: float = 1e-10
     max_change: float = 1e3
+    null_tol: float = 1e-9
 
     def __post_init__(self):
         if self.reuse not in REUSE_MODES:
@@ -104,7 +108,7 @@ class NewtonOptions:
             raise ValueError(f"NewtonOptions(reuse_rate={self.reuse_rate!r}) must lie in (0, 1)")
         if not 0.0 <= self.residual_tol < 1.0:
             raise ValueError(f"NewtonOptions(residual_tol={self.residual_tol!r}) must lie in [0, 1) (0: off)")
-        for name in ("lm_damping", "dependent_tol", "max_change", "stall_rate"):
+        for name in ("lm_damping", "dependent_tol", "max_change", "stall_rate", "null_tol"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise ValueError(f"NewtonOptions({name}={v!r}) must be a positive number")
@@ -212,29 +216,45 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
                                 least_squares=msg2)
         return NewtonResult(False, U, k, rate, n_res, n_jac, n_fac, err, worst, message, history)
 
-    def accept_residual(k, rho, why):
-        # the matrix is (nearly) rank-deficient and the iterate's components along its null space
-        # are round-off amplified by 1 / sigma_min: the least-squares iteration from the predictor
-        # leaves them where the predictor put them (least-norm change), and is preferred
+    def accept_residual(k, rho, why, solve=None, J=None):
+        # the residual is at round-off but the matrix is (nearly) rank-deficient: the iterate's
+        # components along its near-null directions are round-off amplified by 1 / sigma_min; they
+        # are reset to the predictor's (least-norm change), which changes the residual by sigma x the
+        # reset, checked.  An exactly singular matrix (no factorization) goes to least squares.
         if reuse == "steps":
             _carry(factor, None, n)
-        if options.least_squares:
+        s0 = scale + np.abs(U0)
+        Uc, extra, note = U, 0, ""
+        if options.least_squares and solve is not None:
+            Z = near_null_basis(solve, J, s0, options.null_tol)
+            if Z.shape[1]:
+                Ur = restore_null_components(U, U0, s0, Z)
+                Fr, Jr = evaluate(Ur)
+                extra = 1
+                rr = scaled_residual(Fr, Jr, scale + np.abs(Ur)) if np.all(np.isfinite(Fr)) else np.inf
+                if rr <= options.residual_tol:
+                    Uc, rho = Ur, rr
+                    note = f"; {Z.shape[1]} near-null directions kept at the predictor"
+                else:
+                    note = f"; resetting {Z.shape[1]} near-null directions raised the residual to {rr:.3g}"
+        elif options.least_squares:
             ok, U2, k2, err2, rho2, msg2 = least_squares_solve(evaluate, U0, scale, options)
-            log.debug("Newton stalled at residual %.3g (%s); least squares from the predictor: %s (%d iterations, "
-                      "residual %.3g)", rho, why, msg2, k2, rho2)
+            log.debug("Newton: singular matrix at residual %.3g; least squares from the predictor: %s (%d iterations, "
+                      "residual %.3g)", rho, msg2, k2, rho2)
             if ok:
                 return NewtonResult(True, U2, k + k2, rate, n_res + k2, n_jac + k2, n_fac + k2, err2, worst,
-                                    f"{msg2} ({rho2:.3g}) after Newton stalled ({why})", history, residual=rho2)
-            change = float(np.max(np.abs(U - U0) / (scale + np.abs(U0)))) if n else 0.0
-            if "stationary" in msg2 or change > options.max_change:
-                # no solution near the predictor: the stalled iterate solves a nearby problem only by
-                # moving far along the null space (multipliers of 1 / sigma_min): not accepted
-                return NewtonResult(False, U, k + k2, rate, n_res + k2, n_jac + k2, n_fac + k2, err, worst,
-                                    f"stalled at residual {rho:.3g} ({why}), {change:.3g} x the scales from the "
-                                    f"predictor; {msg2}", history, residual=rho)
-        log.debug("Newton converged in the residual (%.3g; %s): nearly rank-deficient matrix", rho, why)
-        return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst,
-                            f"converged in the residual ({rho:.3g}; {why})", history, residual=rho)
+                                    f"{msg2} ({rho2:.3g}) after Newton: {why}", history, residual=rho2)
+            extra, note = k2, f"; {msg2}"
+        change = float(np.max(np.abs(Uc - U0) / s0)) if n else 0.0
+        if change > options.max_change:
+            # the iterate solves the equations only by moving far along the null space (multipliers of
+            # 1 / sigma_min): not accepted
+            return NewtonResult(False, Uc, k, rate, n_res + extra, n_jac + extra, n_fac, err, worst,
+                                f"stalled at residual {rho:.3g} ({why}{note}), {change:.3g} x the scales from the "
+                                f"predictor", history, residual=rho)
+        log.debug("Newton converged in the residual (%.3g; %s%s): nearly rank-deficient matrix", rho, why, note)
+        return NewtonResult(True, Uc, k, rate, n_res + extra, n_jac + extra, n_fac, err, worst,
+                            f"converged in the residual ({rho:.3g}; {why}{note})", history, residual=rho)
 
     for k in range(1, options.max_iter + 1):
         reusing = solve is not None and reuse != "none"
@@ -282,7 +302,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
             if stalled and e > options.tol and prev is not None and e > options.stall_rate * prev:
                 # the residual is at its round-off floor, the increments no longer contract: a
                 # (nearly) rank-deficient matrix amplifies round-off along its null space
-                return accept_residual(k, rho, f"increment {e:.3g} after {prev:.3g}")
+                return accept_residual(k, rho, f"increment {e:.3g} after {prev:.3g}", solve, J)
         U = U + dU
         worst = int(np.argmax(w)) if w.size else -1
         err = e

@@ -1,16 +1,23 @@
-"""Least-squares Newton for (nearly) rank-deficient iteration matrices: a damped (Levenberg-Marquardt)
-correction in the scaled metric, used by :func:`flexmb.dynamics.newton.newton_solve` when plain
-Newton fails or stalls on an element where the iteration matrix loses rank.
+"""Newton on (nearly) rank-deficient iteration matrices, used by
+:func:`flexmb.dynamics.newton.newton_solve`: the near-null directions of a stalled iterate are reset to
+the predictor's (:func:`near_null_basis`, :func:`restore_null_components`), and an exactly singular
+matrix is solved by damped (Levenberg-Marquardt) least squares in the scaled metric
+(:func:`least_squares_solve`).
 
 Where this happens: at a change point of a closed loop (the cranks of a parallelogram four-bar
 aligned with the coupler) the joints' constraint Jacobian loses rank, so the Newton matrix of the
 element has one null direction per dependence (a self-stress: multipliers in equilibrium with no
 load).  Along it the multipliers are undetermined (round-off moves them by ``eps / sigma_min``)
 and the position equations of the dependent direction are consistent only to the discretization
-error, which a plain Newton step turns into multipliers of ``1 / sigma_min`` (1e9 N where the
-physical reactions are 30 N) or into divergence.
+error, which a plain Newton step turns into multipliers of ``1 / sigma_min`` or into divergence.
 
-The correction minimizes, over ``y = Dc^-1 dU`` (unknowns in units of their magnitudes
+Near-null reset.  At a stalled iterate (residual at round-off) the directions in which the scaled
+matrix ``Js`` is singular to ``null_tol`` are found by two steps of block inverse iteration with the
+factorization in hand (12 fixed pseudo-random vectors: ~24 solves, no new factorization); moving along
+them changes the residual by ``sigma`` x the move, so the iterate's components there are reset to the
+predictor's, and the residual is evaluated again to confirm it.
+
+Least squares.  The correction minimizes, over ``y = Dc^-1 dU`` (unknowns in units of their magnitudes
 ``s = scale + |U|``),
 
     || Dr (F + J dU) ||^2 + mu^2 || y ||^2,        Dr = 1 / (|J| s)   (row i: the magnitude of its terms)
@@ -93,3 +100,39 @@ def least_squares_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, o
         U = U + dU
         prev_err = err
     return False, U, max_iter, err, rho, f"least squares: no convergence in {max_iter} iterations"
+
+
+def near_null_basis(solve: Callable, J, s: np.ndarray, tau: float, m: int = 12) -> np.ndarray:
+    """Orthonormal basis ``(n, k)`` of the directions in which the scaled matrix ``Js = Dr J Dc``
+    (:func:`row_scales`, ``Dc = diag(s)``) is singular to ``tau`` (relative to its O(1) entries):
+    two steps of block inverse iteration with the existing factorization ``solve`` (``J^-1``) from
+    ``m`` fixed pseudo-random vectors (reproducible: a resumed run repeats it bit for bit); the
+    directions amplified by more than ``1 / tau`` are kept.  ``k = 0`` when none is."""
+    n = s.size
+    if not n:
+        return np.zeros((0, 0))
+    m = min(m, n)
+    dr = row_scales(J, s)
+    P = np.random.default_rng(12345).standard_normal((n, m))
+
+    def apply(Y):  # Js^-1 Y, column by column
+        return np.column_stack([solve(Y[:, i] / dr) / s for i in range(Y.shape[1])])
+
+    Y = apply(P)
+    Q, _ = np.linalg.qr(Y)
+    Y2 = apply(Q)  # gains ~ 1 / sigma^2 ... 1 / sigma along the near-null directions
+    W, g, _ = np.linalg.svd(Y2, full_matrices=False)
+    # a direction with singular value sigma is amplified by ~1 / sigma per step; compare with the
+    # gain of the first step's well-determined part (~1): keep gains above 1 / tau
+    keep = g > 1.0 / tau
+    return W[:, keep]
+
+
+def restore_null_components(U: np.ndarray, U0: np.ndarray, s: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """``U`` with its components along the scaled near-null directions ``Z`` (``(n, k)``, orthonormal in
+    the unknowns scaled by ``s``) reset to those of ``U0``: the least-norm change from ``U0`` among the
+    solutions that differ from ``U`` only along ``Z``."""
+    if not Z.size:
+        return U
+    y = (U - U0) / s
+    return U0 + s * (y - Z @ (Z.T @ y))

@@ -214,3 +214,29 @@ def test_parallelograms_pass_every_change_point_at_every_step(n):
         assert np.ptp(fmax) < 1e-3 * fmax.min() and np.ptp(mmax) < 1e-3 * mmax.min()
     else:
         assert fmax.max() < 1.5 * fmax.min() and mmax.max() < 1.5 * mmax.min()
+
+
+def test_node_projection_takes_least_norm_multipliers_at_a_singular_configuration(monkeypatch):
+    """``G M^-1 G^T`` singular to 1e-14 (the node-velocity projection at a change point): the Cholesky
+    factorization succeeds, and the plain solve puts ``1e-9 / 1e-14 = 1e5`` along the null vector
+    (impulses that leave the velocities alone but were recovered as node reactions of 1e9 N where the
+    physical ones are 30 N); the dense solve now returns the least-norm multipliers.  A regular matrix
+    is solved as before."""
+    from flexmb.dynamics import projection
+
+    monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6)
+    n = 3
+    rows, cols = np.divmod(np.arange(n * n), n)
+    f = projection._SpdFactor(n, rows, cols)
+    assert f.backend == "dense"
+
+    def data(A):
+        return np.bincount(f.slot, A[rows, cols], minlength=f.size)
+
+    near = np.array([[1.0, 1.0, 0.0], [1.0, 1.0 + 1e-14, 0.0], [0.0, 0.0, 2.0]])
+    b = np.array([1.0, 1.0 + 1e-9, 4.0])
+    assert np.abs(np.linalg.solve(near, b)).max() > 1e4  # what the plain solve gives
+    x = f.solve(data(near), b)
+    assert np.allclose(x, [0.5, 0.5, 2.0], atol=1e-8)
+    regular = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.0], [0.5, 0.0, 2.0]])
+    assert np.allclose(f.solve(data(regular), b), np.linalg.solve(regular, b), rtol=1e-14)

@@ -99,7 +99,7 @@ class NewtonOptions:
     lm_damping: float = 1e-6
     dependent_tol: float = 1e-10
     max_change: float = 1e3
-    null_tol: float = 1e-9
+    null_tol: float = 1e-12
 
     def __post_init__(self):
         if self.reuse not in REUSE_MODES:

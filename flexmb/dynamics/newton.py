@@ -286,23 +286,27 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
                 n_jac += 1
                 if not np.array_equal(F2, F):
                     raise AssertionError("the residual-only evaluation differs from the full one")
-            rho = scaled_residual(F, J, scale + np.abs(U))
-            stalled = k > 1 and rho <= options.residual_tol
             try:
                 solve = factor(J)
             except SingularMatrixError as exc:
-                if stalled:
-                    return accept_residual(k, rho, "exactly singular")
+                if k > 1:  # the backward error decides (computed only where it does: a sparse |J| s)
+                    rho = scaled_residual(F, J, scale + np.abs(U))
+                    if rho <= options.residual_tol:
+                        return accept_residual(k, rho, "exactly singular")
                 return fail(k, f"singular Newton matrix ({exc})", singular=True)
             n_fac += 1
             fresh = True
             dU = -solve(F)
             w = np.abs(dU) / (scale + np.abs(U + dU))
             e = float(w.max()) if w.size else 0.0
-            if stalled and e > options.tol and prev is not None and e > options.stall_rate * prev:
-                # the residual is at its round-off floor, the increments no longer contract: a
-                # (nearly) rank-deficient matrix amplifies round-off along its null space
-                return accept_residual(k, rho, f"increment {e:.3g} after {prev:.3g}", solve, J)
+            if (k > 1 and prev is not None and e > options.roundoff_factor * options.tol
+                    and e > options.stall_rate * prev):
+                # increments no longer contracting, above the round-off acceptance below: if the
+                # residual is at its round-off floor, a (nearly) rank-deficient matrix amplifies
+                # round-off along its null space
+                rho = scaled_residual(F, J, scale + np.abs(U))
+                if rho <= options.residual_tol:
+                    return accept_residual(k, rho, f"increment {e:.3g} after {prev:.3g}", solve, J)
         U = U + dU
         worst = int(np.argmax(w)) if w.size else -1
         err = e

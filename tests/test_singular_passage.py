@@ -187,10 +187,10 @@ def test_parallelograms_pass_their_change_point_at_h_and_h_over_2(n):
 @pytest.mark.parametrize("n", [1, 3])
 def test_parallelograms_pass_every_change_point_at_every_step(n):
     """1.1 s (four change points) at p = 1, 2, 3 and h = 0.01 .. 0.00125: every run completes (on main
-    before this work 6 of the 12 failed for one parallelogram, 7 of 12 for the row of three); positions
+    before this work 6 of the 12 failed for one parallelogram and 6 of 12 for the row of three); positions
     converge at the nodal order (ratios per halving 4 for p = 1, 16 for p = 2 until 1e-11 m) and are at
     round-off (< 1e-10 m) for p = 3; the largest reactions agree across all runs to 0.1 % for the
-    four-bar (34.50 N, 24.52 N m).  Measured 200+ s on the loaded 2-core machine."""
+    four-bar (34.50 N, 24.52 N m).  Both: 154 s on the loaded 2-core machine."""
     t_end = 1.1
     model = parallelogram_row(90.0, n)
     fmax, mmax = [], []

@@ -43,7 +43,7 @@ predictor (:func:`flexmb.dynamics.rank_deficient.least_squares_solve`, ``lm_damp
 its stationary residual is below ``dependent_tol`` (consistent dependent equations).  Other failures
 (divergence, no convergence: a step too long, a model that locks, an absurd load) are reported as
 before.  Measured on the parallelogram four-bar and a row of three (tests/test_singular_passage.py):
-p = 1, 2, 3 x h = 0.01 .. 0.00125, 1.1 s, every run completes (before: 6 and 7 of 12 failed), positions
+p = 1, 2, 3 x h = 0.01 .. 0.00125, 1.1 s, every run completes (before: 6 of 12 failed for each), positions
 at the nodal order.
 
 The default is set by measurement (``benchmarks/chain.py --compare``: chain of N bars, one run

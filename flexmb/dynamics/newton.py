@@ -34,6 +34,28 @@ rate ``theta <= reuse_rate`` is known (second iteration on), so the remaining er
 divergence test apply to true Newton increments only; a divergent reused matrix triggers a
 fresh Jacobian, a divergent fresh Jacobian returns "diverging" (the driver then halves the step).
 
+Rank-deficient matrices (singular positions of closed loops)
+-------------------------------------------------------------
+At a change point of a loop (a parallelogram's cranks aligned with the coupler) the Newton matrix
+of the element loses rank: singular values down to 5e-13 (rows scaled by their terms, unknowns by
+``scale + |U|``), one null direction per self-stress.  The residual then reaches round-off (backward
+error :func:`scaled_residual` 2e-17) while round-off moves the multipliers along the null direction
+by ``eps / sigma_min`` (1e-5 scaled) at every iteration: the increment test cannot pass.  When a
+true Newton iterate has ``scaled_residual <= residual_tol`` (1e-12) and the increment does not
+contract (``> stall_rate`` x the previous one), the iterate is accepted, after its components along
+the directions singular to ``null_tol`` (1e-9; found by inverse iteration with the factorization in
+hand, :func:`flexmb.dynamics.rank_deficient.near_null_basis`) are reset to the predictor's: the
+least-norm change, so the dependent multipliers do not wander; the reset is kept only if the residual
+stays below ``residual_tol``.  An iterate that moved more than ``max_change`` (1e3) x the scales from
+the predictor is refused (it solves the equations only through multipliers of ``1 / sigma``).  When
+the LU finds the matrix exactly singular, the element is solved by damped least squares from the
+predictor (:func:`flexmb.dynamics.rank_deficient.least_squares_solve`, ``lm_damping``), accepted when
+its stationary residual is below ``dependent_tol`` (consistent dependent equations).  Other failures
+(divergence, no convergence: a step too long, a model that locks, an absurd load) are reported as
+before.  Measured on the parallelogram four-bar and a row of three (tests/test_singular_passage.py):
+p = 1, 2, 3 x h = 0.01 .. 0.00125, 1.1 s, every run completes (before: 6 of 12 failed for each), positions
+at the nodal order.
+
 The default is set by measurement (``benchmarks/chain.py --compare``: chain of N bars, one run
 on the 2-core development machine, wall time of the time loop relative to full Newton with the
 same cached-ordering SuperLU): ``"element"`` 1.20 (N = 10, 480 unknowns), 0.83 (N = 100, 4800),
@@ -43,6 +65,7 @@ Positions agree with full Newton to 1e-14 of the link length.  See ``benchmarks/
 """
 from __future__ import annotations
 
+import logging
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable
@@ -50,6 +73,9 @@ from typing import Callable
 import numpy as np
 
 from flexmb.dynamics.linsolve import Factor, SingularMatrixError
+from flexmb.dynamics.rank_deficient import least_squares_solve, near_null_basis, restore_null_components
+
+log = logging.getLogger(__name__)
 
 REUSE_MODES = ("auto", "none", "element", "steps")
 
@@ -61,7 +87,13 @@ class NewtonOptions:
     iterations; an increment that stops contracting below ``roundoff_factor * tol`` is accepted
     as converged to round-off; ``reuse``: ``"auto"`` | ``"none"`` | ``"element"`` | ``"steps"``
     (Jacobian reuse, see the module docstring) with refresh when the contraction rate exceeds
-    ``reuse_rate``; ``"auto"`` reuses for systems of at least ``reuse_min_unknowns`` unknowns."""
+    ``reuse_rate``; ``"auto"`` reuses for systems of at least ``reuse_min_unknowns`` unknowns.
+    Rank-deficient matrices (module docstring): ``residual_tol`` (backward error accepted as round-off,
+    0: off), ``stall_rate``, ``least_squares`` (reset of the near-null directions to the predictor, and
+    the damped least squares for an exactly singular matrix), ``null_tol`` (relative singular value
+    below which a direction is reset), ``lm_damping`` (the least squares' ``mu``, relative to the O(1)
+    scaled matrix), ``dependent_tol`` (largest residual left on the dependent equations),
+    ``max_change`` (bound on a stalled iterate's change from the predictor, in scales)."""
 
     tol: float = 1e-10
     max_iter: int = 25
@@ -73,12 +105,25 @@ class NewtonOptions:
     reuse: str = "auto"
     reuse_rate: float = 0.5
     reuse_min_unknowns: int = 2000
+    residual_tol: float = 1e-12
+    stall_rate: float = 0.3
+    least_squares: bool = True
+    lm_damping: float = 1e-6
+    dependent_tol: float = 1e-10
+    max_change: float = 1e3
+    null_tol: float = 1e-12
 
     def __post_init__(self):
         if self.reuse not in REUSE_MODES:
             raise ValueError(f"NewtonOptions(reuse={self.reuse!r}): use one of {REUSE_MODES}")
         if not 0.0 < self.reuse_rate < 1.0:
             raise ValueError(f"NewtonOptions(reuse_rate={self.reuse_rate!r}) must lie in (0, 1)")
+        if not 0.0 <= self.residual_tol < 1.0:
+            raise ValueError(f"NewtonOptions(residual_tol={self.residual_tol!r}) must lie in [0, 1) (0: off)")
+        for name in ("lm_damping", "dependent_tol", "max_change", "stall_rate", "null_tol"):
+            v = getattr(self, name)
+            if not (np.isfinite(v) and v > 0):
+                raise ValueError(f"NewtonOptions({name}={v!r}) must be a positive number")
 
 
 @dataclass
@@ -94,6 +139,21 @@ class NewtonResult:
     worst: int = -1  # index of the largest scaled correction
     message: str = ""
     history: list = field(default_factory=list)
+    residual: float = np.nan  # scaled residual of the returned iterate, when it decided convergence
+    least_squares: str = ""  # outcome of the least-squares fallback after a failure, if it ran
+
+
+def scaled_residual(F: np.ndarray, J, s: np.ndarray) -> float:
+    """Backward error of an iterate: ``max_i |F_i| / sum_j |J_ij| s_j``, each equation's residual
+    relative to the change its terms undergo when every unknown moves by its magnitude ``s``
+    (``(n,)``, units of the unknowns).  Dimensionless and independent of how the equations are
+    scaled; equations with no terms (empty rows) count with their raw residual."""
+    if not F.size:
+        return 0.0
+    A = abs(J) if hasattr(J, "multiply") else np.abs(np.asarray(J))
+    den = np.asarray(A @ s).reshape(-1)
+    den = np.where(den > 0, den, 1.0)
+    return float(np.max(np.abs(F) / den))
 
 
 # factorizations carried over between elements (reuse="steps"), keyed by the factor callable
@@ -156,10 +216,60 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
     solve = _carried(factor, n) if reuse == "steps" else None
     prev_fresh = False
 
-    def fail(k, message, err=np.inf, worst=-1):
+    def fail(k, message, err=np.inf, worst=-1, singular=False):
         if reuse == "steps":
             _carry(factor, None, n)
+        if options.least_squares and singular:  # only where the matrix is known to be rank-deficient:
+            # elsewhere a failure means a step too long or a model that locks, and is reported
+            ok, U2, k2, err2, rho, msg2 = least_squares_solve(evaluate, U0, scale, options)
+            log.debug("Newton failed (%s); least squares from the predictor: %s (%d iterations, residual %.3g)",
+                      message, msg2, k2, rho)
+            if ok:
+                return NewtonResult(True, U2, k + k2, rate, n_res + k2, n_jac + k2, n_fac + k2, err2, worst,
+                                    f"{msg2} ({rho:.3g}) after Newton: {message}", history, residual=rho)
+            return NewtonResult(False, U, k, rate, n_res, n_jac, n_fac, err, worst, message, history,
+                                least_squares=msg2)
         return NewtonResult(False, U, k, rate, n_res, n_jac, n_fac, err, worst, message, history)
+
+    def accept_residual(k, rho, why, solve=None, J=None):
+        # the residual is at round-off but the matrix is (nearly) rank-deficient: the iterate's
+        # components along its near-null directions are round-off amplified by 1 / sigma_min; they
+        # are reset to the predictor's (least-norm change), which changes the residual by sigma x the
+        # reset, checked.  An exactly singular matrix (no factorization) goes to least squares.
+        if reuse == "steps":
+            _carry(factor, None, n)
+        s0 = scale + np.abs(U0)
+        Uc, extra, note = U, 0, ""
+        if options.least_squares and solve is not None:
+            Z = near_null_basis(solve, J, s0, options.null_tol)
+            if Z.shape[1]:
+                Ur = restore_null_components(U, U0, s0, Z)
+                Fr, Jr = evaluate(Ur)
+                extra = 1
+                rr = scaled_residual(Fr, Jr, scale + np.abs(Ur)) if np.all(np.isfinite(Fr)) else np.inf
+                if rr <= options.residual_tol:
+                    Uc, rho = Ur, rr
+                    note = f"; {Z.shape[1]} near-null directions kept at the predictor"
+                else:
+                    note = f"; resetting {Z.shape[1]} near-null directions raised the residual to {rr:.3g}"
+        elif options.least_squares:
+            ok, U2, k2, err2, rho2, msg2 = least_squares_solve(evaluate, U0, scale, options)
+            log.debug("Newton: singular matrix at residual %.3g; least squares from the predictor: %s (%d iterations, "
+                      "residual %.3g)", rho, msg2, k2, rho2)
+            if ok:
+                return NewtonResult(True, U2, k + k2, rate, n_res + k2, n_jac + k2, n_fac + k2, err2, worst,
+                                    f"{msg2} ({rho2:.3g}) after Newton: {why}", history, residual=rho2)
+            extra, note = k2, f"; {msg2}"
+        change = float(np.max(np.abs(Uc - U0) / s0)) if n else 0.0
+        if change > options.max_change:
+            # the iterate solves the equations only by moving far along the null space (multipliers of
+            # 1 / sigma_min): not accepted
+            return NewtonResult(False, Uc, k, rate, n_res + extra, n_jac + extra, n_fac, err, worst,
+                                f"stalled at residual {rho:.3g} ({why}{note}), {change:.3g} x the scales from the "
+                                f"predictor", history, residual=rho)
+        log.debug("Newton converged in the residual (%.3g; %s%s): nearly rank-deficient matrix", rho, why, note)
+        return NewtonResult(True, Uc, k, rate, n_res + extra, n_jac + extra, n_fac, err, worst,
+                            f"converged in the residual ({rho:.3g}; {why}{note})", history, residual=rho)
 
     for k in range(1, options.max_iter + 1):
         reusing = solve is not None and (reuse != "none" or near)
@@ -194,12 +304,24 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
             try:
                 solve = factor(J)
             except SingularMatrixError as exc:
-                return fail(k, f"singular Newton matrix ({exc})")
+                if k > 1:  # the backward error decides (computed only where it does: a sparse |J| s)
+                    rho = scaled_residual(F, J, scale + np.abs(U))
+                    if rho <= options.residual_tol:
+                        return accept_residual(k, rho, "exactly singular")
+                return fail(k, f"singular Newton matrix ({exc})", singular=True)
             n_fac += 1
             fresh = True
             dU = -solve(F)
             w = np.abs(dU) / (scale + np.abs(U + dU))
             e = float(w.max()) if w.size else 0.0
+            if (k > 1 and prev is not None and e > options.roundoff_factor * options.tol
+                    and e > options.stall_rate * prev):
+                # increments no longer contracting, above the round-off acceptance below: if the
+                # residual is at its round-off floor, a (nearly) rank-deficient matrix amplifies
+                # round-off along its null space
+                rho = scaled_residual(F, J, scale + np.abs(U))
+                if rho <= options.residual_tol:
+                    return accept_residual(k, rho, f"increment {e:.3g} after {prev:.3g}", solve, J)
         U = U + dU
         worst = int(np.argmax(w)) if w.size else -1
         err = e

@@ -173,6 +173,31 @@ def _cholmod():
 _CHOLMOD = None
 
 
+#: relative pivot (diagonally scaled Cholesky, squared) below which the rows count as dependent
+SINGULAR_PIVOT = 1e-12
+
+
+def _numerically_singular(A: NDArray, c: NDArray) -> bool:
+    """Whether the Cholesky factor ``c`` (lower) of ``A`` has a pivot below :data:`SINGULAR_PIVOT`
+    relative to ``A``'s diagonal (scale-free: rows of different units)."""
+    d = np.diag(A)
+    return bool(np.any(np.diag(c) ** 2 < SINGULAR_PIVOT * np.where(d > 0, d, 1.0)))
+
+
+def _least_norm(A: NDArray, b: NDArray) -> NDArray:
+    """Least-norm solution of the symmetric ``A x = b`` (dense) in the metric of its diagonal: the
+    eigenvalues of the scaled matrix below :data:`SINGULAR_PIVOT` are dropped.  At a change point of a
+    loop (a parallelogram's cranks aligned) ``G M^-1 G^T`` loses a rank and the plain solve puts
+    ``1 / sigma^2`` into the self-stress direction: impulses of 1e9 N s where the reactions are 30 N
+    (they do not change the velocities, ``G^T n = 0``, but the reactions are recovered from them)."""
+    d = np.diag(A)
+    sc = 1.0 / np.sqrt(np.where(d > 0, d, 1.0))
+    lam, V = np.linalg.eigh(sc[:, None] * A * sc[None, :])
+    keep = lam > SINGULAR_PIVOT * max(float(lam.max()), 0.0)
+    y = V[:, keep] @ ((V[:, keep].T @ (sc * b)) / lam[keep])
+    return sc * y
+
+
 class _SpdFactor:
     """Factorization of the ``n x n`` symmetric matrix with entries at ``(rows, cols)`` (fixed pattern).
 
@@ -227,6 +252,8 @@ class _SpdFactor:
             if self.backend == "dense":  # LAPACK directly: the SciPy wrappers cost more than n <= 60 itself
                 c, info = lapack.dpotrf(A, lower=1, clean=0, overwrite_a=0)
                 x = lapack.dpotrs(c, b, lower=1)[0] if info == 0 else None
+                if x is not None and _numerically_singular(A, c):
+                    x = _least_norm(A, b)  # at a singular configuration: no 1 / sigma^2 multipliers
             elif self.backend == "cholmod":
                 self._chol.cholesky_inplace(A)
                 x = self._chol(b)

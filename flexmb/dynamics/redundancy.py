@@ -483,6 +483,16 @@ def monitor_node(cm, st, stats: dict, n_nodes: int, controlled: bool) -> bool:
     return bool(switched)
 
 
+def pad_monitor_stats(stats: dict) -> None:
+    """Give the elements recorded since the last monitored node NaN monitor entries (a run stopped
+    before :func:`monitor_node` saw their end node), so that the partial results stay consistent."""
+    if "constraint_conditioning" not in stats:
+        return
+    n_new = len(stats["t_start"]) - len(stats["constraint_conditioning"])
+    for key, fill in (("constraint_conditioning", np.nan), ("redundancy_quality", np.nan), ("reselected", 0)):
+        stats[key].extend([fill] * n_new)
+
+
 def redundancy_meta(cm) -> dict:
     """``meta`` entries of a run: ``redundant_constraints`` (the choice made at t0, [joint name,
     component]) and ``redundancy_reselections`` (t, dropped, before, quality before and after)."""

@@ -21,7 +21,7 @@ from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 from flexmb.dynamics.checkpoint import load_run, save_run
 from flexmb.dynamics.constraints import node_velocity
 from flexmb.dynamics.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
-                                        init_selection, monitor_node, null_basis, reaction_set, redundancy_meta)
+                                        init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
 from flexmb.dynamics.energy import energy_drift_report
 from flexmb.dynamics.forces import force_residual
 from flexmb.dynamics.joints import joint_residual, unpack_joints
@@ -378,6 +378,7 @@ class Run:
             name = self.cm.model.joints[j].name
             comp = COMPONENT_NAMES[c] if isinstance(c, int) else c
             since = self.cm.redundancy.events[-1][0] if self.cm.redundancy.events else self.t0
+            pad_monitor_stats(self.rec.stats)  # the partial results attached to the error stay consistent
             raise ConstraintViolationError(
                 f"joint {name!r} component {comp}, dropped at t = {since:.6g} as redundant, is violated by {v:.3g} x "
                 f"the assembly tolerance at t = {self.st.t:.6g} s: the equations chosen as redundant are not implied "

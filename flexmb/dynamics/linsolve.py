@@ -153,6 +153,77 @@ class SuperLU:
         return solve
 
 
+class Refactor:
+    """SuperLU for the ordering and the pivots, a compiled refactorization for every later matrix
+    of the same pattern (:mod:`flexmb.dynamics.refactor_lu`).
+
+    The first matrix of a pattern is factored by SuperLU with COLAMD and threshold partial
+    pivoting (``diag_pivot_thresh=1``: the largest entry of each column); its column and row
+    permutations are kept, the structure of ``L`` and ``U`` under them is computed once, and
+    later matrices are factored numerically along it.  A pivot smaller than ``pivot_tol`` times
+    the largest entry below it (or zero) makes that factorization fall back to SuperLU, with the
+    kept column order and fresh row pivots, which are then analysed and reused in turn
+    (``n_pivot_changes`` counts these).  ``last_nnz``: nonzeros of ``L + U`` (unit diagonal of
+    ``L`` not counted).
+    """
+
+    def __init__(self, pivot_tol: float = 0.1, relax: int = 3, panel_size: int = 4) -> None:
+        self.pivot_tol = float(pivot_tol)
+        self.relax = relax
+        self.panel_size = panel_size
+        self._key: tuple | None = None
+        self._q: np.ndarray | None = None  # column order of the pattern (checkpointed)
+        self._s = None  # refactor_lu.Structure
+        self._pending_q = None
+        self.n_orderings = 0
+        self.n_pivot_changes = 0
+        self.last_nnz = 0
+
+    def adopt_ordering(self, q: np.ndarray) -> None:
+        """Use the column ordering ``q`` (from a checkpoint) for the first pattern seen."""
+        self._pending_q = np.asarray(q, dtype=np.int64)
+
+    def _pivot(self, A: sp.csc_matrix, q: np.ndarray | None) -> None:
+        """Factor ``A`` with SuperLU (COLAMD when ``q`` is None, else the column order ``q``) and
+        analyse the structure of its pivots."""
+        from flexmb.dynamics.refactor_lu import Structure
+
+        try:
+            if q is None:
+                lu = spla.splu(A, permc_spec="COLAMD", diag_pivot_thresh=1.0, options={"SymmetricMode": False})
+                q = np.argsort(lu.perm_c)
+                self.n_orderings += 1
+            else:
+                lu = spla.splu(A[:, q], permc_spec="NATURAL", relax=self.relax, panel_size=self.panel_size,
+                               diag_pivot_thresh=1.0)
+                q = q[np.argsort(lu.perm_c)]  # SuperLU postorders the elimination tree
+        except RuntimeError as exc:  # "Factor is exactly singular"
+            raise SingularMatrixError(str(exc)) from exc
+        s = Structure(A.indptr, A.indices, q, lu.perm_r)
+        if not s.ok:
+            raise SingularMatrixError("structurally singular matrix")
+        self._key = (A.indptr.copy(), A.indices.copy())
+        self._q = q
+        self._s = s
+        self.last_nnz = s.nnz - A.shape[0]
+
+    def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
+        A = _csc(A)
+        if A.shape[0] == 0:
+            return lambda b: np.zeros(0)
+        if self._key is None or not _same_pattern(A, *self._key):
+            q, self._pending_q = self._pending_q, None
+            self._pivot(A, q)
+        f = self._s.factor(A.data, self.pivot_tol)
+        if f is None:  # a pivot too small for the kept row order: pivot afresh
+            self.n_pivot_changes += 1
+            self._pivot(A, self._q)
+            f = self._s.factor(A.data, self.pivot_tol)
+            if f is None:
+                raise SingularMatrixError("singular matrix (no acceptable pivot after fresh pivoting)")
+        return f
+
+
 class _SuperLUFunction:
     """Backward-compatible ``superlu(A) -> solve`` (COLAMD at every call) with ``last_nnz``."""
 
@@ -231,7 +302,8 @@ def _umfpack_available() -> bool:
 
 #: name -> factory of a fresh backend instance
 LINEAR_SOLVERS: dict[str, Callable[[], Factor]] = {
-    "superlu": SuperLU,
+    "superlu": Refactor,
+    "superlu-cached": SuperLU,
     "superlu-colamd": lambda: SuperLU(reuse_ordering=False),
     "umfpack": Umfpack,
 }
@@ -239,7 +311,7 @@ LINEAR_SOLVERS: dict[str, Callable[[], Factor]] = {
 
 def available_backends() -> dict[str, Factor]:
     """Fresh instances of every backend usable on this machine."""
-    names = ["superlu", "superlu-colamd"] + (["umfpack"] if _umfpack_available() else [])
+    names = ["superlu", "superlu-cached", "superlu-colamd"] + (["umfpack"] if _umfpack_available() else [])
     return {n: LINEAR_SOLVERS[n]() for n in names}
 
 

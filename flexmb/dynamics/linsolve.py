@@ -167,7 +167,7 @@ class Refactor:
     ``L`` not counted).
     """
 
-    def __init__(self, pivot_tol: float = 0.1, relax: int = 3, panel_size: int = 4) -> None:
+    def __init__(self, pivot_tol: float = 1e-3, relax: int = 3, panel_size: int = 4) -> None:
         self.pivot_tol = float(pivot_tol)
         self.relax = relax
         self.panel_size = panel_size

@@ -108,9 +108,12 @@ def _symbolic(n, Bp, Bi):
 def _numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivot_tol):
     """Numeric LU of ``B`` (values ``data[gather]``, rows ``Brow``) into ``Lx, Ux, Ud``.
 
-    Returns -1, or the first column whose pivot is zero, not finite or smaller than ``pivot_tol``
-    times the largest entry below it (the factors are then incomplete)."""
+    Returns ``(bad, ratio)``: ``bad`` is -1, or the first column whose pivot is zero, not finite
+    or smaller than ``pivot_tol`` times the largest entry below it (the factors are then
+    incomplete); ``ratio`` is the smallest ``|pivot| / max |entry below|`` met (1 without entries
+    below)."""
     x = np.zeros(n)
+    worst = 1.0
     for j in range(n):
         for p in range(Bp[j], Bp[j + 1]):
             x[Brow[p]] = data[gather[p]]
@@ -130,14 +133,16 @@ def _numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivot_tol):
             if a > big:
                 big = a
         if not (abs(piv) > 0.0) or not np.isfinite(piv) or abs(piv) < pivot_tol * big or not np.isfinite(big):
-            return j
+            return j, 0.0
+        if abs(piv) < worst * big:
+            worst = abs(piv) / big
         Ud[j] = piv
         inv = 1.0 / piv
         for q in range(Lp[j], Lp[j + 1]):
             i = Li[q]
             Lx[q] = x[i] * inv
             x[i] = 0.0
-    return -1
+    return -1, worst
 
 
 @_jit
@@ -193,6 +198,8 @@ class Structure:
         self.ok = bool(ok)
         self.Lp, self.Li, self.Up, self.Ui = Lp, Li, Up, Ui
         self.nnz = int(Li.size + Ui.size + n)
+        #: smallest |pivot| / max |entry below| of the last numeric factorization
+        self.last_ratio = 1.0
 
     def factor(self, data: np.ndarray, pivot_tol: float) -> "Factors | None":
         """Numeric factors of the matrix with values ``data`` (``A.data``), or None when a pivot
@@ -200,7 +207,7 @@ class Structure:
         Lx = np.empty(self.Li.size)
         Ux = np.empty(self.Ui.size)
         Ud = np.empty(self.n)
-        bad = _numeric(self.n, self.Bp, self.Brow, self.gather, np.ascontiguousarray(data, dtype=float),
+        bad, self.last_ratio = _numeric(self.n, self.Bp, self.Brow, self.gather, np.ascontiguousarray(data, dtype=float),
                        self.Lp, self.Li, Lx, self.Up, self.Ui, Ux, Ud, float(pivot_tol))
         if bad >= 0:
             return None

@@ -21,7 +21,8 @@ along a symbolic structure computed once:
 
 Arrays: ``n`` unknowns; ``Lp (n + 1,)``, ``Li``, ``Lx`` strictly lower part of ``L`` (unit
 diagonal) in CSC; ``Up (n + 1,)``, ``Ui``, ``Ux`` strictly upper part of ``U`` in CSC (rows of a
-column in topological order), ``Ud (n,)`` the diagonal of ``U``.  All indices int64.
+column in topological order), ``Ud (n,)`` the diagonal of ``U``.  Pointers int64, row indices
+int32 (half the memory traffic of the numeric and solve loops).
 """
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def _symbolic(n, Bp, Bi):
     cap_u = max(2 * Bi.size, n + 1)
     Lp = np.zeros(n + 1, dtype=np.int64)
     Up = np.zeros(n + 1, dtype=np.int64)
-    Li = np.empty(cap_l, dtype=np.int64)
-    Ui = np.empty(cap_u, dtype=np.int64)
+    Li = np.empty(cap_l, dtype=np.int32)
+    Ui = np.empty(cap_u, dtype=np.int32)
     mark = np.full(n, -1, dtype=np.int64)
     stack = np.empty(n, dtype=np.int64)
     pstack = np.empty(n, dtype=np.int64)
@@ -82,7 +83,7 @@ def _symbolic(n, Bp, Bi):
             if k < j:
                 if nu >= cap_u:
                     cap_u *= 2
-                    tmp = np.empty(cap_u, dtype=np.int64)
+                    tmp = np.empty(cap_u, dtype=np.int32)
                     tmp[:nu] = Ui[:nu]
                     Ui = tmp
                 Ui[nu] = k
@@ -90,7 +91,7 @@ def _symbolic(n, Bp, Bi):
             elif k > j:
                 if nl >= cap_l:
                     cap_l *= 2
-                    tmp = np.empty(cap_l, dtype=np.int64)
+                    tmp = np.empty(cap_l, dtype=np.int32)
                     tmp[:nl] = Li[:nl]
                     Li = tmp
                 Li[nl] = k
@@ -189,9 +190,10 @@ class Structure:
         Bp = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(counts, out=Bp[1:])
         starts = indptr[self.q]
-        self.gather = np.repeat(starts - Bp[:-1], counts) + np.arange(Bp[-1], dtype=np.int64)
+        gather = np.repeat(starts - Bp[:-1], counts) + np.arange(Bp[-1], dtype=np.int64)
         self.Bp = Bp
-        self.Brow = self.perm_r[np.asarray(indices, dtype=np.int64)[self.gather]]
+        self.Brow = self.perm_r[np.asarray(indices, dtype=np.int64)[gather]].astype(np.int32)
+        self.gather = gather.astype(np.int32)
         Lp, Li, Up, Ui, ok = _symbolic(n, Bp, self.Brow)
         #: False when the pivots leave a structurally zero diagonal (cannot happen for the pivots
         #: of a successful factorization)

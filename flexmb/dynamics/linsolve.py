@@ -172,15 +172,24 @@ class Refactor:
         self.relax = relax
         self.panel_size = panel_size
         self._key: tuple | None = None
-        self._q: np.ndarray | None = None  # column order of the pattern (checkpointed)
-        self._s = None  # refactor_lu.Structure
+        self._s = None  # refactor_lu.Structure: column order, row pivots, structure of L and U
         self._pending_q = None
         self.n_orderings = 0
         self.n_pivot_changes = 0
         self.last_nnz = 0
 
+    @property
+    def _q(self) -> np.ndarray | None:
+        """What a checkpoint stores (``flexmb.dynamics.checkpoint`` saves ``solver._q``): the column
+        order and the row pivots in use, concatenated (``2 n``), so that a resumed run factors
+        bit-identically to the original one."""
+        if self._s is None:
+            return None
+        return np.concatenate([self._s.q, self._s.perm_r])
+
     def adopt_ordering(self, q: np.ndarray) -> None:
-        """Use the column ordering ``q`` (from a checkpoint) for the first pattern seen."""
+        """Use the column order (``n``, an older checkpoint) or the column order and row pivots
+        (``2 n``, :attr:`_q`) from a checkpoint for the first pattern seen."""
         self._pending_q = np.asarray(q, dtype=np.int64)
 
     def _pivot(self, A: sp.csc_matrix, q: np.ndarray | None) -> None:
@@ -188,6 +197,13 @@ class Refactor:
         analyse the structure of its pivots."""
         from flexmb.dynamics.refactor_lu import Structure
 
+        n = A.shape[0]
+        if q is not None and q.size == 2 * n:  # column order and row pivots of a checkpoint
+            s = Structure(A.indptr, A.indices, q[:n], q[n:])
+            if s.ok:
+                self._adopt(A, s)
+                return
+            q = q[:n]
         try:
             if q is None:
                 lu = spla.splu(A, permc_spec="COLAMD", diag_pivot_thresh=1.0, options={"SymmetricMode": False})
@@ -202,8 +218,10 @@ class Refactor:
         s = Structure(A.indptr, A.indices, q, lu.perm_r)
         if not s.ok:
             raise SingularMatrixError("structurally singular matrix")
+        self._adopt(A, s)
+
+    def _adopt(self, A: sp.csc_matrix, s) -> None:
         self._key = (A.indptr.copy(), A.indices.copy())
-        self._q = q
         self._s = s
         self.last_nnz = s.nnz - A.shape[0]
 
@@ -217,7 +235,7 @@ class Refactor:
         f = self._s.factor(A.data, self.pivot_tol)
         if f is None:  # a pivot too small for the kept row order: pivot afresh
             self.n_pivot_changes += 1
-            self._pivot(A, self._q)
+            self._pivot(A, self._s.q)
             f = self._s.factor(A.data, self.pivot_tol)
             if f is None:
                 raise SingularMatrixError("singular matrix (no acceptable pivot after fresh pivoting)")

@@ -128,9 +128,16 @@ def _numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivot_tol):
                     x[Li[q]] -= Lx[q] * xk
         piv = x[j]
         x[j] = 0.0
+        # one pass over the entries below the pivot: scale them and find the largest (if the
+        # pivot fails the test, the factors are discarded anyway)
+        inv = 1.0 / piv if piv != 0.0 else 0.0
         big = 0.0
         for q in range(Lp[j], Lp[j + 1]):
-            a = abs(x[Li[q]])
+            i = Li[q]
+            a = x[i]
+            x[i] = 0.0
+            Lx[q] = a * inv
+            a = abs(a)
             if a > big:
                 big = a
         if not (abs(piv) > 0.0) or not np.isfinite(piv) or abs(piv) < pivot_tol * big or not np.isfinite(big):
@@ -138,11 +145,6 @@ def _numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivot_tol):
         if abs(piv) < worst * big:
             worst = abs(piv) / big
         Ud[j] = piv
-        inv = 1.0 / piv
-        for q in range(Lp[j], Lp[j + 1]):
-            i = Li[q]
-            Lx[q] = x[i] * inv
-            x[i] = 0.0
     return -1, worst
 
 

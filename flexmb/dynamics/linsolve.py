@@ -182,6 +182,7 @@ class Refactor:
         self.panel_size = panel_size
         self._key: tuple | None = None
         self._s = None  # refactor_lu.Structure: column order, row pivots, structure of L and U
+        self._src = (None, None)
         self._pending_q = None
         self.n_orderings = 0
         self.n_pivot_changes = 0
@@ -231,6 +232,9 @@ class Refactor:
 
     def _adopt(self, A: sp.csc_matrix, s) -> None:
         self._key = (A.indptr.copy(), A.indices.copy())
+        # the index arrays themselves: the Newton matrices of a Pattern share them, so the pattern
+        # test is an identity check instead of comparing ~10^6 indices per factorization
+        self._src = (A.indptr, A.indices)
         self._s = s
         self.last_nnz = s.nnz + A.shape[0]  # as SuperLU counts: L with its unit diagonal, U with its diagonal
 
@@ -238,7 +242,9 @@ class Refactor:
         A = _csc(A)
         if A.shape[0] == 0:
             return lambda b: np.zeros(0)
-        if self._key is None or not _same_pattern(A, *self._key):
+        known = self._key is not None and (
+            (A.indptr is self._src[0] and A.indices is self._src[1]) or _same_pattern(A, *self._key))
+        if not known:
             q, self._pending_q = self._pending_q, None
             self._pivot(A, q)
         f = self._s.factor(A.data, self.pivot_tol)

@@ -8,40 +8,49 @@ sparsity pattern it sees, which is fixed per model).
 Backends
 --------
 ``"superlu"`` (default)
-    SciPy's SuperLU.  The first matrix of a pattern is factored with COLAMD; its column
-    permutation (COLAMD + elimination-tree postorder) is kept, and every later matrix with the same
-    pattern is gathered into that column order by a precomputed index map and factored with
-    ``NATURAL`` ordering, ``relax=3``, ``panel_size=4`` and threshold partial pivoting on the rows
-    (``diag_pivot_thresh=1``: rows are still pivoted numerically at every factorization).
+    SuperLU for the ordering and the pivots, a compiled refactorization for the rest
+    (:class:`Refactor`, kernels in :mod:`flexmb.dynamics.refactor_lu`).  The first matrix of a
+    pattern is factored by SciPy's SuperLU with COLAMD and partial pivoting; its column order and
+    row pivots are kept, the structure of ``L`` and ``U`` under them is analysed once, and every
+    later matrix with the same pattern is factored numerically along that structure (no ordering,
+    no pivot search, no supernode bookkeeping) and solved by compiled triangular solves.  A pivot
+    below ``1e-3`` times the largest entry under it (KLU's default threshold) makes that
+    factorization pivot afresh with SuperLU (same column order), and the new pivots are kept.
+``"superlu-cached"``
+    SciPy's SuperLU at every call, with the COLAMD column order of the first matrix of a pattern
+    reused (gathered into that order, ``NATURAL``, ``relax=3``, ``panel_size=4``, threshold
+    partial pivoting ``diag_pivot_thresh=1``): the default until the refactorization.
 ``"superlu-colamd"``
     Plain SciPy ``splu`` with COLAMD at every call (no reuse), the reference.
 ``"umfpack"``
     scikit-umfpack (optional): symbolic analysis once per pattern, numeric factorization per call.
 
-Choice by measurement (``python benchmarks/chain.py --compare-solvers``: one run on the 2-core
-development machine, Newton matrices of the chain benchmark, interleaved repetitions, medians;
-factorization time relative to ``splu(A, permc_spec="COLAMD")`` at every call, and the times of
-one factorization / one solve at N = 1000 (48000 unknowns, 440868 nonzeros))::
+Why a refactorization (``python benchmarks/chain.py --compare-solvers``, Newton matrices of the
+chain benchmark): these matrices have very little fill (N = 1000: 48,000 unknowns, 293,883
+nonzeros, SuperLU's ``L + U`` 327,159 with its numerical zeros left out; the symbolic structure
+under the kept pivots has 576,737 entries, about half of them zero for this planar motion), so
+SuperLU's time goes into per-column and per-supernode bookkeeping, not arithmetic.  Measured in
+one session on the 2-core machine at load average ~10 (so absolute times are 2-4x an idle
+machine's; interleaved medians, factorization relative to COLAMD at every call)::
 
-    backend                                  N = 10   N = 100   N = 1000   ms at N = 1000
-    SuperLU, COLAMD at every call (former)    1.00     1.00      1.00       53.6 / 6.4
-    SuperLU, cached COLAMD ("superlu")        1.24     0.77      0.69       37.0 / 6.1
-    SuperLU, NATURAL at every call            0.83     0.78      0.85       45.6 / 4.4
-    SuperLU, MMD(A^T+A) at every call         1.74     1.94      1.65       88.2 / 6.0
-    SuperLU, MMD(A^T A) at every call         1.91     2.02      1.86       99.9 / 5.6
-    UMFPACK, cached symbolic ("umfpack")      1.55     1.16      0.97       52.0 / 2.7
-    KLU (PyKLU 0.2.0)                         1.44     8.57      ~N^2       2030 at N = 800
+    backend                                  N = 10   N = 100   N = 1000   ms at N = 1000 (factor / solve)
+    SuperLU, COLAMD at every call             1.00     1.00      1.00       213  / 20.6
+    SuperLU, cached COLAMD ("superlu-cached") 0.65     0.43      0.53       113  / 22.3
+    refactorization ("superlu")               0.21     0.02      0.14       29.5 / 1.03
 
-The default is the cached-ordering SuperLU: the fastest factorization from N = 100 on, linear
-in N, nothing beyond SciPy (at N = 10 the gather costs 0.1 ms more than the ordering it saves,
-next to 12 ms of evaluation per step).  relax 3 / panel 4 were chosen by a scan (relax 1-5 x
-panel 1-8): 15-20 % faster than SciPy's defaults with the same ordering.  UMFPACK solves 2.2x
-faster, which with Jacobian reuse (~5 solves per factorization) makes the whole time loop even
-at N = 1000 (0.56 vs 0.59 of the former default) and slower below (0.87 vs 0.74 at N = 100);
-scikit-umfpack 0.4.2 does not build against Debian's SuiteSparse 5 as shipped (it needs swig, a
-hand-written ``UMFPACK.pc`` and a patched ``meson.build``): optional.  PyKLU's factorization
-grows quadratically on these matrices (KLU's BTF/AMD meets the zero diagonal of the constraint
-rows): not offered.  Full tables: ``benchmarks/README.md``, section "Rigid chain".
+(at a lighter load, N = 1000: SuperLU-cached 20-36 ms and 2.4-6 ms per solve, the refactorization
+3.6-7 ms and 0.5-1.1 ms; N = 3000: 125 ms and 11 ms against 20-33 ms and 7 ms).  The first matrix
+of a pattern costs a SuperLU factorization with COLAMD plus the analysis (N = 1000: ~42-68 ms +
+17 ms).  Pivots age as the configuration moves away from the first matrix's: on the 15-link chain
+at p = 3 over 1.5 s (300 factorizations) a threshold of 0.1 pivoted afresh 121 times, 1e-3 18
+times (smallest accepted pivot ratio 1.2e-3, backward error of every solve <= 2.1e-16:
+``tests/test_refactor_lu.py``).  Earlier measurements of the alternatives (one run, idle machine,
+factorization relative to COLAMD at every call, N = 10 / 100 / 1000): SuperLU NATURAL at every
+call 0.83 / 0.78 / 0.85; MMD(A^T+A) 1.74 / 1.94 / 1.65; MMD(A^T A) 1.91 / 2.02 / 1.86; UMFPACK with
+cached symbolic analysis 1.55 / 1.16 / 0.97 (solves 2.2x faster than SuperLU's; scikit-umfpack
+0.4.2 does not build against Debian's SuiteSparse 5 as shipped: optional); KLU (PyKLU 0.2.0)
+1.44 / 8.57 / ~N^2 (KLU's BTF/AMD meets the zero diagonal of the constraint rows): not offered.
+Full tables: ``benchmarks/README.md``, sections "Rigid chain" and "Global linear algebra".
 """
 from __future__ import annotations
 
@@ -153,6 +162,101 @@ class SuperLU:
         return solve
 
 
+class Refactor:
+    """SuperLU for the ordering and the pivots, a compiled refactorization for every later matrix
+    of the same pattern (:mod:`flexmb.dynamics.refactor_lu`).
+
+    The first matrix of a pattern is factored by SuperLU with COLAMD and threshold partial
+    pivoting (``diag_pivot_thresh=1``: the largest entry of each column); its column and row
+    permutations are kept, the structure of ``L`` and ``U`` under them is computed once, and
+    later matrices are factored numerically along it.  A pivot smaller than ``pivot_tol`` times
+    the largest entry below it (or zero) makes that factorization fall back to SuperLU, with the
+    kept column order and fresh row pivots, which are then analysed and reused in turn
+    (``n_pivot_changes`` counts these).  ``last_nnz``: entries of the structure of ``L`` and ``U``
+    (both diagonals counted, as :class:`SuperLU` counts them).
+    """
+
+    def __init__(self, pivot_tol: float = 1e-3, relax: int = 3, panel_size: int = 4) -> None:
+        self.pivot_tol = float(pivot_tol)
+        self.relax = relax
+        self.panel_size = panel_size
+        self._key: tuple | None = None
+        self._s = None  # refactor_lu.Structure: column order, row pivots, structure of L and U
+        self._src = (None, None)
+        self._pending_q = None
+        self.n_orderings = 0
+        self.n_pivot_changes = 0
+        self.last_nnz = 0
+
+    @property
+    def _q(self) -> np.ndarray | None:
+        """What a checkpoint stores (``flexmb.dynamics.checkpoint`` saves ``solver._q``): the column
+        order and the row pivots in use, concatenated (``2 n``), so that a resumed run factors
+        bit-identically to the original one."""
+        if self._s is None:
+            return None
+        return np.concatenate([self._s.q, self._s.perm_r])
+
+    def adopt_ordering(self, q: np.ndarray) -> None:
+        """Use the column order (``n``, an older checkpoint) or the column order and row pivots
+        (``2 n``, :attr:`_q`) from a checkpoint for the first pattern seen."""
+        self._pending_q = np.asarray(q, dtype=np.int64)
+
+    def _pivot(self, A: sp.csc_matrix, q: np.ndarray | None) -> None:
+        """Factor ``A`` with SuperLU (COLAMD when ``q`` is None, else the column order ``q``) and
+        analyse the structure of its pivots."""
+        from flexmb.dynamics.refactor_lu import Structure
+
+        n = A.shape[0]
+        if q is not None and q.size == 2 * n:  # column order and row pivots of a checkpoint
+            s = Structure(A.indptr, A.indices, q[:n], q[n:])
+            if s.ok:
+                self._adopt(A, s)
+                return
+            q = q[:n]
+        try:
+            if q is None:
+                lu = spla.splu(A, permc_spec="COLAMD", diag_pivot_thresh=1.0, options={"SymmetricMode": False})
+                q = np.argsort(lu.perm_c)
+                self.n_orderings += 1
+            else:
+                lu = spla.splu(A[:, q], permc_spec="NATURAL", relax=self.relax, panel_size=self.panel_size,
+                               diag_pivot_thresh=1.0)
+                q = q[np.argsort(lu.perm_c)]  # SuperLU postorders the elimination tree
+        except RuntimeError as exc:  # "Factor is exactly singular"
+            raise SingularMatrixError(str(exc)) from exc
+        s = Structure(A.indptr, A.indices, q, lu.perm_r)
+        if not s.ok:
+            raise SingularMatrixError("structurally singular matrix")
+        self._adopt(A, s)
+
+    def _adopt(self, A: sp.csc_matrix, s) -> None:
+        self._key = (A.indptr.copy(), A.indices.copy())
+        # the index arrays themselves: the Newton matrices of a Pattern share them, so the pattern
+        # test is an identity check instead of comparing ~10^6 indices per factorization
+        self._src = (A.indptr, A.indices)
+        self._s = s
+        self.last_nnz = s.nnz + A.shape[0]  # as SuperLU counts: L with its unit diagonal, U with its diagonal
+
+    def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
+        A = _csc(A)
+        if A.shape[0] == 0:
+            return lambda b: np.zeros(0)
+        known = self._key is not None and (
+            (A.indptr is self._src[0] and A.indices is self._src[1]) or _same_pattern(A, *self._key))
+        if not known:
+            q, self._pending_q = self._pending_q, None
+            self._pivot(A, q)
+        f = self._s.factor(A.data, self.pivot_tol)
+        if f is None:  # a pivot too small for the kept row order: pivot afresh
+            self.n_pivot_changes += 1
+            self._pivot(A, self._s.q)
+            f = self._s.factor(A.data, self.pivot_tol)
+            if f is None:
+                raise SingularMatrixError("singular matrix (no acceptable pivot after fresh pivoting)")
+        return f
+
+
 class _SuperLUFunction:
     """Backward-compatible ``superlu(A) -> solve`` (COLAMD at every call) with ``last_nnz``."""
 
@@ -231,7 +335,8 @@ def _umfpack_available() -> bool:
 
 #: name -> factory of a fresh backend instance
 LINEAR_SOLVERS: dict[str, Callable[[], Factor]] = {
-    "superlu": SuperLU,
+    "superlu": Refactor,
+    "superlu-cached": SuperLU,
     "superlu-colamd": lambda: SuperLU(reuse_ordering=False),
     "umfpack": Umfpack,
 }
@@ -239,7 +344,7 @@ LINEAR_SOLVERS: dict[str, Callable[[], Factor]] = {
 
 def available_backends() -> dict[str, Factor]:
     """Fresh instances of every backend usable on this machine."""
-    names = ["superlu", "superlu-colamd"] + (["umfpack"] if _umfpack_available() else [])
+    names = ["superlu", "superlu-cached", "superlu-colamd"] + (["umfpack"] if _umfpack_available() else [])
     return {n: LINEAR_SOLVERS[n]() for n in names}
 
 

@@ -14,6 +14,9 @@ default backend of :func:`flexmb.dynamics.linsolve.linear_solver` (:class:`Small
   options ``splu`` would pass (``NATURAL`` on the pre-ordered columns, ``relax``, ``panel_size``,
   ``diag_pivot_thresh``, ``SymmetricMode``), i.e. the same factorization;
 * anything else (the first matrix of a pattern, other backends): the wrapped backend itself.
+  The default backend is now :class:`~flexmb.dynamics.linsolve.Refactor` (refactorization along
+  the first factorization's pivots), so by default only the dense path applies; the direct
+  ``gstrf`` path serves a wrapped plain ``SuperLU``.
 
 Attributes the run reads from its backend (``last_nnz``, the cached ordering ``_q`` and
 ``adopt_ordering`` for checkpoints, ...) are those of the wrapped backend.
@@ -34,7 +37,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
-from flexmb.dynamics.linsolve import Factor, SingularMatrixError, SuperLU, _csc, _same_pattern
+from flexmb.dynamics.csc_pattern import _csc, _same_pattern
+from flexmb.errors import SingularMatrixError
 
 log = logging.getLogger(__name__)
 
@@ -81,11 +85,13 @@ class SmallFirst:
     :class:`~flexmb.dynamics.linsolve.SuperLU` with a cached ordering, direct ``gstrf`` calls for the
     matrices of its cached pattern (module docstring)."""
 
-    def __init__(self, inner: Factor, dense_max: int = DENSE_MAX) -> None:
+    def __init__(self, inner, dense_max: int = DENSE_MAX) -> None:
         self.inner = inner
         self.dense_max = dense_max
         self.dense = DenseLU()
-        self._direct = _superlu is not None and type(inner) is SuperLU and inner.reuse_ordering
+        # a plain cached-ordering SuperLU (linsolve.SuperLU.direct_gstrf; not its subclasses or other backends)
+        self._direct = (_superlu is not None and type(inner).__dict__.get("direct_gstrf", False)
+                        and inner.reuse_ordering)
         self._src = (None, None)
 
     def __getattr__(self, name):  # last_nnz, _q, adopt_ordering, n_orderings, ...: the wrapped backend's
@@ -135,6 +141,6 @@ class SmallFirst:
         return solve
 
 
-def small_first(inner: Factor, dense_max: int = DENSE_MAX) -> SmallFirst:
+def small_first(inner, dense_max: int = DENSE_MAX) -> SmallFirst:
     """``inner`` with the small-system paths of :class:`SmallFirst`."""
     return SmallFirst(inner, dense_max)

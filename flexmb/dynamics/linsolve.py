@@ -65,21 +65,8 @@ Factor = Callable[[sp.spmatrix], Callable[[np.ndarray], np.ndarray]]
 
 
 from flexmb.errors import SingularMatrixError  # noqa: E402  (re-exported: the backends raise it)
-
-
-def _csc(A) -> sp.csc_matrix:
-    A = A if (sp.issparse(A) and A.format == "csc") else sp.csc_matrix(A)
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
-    return A
-
-
-def _same_pattern(A: sp.csc_matrix, indptr: np.ndarray, indices: np.ndarray) -> bool:
-    if A.indptr is indptr and A.indices is indices:
-        return True
-    return (A.shape[0] + 1 == indptr.size and A.indices.size == indices.size
-            and np.array_equal(A.indptr, indptr) and np.array_equal(A.indices, indices))
+from flexmb.dynamics.csc_pattern import _csc, _same_pattern  # noqa: E402
+from flexmb.dynamics.dense_solve import small_first  # noqa: E402
 
 
 class SuperLU:
@@ -89,6 +76,9 @@ class SuperLU:
     ``last_nnz`` is the number of nonzeros of ``L + U`` of the last factorization (computed on
     request: extracting ``L`` and ``U`` from SuperLU costs about 10 % of a factorization).
     """
+
+    #: the small-system wrapper (dense_solve.SmallFirst) may call SuperLU's gstrf directly for it
+    direct_gstrf = True
 
     def __init__(self, reuse_ordering: bool = True, relax: int = 3, panel_size: int = 4,
                  diag_pivot_thresh: float = 1.0) -> None:
@@ -357,7 +347,5 @@ def linear_solver(spec: str | Factor) -> Factor:
     except KeyError:
         raise ValueError(f"linear_solver={spec!r} is unknown; use one of {sorted(LINEAR_SOLVERS)} or a callable") from None
     if spec == "superlu":  # the default: dense LU for tiny systems (flexmb.dynamics.dense_solve)
-        from flexmb.dynamics.dense_solve import small_first
-
         return small_first(make())
     return make()

@@ -21,6 +21,17 @@ import flexmb as fm
 import flexmb.dynamics.redundancy as redundancy_module
 
 
+def planar_bar(name, p, q, vp, vq, m=1.0):
+    """A slender bar of mass ``m`` [kg] from point ``p`` to ``q`` [m] in the xy plane, its ends moving
+    at ``vp`` / ``vq`` [m/s] (rigid: the velocities must agree along the bar)."""
+    L = np.linalg.norm(q - p)
+    ex = (q - p) / L
+    ez = np.array([0, 0, 1.0])
+    return fm.RigidBody(name, mass=m, inertia=(1e-3, m * L * L / 12, m * L * L / 12), position=(p + q) / 2,
+                        orientation=np.column_stack([ex, np.cross(ez, ex), ez]), velocity=(vp + vq) / 2,
+                        angular_velocity=np.cross(ex, vq - vp) / L)
+
+
 def parallelogram(theta0_deg: float, omega0: float = 6.0, a: float = 0.5, b: float = 1.0, m: float = 1.0):
     """Parallelogram four-bar, ground pivots (0, 0, 0) and (b, 0, 0), cranks at ``theta0_deg`` turning
     at ``omega0`` [rad/s] about z, gravity along -z (out of the mechanism's plane)."""
@@ -30,12 +41,7 @@ def parallelogram(theta0_deg: float, omega0: float = 6.0, a: float = 0.5, b: flo
     vB = omega0 * np.cross([0, 0, 1.0], P[1])
 
     def bar(name, p, q, vp, vq):
-        L = np.linalg.norm(q - p)
-        ex = (q - p) / L
-        ez = np.array([0, 0, 1.0])
-        return fm.RigidBody(name, mass=m, inertia=(1e-3, m * L * L / 12, m * L * L / 12), position=(p + q) / 2,
-                            orientation=np.column_stack([ex, np.cross(ez, ex), ez]), velocity=(vp + vq) / 2,
-                            angular_velocity=np.cross(ex, vq - vp) / L)
+        return planar_bar(name, p, q, vp, vq, m)
 
     z0 = np.zeros(3)
     bodies = [bar("c1", P[0], P[1], z0, vB), bar("cp", P[1], P[2], vB, vB), bar("c2", P[3], P[2], z0, vB)]

@@ -24,18 +24,13 @@ import flexmb as fm
 from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.linsolve import linear_solver
 
+from test_redundancy_reselect import planar_bar as _bar
+
 OMEGA = 6.0  # crank rate [rad/s]
 A_CRANK = 0.5  # crank length [m]
 B_GROUND = 1.0  # coupler and ground length [m]
 
 
-def _bar(name, p, q, vp, vq, m=1.0):
-    L = np.linalg.norm(q - p)
-    ex = (q - p) / L
-    ez = np.array([0, 0, 1.0])
-    return fm.RigidBody(name, mass=m, inertia=(1e-3, m * L * L / 12, m * L * L / 12), position=(p + q) / 2,
-                        orientation=np.column_stack([ex, np.cross(ez, ex), ez]), velocity=(vp + vq) / 2,
-                        angular_velocity=np.cross(ex, vq - vp) / L)
 
 
 def parallelogram_row(theta0_deg: float, n: int = 1) -> fm.Model:

@@ -235,6 +235,15 @@ class StepControl:
             return min(1.0, (TARGET / e) ** (1.0 / k))
         return (TARGET / e) ** (K_I / k) * (self.err_prev / TARGET) ** (K_P / k)
 
+    def _decide(self, err: float, err_dense: float, dense: bool) -> tuple[bool, float]:
+        """Accept (``err`` within the tolerance plus the unspent credit, the dense-output error within
+        the tolerance) and the step ratio for the next step, limited to ``[SHRINK_MIN, GROW_MAX]``."""
+        ok = err <= 1.0 + self.credit and err_dense <= 1.0
+        g = self._grow(err, ok)
+        if dense:
+            g = min(g, (TARGET / max(err_dense, 1e-300)) ** 0.25)
+        return ok, min(GROW_MAX, max(SHRINK_MIN, g))
+
     # ------------------------------------------------------------------ the step
     def step(self, run) -> None:
         """Advance ``run`` by one accepted step (retrying rejected ones smaller)."""
@@ -249,11 +258,7 @@ class StepControl:
             err, err_dense, length = self.history_estimate(self.history[-self.m:] + [self._node(cm, end, w_end)],
                                                            run.lever, dense, cm, end)
             err *= self._budget(run.st.t, h)
-            ok = err <= 1.0 + self.credit and err_dense <= 1.0
-            g = self._grow(err, ok)
-            if dense:
-                g = min(g, (TARGET / max(err_dense, 1e-300)) ** 0.25)
-            g = min(GROW_MAX, max(SHRINK_MIN, g))
+            ok, g = self._decide(err, err_dense, dense)
             if ok:
                 break
             self._reject(run, h, g, err)
@@ -302,11 +307,7 @@ class StepControl:
             if dense:  # the cubic through the step's ends misses the computed mid node by ~16 x the
                 # interpolation error on the halves
                 err_dense = self._dense_miss(run.st, run.w, mid, end, w_end, h, run.lever) / 16.0
-            ok = err <= 1.0 + self.credit and err_dense <= 1.0
-            g = self._grow(err, ok)
-            if dense:
-                g = min(g, (TARGET / max(err_dense, 1e-300)) ** 0.25)
-            g = min(GROW_MAX, max(SHRINK_MIN, g))
+            ok, g = self._decide(err, err_dense, dense)
             if ok:
                 break
             self._reject(run, h, g, err)

@@ -32,17 +32,27 @@ from flexmb.dynamics.kernels import _jit
 
 
 @_jit
+def _push(a, n, k):
+    """``a[n] = k`` in a growing int32 array (doubled when full); returns the array."""
+    if n >= a.size:
+        tmp = np.empty(2 * a.size, dtype=np.int32)
+        tmp[:n] = a[:n]
+        a = tmp
+    a[n] = k
+    return a
+
+
+@_jit
 def _symbolic(n, Bp, Bi):
     """Structure of ``L`` and ``U`` of ``B`` (CSC ``Bp (n + 1,)``, ``Bi``) with diagonal pivots.
 
     Returns ``Lp, Li, Up, Ui, ok``: ``ok`` is False when a column's reach misses its diagonal
     (structurally singular with these pivots)."""
-    cap_l = max(2 * Bi.size, n + 1)
-    cap_u = max(2 * Bi.size, n + 1)
+    cap = max(2 * Bi.size, n + 1)
     Lp = np.zeros(n + 1, dtype=np.int64)
     Up = np.zeros(n + 1, dtype=np.int64)
-    Li = np.empty(cap_l, dtype=np.int32)
-    Ui = np.empty(cap_u, dtype=np.int32)
+    Li = np.empty(cap, dtype=np.int32)
+    Ui = np.empty(cap, dtype=np.int32)
     mark = np.full(n, -1, dtype=np.int64)
     stack = np.empty(n, dtype=np.int64)
     pstack = np.empty(n, dtype=np.int64)
@@ -81,20 +91,10 @@ def _symbolic(n, Bp, Bi):
         for t in range(top, n):
             k = out[t]
             if k < j:
-                if nu >= cap_u:
-                    cap_u *= 2
-                    tmp = np.empty(cap_u, dtype=np.int32)
-                    tmp[:nu] = Ui[:nu]
-                    Ui = tmp
-                Ui[nu] = k
+                Ui = _push(Ui, nu, k)
                 nu += 1
             elif k > j:
-                if nl >= cap_l:
-                    cap_l *= 2
-                    tmp = np.empty(cap_l, dtype=np.int32)
-                    tmp[:nl] = Li[:nl]
-                    Li = tmp
-                Li[nl] = k
+                Li = _push(Li, nl, k)
                 nl += 1
             else:
                 diag = True

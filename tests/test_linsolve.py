@@ -197,3 +197,50 @@ def test_auto_reuse_switches_on_system_size():
     assert small.converged and small.n_factor == small.iterations == 6
     large = newton_solve(evaluate, b.copy(), scale, linear_solver("superlu"), NewtonOptions(reuse_min_unknowns=50))
     assert large.converged and (large.iterations, large.n_factor) == (9, 2)
+
+
+def test_steps_carries_over_through_a_bound_method():
+    """A bound method is a new object at every attribute access (``run.factor``, as simulate passes
+    it): the carried factorization is keyed by its instance and function, not by the object."""
+    evaluate, b, _ = nonlinear_problem()
+    scale = np.ones(b.size)
+
+    class Owner:
+        def __init__(self):
+            self.solver = linear_solver("superlu")
+
+        def factor(self, A):
+            return self.solver(A)
+
+    owner, opts = Owner(), NewtonOptions(reuse="steps")
+    assert owner.factor is not owner.factor
+    first = newton_solve(evaluate, b.copy(), scale, owner.factor, opts)
+    second = newton_solve(evaluate, first.U * (1 + 1e-6), scale, owner.factor, opts)
+    assert first.converged and first.n_factor >= 1
+    assert second.converged and second.n_factor == 0
+    other = newton_solve(evaluate, first.U * (1 + 1e-6), scale, Owner().factor, opts)  # another owner
+    assert other.converged and other.n_factor >= 1
+
+
+def test_steps_carries_over_between_elements_in_simulate():
+    """reuse="steps" in simulate: most elements need no factorization (a 5-link chain, 40 smooth
+    elements), and the motion agrees with full Newton to the Newton tolerance."""
+    import flexmb as fm
+
+    def chain(n=5, L=0.3, m=0.3):
+        bodies = [fm.RigidBody(f"b{k}", mass=m, inertia=(1e-6 * m * L * L, m * L * L / 12, m * L * L / 12),
+                               position=((k + 0.5) * L, 0.0, 0.0)) for k in range(n)]
+        joints = [fm.Spherical(f"j{k}", "ground" if k == 0 else f"b{k - 1}", f"b{k}", point=(k * L, 0.0, 0.0))
+                  for k in range(n)]
+        return fm.Model(bodies, joints, [fm.Gravity((0.0, 0.0, -9.81))])
+
+    runs = {}
+    for reuse in ("none", "steps"):
+        opts = fm.SimulationOptions(newton=NewtonOptions(reuse=reuse))
+        runs[reuse] = fm.simulate(chain(), 0.04, 1e-3, p=1, options=opts, show_progress=False)
+    facts = np.asarray(runs["steps"].stats["factorizations"])
+    assert facts.size == 40 and facts.sum() < 0.5 * facts.size  # carried over (was 1 per element)
+    full = np.asarray(runs["none"].stats["factorizations"])
+    assert full.sum() >= 2 * facts.size
+    dx = np.abs(np.asarray(runs["steps"].body_position) - np.asarray(runs["none"].body_position)).max()
+    assert dx < 1e-8 * 1.5  # Newton tolerance x chain length [m]

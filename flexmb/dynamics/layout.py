@@ -34,9 +34,29 @@ import numpy as np
 from numpy.typing import NDArray
 import scipy.sparse as sp
 
+from flexmb.dynamics.kernels import _jit
+
 log = logging.getLogger(__name__)
 
 JOINT_SLOTS = 30
+
+
+@_jit
+def _scatter_values(dest, vals, data, dropped):  # pragma: no cover - compiled
+    """``data[d] += vals[i]`` for ``d = dest[i] >= 0``, ``dropped[-1 - d] += vals[i]`` otherwise (both
+    zeroed first, entries in order); True when a dropped position sums to nonzero (or NaN)."""
+    data[:] = 0.0
+    dropped[:] = 0.0
+    for i in range(dest.size):
+        d = dest[i]
+        if d >= 0:
+            data[d] += vals[i]
+        else:
+            dropped[-1 - d] += vals[i]
+    for k in range(dropped.size):
+        if dropped[k] != 0.0:
+            return True
+    return False
 #: names of the six relative-coordinate components of a joint (error messages, redundancy labels)
 COMPONENT_NAMES = ("s_x", "s_y", "s_z", "phi_x", "phi_y", "phi_z")
 # joint slots
@@ -225,10 +245,10 @@ class Pattern:
     """Sparsity pattern built once from the first set of triplets; later only values are refilled.
 
     Owns the map from the collected value order (block after block, as :class:`Triplets` writes
-    them) to the ``data`` array of the CSC matrix: ``map`` (entry -> unique position) and, when no
-    two entries share a position, the inverse permutation ``take`` so that ``data = vals[take]``
-    (one gather, no COO -> CSC conversion, no duplicate summation); with duplicates (several
-    blocks adding to one entry) ``data = bincount(map, vals)``.
+    them) to the ``data`` array of the CSC matrix: ``map`` (entry -> unique position) and ``_dest``
+    (entry -> slot in ``data``, or among the dropped positions), so that one compiled pass adds
+    the values into ``data`` (duplicates summed in entry order, as ``bincount(map, vals)``), with
+    no COO -> CSC conversion and no copy of the index arrays (shared with every matrix).
 
     Structural zeros: the element blocks are stored dense, and many of their entries are zero
     whatever the state (e.g. the translation rows of an attachment do not depend on the rotation
@@ -273,11 +293,12 @@ class Pattern:
         self.indptr = np.zeros(n + 1, dtype=np.int32)
         np.cumsum(np.bincount(self._cols_u[self._kept], minlength=n), out=self.indptr[1:])
         self.nnz = self._kept.size
-        if self._take_u is not None:
-            self.take = self._take_u[self._kept]
-            self._take_dropped = self._take_u[self._dropped]
-        else:
-            self.take = None
+        # destination of each collected entry: its slot in ``data`` (kept) or -1 - its slot among
+        # the dropped positions (compiled scatter-add, :func:`_scatter_values`)
+        slot = np.empty(self.n_unique, dtype=np.int64)
+        slot[self._kept] = np.arange(self._kept.size)
+        slot[self._dropped] = -1 - np.arange(self._dropped.size)
+        self._dest = slot[self.map].astype(np.int32 if self.n_unique < 2 ** 31 - 1 else np.int64)  # (n_entries,)
         self._template = sp.csc_matrix((np.zeros(self.nnz), self.indices, self.indptr), shape=(n, n))
         self._template.has_canonical_format = True
 
@@ -295,13 +316,10 @@ class Pattern:
         """The CSC matrix of the collected values ``vals (n_entries,)`` (sorted indices, no duplicates)."""
         if vals.size != self.n_entries:
             raise AssertionError("Jacobian blocks changed between evaluations")
-        if self.take is not None:
-            data = vals[self.take]
-            lost = self._dropped.size and np.any(vals[self._take_dropped])
-        else:
-            full = np.bincount(self.map, weights=vals, minlength=self.n_unique)
-            data = full[self._kept]
-            lost = self._dropped.size and np.any(full[self._dropped])
+        # one compiled pass: duplicates summed in entry order (as np.bincount does, bit for bit)
+        data = np.empty(self.nnz)
+        lost = _scatter_values(self._dest, np.ascontiguousarray(vals, dtype=float), data,
+                               np.empty(self._dropped.size))
         if lost:  # a position taken for a structural zero is not: take it back
             full = self.unique_values(vals)
             back = (full != 0) & ~self.keep

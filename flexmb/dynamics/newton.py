@@ -156,24 +156,33 @@ def scaled_residual(F: np.ndarray, J, s: np.ndarray) -> float:
     return float(np.max(np.abs(F) / den))
 
 
-# factorizations carried over between elements (reuse="steps"), keyed by the factor callable
+# factorizations carried over between elements (reuse="steps"), keyed by the factor callable; a
+# bound method (e.g. ``Run.factor``) is a new object at every attribute access, so it is keyed by
+# its instance (weakly) and its function
 _CARRIED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+def _carry_key(factor):
+    owner, func = getattr(factor, "__self__", None), getattr(factor, "__func__", None)
+    return (owner, func) if owner is not None and func is not None else (factor, None)
+
+
 def _carried(factor, n: int):
+    owner, func = _carry_key(factor)
     try:
-        solve, size = _CARRIED.get(factor, (None, 0))
+        solve, size = _CARRIED.get(owner, {}).get(func, (None, 0))
     except TypeError:  # not weak-referenceable: no carrying over
         return None
     return solve if size == n else None
 
 
 def _carry(factor, solve, n: int) -> None:
+    owner, func = _carry_key(factor)
     try:
         if solve is None:
-            _CARRIED.pop(factor, None)
+            _CARRIED.get(owner, {}).pop(func, None)
         else:
-            _CARRIED[factor] = (solve, n)
+            _CARRIED.setdefault(owner, {})[func] = (solve, n)
     except TypeError:
         pass
 

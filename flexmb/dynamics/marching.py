@@ -9,7 +9,8 @@ from numpy.typing import NDArray
 
 from flexmb import rotations as rot
 from flexmb.dynamics.attachments import ElementKin
-from flexmb.dynamics.joints import onto_bodies, unpack_joints
+from flexmb.dynamics.constraints import multiplier_momenta
+from flexmb.dynamics.joints import consistent_transport, onto_bodies, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JS, Layout, Triplets
 from flexmb.dynamics.projection import attachment_velocities
 from flexmb.dynamics.system import CompiledModel, ElementStart
@@ -113,7 +114,8 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     # Gauss collocation of Newton-Euler with the reactions at the Gauss points, and the element is
     # time-reversible (issue 8 section 3, docs/energy-drift.md).
     if cm.nj:
-        new.pi = pi + gauss_multiplier_end(cm, lay, te, st, h, U)
+        new.pi = pi + (gauss_multiplier_end(cm, lay, te, st, h, U) if consistent_transport(te)
+                       else multiplier_momenta(cm, new, lam))
         new.lam = np.zeros_like(lam)
     return new
 

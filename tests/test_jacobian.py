@@ -39,7 +39,7 @@ JOINTS = {
 
 
 
-@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("p", [1, 2, 3])
 @pytest.mark.parametrize("kind", sorted(JOINTS))
 def test_joint_jacobian(kind, p):
     a, b = _bodies()

@@ -204,6 +204,18 @@ def _dinv(key):
     return np.linalg.inv(Dh), Dh.copy()
 
 
+def transport_moment(te, h: float, f, r, rd):
+    """``mu (m, p, 3)`` of :func:`_transport_moment` for forces ``f``, levers ``r`` and their rates
+    ``rd`` at the Gauss points (each ``(m, p, 3)``), and ``sum_k D_ik f_k``.  With ``r = x_B - y`` and
+    ``rd = v_B`` (``y`` a fixed point) ``lambda_m + r x lambda_f + mu`` is the polynomial of the
+    joint's moment impulse about ``y`` that collocates ``Q_m + (x_B - y) x Q_f``
+    (:func:`flexmb.dynamics.reactions.element_record`)."""
+    A, Dh = _dinv((np.ascontiguousarray(te.D, dtype=float).tobytes(), te.p))
+    Df = np.einsum("ik,mkd->mid", Dh, f)
+    rhs = rot.cross(r, Df) - np.einsum("ik,mkd->mid", Dh, rot.cross(r, f)) + h * rot.cross(rd, f)
+    return np.einsum("ji,mid->mjd", A, rhs), Df
+
+
 def _transport_moment(cm, ek: ElementKin, jk, res, trip, Gb, att, sign: float) -> None:
     """Collocation-consistent transport of the multipliers onto one side's bodies (issue 8 §3).
 
@@ -239,9 +251,7 @@ def _transport_moment(cm, ek: ElementKin, jk, res, trip, Gb, att, sign: float) -
         f = sign * jk.LAM[mask][..., :3]                     # (m,p,3)
         r = Gb.x[mask] - kin.X[local]                        # (m,p,3)
         rd = jk.NB[mask][..., :3] - kin.W[local][..., :3]    # (m,p,3)
-        Df = np.einsum("ik,mkd->mid", Dh, f)
-        rhs = rot.cross(r, Df) - np.einsum("ik,mkd->mid", Dh, rot.cross(r, f)) + h * rot.cross(rd, f)
-        mu = np.einsum("ji,mid->mjd", A, rhs)
+        mu, Df = transport_moment(te, h, f, r, rd)
         rows = lay.body(b[:, None], ip[None], grp.BW + 3, 3)  # (m,p,3)
         np.add.at(res, rows, -mu)
         if not jac:

@@ -11,7 +11,7 @@ from flexmb import rotations as rot
 from flexmb.dynamics.attachments import ElementKin
 from flexmb.dynamics.constraints import multiplier_momenta
 from flexmb.dynamics.joints import consistent_transport, onto_bodies, unpack_joints
-from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JS, Layout, Triplets
+from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
 from flexmb.dynamics.projection import attachment_velocities
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
@@ -113,31 +113,44 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     # levers: then the body momenta p = pi + Lambda are one polynomial over the element, the
     # Gauss collocation of Newton-Euler with the reactions at the Gauss points, and the element is
     # time-reversible (issue 8 section 3, docs/energy-drift.md).
-    if cm.nj:
-        new.pi = pi + (gauss_multiplier_end(cm, lay, te, st, h, U) if consistent_transport(te)
-                       else multiplier_momenta(cm, new, lam))
+    if cm.nj and consistent_transport(te):
+        Lam, impulse = gauss_multiplier_end(cm, lay, te, st, h, U)
+        new.pi = pi + Lam
+        # the joints' impulse over the element (force; moment about x_B(t2)), for the reactions
+        xb2 = cm.att_b.node_pose(cm, new)[0]
+        new.lam_end = np.concatenate([impulse[:, :3], impulse[:, 3:] - rot.cross(xb2, impulse[:, :3])], axis=1)
+        new.lam = np.zeros_like(lam)
+    elif cm.nj:
+        new.pi = pi + multiplier_momenta(cm, new, lam)
         new.lam = np.zeros_like(lam)
     return new
 
 
 def gauss_multiplier_end(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float,
-                         U: NDArray) -> NDArray:
+                         U: NDArray) -> tuple[NDArray, NDArray]:
     """End value ``Lambda_2 = sum_j e_j Lambda_j (nv,)`` of the bodies' multiplier momenta, from
     their values ``Lambda_j`` at the Gauss points (what the constitutive rows receive; the start
-    value is zero after the gauge reset)."""
+    value is zero after the gauge reset), and the joints' impulses over the element ``(nj, 6)``:
+    ``h sum_i b_i Q_i`` (force) and ``h sum_i b_i (Q_m,i + x_B,i x Q_f,i)`` (moment about the inertial
+    origin), ``Q_i = R_A Qbar_i`` the reactions at the Gauss points: what the bodies' momenta receive."""
     plain = _plain_layout(cm, lay)
     ek = ElementKin(te=te, h=h, st=st, lay=plain, groups=[], t_gauss=st.t + h * te.c, t_cons=st.t + h * te.tau_c)
     for grp in cm.groups:
         ek.groups.append(grp.unpack(ek, plain.group_view(U, grp.bodies, grp.slots)))
     res = np.zeros(plain.size)
-    onto_bodies(cm, ek, unpack_joints(plain, te, st, U), res, Triplets(jacobian=False))
+    Ga, Gb = cm.att_a.pose(ek, "gauss"), cm.att_b.pose(ek, "gauss")
+    onto_bodies(cm, ek, unpack_joints(plain, te, st, U), res, Triplets(jacobian=False), Ga, Gb)
     Lam = np.zeros(cm.nv)
     e = te.end[1:]
     for grp in cm.groups:
         nw = grp.vel_cols.shape[-1]
         rows = plain.group_view(res, grp.bodies, grp.slots)[..., grp.BW:grp.BW + nw]  # -Lambda_j
         Lam[grp.vel_cols] = -np.einsum("j,bjd->bd", e, rows)
-    return Lam
+    Qb = plain.joint_view(U)[..., JQ:JQ + 6]
+    Qf = np.einsum("jiab,jib->jia", Ga.R, Qb[..., :3])
+    Qm = np.einsum("jiab,jib->jia", Ga.R, Qb[..., 3:]) + rot.cross(Gb.x, Qf)
+    impulse = h * np.einsum("i,jid->jd", te.b, np.concatenate([Qf, Qm], axis=-1))
+    return Lam, impulse
 
 
 def _plain_layout(cm: CompiledModel, lay: Layout) -> Layout:

@@ -196,12 +196,18 @@ def consistent_transport(te) -> bool:
     return te.p % 2 == 1
 
 
-@lru_cache(maxsize=8)
-def _dinv(key):
-    """``A = D[:, 1:]^-1`` and ``A D[:, 1:]`` pieces of a time element (``key``: ``D`` as bytes, p)."""
-    raw, p = key
-    Dh = np.frombuffer(raw).reshape(p, p + 1)[:, 1:]
-    return np.linalg.inv(Dh), Dh.copy()
+_DINV: dict = {}
+
+
+def _dinv(te):
+    """``A = D[:, 1:]^-1``, ``D[:, 1:]`` (p x p) and ``AD[j, i, k] = A_ji D_ik`` of a time element
+    (computed once per time element)."""
+    hit = _DINV.get(id(te))
+    if hit is None or hit[0] is not te:
+        Dh = np.ascontiguousarray(te.D[:, 1:], dtype=float)
+        A = np.linalg.inv(Dh)
+        hit = _DINV[id(te)] = (te, A, Dh, A[:, :, None] * Dh[None, :, :], np.eye(te.p)[None, :, :, None, None])
+    return hit[1:]
 
 
 def transport_moment(te, h: float, f, r, rd):
@@ -210,7 +216,7 @@ def transport_moment(te, h: float, f, r, rd):
     ``rd = v_B`` (``y`` a fixed point) ``lambda_m + r x lambda_f + mu`` is the polynomial of the
     joint's moment impulse about ``y`` that collocates ``Q_m + (x_B - y) x Q_f``
     (:func:`flexmb.dynamics.reactions.element_record`)."""
-    A, Dh = _dinv((np.ascontiguousarray(te.D, dtype=float).tobytes(), te.p))
+    A, Dh = _dinv(te)[:2]
     Df = np.einsum("ik,mkd->mid", Dh, f)
     rhs = rot.cross(r, Df) - np.einsum("ik,mkd->mid", Dh, rot.cross(r, f)) + h * rot.cross(rd, f)
     return np.einsum("ji,mid->mjd", A, rhs), Df
@@ -239,8 +245,7 @@ def _transport_moment(cm, ek: ElementKin, jk, res, trip, Gb, att, sign: float) -
     p = te.p
     if not att.parts:
         return
-    A, Dh = _dinv((np.ascontiguousarray(te.D, dtype=float).tobytes(), p))
-    AD = A[:, :, None] * Dh[None, :, :]  # AD[j, i, k] = A_ji D_ik
+    A, Dh, AD, eye = _dinv(te)
     jac = trip.jacobian
     ip = np.arange(p)
     for g, mask, local, data in att.parts:
@@ -258,10 +263,10 @@ def _transport_moment(cm, ek: ElementKin, jk, res, trip, Gb, att, sign: float) -
             continue
         # d mu_j / d f_k = sum_i A_ji D_ik skew(r_i) - delta_jk skew(r_k) + h A_jk skew(rdot_k)
         Cr = np.einsum("jik,mid->mjkd", AD, r)
-        d_f = rot.skew(Cr) - np.eye(p)[None, :, :, None, None] * rot.skew(r)[:, None] \
+        d_f = rot.skew(Cr) - eye * rot.skew(r)[:, None] \
             + h * A[None, :, :, None, None] * rot.skew(rd)[:, None]
         # d mu_j / d r_k = -A_jk skew(Df_k) + delta_jk skew(f_k);  d mu_j / d rdot_k = -h A_jk skew(f_k)
-        d_r = -A[None, :, :, None, None] * rot.skew(Df)[:, None] + np.eye(p)[None, :, :, None, None] * rot.skew(f)[:, None]
+        d_r = -A[None, :, :, None, None] * rot.skew(Df)[:, None] + eye * rot.skew(f)[:, None]
         d_rd = -h * A[None, :, :, None, None] * rot.skew(f)[:, None]
         R4 = np.broadcast_to(rows[:, :, None, :], (m, p, p, 3))
         Jj = np.broadcast_to(jn[:, None, None], (m, p, p))

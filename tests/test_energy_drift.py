@@ -88,8 +88,10 @@ def _no_trend(p: int, periods: float):
 @pytest.mark.parametrize("p", [1, 3])
 def test_pendulum_24_steps_per_period_energy_has_no_trend(p):
     """30 periods (720 elements, ~5 s each): the largest energy error of the last tenth of the run
-    is that of the first tenth (measured p = 1: 2.21e-3 / 2.21e-3 J; p = 3: 4.8e-7 / 5.5e-7 J), and
-    small: below 1e-2 m g L (p = 1) and 1e-5 m g L (p = 3)."""
+    is within 1.3 x that of the first tenth (measured p = 1: 2.21e-3 / 2.21e-3 J, flat to 3 digits;
+    p = 3: 4.8e-7 / 5.5e-7 J, a slow residual gain, see the 10,000-period test), and small: below
+    1e-2 m g L (p = 1) and 1e-5 m g L (p = 3).  The end-node transport fails both (p = 1: 0.46 / 10 J
+    over 25 periods; p = 3: 6.9e-6 / 5.3e-5 J)."""
     first, last = _no_trend(p, 30)
     assert last <= 1.3 * first, (first, last)
     assert last < {1: 1e-2, 3: 1e-5}[p] * 9.81, (first, last)
@@ -103,8 +105,12 @@ def test_pendulum_24_steps_per_period_energy_has_no_trend_p2():
     assert last <= 1.3 * first
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("p", [1, pytest.param(2, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3 (p = 2: fix pending)")), 3])
+@pytest.mark.slow  # 240,000 elements per order: ~15-40 min each
+@pytest.mark.parametrize("p", [1, pytest.param(2, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3 (p = 2: fix pending)")),
+                               pytest.param(3, marks=pytest.mark.xfail(strict=True, reason=(
+                                   "issue 8 §3: p = 3 with the point mass (J = 1e-9 m L^2) keeps a slow linear gain, "
+                                   "4.4e-9 J per period (5.5e-7 -> 1.9e-6 J over 300 periods), with a growing alternating "
+                                   "constraint-normal node momentum; none with J = 1e-3 or at T/48")))])
 def test_pendulum_10000_periods_energy_bounded(p):
     first, last = _no_trend(p, 10_000)
     assert last <= 2.0 * first + 1e-12

@@ -11,8 +11,8 @@ The acceptance runs (pendulum at 24 steps per period with p = 1, 2, 3: energy er
 trend).  The cause of the secular gain was the transport of the multipliers onto the bodies (end-node
 levers at the gauge reset against Gauss-point levers in the constitutive law, docs/energy-drift.md);
 odd p now use the collocation-consistent transport (docs/theory.md section 3) and keep the energy
-error flat: the 30-period runs below fail on the end-node transport (p = 1: 0.46 J in the first tenth,
-10 J in the last; p = 3: 6.9e-6 J, 5.3e-5 J).  Even p keeps the end-node transport (the consistent one
+error flat: the 30-period runs below fail on the end-node transport (p = 1: 0.56 J in the first tenth,
+21 J in the last; p = 3: 6.9e-6 J, 5.3e-5 J).  Even p keeps the end-node transport (the consistent one
 accumulates the constraint-normal node momentum, e0 = +1): p = 2 stays a strict xfail.
 """
 from __future__ import annotations
@@ -90,8 +90,8 @@ def test_pendulum_24_steps_per_period_energy_has_no_trend(p):
     """30 periods (720 elements, ~5 s each): the largest energy error of the last tenth of the run
     is within 1.3 x that of the first tenth (measured p = 1: 2.21e-3 / 2.21e-3 J, flat to 3 digits;
     p = 3: 4.8e-7 / 5.5e-7 J, a slow residual gain, see the 10,000-period test), and small: below
-    1e-2 m g L (p = 1) and 1e-5 m g L (p = 3).  The end-node transport fails both (p = 1: 0.46 / 10 J
-    over 25 periods; p = 3: 6.9e-6 / 5.3e-5 J)."""
+    1e-2 m g L (p = 1) and 1e-5 m g L (p = 3).  The end-node transport (main before issue 8 §3) fails both: p = 1 0.56 / 21 J,
+    p = 3 6.9e-6 / 5.3e-5 J."""
     first, last = _no_trend(p, 30)
     assert last <= 1.3 * first, (first, last)
     assert last < {1: 1e-2, 3: 1e-5}[p] * 9.81, (first, last)

@@ -105,12 +105,15 @@ def test_pendulum_24_steps_per_period_energy_has_no_trend_p2():
     assert last <= 1.3 * first
 
 
+_P3_RESIDUAL = ("issue 8 §3: p = 3 with the point mass (J = 1e-9 m L^2) keeps a slow linear gain, 4.4e-9 J per "
+                "period (5.5e-7 -> 1.9e-6 J over 300 periods) with a growing alternating constraint-normal node "
+                "momentum; 3.1e-9 J per period with J = 1e-6 or Newton tol 1e-12, none with J = 1e-3 or at T/48")
+
+
 @pytest.mark.slow  # 240,000 elements per order: ~15-40 min each
-@pytest.mark.parametrize("p", [1, pytest.param(2, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3 (p = 2: fix pending)")),
-                               pytest.param(3, marks=pytest.mark.xfail(strict=True, reason=(
-                                   "issue 8 §3: p = 3 with the point mass (J = 1e-9 m L^2) keeps a slow linear gain, "
-                                   "4.4e-9 J per period (5.5e-7 -> 1.9e-6 J over 300 periods), with a growing alternating "
-                                   "constraint-normal node momentum; 3.1e-9 J per period with J = 1e-6 or Newton tol 1e-12, none with J = 1e-3 or at T/48")))])
+@pytest.mark.parametrize("p", [1,
+                               pytest.param(2, marks=pytest.mark.xfail(strict=True, reason="issue 8 §3 (p = 2: fix pending)")),
+                               pytest.param(3, marks=pytest.mark.xfail(strict=True, reason=_P3_RESIDUAL))])
 def test_pendulum_10000_periods_energy_bounded(p):
     first, last = _no_trend(p, 10_000)
     assert last <= 2.0 * first + 1e-12

@@ -114,11 +114,9 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     # Gauss collocation of Newton-Euler with the reactions at the Gauss points, and the element is
     # time-reversible (issue 8 section 3, docs/energy-drift.md).
     if cm.nj and consistent_transport(te):
-        Lam, impulse = gauss_multiplier_end(cm, lay, te, st, h, U)
+        # the joints' impulse over the element (force; moment about x_B(t2)) is kept for the reactions
+        Lam, new.lam_end = gauss_multiplier_end(cm, lay, te, st, h, U, cm.att_b.node_pose(cm, new)[0])
         new.pi = pi + Lam
-        # the joints' impulse over the element (force; moment about x_B(t2)), for the reactions
-        xb2 = cm.att_b.node_pose(cm, new)[0]
-        new.lam_end = np.concatenate([impulse[:, :3], impulse[:, 3:] - rot.cross(xb2, impulse[:, :3])], axis=1)
         new.lam = np.zeros_like(lam)
     elif cm.nj:
         new.pi = pi + multiplier_momenta(cm, new, lam)
@@ -127,12 +125,13 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
 
 
 def gauss_multiplier_end(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float,
-                         U: NDArray) -> tuple[NDArray, NDArray]:
+                         U: NDArray, xb2: NDArray) -> tuple[NDArray, NDArray]:
     """End value ``Lambda_2 = sum_j e_j Lambda_j (nv,)`` of the bodies' multiplier momenta, from
     their values ``Lambda_j`` at the Gauss points (what the constitutive rows receive; the start
     value is zero after the gauge reset), and the joints' impulses over the element ``(nj, 6)``:
-    ``h sum_i b_i Q_i`` (force) and ``h sum_i b_i (Q_m,i + x_B,i x Q_f,i)`` (moment about the inertial
-    origin), ``Q_i = R_A Qbar_i`` the reactions at the Gauss points: what the bodies' momenta receive."""
+    ``h sum_i b_i Q_i`` (force) and ``h sum_i b_i (Q_m,i + (x_B,i - x_B2) x Q_f,i)`` (moment about
+    ``xb2 (nj, 3)``, B's origins at the end node), ``Q_i = R_A Qbar_i`` the reactions at the Gauss
+    points: what the bodies' momenta receive."""
     plain = _plain_layout(cm, lay)
     ek = ElementKin(te=te, h=h, st=st, lay=plain, groups=[], t_gauss=st.t + h * te.c, t_cons=st.t + h * te.tau_c)
     for grp in cm.groups:
@@ -148,7 +147,7 @@ def gauss_multiplier_end(cm: CompiledModel, lay: Layout, te: TimeElement, st: El
         Lam[grp.vel_cols] = -np.einsum("j,bjd->bd", e, rows)
     Qb = plain.joint_view(U)[..., JQ:JQ + 6]
     Qf = np.einsum("jiab,jib->jia", Ga.R, Qb[..., :3])
-    Qm = np.einsum("jiab,jib->jia", Ga.R, Qb[..., 3:]) + rot.cross(Gb.x, Qf)
+    Qm = np.einsum("jiab,jib->jia", Ga.R, Qb[..., 3:]) + rot.cross(Gb.x - xb2[:, None], Qf)
     impulse = h * np.einsum("i,jid->jd", te.b, np.concatenate([Qf, Qm], axis=-1))
     return Lam, impulse
 

@@ -192,15 +192,18 @@ def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
     """Absolute magnitude of every internal unknown of a time element of length ``h`` [s],
     shape ``(lay.size,)``: body slots from each body type's ``scales(L, V)``, joint slots from
     ``L``, ``V`` and ``F`` (relative position ``L``, rotation 1, multipliers ``F h`` and ``F L h``,
-    reactions ``F`` and ``F L``, attachment velocities ``V`` and ``V / L``); the modified momenta of
-    bodies on joints at least ``F h`` and ``F L h`` (they hold ``p - Lambda``)."""
+    reactions ``F`` and ``F L``, attachment velocities ``V`` and ``V / L``)."""
     L, V, F = mag.L, mag.V, mag.F
     out = np.zeros(lay.size)
     for grp in cm.groups:
         lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
+    joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),
+                            np.full(3, F), np.full(3, F * L), np.tile(np.concatenate([np.full(3, V), np.full(3, V / L)]), 2)])
+    out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
     if cm.nj:
         # the modified momenta of a body on joints hold pi = p - Lambda: their magnitude is at least
-        # the multipliers' (F h, F L h), whatever the body's inertia (a point mass: J V / L ~ 0)
+        # the multipliers' (F h force, F L h moment), whatever the body's inertia (a point mass: J V / L
+        # ~ 0; with the transport moment of joints._transport_moment its pi_m carries O(F L h))
         jointed = np.isin(np.arange(cm.nb), np.concatenate([cm.att_a.body, cm.att_b.body]))
         for grp in cm.groups:
             sel = jointed[grp.bodies]
@@ -208,7 +211,4 @@ def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
                 v = lay.group_view(out, grp.bodies, grp.slots)
                 v[sel, :, grp.BPI:grp.BPI + 3] = np.maximum(v[sel, :, grp.BPI:grp.BPI + 3], F * h)
                 v[sel, :, grp.BPI + 3:grp.BPI + 6] = np.maximum(v[sel, :, grp.BPI + 3:grp.BPI + 6], F * L * h)
-    joint = np.concatenate([np.full(3, L), np.full(3, 1.0), np.full(3, F * h), np.full(3, F * L * h),
-                            np.full(3, F), np.full(3, F * L), np.tile(np.concatenate([np.full(3, V), np.full(3, V / L)]), 2)])
-    out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
     return out

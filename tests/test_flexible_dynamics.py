@@ -129,6 +129,21 @@ def _same(a, b, names=("body_position", "body_rotation", "body_velocity", "body_
         assert np.abs(x - y).max() <= 1e-12 * max(np.abs(x).max(), 1.0), (name, np.abs(x - y).max())
 
 
+@pytest.mark.parametrize("kind", ["spherical", "revolute", "fixed"])
+@pytest.mark.parametrize("p", [1, 3])
+def test_joint_on_interface_jacobian_consistent_transport(kind, p):
+    """The opt-in consistent multiplier transport (issue 8 section 3) on a flexible body's interface:
+    the transport moment's lever runs from the frame origin to the deforming interface."""
+    data = beam("craig-bampton")
+    f = fm.FlexibleBody("F", data, modes=[0, 1, 6, 7], orientation={"rotvec": (0.2, -0.1, 0.3)},
+                        angular_velocity=(0.3, -0.2, 0.5), qd0=(0.1, -0.1, 0.05, 0.02))
+    a = fm.RigidBody("A", mass=1.3, inertia=(0.11, 0.2, 0.25), position=(0.9, 0.4, 0.1), velocity=(0.1, 0.2, -0.1),
+                     angular_velocity=(0.3, -0.2, 0.5), com=(0.02, -0.01, 0.03))
+    model = fm.Model([a, f], [_joint(kind, "A", ("F", "xmax"))], [fm.Gravity((0, 0, -9.81))])
+    err, where = fd_check(model, fm.TimeElement.of_order(p, transport="consistent"), eps=5e-6)
+    assert err < 2e-6, where  # the bound of test_joint_on_interface_jacobian (central-difference truncation)
+
+
 @pytest.mark.parametrize("p", [1, 2])
 def test_rigid_limit_tumbling_body(p):
     """A flexible body with no modes is the rigid body with the same mass properties (centre of mass

@@ -5,6 +5,7 @@ import pytest
 
 from flexmb.model import (Cylindrical, Fixed, Gravity, Model, Planar, PointForce, PointTorque, Prismatic,
                           Revolute, RigidBody, Spherical, SpringDamper, Universal)
+from flexmb.dynamics.time_elements import TimeElement
 from fd_jacobian import fd_check  # noqa: F401 (also imported from here by test_body_contract)
 
 
@@ -39,13 +40,26 @@ JOINTS = {
 
 
 
-@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("p", [1, 2, 3])
 @pytest.mark.parametrize("kind", sorted(JOINTS))
 def test_joint_jacobian(kind, p):
     a, b = _bodies()
     model = Model([a, b], [Spherical("ground_pin", "ground", "A", point=(-0.3, 0.0, 0.0)), JOINTS[kind]()],
                   [Gravity((0, 0, -9.81))])
     err, where = fd_check(model, p)
+    assert err < 1e-6, where
+
+
+@pytest.mark.parametrize("p", [1, 3])
+@pytest.mark.parametrize("kind", sorted(JOINTS))
+def test_joint_jacobian_consistent_transport(kind, p):
+    """The opt-in consistent transport (transport moment at the Gauss points, issue 8 section 3):
+    its moment couples the Gauss points (p = 3) and depends on the multipliers, B's pose and the
+    attachment velocities."""
+    a, b = _bodies()
+    model = Model([a, b], [Spherical("ground_pin", "ground", "A", point=(-0.3, 0.0, 0.0)), JOINTS[kind]()],
+                  [Gravity((0, 0, -9.81))])
+    err, where = fd_check(model, TimeElement.of_order(p, transport="consistent"))
     assert err < 1e-6, where
 
 

@@ -8,8 +8,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
+from flexmb.dynamics.attachments import ElementKin
 from flexmb.dynamics.constraints import multiplier_momenta
-from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JS, Layout
+from flexmb.dynamics.joints import consistent_transport, onto_bodies, unpack_joints
+from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
 from flexmb.dynamics.projection import attachment_velocities
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
@@ -103,14 +105,63 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     R = _orthonormalize(R) if cm.nb else R
     Rr = _orthonormalize(Rr) if cm.nj else Rr
     new = ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam, extra=extra)
-    # Gauge reset of the multipliers: (pi, lambda) -> (pi + Lambda(lambda), 0).  The homogeneous
-    # solution of lambda' + S lambda = 0 started from lambda2, transported to the bodies, solves the
-    # bodies' homogeneous equation too, so the next element starts with pi = p (the momenta) and
-    # lambda = 0: the multipliers stay impulses over one element instead of growing without bound.
-    if cm.nj:
+    # Gauge reset of the multipliers: (pi, lambda) -> (pi + Lambda, 0), so that the next element
+    # starts with pi = p (the momenta) and lambda = 0: the multipliers stay impulses over one element
+    # instead of growing without bound.  Lambda is the end value of the polynomial of the bodies'
+    # multiplier momenta at the Gauss points (the transported multipliers with the transport moment
+    # of joints._transport_moment), not the end multipliers transported with the end node's
+    # levers: then the body momenta p = pi + Lambda are one polynomial over the element, the
+    # Gauss collocation of Newton-Euler with the reactions at the Gauss points, and the element is
+    # time-reversible (issue 8 section 3, docs/energy-drift.md).
+    if cm.nj and consistent_transport(te):
+        # the joints' impulse over the element (force; moment about x_B(t2)) is kept for the reactions
+        Lam, new.lam_end = gauss_multiplier_end(cm, lay, te, st, h, U, cm.att_b.node_pose(cm, new)[0])
+        new.pi = pi + Lam
+        new.lam = np.zeros_like(lam)
+    elif cm.nj:
         new.pi = pi + multiplier_momenta(cm, new, lam)
         new.lam = np.zeros_like(lam)
     return new
+
+
+def gauss_multiplier_end(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float,
+                         U: NDArray, xb2: NDArray) -> tuple[NDArray, NDArray]:
+    """End value ``Lambda_2 = sum_j e_j Lambda_j (nv,)`` of the bodies' multiplier momenta, from
+    their values ``Lambda_j`` at the Gauss points (what the constitutive rows receive; the start
+    value is zero after the gauge reset), and the joints' impulses over the element ``(nj, 6)``:
+    ``h sum_i b_i Q_i`` (force) and ``h sum_i b_i (Q_m,i + (x_B,i - x_B2) x Q_f,i)`` (moment about
+    ``xb2 (nj, 3)``, B's origins at the end node), ``Q_i = R_A Qbar_i`` the reactions at the Gauss
+    points: what the bodies' momenta receive."""
+    plain = _plain_layout(cm, lay)
+    ek = ElementKin(te=te, h=h, st=st, lay=plain, groups=[], t_gauss=st.t + h * te.c, t_cons=st.t + h * te.tau_c)
+    for grp in cm.groups:
+        ek.groups.append(grp.unpack(ek, plain.group_view(U, grp.bodies, grp.slots)))
+    res = np.zeros(plain.size)
+    Ga, Gb = cm.att_a.pose(ek, "gauss"), cm.att_b.pose(ek, "gauss")
+    onto_bodies(cm, ek, unpack_joints(plain, te, st, U), res, Triplets(jacobian=False), Ga, Gb)
+    Lam = np.zeros(cm.nv)
+    e = te.end[1:]
+    for grp in cm.groups:
+        nw = grp.vel_cols.shape[-1]
+        rows = plain.group_view(res, grp.bodies, grp.slots)[..., grp.BW:grp.BW + nw]  # -Lambda_j
+        Lam[grp.vel_cols] = -np.einsum("j,bjd->bd", e, rows)
+    Qb = plain.joint_view(U)[..., JQ:JQ + 6]
+    Qf = np.einsum("jiab,jib->jia", Ga.R, Qb[..., :3])
+    Qm = np.einsum("jiab,jib->jia", Ga.R, Qb[..., 3:]) + rot.cross(Gb.x - xb2[:, None], Qf)
+    impulse = h * np.einsum("i,jid->jd", te.b, np.concatenate([Qf, Qm], axis=-1))
+    return Lam, impulse
+
+
+def _plain_layout(cm: CompiledModel, lay: Layout) -> Layout:
+    """A :class:`Layout` without index replay (the element system's records one sequence of index
+    requests per evaluation, which an extra evaluation here must not disturb)."""
+    if type(lay) is Layout:
+        return lay
+    cache = cm.__dict__.setdefault("_plain_layouts", {})
+    hit = cache.get(lay.p)
+    if hit is None or hit.size != lay.size:
+        hit = cache[lay.p] = Layout(cm.body_slots(), cm.group_of, cm.nj, lay.p)
+    return hit
 
 
 #: largest deviation ``max|I - R^T R|`` that the Newton-Schulz polar iteration handles; beyond it SVD

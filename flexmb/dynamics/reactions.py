@@ -165,13 +165,14 @@ def legendre_at_gauss(te) -> NDArray:
     return P.reshape(te.p - 1, te.p) * te.b[None, :]
 
 
-def element_record(te, lam: NDArray, xb: NDArray) -> NDArray:
+def element_record(te, lam: NDArray, xb: NDArray, mu: NDArray | None = None) -> NDArray:
     """What the recovery needs from one time element, packed as ``(nj, 6 (p - 1) + 3)``.
 
     ``lam (nj, p, 6)``: the multipliers at the Gauss points (the impulse since the element's start
     node, force; moment at B's origin); ``xb (nj, p, 3)``: B's origin there.  Stored: the moments
     ``sum_i b_i P_l(2 c_i - 1) I(c_i)``, ``l = 0 .. p - 2``, of the force impulse and of the moment
-    impulse about ``y = xb[:, 0]`` (``lambda_m + (x_B - y) x lambda_f``), then ``y`` (p = 1: no moments,
+    impulse about ``y = xb[:, 0]`` (``lambda_m + (x_B - y) x lambda_f``, plus ``mu (nj, p, 3)`` when given:
+    the transport moment of :func:`flexmb.dynamics.joints.transport_moment`), then ``y`` (p = 1: no moments,
     ``xb`` may be None and ``y`` is stored as 0).  These moments
     of the impulse are accurate to about the nodal order (the pointwise Gauss values are not: their
     error is dominated by the component along ``P_(p-1)``).
@@ -182,6 +183,8 @@ def element_record(te, lam: NDArray, xb: NDArray) -> NDArray:
     W = legendre_at_gauss(te)  # (m, p)
     y = xb[:, 0]
     imp = np.concatenate([lam[..., :3], lam[..., 3:] + rot.cross(xb - y[:, None], lam[..., :3])], axis=-1)
+    if mu is not None:
+        imp[..., 3:] += mu
     mom = np.einsum("li,jid->jld", W, imp)  # (nj, m, 6)
     return np.concatenate([mom.reshape(nj, 6 * (p - 1)), y], axis=1)
 

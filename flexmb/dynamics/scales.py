@@ -197,16 +197,18 @@ def _speed_columns(cm) -> tuple[NDArray, NDArray]:
     return hit[1], hit[2]
 
 
-def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
+def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bool = False) -> NDArray:
     """Absolute magnitude of every internal unknown of a time element of length ``h`` [s],
     shape ``(lay.size,)``: body slots from each body type's ``scales(L, V)``, joint slots from
     ``L``, ``V`` and ``F`` (relative position ``L``, rotation 1, multipliers ``F h`` and ``F L h``,
-    reactions ``F`` and ``F L``, attachment velocities ``V`` and ``V / L``)."""
-    key = (lay, lay.size, mag.L, mag.V, mag.F, h)
+    reactions ``F`` and ``F L``, attachment velocities ``V`` and ``V / L``).  ``floor_momenta``: the
+    modified momenta of jointed bodies at least ``F h`` / ``F L h`` (the consistent transport,
+    :func:`flexmb.dynamics.joints.consistent_transport`)."""
+    key = (lay, lay.size, mag.L, mag.V, mag.F, h, floor_momenta)
     hit = getattr(cm, "_unknown_scales", None)
     if hit is not None and hit[0][0] is lay and hit[0][1:] == key[1:]:
         return hit[1]  # the magnitudes did not change (Newton only reads the scales)
-    out = _unknown_scales(cm, lay, mag, h)
+    out = _unknown_scales(cm, lay, mag, h, floor_momenta)
     out.flags.writeable = False
     cm._unknown_scales = (key, out)
     return out
@@ -218,7 +220,7 @@ def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
 _JOINT_KIND = np.repeat([0, 1, 2, 3, 4, 5, 6, 7, 6, 7], 3)
 
 
-def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
+def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bool = False) -> NDArray:
     L, V, F = mag.L, mag.V, mag.F
     hit = getattr(cm, "_body_scales", None)  # the body slots depend on (L, V) only: kept while F changes
     if hit is not None and hit[0] is lay and hit[1] == (L, V):
@@ -230,4 +232,15 @@ def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float) -> NDArray:
         cm._body_scales = (lay, (L, V), out.copy())
     joint = np.array([L, 1.0, F * h, F * L * h, F, F * L, V, V / L])[_JOINT_KIND]
     out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
+    if cm.nj and floor_momenta:
+        # the modified momenta of a body on joints hold pi = p - Lambda: their magnitude is at least
+        # the multipliers' (F h force, F L h moment), whatever the body's inertia (a point mass: J V / L
+        # ~ 0; with the transport moment of joints._transport_moment its pi_m carries O(F L h))
+        jointed = np.isin(np.arange(cm.nb), np.concatenate([cm.att_a.body, cm.att_b.body]))
+        for grp in cm.groups:
+            sel = jointed[grp.bodies]
+            if sel.any():
+                v = lay.group_view(out, grp.bodies, grp.slots)
+                v[sel, :, grp.BPI:grp.BPI + 3] = np.maximum(v[sel, :, grp.BPI:grp.BPI + 3], F * h)
+                v[sel, :, grp.BPI + 3:grp.BPI + 6] = np.maximum(v[sel, :, grp.BPI + 3:grp.BPI + 6], F * L * h)
     return out

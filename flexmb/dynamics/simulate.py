@@ -24,7 +24,7 @@ from flexmb.dynamics.redundancy import (add_least_norm, apply_dropped, detect_re
                                         init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
 from flexmb.dynamics.energy import energy_drift_report
 from flexmb.dynamics.forces import force_residual
-from flexmb.dynamics.joints import joint_residual, unpack_joints
+from flexmb.dynamics.joints import consistent_transport, joint_residual, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
 from flexmb.dynamics.linsolve import linear_solver
 from flexmb.dynamics.marching import end_values as _end_values, predict as _predict
@@ -301,7 +301,7 @@ class Run:
         run.st, w0 = initial_state(run.cm, t0)
         run.magnitudes = model_magnitudes(run.cm, run.st, w0, t0, t_end)
         log.debug("Newton scales: %s", run.magnitudes)
-        run.scale = unknown_scales(run.cm, run.system.lay, run.magnitudes, h)
+        run.scale = unknown_scales(run.cm, run.system.lay, run.magnitudes, h, consistent_transport(run.te))
         run.w = run.rec.node(run.st)
         return run
 
@@ -342,7 +342,7 @@ class Run:
         """Newton's absolute scales follow the motion (speeds and joint reactions of the last element),
         never below the model's own magnitudes (:mod:`flexmb.dynamics.scales`)."""
         mag = adapted(self.magnitudes, self.cm, self.system.lay, self.w, U)
-        self.scale = unknown_scales(self.cm, self.system.lay, mag, h)
+        self.scale = unknown_scales(self.cm, self.system.lay, mag, h, consistent_transport(self.te))
 
     def _record(self, res, retries) -> None:
         te, lay, rec = self.te, self.system.lay, self.rec

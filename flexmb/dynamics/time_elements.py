@@ -72,6 +72,14 @@ class TimeElement:
         ``u(tau_c[k]) = E[k, 0] y1 + E[k, 1:] @ Y``.
     order : int
         Declared nodal order ``2 p`` (checked by ``tests/test_convergence.py``).
+    transport : str
+        How the joints' multipliers reach the bodies.  ``"node"`` (default): at the Gauss points
+        with the lever of B's origin, the gauge reset with the end node's levers.  ``"consistent"``
+        (odd ``p`` only; opt-in, issue 8 section 3): plus the transport moment that makes the
+        bodies' momenta the Gauss collocation of Newton-Euler with the reactions, and a gauge reset
+        that extrapolates that polynomial: the element is time-reversible and a conservative model
+        keeps its energy without secular growth at p = 1 (docs/energy-drift.md; it costs ~1.4 ms
+        per element and a 2-5x larger error constant at p = 3).
     """
 
     p: int
@@ -82,11 +90,20 @@ class TimeElement:
     tau_c: NDArray = field(repr=False)
     E: NDArray = field(repr=False)
     order: int = 2
+    transport: str = "node"
 
     @classmethod
-    def of_order(cls, p: int) -> "TimeElement":
+    def of_order(cls, p: int, transport: str = "node") -> "TimeElement":
+        """The order-``p`` element (``p`` = 1, 2, 3) with the multiplier ``transport`` ``"node"`` or
+        ``"consistent"`` (odd ``p``; see the class docstring)."""
         if p not in (1, 2, 3):
             raise ValueError(f"time element order p={p!r} is not available; use p = 1, 2 or 3")
+        if transport not in ("node", "consistent"):
+            raise ValueError(f"TimeElement.of_order(transport={transport!r}): use 'node' or 'consistent'")
+        if transport == "consistent" and p % 2 == 0:
+            raise ValueError(f"TimeElement.of_order({p}, transport='consistent'): the consistent transport is "
+                             "available for odd p only (1, 3); at even p the constraint-normal node momentum "
+                             "accumulates (docs/energy-drift.md); use p = 1 or 3, or transport='node'")
         x, w = np.polynomial.legendre.leggauss(p)
         c = (x + 1.0) / 2.0
         b = w / 2.0
@@ -102,7 +119,7 @@ class TimeElement:
             r = np.sort(dP.roots().real)
             tau = np.concatenate([(r + 1.0) / 2.0, [1.0]])
         Ltau, _ = _lagrange_matrices(nodes, tau)
-        return cls(p=p, c=c, b=b, D=dL, end=Lend[0], tau_c=tau, E=Ltau, order=2 * p)
+        return cls(p=p, c=c, b=b, D=dL, end=Lend[0], tau_c=tau, E=Ltau, order=2 * p, transport=transport)
 
     def end_value(self, y1: NDArray | None, Y: NDArray) -> NDArray:
         """``y2 = end[0] y1 + end[1:] @ Y``: the end value ``(n, d)`` of the element's polynomials from

@@ -27,7 +27,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from flexmb import rotations as rot
-from flexmb.dynamics import kernels
+from flexmb.dynamics import joint_kernels, kernels
 from flexmb.dynamics.attachments import ElementKin, chain
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JOINT_SLOTS, JQ, JS, Triplets
 
@@ -36,6 +36,15 @@ I3 = np.eye(3)
 _SLOTS = np.array([JS, JPHI, JLAM, JQ, JNA, JNB], dtype=np.int64)
 EY = np.array([0.0, 1.0, 0.0])
 EX = np.array([1.0, 0.0, 0.0])
+
+
+_EMPTY66 = np.empty((0, 0, 6, 6))
+
+
+@lru_cache(maxsize=32)
+def _eye6(nj: int, p: int):
+    """``(nj, p, 6, 6)`` identities (read-only broadcast, built once per size)."""
+    return np.broadcast_to(np.eye(6), (nj, p, 6, 6))
 
 
 def _bd(A):
@@ -162,20 +171,16 @@ def onto_bodies(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets, Ga=None
     J2, I2 = _grid(nj, p)[:2]
     jac = trip.jacobian
     L = jk.LAM
-    Lf = L[..., :3]
-    dg = Gb.x - Ga.x
-    wa = -np.concatenate([Lf, L[..., 3:] + rot.cross(dg, Lf)], axis=-1)
+    # side A: wa = -(lam_f, lam_m + (x_B - x_A) x lam_f), its derivatives / lam and / (dx, psi) of B
+    # (that of A is the opposite) (compiled: joint_kernels.side_a_wrench)
+    wa = np.empty((nj, p, 6))
+    dW_lam, dW_xb = (np.empty((nj, p, 6, 6)), np.empty((nj, p, 6, 6))) if jac else (_EMPTY66, _EMPTY66)
+    joint_kernels.side_a_wrench(L, Ga.x, Gb.x, wa, dW_lam, dW_xb, jac)
     if not jac:
         cm.att_b.scatter(ek, res, trip, L, "multiplier")
         cm.att_a.scatter(ek, res, trip, wa, "multiplier")
     else:
-        cm.att_b.scatter(ek, res, trip, L, "multiplier", [(lay.joint(J2, I2, JLAM, 6), np.broadcast_to(np.eye(6), (nj, p, 6, 6)))])
-        dW_lam = np.zeros((nj, p, 6, 6))
-        dW_lam[..., :3, :3] = -I3
-        dW_lam[..., 3:, 3:] = -I3
-        dW_lam[..., 3:, :3] = -rot.skew(dg)
-        dW_xb = np.zeros((nj, p, 6, 6))
-        dW_xb[..., 3:, :3] = rot.skew(Lf)
+        cm.att_b.scatter(ek, res, trip, L, "multiplier", [(lay.joint(J2, I2, JLAM, 6), _eye6(nj, p))])
         cm.att_a.scatter(ek, res, trip, wa, "multiplier",
                          [(lay.joint(J2, I2, JLAM, 6), dW_lam), (Gb.jac, dW_xb), (Ga.jac, -dW_xb)])
     if consistent_transport(ek.te):
@@ -294,22 +299,12 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
     lay, te, st = ek.lay, ek.te, ek.st
     nj, p = cm.nj, te.p
     cons = cm.jnt_constrained
-    uq = np.concatenate([jk.US, jk.UPHI], axis=-1)  # (nj,p,6) at constraint points
     tgt, _ = drive_targets(cm, ek.t_cons)
-    acc6 = np.concatenate([np.zeros((nj, 3)), st.acc], axis=1)  # accumulated part of q
-    rc_cons = uq + acc6[:, None, :] - np.swapaxes(tgt, 1, 2)
-    # free laws at Gauss points
-    q_g = np.concatenate([jk.S, jk.PHI], axis=-1) + acc6[:, None, :]
-    # relative velocities in frame A from nu (Gauss points)
-    dg = Gb.x - Ga.x
-    urel = jk.NB[..., :3] - jk.NA[..., :3] - rot.cross(jk.NA[..., 3:], dg)
-    Rat_g = np.swapaxes(Ga.R, -1, -2)
-    sdot = np.einsum("jide,jie->jid", Rat_g, urel)
-    wrel = np.einsum("jide,jie->jid", Rat_g, jk.NB[..., 3:] - jk.NA[..., 3:])
-    qdot = np.concatenate([sdot, wrel], axis=-1)
-    rc_free = jk.Q + cm.jnt_k[:, None, :] * (q_g - cm.jnt_ref[:, None, :]) + cm.jnt_c[:, None, :] * qdot
-    consb = np.broadcast_to(cons[:, None, :], (nj, p, 6))
-    rc = np.where(consb, rc_cons, rc_free)
+    # constrained: u_c(tau_k) + acc_c - target_c; free: Qbar_c + k (q_c + acc_c - ref_c) + c qdot_c
+    # (qdot in frame A from the attachment velocities nu; compiled: joint_kernels.constitutive_rows)
+    joint_kernels.constitutive_rows(jk.J, _SLOTS, jk.US, jk.UPHI, st.acc, tgt, Ga.x, Ga.R, Gb.x,
+                                    cm.jnt_k, cm.jnt_c, cm.jnt_ref, cons, r, JQ)
+    rc = r[..., JQ:JQ + 6]
 
     # universal joints: cross condition on comp 5, moment along y_B free on comp 4
     univ = cm.jnt_universal
@@ -318,7 +313,6 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
         rc[u, :, 5] = Rrt[u][..., 0, 1]
         Rr_g = st.Rr[u][:, None] @ rot.exp(jk.PHI[u])
         rc[u, :, 4] = np.einsum("jid,jid->ji", jk.Q[u][..., 3:], Rr_g @ EY)
-    r[..., JQ:JQ + 6] = rc
     if not trip.jacobian:
         return
 
@@ -362,6 +356,9 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
         trip.add_diag(row, lay.joint(Jf, If, JS, 1)[..., 0] + cf[:, None], cm.jnt_k[jf, cf][:, None])
         damp = cm.jnt_c[jf, cf] != 0
         if damp.any():
+            dg = Gb.x - Ga.x
+            urel = jk.NB[..., :3] - jk.NA[..., :3] - rot.cross(jk.NA[..., 3:], dg)
+            Rat_g = np.swapaxes(Ga.R, -1, -2)
             _damping_jacobian(cm, ek, jk, trip, jf[damp], cf[damp], row[damp], Rat_g, urel, dg, Ga, Gb)
 
 

@@ -127,15 +127,36 @@ class AttachmentSet:
             data = group.attach_data(local, point[mask], self.frame[mask],
                                      None if site is None else [site[k] for k in np.nonzero(mask)[0]])
             self.parts.append((g, mask, local, data))
+        #: parts that serve every entry (no ground, one body group): their arrays are used as they are
+        self._whole = [bool(mask.all()) for _, mask, _, _ in self.parts]
+        self._ground_any = bool(self.ground.any())
+        self._ground_k: dict = {}
+
+    def _ground_base(self, k: int):
+        """``x (n, k, 3)``, ``R (n, k, 3, 3)`` with the ground entries filled (the others zero): built
+        once per number of points, copied per call (the ground frames do not move)."""
+        hit = self._ground_k.get(k)
+        if hit is None:
+            x = np.zeros((self.n, k, 3))
+            R = np.zeros((self.n, k, 3, 3))
+            x[self.ground] = self.ground_point[self.ground][:, None]
+            R[self.ground] = self.frame[self.ground][:, None]
+            hit = self._ground_k[k] = (x, R)
+        return hit
 
     # ------------------------------------------------------------------ element level
     def pose(self, ek: ElementKin, where: str = "gauss") -> Pose:
         k = ek.te.p
-        x = np.empty((self.n, k, 3))
-        R = np.empty((self.n, k, 3, 3))
-        x[self.ground] = self.ground_point[self.ground][:, None]
-        R[self.ground] = self.frame[self.ground][:, None]
         jac = []
+        if len(self.parts) == 1 and self._whole[0]:  # one body group serves all entries
+            g, mask, local, data = self.parts[0]
+            x, R, cols, J = self.groups[g].attach_pose(ek, local, data, where)
+            return Pose(x, R, [Jac(mask, cols, J)])
+        if self._ground_any:
+            x0, R0 = self._ground_base(k)
+            x, R = x0.copy(), R0.copy()
+        else:
+            x, R = np.empty((self.n, k, 3)), np.empty((self.n, k, 3, 3))
         for g, mask, local, data in self.parts:
             xg, Rg, cols, J = self.groups[g].attach_pose(ek, local, data, where)
             x[mask], R[mask] = xg, Rg
@@ -143,6 +164,10 @@ class AttachmentSet:
         return Pose(x, R, jac)
 
     def velocity(self, ek: ElementKin) -> Velocity:
+        if len(self.parts) == 1 and self._whole[0]:
+            g, mask, local, data = self.parts[0]
+            nug, cols, J = self.groups[g].attach_velocity(ek, local, data)
+            return Velocity(nug.copy(), [Jac(mask, cols, J)])  # copy: a body type may cache nug
         nu = np.zeros((self.n, ek.te.p, 6))
         jac = []
         for g, mask, local, data in self.parts:

@@ -77,3 +77,19 @@ def test_side_a_wrench_matches_numpy_and_fd(nj, p):
         np.testing.assert_allclose((wp - wm) / (2 * eps), dW_xb[..., a], atol=1e-8)
     # the position of B does not depend on the rotation increment psi
     assert not dW_xb[..., 3:].any()
+
+
+def test_multiplier_blocks_match_numpy():
+    from flexmb.dynamics.layout import JLAM
+    rng = np.random.default_rng(3)
+    nj, p, h = 4, 3, 0.0123
+    Jv = rng.normal(size=(nj, p, JOINT_SLOTS))
+    GaR = rot.exp(rng.normal(size=(nj, p, 3)))
+    sNB, sL, bdR = np.empty((nj, p, 3, 3)), np.empty((nj, p, 3, 3)), np.empty((nj, p, 6, 6))
+    jkern.multiplier_blocks(h, Jv, _SLOTS, GaR, sNB, bdR, sL)
+    np.testing.assert_array_equal(sNB, h * rot.skew(Jv[..., JNB:JNB + 3]))
+    np.testing.assert_array_equal(sL, -h * rot.skew(Jv[..., JLAM:JLAM + 3]))
+    bd = np.zeros((nj, p, 6, 6))
+    bd[..., :3, :3] = GaR
+    bd[..., 3:, 3:] = GaR
+    np.testing.assert_array_equal(bdR, -h * bd)

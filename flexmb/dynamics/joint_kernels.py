@@ -113,3 +113,43 @@ def side_a_wrench(L, Gax, Gbx, wa, dW_lam, dW_xb, jac):
             dW_xb[j, i, 4, 2] = -l0
             dW_xb[j, i, 5, 0] = -l1
             dW_xb[j, i, 5, 1] = l0
+
+
+@_jit
+def multiplier_blocks(h, Jv, sl, GaR, sNB, bdR, sL):
+    """Jacobian values of the multiplier definition at the Gauss points (``(nj, p, ...)``):
+    ``sNB = h skew(v_B)`` (/ lam_f, rows 3:), ``bdR = -h blockdiag(R_A, R_A)`` (/ Qbar),
+    ``sL = -h skew(lam_f)`` (/ v_B, rows 3:).  ``Jv (nj, p, 30)`` the joints' unknowns, ``sl`` the
+    first slots ``(JS, JPHI, JLAM, JQ, JNA, JNB)``, ``GaR (nj, p, 3, 3)`` frames A."""
+    nj, p = Jv.shape[0], Jv.shape[1]
+    JLAM, JNB = sl[2], sl[5]
+    for j in range(nj):
+        for i in range(p):
+            v0, v1, v2 = Jv[j, i, JNB], Jv[j, i, JNB + 1], Jv[j, i, JNB + 2]
+            l0, l1, l2 = Jv[j, i, JLAM], Jv[j, i, JLAM + 1], Jv[j, i, JLAM + 2]
+            sNB[j, i, 0, 0] = 0.0
+            sNB[j, i, 0, 1] = h * -v2
+            sNB[j, i, 0, 2] = h * v1
+            sNB[j, i, 1, 0] = h * v2
+            sNB[j, i, 1, 1] = 0.0
+            sNB[j, i, 1, 2] = h * -v0
+            sNB[j, i, 2, 0] = h * -v1
+            sNB[j, i, 2, 1] = h * v0
+            sNB[j, i, 2, 2] = 0.0
+            sL[j, i, 0, 0] = 0.0
+            sL[j, i, 0, 1] = -h * -l2
+            sL[j, i, 0, 2] = -h * l1
+            sL[j, i, 1, 0] = -h * l2
+            sL[j, i, 1, 1] = 0.0
+            sL[j, i, 1, 2] = -h * -l0
+            sL[j, i, 2, 0] = -h * -l1
+            sL[j, i, 2, 1] = -h * l0
+            sL[j, i, 2, 2] = 0.0
+            for a in range(6):
+                for b in range(6):
+                    bdR[j, i, a, b] = 0.0
+            for a in range(3):
+                for b in range(3):
+                    v = -h * GaR[j, i, a, b]
+                    bdR[j, i, a, b] = v
+                    bdR[j, i, 3 + a, 3 + b] = v

@@ -47,12 +47,28 @@ def _eye6(nj: int, p: int):
     return np.broadcast_to(np.eye(6), (nj, p, 6, 6))
 
 
-def _bd(A):
-    """blockdiag(A, A) for A (...,3,3)."""
-    out = np.zeros(A.shape[:-2] + (6, 6))
-    out[..., :3, :3] = A
-    out[..., 3:, 3:] = A
-    return out
+_CONSTS: dict = {}
+
+
+def _consts(te, nj: int):
+    """Jacobian values that depend on the time element and the number of joints only (read-only,
+    built once): ``-E_kj I3 (nj, p, p, 3, 3)``, ``E_kj (nj, p, p, 1, 1)``, ``D_kj I6 (nj, p, p, 6, 6)``
+    and ``-I6 (nj, p, 6, 6)`` (``E``, ``D`` without their start-node column)."""
+    key = (id(te), nj)
+    hit = _CONSTS.get(key)
+    if hit is None or hit[0] is not te:
+        p = te.p
+        Ecoef = np.broadcast_to(te.E[None, :, 1:], (nj, p, p))
+        Dcoef = np.broadcast_to(te.D[None, :, 1:], (nj, p, p))
+        arrs = (-Ecoef[..., None, None] * I3, Ecoef[..., None, None], Dcoef[..., None, None] * np.eye(6),
+                np.broadcast_to(-np.eye(6), (nj, p, 6, 6)))
+        for a in arrs:
+            if a.flags.owndata:
+                a.flags.writeable = False
+        if len(_CONSTS) > 64:
+            _CONSTS.clear()
+        hit = _CONSTS[key] = (te,) + arrs
+    return hit[1:]
 
 
 @lru_cache(maxsize=32)
@@ -111,8 +127,6 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     p = te.p
     r = res[lay.joint_off:].reshape(nj, p, JOINT_SLOTS)
     J2, I2, J3, K3, P3 = _grid(nj, p)
-    Ecoef = np.broadcast_to(te.E[None, :, 1:], (nj, p, p))
-    Dcoef = np.broadcast_to(te.D[None, :, 1:], (nj, p, p))
 
     # ------------------------------------------------------------------ attachment frames and velocities
     Pa = cm.att_a.pose(ek, "cons")
@@ -135,20 +149,22 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     Lf = jk.LAM[..., :3]
 
     if jac:
+        mEI3, Ecoef5, DI6, minus = _consts(te, nj)
         # relative kinematics: / joint s and phi at all internal points, / attachment poses (dx, psi)
-        trip.add(lay.joint(J3, K3, JS, 3), lay.joint(J3, P3, JS, 3), -Ecoef[..., None, None] * I3)
-        trip.add(lay.joint(J3, K3, JPHI, 3), lay.joint(J3, P3, JPHI, 3), Ecoef[..., None, None] * dphi[:, :, None])
+        trip.add(lay.joint(J3, K3, JS, 3), lay.joint(J3, P3, JS, 3), mEI3)
+        trip.add(lay.joint(J3, K3, JPHI, 3), lay.joint(J3, P3, JPHI, 3), Ecoef5 * dphi[:, :, None])
         rows_rel = lay.joint(J2, I2, JS, 6)
         chain(trip, rows_rel, dA, Pa.jac)
         chain(trip, rows_rel, dB, Pb.jac)
-        # multiplier definition
-        trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), Dcoef[..., None, None] * np.eye(6))
-        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), h * rot.skew(jk.NB[..., :3]))
-        trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), -h * _bd(Ga.R))
-        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JNB, 3), -h * rot.skew(Lf))
+        # multiplier definition (values at the Gauss points: joint_kernels.multiplier_blocks)
+        sNB, sL, bdR = np.empty((nj, p, 3, 3)), np.empty((nj, p, 3, 3)), np.empty((nj, p, 6, 6))
+        joint_kernels.multiplier_blocks(float(h), jk.J, _SLOTS, c(Ga.R), sNB, bdR, sL)
+        trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), DI6)
+        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), sNB)
+        trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), bdR)
+        trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JNB, 3), sL)
         chain(trip, lay.joint(J2, I2, JLAM, 6), dpsi, Ga.jac)
         # attachment velocities
-        minus = np.broadcast_to(-np.eye(6), (nj, p, 6, 6))
         for slot, V in ((JNA, Va), (JNB, Vb)):
             trip.add_diag(lay.joint(J2, I2, slot, 6), lay.joint(J2, I2, slot, 6), 1.0)
             chain(trip, lay.joint(J2, I2, slot, 6), minus, V.jac)

@@ -93,3 +93,14 @@ def test_multiplier_blocks_match_numpy():
     bd[..., :3, :3] = GaR
     bd[..., 3:, 3:] = GaR
     np.testing.assert_array_equal(bdR, -h * bd)
+
+
+def test_scatter_add_accumulates_repeated_rows_like_add_at():
+    rng = np.random.default_rng(11)
+    rows = rng.integers(0, 7, size=(5, 2, 6))   # many repeats
+    vals = rng.normal(size=(5, 2, 6))
+    res0 = rng.normal(size=9)
+    a, b = res0.copy(), res0.copy()
+    np.add.at(a, rows, vals)
+    jkern.scatter_add(b, rows, vals)
+    np.testing.assert_array_equal(a, b)

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
+from flexmb.dynamics import joint_kernels
 from flexmb.dynamics.layout import Layout, Triplets
 
 I3 = np.eye(3)
@@ -47,6 +48,8 @@ class Jac:
     mask: NDArray
     cols: NDArray
     J: NDArray
+    #: True: ``mask`` is all True (one body group serves every entry; no copies by mask needed)
+    whole: bool = False
 
 
 @dataclass
@@ -91,6 +94,9 @@ def chain(trip: Triplets, rows: NDArray, dR: NDArray, jacs, sel: NDArray | None 
     if not trip.jacobian:
         return
     for jc in jacs:
+        if jc.whole and sel is None:
+            trip.add(rows, jc.cols, dR @ jc.J)
+            continue
         m = jc.mask if sel is None else (jc.mask & sel)
         if not m.any():
             continue
@@ -151,7 +157,7 @@ class AttachmentSet:
         if len(self.parts) == 1 and self._whole[0]:  # one body group serves all entries
             g, mask, local, data = self.parts[0]
             x, R, cols, J = self.groups[g].attach_pose(ek, local, data, where)
-            return Pose(x, R, [Jac(mask, cols, J)])
+            return Pose(x, R, [Jac(mask, cols, J, True)])
         if self._ground_any:
             x0, R0 = self._ground_base(k)
             x, R = x0.copy(), R0.copy()
@@ -167,7 +173,7 @@ class AttachmentSet:
         if len(self.parts) == 1 and self._whole[0]:
             g, mask, local, data = self.parts[0]
             nug, cols, J = self.groups[g].attach_velocity(ek, local, data)
-            return Velocity(nug.copy(), [Jac(mask, cols, J)])  # copy: a body type may cache nug
+            return Velocity(nug.copy(), [Jac(mask, cols, J, True)])  # copy: a body type may cache nug
         nu = np.zeros((self.n, ek.te.p, 6))
         jac = []
         for g, mask, local, data in self.parts:
@@ -184,14 +190,22 @@ class AttachmentSet:
         or ``(jacs, dW (n, p, 6, 6))`` with ``jacs`` a list of :class:`Jac` (a pose or velocity).
         """
         fac = -1.0 if target == "multiplier" else -ek.h
-        for g, mask, local, data in self.parts:
+        for (g, mask, local, data), whole in zip(self.parts, self._whole):
             grp = self.groups[g]
-            rows, BT, own = grp.wrench_map(ek, local, data, wrench[mask], target)
-            np.add.at(res, rows, fac * np.einsum("mkrd,mkd->mkr", BT, wrench[mask]))
+            wm = wrench if whole else wrench[mask]
+            rows, BT, own = grp.wrench_map(ek, local, data, wm, target)
+            joint_kernels.scatter_add(res, rows, fac * np.einsum("mkrd,mkd->mkr", BT, wm))
             if not trip.jacobian:
                 continue
             for cols, vals in own:
                 trip.add(rows, cols, fac * vals)
+            if whole:  # every entry is on this group: no expansion to the n entries
+                for a, dW in terms:
+                    if isinstance(a, list):
+                        chain(trip, rows, fac * BT @ dW, a)
+                    else:
+                        trip.add(rows, a, fac * BT @ dW)
+                continue
             full_rows = np.zeros((self.n,) + rows.shape[1:], dtype=rows.dtype)
             full_rows[mask] = rows
             full_BT = np.zeros((self.n,) + BT.shape[1:])

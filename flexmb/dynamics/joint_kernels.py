@@ -153,3 +153,13 @@ def multiplier_blocks(h, Jv, sl, GaR, sNB, bdR, sL):
                     v = -h * GaR[j, i, a, b]
                     bdR[j, i, a, b] = v
                     bdR[j, i, 3 + a, 3 + b] = v
+
+
+@_jit
+def scatter_add(res, rows, vals):
+    """``res[rows] += vals`` unbuffered (repeated rows accumulate, like ``np.add.at``), for index and
+    value arrays of the same shape (flattened here, C order)."""
+    r = rows.ravel()
+    v = vals.ravel()
+    for a in range(r.size):
+        res[r[a]] += v[a]

@@ -97,6 +97,14 @@ def _component_sets(cm):
     return hit[1], hit[2]
 
 
+@lru_cache(maxsize=32)
+def _zeros_targets(nj: int, p: int):
+    """Read-only ``(nj, 6, p)`` zeros: the drive targets of a model without drives."""
+    z = np.zeros((nj, 6, p))
+    z.flags.writeable = False
+    return z
+
+
 def drive_targets(cm: CompiledModel, t: np.ndarray):
     """``(nj,6,len(t))`` drive values and rates; zeros where not driven."""
     f = np.zeros((cm.nj, 6, t.size))
@@ -315,7 +323,7 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
     lay, te, st = ek.lay, ek.te, ek.st
     nj, p = cm.nj, te.p
     cons = cm.jnt_constrained
-    tgt, _ = drive_targets(cm, ek.t_cons)
+    tgt = drive_targets(cm, ek.t_cons)[0] if cm.jnt_drives else _zeros_targets(nj, p)
     # constrained: u_c(tau_k) + acc_c - target_c; free: Qbar_c + k (q_c + acc_c - ref_c) + c qdot_c
     # (qdot in frame A from the attachment velocities nu; compiled: joint_kernels.constitutive_rows)
     joint_kernels.constitutive_rows(jk.J, _SLOTS, jk.US, jk.UPHI, st.acc, tgt, Ga.x, Ga.R, Gb.x,

@@ -154,7 +154,6 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     c = np.ascontiguousarray
     kernels.joint_rows(te.E, te.D, float(h), c(st.s), c(st.lam), c(st.Rr), jk.J, Pa.x, Pa.R, Pb.x, Pb.R, c(Ga.R),
                        c(Va.nu), c(Vb.nu), _SLOTS, r, Rrt, dphi, dA, dB, dpsi, jac)
-    Lf = jk.LAM[..., :3]
 
     if jac:
         mEI3, Ecoef5, DI6, minus = _consts(te, nj)

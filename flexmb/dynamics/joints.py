@@ -105,6 +105,25 @@ def _zeros_targets(nj: int, p: int):
     return z
 
 
+def _law_grids(cm, te):
+    """Broadcast index grids of the constitutive laws' Jacobian blocks (read-only), kept on the
+    compiled model with the component sets (:func:`_component_sets`) and the time element:
+    constrained ``(Jc, Kc, Pc (mc, p, p), E_kj (mc, p, p, 1, 1))``, free ``(Jf, If (mf, p))``."""
+    (jc, _), (jf, _) = _component_sets(cm)
+    key = cm._joint_component_sets[0]
+    hit = getattr(cm, "_joint_law_grids", None)
+    if hit is None or hit[0] != key or hit[1] is not te:
+        p = te.p
+        Jc = np.broadcast_to(jc[:, None, None], (jc.size, p, p))
+        Kc = np.broadcast_to(np.arange(p)[None, :, None], Jc.shape)
+        Pc = np.broadcast_to(np.arange(p)[None, None, :], Jc.shape)
+        Ev = np.broadcast_to(te.E[None, :, 1:], Jc.shape)[..., None, None]
+        Jf = np.broadcast_to(jf[:, None], (jf.size, p))
+        If = np.broadcast_to(np.arange(p)[None, :], Jf.shape)
+        hit = cm._joint_law_grids = (key, te, (Jc, Kc, Pc, Ev), (Jf, If))
+    return hit[2], hit[3]
+
+
 def drive_targets(cm: CompiledModel, t: np.ndarray):
     """``(nj,6,len(t))`` drive values and rates; zeros where not driven."""
     f = np.zeros((cm.nj, 6, t.size))
@@ -341,14 +360,12 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
 
     # Jacobian of the constitutive rows
     (jc, cc_idx), (jf, cf) = _component_sets(cm)
+    (Jc, Kc, Pc, Ev), (Jf, If) = _law_grids(cm, te)
     if jc.size:
         # constrained: u_c(tau_k) depends on q_c at all internal points through E
-        Jc = np.broadcast_to(jc[:, None, None], (jc.size, p, p))
-        Kc = np.broadcast_to(np.arange(p)[None, :, None], Jc.shape)
-        Pc = np.broadcast_to(np.arange(p)[None, None, :], Jc.shape)
         rows = (lay.joint(Jc, Kc, JQ, 1)[..., 0] + cc_idx[:, None, None])[..., None]
         cols = (lay.joint(Jc, Pc, JS, 1)[..., 0] + cc_idx[:, None, None])[..., None]
-        trip.add(rows, cols, np.broadcast_to(te.E[None, :, 1:], Jc.shape)[..., None, None])
+        trip.add(rows, cols, Ev)
     if univ.any():
         ju = np.where(univ)[0]
         Jc = np.broadcast_to(ju[:, None, None], (ju.size, p, p))
@@ -372,8 +389,6 @@ def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
         trip.add_diag(lay.joint(Ju, Iu, JQ + 3, 1), lay.joint(Ju, Iu, JQ + 3, 1), 1.0)
     # free components (non-universal): Qbar_c + k q_c + c qdot_c
     if jf.size:
-        Jf = np.broadcast_to(jf[:, None], (jf.size, p))
-        If = np.broadcast_to(np.arange(p)[None, :], Jf.shape)
         row = lay.joint(Jf, If, JQ, 1)[..., 0] + cf[:, None]
         trip.add_diag(row, lay.joint(Jf, If, JQ, 1)[..., 0] + cf[:, None], 1.0)
         trip.add_diag(row, lay.joint(Jf, If, JS, 1)[..., 0] + cf[:, None], cm.jnt_k[jf, cf][:, None])

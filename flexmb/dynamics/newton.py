@@ -102,6 +102,8 @@ class NewtonOptions:
     roundoff_factor: float = 100.0
     #: full Newton reuses its last factorization once a fresh increment is below this (module docstring)
     reuse_near: float = 1e-4
+    #: also accept an increment whose estimated remaining error theta / (1 - theta) |dU| is below tol
+    predicted_stop: bool = True
     reuse: str = "auto"
     reuse_rate: float = 0.5
     reuse_min_unknowns: int = 2000
@@ -338,7 +340,11 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         if prev is not None and prev > 0:
             rate = err / prev
         known = fresh or (prev is not None and rate <= options.reuse_rate)
-        if err <= options.tol and known:
+        # the error left after this increment, estimated from the contraction: theta / (1 - theta) |dU|
+        # (module docstring, "Stopping test"); needs a measured contraction theta <= reuse_rate
+        left = rate / (1.0 - rate) * err if (options.predicted_stop and prev is not None and prev > 0
+                                             and rate <= options.reuse_rate) else np.inf
+        if (err <= options.tol and known) or left <= options.tol:
             if reuse == "steps":
                 _carry(factor, solve, n)
             return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, "converged", history)

@@ -51,6 +51,55 @@ def run(name: str, predicted: bool) -> dict:
     return out
 
 
+def _kinds(lay, n: int) -> np.ndarray:
+    """Kind of each unknown (rigid bodies only: 18 slots per internal point; joints: 30)."""
+    lab = np.empty(n, dtype=object)
+    jo = lay.joint_off
+    lab[:jo] = np.array(["x"] * 3 + ["theta"] * 3 + ["pi"] * 6 + ["w"] * 6, dtype=object)[np.arange(jo) % 18]
+    joint = sum([[k] * (3 if k in ("s", "phi") else 6) for k in ("s", "phi", "lambda", "Q", "nu_a", "nu_b")], [])
+    lab[jo:] = np.array(joint, dtype=object)[np.arange(n - jo) % 30]
+    return lab
+
+
+def trace(name: str, simplified: bool) -> None:
+    """Median (over elements 3..) of the largest scaled increment of each kind at each iteration, full or
+    simplified Newton from the simulation's own predictor, without a stopping test (6 iterations)."""
+    import flexmb.dynamics.simulate as S
+
+    mk, t_end, h, p = MODELS[name]
+    rec, lay = [], {}
+    orig, orig_init = S.newton_solve, S.ElementSystem.__init__
+
+    def init(self, *a, **k):
+        orig_init(self, *a, **k)
+        lay["lay"] = self.lay
+
+    def traced(evaluate, U0, scale, factor, options, residual=None):
+        lab = _kinds(lay["lay"], U0.size)
+        U, rows, solve = U0.copy(), [], None
+        for _ in range(6):
+            F, J = evaluate(U)
+            if solve is None or not simplified:
+                solve = factor(J)
+            dU = -solve(F)
+            w = np.abs(dU) / (scale + np.abs(U + dU))
+            U = U + dU
+            rows.append({k: float(w[lab == k].max()) for k in dict.fromkeys(lab)})
+        rec.append(rows)
+        return orig(evaluate, U0, scale, factor, options, residual)
+
+    S.newton_solve, S.ElementSystem.__init__ = traced, init
+    try:
+        fm.simulate(mk(), min(t_end, 40 * h), h, p=p, show_progress=False)
+    finally:
+        S.newton_solve, S.ElementSystem.__init__ = orig, orig_init
+    kinds = list(rec[0][0])
+    print(f"{name} ({'simplified' if simplified else 'full'} Newton): median scaled increment per kind")
+    print("iter " + " ".join(f"{k:>9}" for k in kinds))
+    for it in range(5):
+        print(f"{it + 1:>4} " + " ".join(f"{np.median([r[it][k] for r in rec[2:]]):9.1e}" for k in kinds))
+
+
 def compare(names, rounds: int) -> None:
     print(f"{'model':>11} {'stop':>9} {'iter/el':>8} {'fact/el':>8} {'CPU ms/el':>10} {'|dx|/L':>9} extra")
     for name in names:
@@ -75,7 +124,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", nargs="+", choices=list(MODELS), default=list(MODELS))
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--trace", action="store_true", help="increments per kind of unknown per iteration")
     args = ap.parse_args(argv)
+    if args.trace:
+        for name in args.only:
+            for simplified in (False, True):
+                trace(name, simplified)
+        return 0
     compare(args.only, args.rounds)
     return 0
 

@@ -146,7 +146,7 @@ class NewtonOptions:
             raise ValueError(f"NewtonOptions(reuse_rate={self.reuse_rate!r}) must lie in (0, 1)")
         if not 0.0 <= self.residual_tol < 1.0:
             raise ValueError(f"NewtonOptions(residual_tol={self.residual_tol!r}) must lie in [0, 1) (0: off)")
-        for name in ("lm_damping", "dependent_tol", "max_change", "stall_rate", "null_tol"):
+        for name in ("lm_damping", "dependent_tol", "max_change", "stall_rate", "null_tol", "predicted_factor"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise ValueError(f"NewtonOptions({name}={v!r}) must be a positive number")

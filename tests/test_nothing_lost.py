@@ -70,7 +70,10 @@ def test_convergence_error_carries_the_partial_solution(tmp_path, caplog):
     with caplog.at_level(logging.INFO, logger="flexmb"), pytest.raises(fm.ConvergenceError) as info:
         fm.simulate(_pendulum(kick), 1.0, 0.05, p=1, checkpoint=ck, options=opts)
     sol = info.value.solution
-    assert sol is not None and 0.25 <= sol.t[-1] <= 0.3 + 1e-12
+    # the element over which the load switches on (0.3 .. 0.35 s) may have a root of the discrete equations
+    # or not, depending on round-off in the earlier elements (measured: with the predicted Newton stop it
+    # converges, the next full increment 1.8e-15 of the scales); the one after it cannot
+    assert sol is not None and 0.25 <= sol.t[-1] <= 0.35 + 1e-12
     assert np.all(np.isfinite(sol.body_position))
     assert fm.Solution.load(ck).t[-1] == sol.t[-1]
     halving_warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "halved" in r.getMessage()]

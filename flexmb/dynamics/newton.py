@@ -34,6 +34,28 @@ rate ``theta <= reuse_rate`` is known (second iteration on), so the remaining er
 divergence test apply to true Newton increments only; a divergent reused matrix triggers a
 fresh Jacobian, a divergent fresh Jacobian returns "diverging" (the driver then halves the step).
 
+Stopping test (``NewtonOptions.predicted_stop``, default on)
+------------------------------------------------------------
+Besides ``|dU| <= tol``, an increment is accepted when the error it leaves, estimated as
+``theta / (1 - theta) |dU_k|`` (scaled max norm), is below ``predicted_factor`` (1) x ``tol``: the
+standard test of simplified Newton (Hairer & Wanner, Solving ODE II, IV.8), conservative for full
+Newton, whose convergence is quadratic.  ``theta`` is the largest contraction
+``|dU_k,i| / |dU_k-1,i|`` of the unknowns that carry the increment (``|dU_k,i| >= 1e-2 |dU_k|``): the
+ratio of max norms compares different unknowns (15-link chain, p = 3: momenta 3e-3, then reactions
+1.6e-8 contracting by 6e-4 only) and, used at first, stopped with 1e-11 left per element, which the
+chain's motion amplified to 6e-9 of its length at 2 s.  Required besides: a contraction
+``<= reuse_rate`` and ``|dU_k| <= sqrt(tol)`` (a contraction measured far from the root, e.g. under an
+absurd load, 1e9 -> 9e-4, says nothing about the next increment).
+
+Traced per kind of unknown (``benchmarks/newton_iterations.py --trace``): the relative positions ``s``
+of spherical joints are exact from the predictor (increments 1e-21); the last increments are in the
+reactions ``lambda``/``Qbar`` and the velocities, contracting quadratically under full Newton (chain
+N = 10, Qbar: 1.6e-3, 2.6e-5, 1.1e-11: the Jacobian is exact) and by 1e-2 .. 1e-5 per iteration under
+simplified Newton (N = 100: 6e-2, 2.8e-5, 5.8e-10, 5.8e-12), where the fourth iteration mostly
+certified the third.  Measured (``benchmarks/README.md``, "Newton iterations"): iterations per
+element chain N = 100 p = 1 3.93 -> 3.12, pendulum p = 2 3.24 -> 2.99, 15-link chain p = 3 3.90 ->
+3.62, chain N = 10 unchanged (3.00); positions within 2e-12 of a solution converged to round-off.
+
 Rank-deficient matrices (singular positions of closed loops)
 -------------------------------------------------------------
 At a change point of a loop (a parallelogram's cranks aligned with the coupler) the Newton matrix
@@ -102,6 +124,10 @@ class NewtonOptions:
     roundoff_factor: float = 100.0
     #: full Newton reuses its last factorization once a fresh increment is below this (module docstring)
     reuse_near: float = 1e-4
+    #: also accept an increment whose estimated remaining error theta / (1 - theta) |dU| is below tol
+    predicted_stop: bool = True
+    #: ... below predicted_factor x tol (the safety factor kappa of Hairer & Wanner)
+    predicted_factor: float = 1.0
     reuse: str = "auto"
     reuse_rate: float = 0.5
     reuse_min_unknowns: int = 2000
@@ -120,7 +146,7 @@ class NewtonOptions:
             raise ValueError(f"NewtonOptions(reuse_rate={self.reuse_rate!r}) must lie in (0, 1)")
         if not 0.0 <= self.residual_tol < 1.0:
             raise ValueError(f"NewtonOptions(residual_tol={self.residual_tol!r}) must lie in [0, 1) (0: off)")
-        for name in ("lm_damping", "dependent_tol", "max_change", "stall_rate", "null_tol"):
+        for name in ("lm_damping", "dependent_tol", "max_change", "stall_rate", "null_tol", "predicted_factor"):
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise ValueError(f"NewtonOptions({name}={v!r}) must be a positive number")
@@ -217,6 +243,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
     near = False
     U = U0.copy()
     prev = None  # scaled norm of the previous accepted increment
+    w_prev = None  # its scaled components
     rate = 0.0
     n_res = n_jac = n_fac = 0
     history = []
@@ -338,7 +365,17 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         if prev is not None and prev > 0:
             rate = err / prev
         known = fresh or (prev is not None and rate <= options.reuse_rate)
-        if err <= options.tol and known:
+        # the error left after this increment, estimated from the contraction theta / (1 - theta) |dU|
+        # (module docstring, "Stopping test"), with theta the contraction of the unknowns that carry this
+        # increment (a max-norm ratio compares different unknowns: momenta 3e-3 then reactions 1.6e-8)
+        left = np.inf
+        if (options.predicted_stop and w_prev is not None and prev > 0 and rate <= options.reuse_rate
+                and err <= np.sqrt(options.tol)):
+            big = w >= 1e-2 * err
+            theta = float(np.max(w[big] / np.maximum(w_prev[big], 1e-300)))
+            if theta < 1.0:
+                left = theta / (1.0 - theta) * err / options.predicted_factor
+        if (err <= options.tol and known) or left <= options.tol:
             if reuse == "steps":
                 _carry(factor, solve, n)
             return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, "converged", history)
@@ -354,6 +391,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
                 and err > options.roundoff_factor * options.tol:
             return fail(k, "diverging", err, worst)
         prev = err
+        w_prev = w
         prev_fresh = fresh
         near = late and fresh and err <= options.reuse_near
     return fail(options.max_iter, f"no convergence in {options.max_iter} iterations", err, worst)

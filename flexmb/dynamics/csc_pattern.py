@@ -1,5 +1,5 @@
-"""Two helpers shared by the sparse backends (flexmb.dynamics.linsolve) and the small-system paths
-(flexmb.dynamics.dense_solve): a matrix in canonical CSC form, and "same pattern" by its index arrays."""
+"""Helpers shared by the sparse backends (flexmb.dynamics.linsolve) and the small-system paths
+(flexmb.dynamics.dense_solve): canonical CSC form, "same pattern" by the index arrays, the solve of a column-permuted factorization."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,3 +21,15 @@ def _same_pattern(A: sp.csc_matrix, indptr: np.ndarray, indices: np.ndarray) -> 
         return True
     return (A.shape[0] + 1 == indptr.size and A.indices.size == indices.size
             and np.array_equal(A.indptr, indptr) and np.array_equal(A.indices, indices))
+
+
+def permuted_solve(lu, q: np.ndarray):
+    """``b -> x`` for a factorization ``lu`` of the column-permuted matrix ``A[:, q]``: ``x[q] = lu.solve(b)``."""
+
+    def solve(b):
+        y = lu.solve(np.asarray(b, dtype=float))
+        x = np.empty_like(y)
+        x[q] = y
+        return x
+
+    return solve

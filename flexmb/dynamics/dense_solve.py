@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
-from flexmb.dynamics.csc_pattern import _csc, _same_pattern
+from flexmb.dynamics.csc_pattern import _csc, _same_pattern, permuted_solve
 from flexmb.errors import SingularMatrixError
 
 log = logging.getLogger(__name__)
@@ -130,15 +130,7 @@ class SmallFirst:
             self._direct = False
             return slu(A)
         slu._lu = lu
-        q = slu._q
-
-        def solve(b, lu=lu, q=q):
-            y = lu.solve(np.asarray(b, dtype=float))
-            x = np.empty_like(y)
-            x[q] = y
-            return x
-
-        return solve
+        return permuted_solve(lu, slu._q)
 
 
 def small_first(inner, dense_max: int = DENSE_MAX) -> SmallFirst:

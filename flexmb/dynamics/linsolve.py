@@ -65,7 +65,7 @@ Factor = Callable[[sp.spmatrix], Callable[[np.ndarray], np.ndarray]]
 
 
 from flexmb.errors import SingularMatrixError  # noqa: E402  (re-exported: the backends raise it)
-from flexmb.dynamics.csc_pattern import _csc, _same_pattern  # noqa: E402
+from flexmb.dynamics.csc_pattern import _csc, _same_pattern, permuted_solve  # noqa: E402
 from flexmb.dynamics.dense_solve import small_first  # noqa: E402
 
 
@@ -136,13 +136,7 @@ class SuperLU:
                 Ap = sp.csc_matrix((A.data[self._gather], self._pindices, self._pindptr), shape=A.shape)
                 lu = spla.splu(Ap, permc_spec="NATURAL", relax=self.relax, panel_size=self.panel_size,
                                diag_pivot_thresh=self.diag_pivot_thresh)
-                q = self._q
-
-                def solve(b, lu=lu, q=q):
-                    y = lu.solve(np.asarray(b, dtype=float))
-                    x = np.empty_like(y)
-                    x[q] = y
-                    return x
+                solve = permuted_solve(lu, self._q)
             else:
                 lu = self._first(A)
                 solve = lu.solve

@@ -147,8 +147,9 @@ class ElementSystem:
 class SimulationOptions:
     """Options of :func:`simulate`.
 
-    ``newton``: :class:`NewtonOptions`; ``linear_solver``: ``"superlu"`` (default) or
-    ``"umfpack"``; ``max_halvings``: how often a failing element is split in two before giving
+    ``newton``: :class:`NewtonOptions`; ``linear_solver``: ``"superlu"`` (default: a compiled
+    refactorization along the first SuperLU factorization's pivots, dense LU up to 64 unknowns;
+    :mod:`flexmb.dynamics.linsolve`), ``"superlu-cached"``, ``"superlu-colamd"`` or ``"umfpack"``; ``max_halvings``: how often a failing element is split in two before giving
     up; ``redundant``: ``"resolve"`` (drop dependent constraint equations, log them) or
     ``"error"`` (refuse the model); ``step_error``: the local error estimate of error-controlled
     steps, ``"history"`` (from the last nodes, no extra solve) or ``"doubling"`` (step doubling,

@@ -358,6 +358,8 @@ class Run:
             rec.stats["factorizations"].append(rr.n_factor)
             rec.stats["residual"].append(rr.error)
             rec.stats["retries"].append(retries)
+            if np.isfinite(rr.residual):  # converged in the residual: a (nearly) rank-deficient matrix
+                self.__dict__.setdefault("singular_t", []).append(s_start.t)
 
     def _gauss_xb(self, st: ElementStart, h: float, U: NDArray) -> NDArray | None:
         """B's origins of the joints at the Gauss points of an element (nj, p, 3); None when the
@@ -468,6 +470,12 @@ class Run:
             "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
             **redundancy_meta(cm),
         }
+        singular = self.__dict__.get("singular_t", [])
+        meta["singular_elements"] = len(singular)  # elements accepted on the residual (newton.py, singular positions)
+        if singular:
+            log.info("%d time elements passed a (nearly) singular Newton matrix, converged in the residual with "
+                     "least-norm corrections (first at t = %.6g s): a singular position of a closed loop; "
+                     "meta['singular_elements'] counts them", len(singular), singular[0])
         if self.control is not None:
             meta.update(self.control.meta())
         rec = self.rec

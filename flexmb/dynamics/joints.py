@@ -30,6 +30,7 @@ from flexmb import rotations as rot
 from flexmb.dynamics import joint_kernels, kernels
 from flexmb.dynamics.attachments import ElementKin, chain
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JOINT_SLOTS, JQ, JS, Triplets
+from flexmb.dynamics.time_elements import once_per_time_element
 
 I3 = np.eye(3)
 #: first slots of the joint unknowns, as the kernels read them
@@ -47,28 +48,16 @@ def _eye6(nj: int, p: int):
     return np.broadcast_to(np.eye(6), (nj, p, 6, 6))
 
 
-_CONSTS: dict = {}
-
-
+@once_per_time_element
 def _consts(te, nj: int):
     """Jacobian values that depend on the time element and the number of joints only (read-only,
     built once): ``-E_kj I3 (nj, p, p, 3, 3)``, ``E_kj (nj, p, p, 1, 1)``, ``D_kj I6 (nj, p, p, 6, 6)``
     and ``-I6 (nj, p, 6, 6)`` (``E``, ``D`` without their start-node column)."""
-    key = (id(te), nj)
-    hit = _CONSTS.get(key)
-    if hit is None or hit[0] is not te:
-        p = te.p
-        Ecoef = np.broadcast_to(te.E[None, :, 1:], (nj, p, p))
-        Dcoef = np.broadcast_to(te.D[None, :, 1:], (nj, p, p))
-        arrs = (-Ecoef[..., None, None] * I3, Ecoef[..., None, None], Dcoef[..., None, None] * np.eye(6),
-                np.broadcast_to(-np.eye(6), (nj, p, 6, 6)))
-        for a in arrs:
-            if a.flags.owndata:
-                a.flags.writeable = False
-        if len(_CONSTS) > 64:
-            _CONSTS.clear()
-        hit = _CONSTS[key] = (te,) + arrs
-    return hit[1:]
+    p = te.p
+    Ecoef = np.broadcast_to(te.E[None, :, 1:], (nj, p, p))
+    Dcoef = np.broadcast_to(te.D[None, :, 1:], (nj, p, p))
+    return (-Ecoef[..., None, None] * I3, Ecoef[..., None, None], Dcoef[..., None, None] * np.eye(6),
+            np.broadcast_to(-np.eye(6), (nj, p, 6, 6)))
 
 
 @lru_cache(maxsize=32)
@@ -245,18 +234,13 @@ def consistent_transport(te) -> bool:
     return getattr(te, "transport", "node") == "consistent" and te.p % 2 == 1
 
 
-_DINV: dict = {}
-
-
+@once_per_time_element
 def _dinv(te):
-    """``A = D[:, 1:]^-1``, ``D[:, 1:]`` (p x p) and ``AD[j, i, k] = A_ji D_ik`` of a time element
-    (computed once per time element)."""
-    hit = _DINV.get(id(te))
-    if hit is None or hit[0] is not te:
-        Dh = np.ascontiguousarray(te.D[:, 1:], dtype=float)
-        A = np.linalg.inv(Dh)
-        hit = _DINV[id(te)] = (te, A, Dh, A[:, :, None] * Dh[None, :, :], np.eye(te.p)[None, :, :, None, None])
-    return hit[1:]
+    """``A = D[:, 1:]^-1``, ``D[:, 1:]`` (p x p), ``AD[j, i, k] = A_ji D_ik`` and ``delta_jk (1, p, p, 1, 1)``
+    of a time element (computed once per time element)."""
+    Dh = np.ascontiguousarray(te.D[:, 1:], dtype=float)
+    A = np.linalg.inv(Dh)
+    return A, Dh, A[:, :, None] * Dh[None, :, :], np.eye(te.p)[None, :, :, None, None]
 
 
 def transport_moment(te, h: float, f, r, rd):

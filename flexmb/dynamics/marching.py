@@ -14,7 +14,7 @@ from flexmb.dynamics.joints import consistent_transport, onto_bodies, unpack_joi
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
 from flexmb.dynamics.projection import attachment_velocities
 from flexmb.dynamics.system import CompiledModel, ElementStart
-from flexmb.dynamics.time_elements import TimeElement
+from flexmb.dynamics.time_elements import TimeElement, _lagrange_matrices, once_per_time_element
 
 
 log = logging.getLogger(__name__)
@@ -65,23 +65,15 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
     return U
 
 
+@once_per_time_element  # they depend on c only
 def _extrapolation_matrices(te: TimeElement):
     """Lagrange extrapolation from the previous element to the new internal points ``1 + c_k``.
 
     ``Pe (p, p+1)`` on the nodes ``{0, c}`` (degree p), ``Pi (p, p)`` on the nodes ``c`` (degree p-1).
     """
-    from flexmb.dynamics.time_elements import _lagrange_matrices
-
-    hit = _EXTRAPOLATION.get(id(te))
-    if hit is not None and hit[0] is te:  # computed once per time element (they depend on c only)
-        return hit[1], hit[2]
     Pe, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
     Pi, _ = _lagrange_matrices(te.c, 1.0 + te.c)
-    _EXTRAPOLATION[id(te)] = (te, Pe, Pi)
     return Pe, Pi
-
-
-_EXTRAPOLATION: dict = {}
 
 
 def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:

@@ -36,29 +36,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb import rotations as rot
 from flexmb.dynamics.projection import NodeFrames, joint_wrench
+from flexmb.dynamics.time_elements import once_per_time_element
 
 __all__ = ["projection_impulse", "node_record", "element_record", "node_reactions", "local_weights", "values_at",
            "RECORD_WIDTH"]
 
 #: packed per-node record (nj, RECORD_WIDTH): lam_end 0:6, dlam 6:12, x_B 12:15, R_A 15:24, law 24:30, y_B in A 30:33
 RECORD_WIDTH = 33
-
-
-def _once_per_time_element(fn):
-    """Cache ``fn(te)`` per time element (a read-only array; the element is kept with it, so an id is
-    never reused for another element while cached)."""
-    cache: dict = {}
-
-    def cached(te):
-        hit = cache.get(id(te))
-        if hit is None or hit[0] is not te:
-            out = fn(te)
-            out.flags.writeable = False
-            hit = cache[id(te)] = (te, out)
-        return hit[1]
-
-    cached.__doc__, cached.__name__ = fn.__doc__, fn.__name__
-    return cached
 
 
 def projection_impulse(cm, st, mu: NDArray | None, labels) -> NDArray:
@@ -157,7 +141,7 @@ def local_weights(nodes: NDArray, x: NDArray, n: int, derivative: int) -> tuple[
     return first, w
 
 
-@_once_per_time_element  # NumPy's Legendre class costs ~50 us per call, at every element
+@once_per_time_element  # NumPy's Legendre class costs ~50 us per call, at every element
 def legendre_at_gauss(te) -> NDArray:
     """``(m, p)`` with ``m = p - 1``: ``b_i P_l(2 c_i - 1)``, the Gauss-quadrature weights of the element
     moments of degree ``l = 0 .. p - 2`` (shifted Legendre polynomials)."""

@@ -20,12 +20,13 @@ equivalence, the quadrature exactness and the order.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["TimeElement", "TIME_ELEMENTS", "time_element"]
+__all__ = ["TimeElement", "TIME_ELEMENTS", "time_element", "once_per_time_element"]
 
 
 def _lagrange_matrices(nodes: NDArray, points: NDArray) -> tuple[NDArray, NDArray]:
@@ -156,3 +157,28 @@ def time_element(spec: int | TimeElement) -> TimeElement:
     if isinstance(spec, (int, np.integer)) and int(spec) in TIME_ELEMENTS:
         return TIME_ELEMENTS[int(spec)]
     raise ValueError(f"time_element={spec!r} is not available; use 1, 2, 3 or a TimeElement")
+
+
+def once_per_time_element(fn):
+    """Cache ``fn(te, *args)`` per time element and hashable ``args``: values that depend on the element's
+    matrices only, computed once instead of at every evaluation.  A ``TimeElement`` (a frozen dataclass
+    of arrays) is not hashable, so entries are keyed by ``id(te)`` and keep the element with them (an
+    id is never reused for another element while cached); the arrays returned (one, or a tuple) are
+    made read-only.  At most 64 entries (cleared beyond)."""
+    cache: dict = {}
+
+    @functools.wraps(fn)
+    def cached(te, *args):
+        key = (id(te),) + args
+        hit = cache.get(key)
+        if hit is None or hit[0] is not te:
+            out = fn(te, *args)
+            for a in out if isinstance(out, tuple) else (out,):
+                if isinstance(a, np.ndarray):
+                    a.flags.writeable = False
+            if len(cache) >= 64:
+                cache.clear()
+            hit = cache[key] = (te, out)
+        return hit[1]
+
+    return cached

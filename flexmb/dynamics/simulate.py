@@ -281,6 +281,7 @@ class Run:
         self.system = ElementSystem(self.cm, te)
         self.solver = linear_solver(options.linear_solver)
         self.rec = Recorder(self.cm, te)
+        self.singular_t: list[float] = []  # start times of elements converged in the residual (newton.py)
         if self.cm.redundant_labels:  # redundant loops: the choice of dropped equations is monitored
             self.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
         self._plain_lay = None  # the recorder's own layout (its index replay separate from Newton's)
@@ -359,7 +360,7 @@ class Run:
             rec.stats["residual"].append(rr.error)
             rec.stats["retries"].append(retries)
             if np.isfinite(rr.residual):  # converged in the residual: a (nearly) rank-deficient matrix
-                self.__dict__.setdefault("singular_t", []).append(s_start.t)
+                self.singular_t.append(s_start.t)
 
     def _gauss_xb(self, st: ElementStart, h: float, U: NDArray) -> NDArray | None:
         """B's origins of the joints at the Gauss points of an element (nj, p, 3); None when the
@@ -470,7 +471,7 @@ class Run:
             "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
             **redundancy_meta(cm),
         }
-        singular = self.__dict__.get("singular_t", [])
+        singular = self.singular_t
         meta["singular_elements"] = len(singular)  # elements accepted on the residual (newton.py, singular positions)
         if singular:
             log.info("%d time elements passed a (nearly) singular Newton matrix, converged in the residual with "

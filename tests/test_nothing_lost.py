@@ -22,8 +22,11 @@ ARRAYS = ("t", "body_position", "body_rotation", "body_velocity", "body_angular_
           "joint_moment", "joint_force_internal", "joint_moment_internal", "joint_multiplier", "kinetic_energy", "potential_energy")
 
 
-@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("p", [1, 2, fm.TimeElement.of_order(1, transport="consistent")],
+                         ids=["p1", "p2", "p1-consistent"])
 def test_resume_is_bit_identical(tmp_path, p):
+    """Also with the opt-in consistent transport: the checkpoint keeps the time element's transport
+    (resuming with the default one would change the motion at round-off level and beyond)."""
     model = _pendulum()
     full = fm.simulate(model, 1.0, 0.02, p=p)
     ck = tmp_path / "run.npz"

@@ -251,3 +251,17 @@ def test_elements_converged_in_the_residual_are_counted_and_logged(caplog):
     lines = [r.getMessage() for r in caplog.records if "singular Newton matrix" in r.getMessage()]
     assert len(lines) == 1 and "first at t = 0.2" in lines[0], lines
     assert fm.simulate(model, 0.1, 0.0025, p=3).meta["singular_elements"] == 0
+
+
+def test_resumed_run_keeps_the_count_of_singular_elements(tmp_path):
+    """The count of elements accepted on the backward error survives a checkpoint: stopped after the
+    change point (t = 0.262 s) and resumed, the run reports what the uninterrupted one does."""
+    model = parallelogram_row(90.0, 1)
+    full = fm.simulate(model, 0.3, 0.0025, p=3, show_progress=False)
+    ck = tmp_path / "run.npz"
+    part = fm.simulate(model, 0.3, 0.0025, p=3, show_progress=False, checkpoint=ck,
+                       on_step=lambda t, s: t >= 0.28 - 1e-12)
+    assert not part.meta["complete"] and part.meta["singular_elements"] == full.meta["singular_elements"] >= 1
+    rest = fm.resume(ck)
+    assert rest.meta["complete"] and rest.meta["singular_elements"] == full.meta["singular_elements"]
+    assert np.array_equal(rest.body_position, full.body_position)

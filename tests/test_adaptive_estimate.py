@@ -156,3 +156,23 @@ def test_error_controlled_run_resumes_bit_identically(tmp_path):
     assert np.array_equal(full.stats["local_error"], rest.stats["local_error"])
     for key in ("accepted_steps", "rejected_steps", "solved_elements", "step_error", "atol"):
         assert full.meta[key] == rest.meta[key], key
+
+
+def test_row_space_component_is_the_least_squares_projection():
+    """The sparse projection onto the constraints' row space (the normal part removed from the error
+    estimate) equals the dense least-squares one, also with dependent rows (singular positions), and
+    leaves a remainder orthogonal to every row."""
+    import scipy.sparse as sp
+
+    from flexmb.dynamics.step_control import row_space_component
+
+    rng = np.random.default_rng(1)
+    G = sp.random(200, 500, density=0.05, random_state=2) + sp.eye(200, 500)
+    G = sp.vstack([G, 2.0 * G[:3]]).tocsr()  # three dependent rows
+    e = rng.standard_normal(500)
+    Gd = G.toarray()
+    ref = Gd.T @ np.linalg.lstsq(Gd @ Gd.T, Gd @ e, rcond=1e-10)[0]
+    out = row_space_component(G, e)
+    assert np.abs(out - ref).max() <= 1e-8 * np.abs(ref).max()
+    assert np.abs(Gd @ (e - out)).max() <= 1e-8 * np.abs(Gd @ e).max()
+    assert not np.any(row_space_component(G[:0], e))

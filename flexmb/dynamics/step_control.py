@@ -63,7 +63,9 @@ import logging
 from math import factorial
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
+from scipy.sparse.linalg import splu
 
 from flexmb import rotations as rot
 from flexmb.dense_output import hermite_positions, hermite_rotations
@@ -87,6 +89,22 @@ K_I, K_P = 0.7, 0.4
 ESTIMATORS = ("history", "doubling")
 #: the interpolant spans p + HISTORY_EXTRA elements
 HISTORY_EXTRA = 1
+
+
+def row_space_component(G, e: NDArray, rel_shift: float = 1e-10) -> NDArray:
+    """The component of ``e (n,)`` in the row space of the sparse ``G (m, n)``: ``G^T y`` with
+    ``(G G^T + eps I) y = G e``, ``eps = rel_shift x max diag(G G^T)`` (a Tikhonov shift: dependent rows
+    at singular positions contribute nothing, directions with eigenvalues below ``eps`` are damped
+    smoothly, like a least-squares solve with ``rcond = rel_shift``).  Sparse: the cost grows with the
+    model like the node-velocity projection's, not with ``m^3`` (a dense solve took 0.23 s per step for a
+    300-bar chain, 6 s at 1000 bars)."""
+    G = sp.csr_matrix(G)
+    if G.shape[0] == 0:
+        return np.zeros_like(e)
+    A = (G @ G.T).tocsc()
+    eps = rel_shift * max(float(A.diagonal().max()), 1e-300)
+    y = splu((A + eps * sp.identity(A.shape[0], format="csc")).tocsc(), permc_spec="MMD_AT_PLUS_A").solve(G @ e)
+    return G.T @ y
 
 
 def hermite_derivatives(s: NDArray, y: NDArray, dy: NDArray, orders, at: float = 0.5) -> list[NDArray]:
@@ -165,9 +183,8 @@ class StepControl:
         e[self._ocols] = d[nb:] * lever[:, None]
         sc = np.ones(cm.nv)
         sc[self._ocols] = lever[:, None]
-        Gs = G.toarray() / sc  # the constraints on the scaled vector
-        corr = Gs.T @ np.linalg.lstsq(Gs @ Gs.T, Gs @ e, rcond=1e-10)[0]
-        e = e - corr
+        Gs = sp.csr_matrix(G) @ sp.diags(1.0 / sc)  # the constraints on the scaled vector
+        e = e - row_space_component(Gs, e)
         return np.concatenate([e[self._vcols], e[self._ocols] / lever[:, None]])
 
     def history_estimate(self, nodes: list, lever: NDArray, dense: bool = False, cm=None, st=None) -> tuple[float, float, float]:

@@ -177,9 +177,20 @@ def _dependent_rows(cm, st, js, tol: float = DEPENDENT_TOL):
     return Gs, labels, cols, rank, piv, colscale
 
 
+#: relative size of the step to the generic neighbour (:func:`_generic_neighbour`)
+NEIGHBOUR_STEP = 0.1 * np.sqrt(DEPENDENT_TOL)
+
+
 def _generic_neighbour(cm, st, Gs, cols, colscale, seed: int = 0):
     """A configuration near ``st`` reached along a random motion that the constraints allow at
-    ``st`` (first order): at a singular configuration this leaves the singularity."""
+    ``st`` (first order): at a singular configuration this leaves the singularity.
+
+    The step (:data:`NEIGHBOUR_STEP`, 1e-5 of the model's size) sits between the two effects it must
+    separate: at a singular configuration the lost singular value returns in proportion to the step
+    (1e-5, far above :data:`DEPENDENT_TOL`), while the first-order step leaves the constraint manifold by
+    the square of it, which can make equations that are dependent along the whole motion look
+    independent (an over-constrained mechanism such as Bricard's: 1.3e-8 of the largest singular
+    value, above the tolerance, at a step of 1e-3; ~1e-12 at 1e-5)."""
     from types import SimpleNamespace
 
     from flexmb import rotations as rot
@@ -194,7 +205,7 @@ def _generic_neighbour(cm, st, Gs, cols, colscale, seed: int = 0):
     dw[cols] = (rng.standard_normal(null.shape[0]) @ null) * colscale[cols]  # undo the column scaling
     first6 = (cm.vel_off[:, None] + np.arange(6))
     d6 = dw[first6]
-    eps = 1e-3 / max(np.abs(d6[:, 3:]).max(initial=0.0), np.abs(d6[:, :3]).max(initial=0.0) / cm.length_scale, 1e-300)
+    eps = NEIGHBOUR_STEP / max(np.abs(d6[:, 3:]).max(initial=0.0), np.abs(d6[:, :3]).max(initial=0.0) / cm.length_scale, 1e-300)
     return SimpleNamespace(x=st.x + eps * d6[:, :3], R=rot.exp(eps * d6[:, 3:]) @ st.R, extra=getattr(st, "extra", {}))
 
 

@@ -47,19 +47,43 @@ DENSE_ROWS = 60
 
 class NodeFrames:
     """Joint attachment frames at one node: ``xa, xb (nj, 3)``, ``Ra, Rb (nj, 3, 3)``; the velocity
-    maps ``map_a``, ``map_b`` (lists of ``(mask, cols, B)``, :meth:`AttachmentSet.node_velocity_map`);
-    derived once on request: ``RaT`` (``Ra^T``), ``d = xb - xa``, ``ncross = x_A x y_B`` (the axis of a
-    universal joint's cross condition; zero when the model has no universal joint)."""
+    maps ``map_a``, ``map_b`` (lists of ``(mask, cols, B)``, :meth:`AttachmentSet.node_velocity_map`;
+    built on first use); derived once on request: ``RaT`` (``Ra^T``), ``d = xb - xa``, ``ncross =
+    x_A x y_B`` (the axis of a universal joint's cross condition; zero when the model has no
+    universal joint).  For a rigid-only model (:func:`flexmb.dynamics.rigid_node.rigid_node`) the
+    frames come from one compiled kernel, with the levers ``ra``, ``rb (nj, 3)`` (``R c``) and
+    ``rigid`` (the model's :class:`~flexmb.dynamics.rigid_node.RigidNode`; None otherwise)."""
 
-    __slots__ = ("xa", "Ra", "xb", "Rb", "map_a", "map_b", "_universal", "_RaT", "_d", "_ncross")
+    __slots__ = ("xa", "Ra", "xb", "Rb", "ra", "rb", "rigid", "_cm", "_st", "_maps", "_universal", "_RaT", "_d",
+                 "_ncross")
 
     def __init__(self, cm, st):
-        self.xa, self.Ra = cm.att_a.node_pose(cm, st)
-        self.xb, self.Rb = cm.att_b.node_pose(cm, st)
-        self.map_a = cm.att_a.node_velocity_map(cm, st)
-        self.map_b = cm.att_b.node_velocity_map(cm, st)
+        from flexmb.dynamics.rigid_node import rigid_node
+
+        self.rigid = rigid_node(cm)
+        if self.rigid is not None:
+            self.xa, self.Ra, self.xb, self.Rb, self.ra, self.rb = self.rigid.frames(st)
+        else:
+            self.xa, self.Ra = cm.att_a.node_pose(cm, st)
+            self.xb, self.Rb = cm.att_b.node_pose(cm, st)
+            self.ra = self.rb = None
+        self._cm, self._st, self._maps = cm, st, None
         self._universal = bool(cm.jnt_universal.any())
         self._RaT = self._d = self._ncross = None
+
+    def _velocity_maps(self):
+        if self._maps is None:
+            cm, st = self._cm, self._st
+            self._maps = (cm.att_a.node_velocity_map(cm, st), cm.att_b.node_velocity_map(cm, st))
+        return self._maps
+
+    @property
+    def map_a(self) -> list:
+        return self._velocity_maps()[0]
+
+    @property
+    def map_b(self) -> list:
+        return self._velocity_maps()[1]
 
     @property
     def RaT(self) -> NDArray:
@@ -146,6 +170,8 @@ def joint_wrench(fr: NodeFrames, loc: NDArray) -> NDArray:
 def generalized(cm, fr: NodeFrames, lam: NDArray) -> NDArray:
     """Joint wrenches ``lam (nj, 6)`` (on B at its origin; inertial) as generalized momenta of the
     bodies ``(nv,)``: ``+lam`` through B's map on body b, ``-lam`` transported to A's origin on body a."""
+    if fr.rigid is not None:
+        return fr.rigid.generalized(fr, lam)
     Lf = lam[:, :3]
     wa = -np.concatenate([Lf, lam[:, 3:] + rot.cross(fr.d, Lf)], axis=1)
     cols, vals = [], []
@@ -384,6 +410,21 @@ class NodeProjector:
         loc[self.jj, self.cc] = mu
         gen = generalized(cm, fr, joint_wrench(fr, loc))
         return w2 - apply_blocks(cm, Mi, gen), mu, loc
+
+
+    def project_rigid(self, cm, st, p: NDArray, fr: NodeFrames):
+        """:meth:`project` of the momenta ``p (nv,)`` for a rigid-only model with a dense factor
+        (compiled, :mod:`flexmb.dynamics.rigid_node`): ``(w, w2, mu, loc)``."""
+        rn = fr.rigid
+        Ji = rn.inverse_mass(st)
+        w2 = rn.velocities(Ji, p)
+        viol = rn.rates(fr, w2)[self.jj, self.cc] - self.target(cm, st.t)
+        mu = self.factor.solve(rn.gram(fr, Ji, self.jj, self.cc).reshape(-1), viol, "none")
+        if mu is None:
+            return w2, w2, None, None
+        loc = np.zeros((cm.nj, 7))
+        loc[self.jj, self.cc] = mu
+        return w2 - rn.correction(fr, Ji, loc), w2, mu, loc
 
 
 def inverse_mass_blocks(cm, st) -> dict:

@@ -65,8 +65,11 @@ class Recorder:
         self.pe.append(potential_energy(cm, st))
         if cm.nj:
             fr = nv.frames
-            qdot = joint_rates(fr, attachment_velocities(fr.map_a, w, cm.nj),
-                               attachment_velocities(fr.map_b, w, cm.nj))[:, :6]
+            if fr.rigid is not None:  # compiled (dynamics/rigid_node.py)
+                qdot = fr.rigid.rates(fr, w)[:, :6]
+            else:
+                qdot = joint_rates(fr, attachment_velocities(fr.map_a, w, cm.nj),
+                                   attachment_velocities(fr.map_b, w, cm.nj))[:, :6]
             self.srel.append(st.s.copy())
             self.rrel.append(st.acc.copy())
             self.vrel.append(qdot)

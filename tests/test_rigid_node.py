@@ -103,3 +103,28 @@ def test_other_body_types_keep_the_general_path():
     model = fm.Model([b], [fm.Revolute("pin", "ground", ("F", "xmin"), axis=(0, 0, 1))], [])
     assert rigid_node.rigid_node(compile_model(model)) is None
     assert rigid_node.rigid_node(compile_model(_chain())) is not None
+
+
+def test_end_values_equal_the_general_path(monkeypatch):
+    from flexmb.dynamics import marching
+
+    model = _chain(5)
+    run = Run.start(model, 1.0, 0.01, 2, 0.0, SimulationOptions())
+    run.step()
+    cm, lay, te, st = run.cm, run.system.lay, run.te, run.st
+    U = marching.predict(cm, lay, te, st, 0.01, run.w, run.prev)
+    U = U + 1e-3 * np.random.default_rng(5).standard_normal(U.size)  # multipliers and all: a generic point
+    fast = marching.end_values(cm, lay, te, st, 0.01, U)
+    monkeypatch.setattr(rigid_node, "ENABLED", False)
+    gen = marching.end_values(cm, lay, te, st, 0.01, U)
+    for k in ("x", "R", "pi", "s", "Rr", "lam", "acc", "lam_end"):
+        assert _rel(getattr(fast, k), getattr(gen, k)) <= 1e-14 if np.any(getattr(gen, k)) else \
+            not np.any(getattr(fast, k)), k
+    assert fast.t == gen.t
+    # a rotation far from orthonormal: the kernel declines, the general path takes the SVD
+    monkeypatch.setattr(rigid_node, "ENABLED", True)
+    st_bad = st.copy()
+    st_bad.R = st.R * 1.7
+    assert rigid_node.rigid_node(cm).end_values(cm, lay, te, st_bad, 0.01, U) is None
+    R = marching.end_values(cm, lay, te, st_bad, 0.01, U).R
+    assert np.abs(np.swapaxes(R, 1, 2) @ R - np.eye(3)).max() <= 1e-14

@@ -13,6 +13,7 @@ from flexmb.dynamics.constraints import multiplier_momenta
 from flexmb.dynamics.joints import consistent_transport, onto_bodies, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
 from flexmb.dynamics.projection import attachment_velocities
+from flexmb.dynamics.rigid_node import rigid_node
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement, _lagrange_matrices, once_per_time_element
 
@@ -77,6 +78,16 @@ def _extrapolation_matrices(te: TimeElement):
 
 
 def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
+    """The element's end node (the next element's start) from its internal values ``U``, with the
+    gauge reset of the multipliers.  Rigid-only models: one compiled kernel
+    (:meth:`flexmb.dynamics.rigid_node.RigidNode.end_values`), the same formulas."""
+    rn = rigid_node(cm)
+    if rn is not None and not consistent_transport(te):
+        new = rn.end_values(cm, lay, te, st, h, U)
+        if new is not None:
+            new.pi = new.pi + multiplier_momenta(cm, new, new.lam)
+            new.lam = np.zeros_like(new.lam)
+            return new
     x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
     extra = dict(st.extra)
     for grp in cm.groups:

@@ -30,6 +30,7 @@ from flexmb.dynamics.linsolve import linear_solver
 from flexmb.dynamics.marching import end_values as _end_values, predict as _predict
 from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.recorder import Recorder
+from flexmb.dynamics.rigid_element import rigid_joints
 from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state)
@@ -81,7 +82,10 @@ class ElementSystem:
         for grp, kin in zip(cm.groups, ek.groups):
             grp.residual(ek, kin, self.lay.group_view(res, grp.bodies, grp.slots), trip, cm.gravity)
         force_residual(cm, ek, res, trip)
-        joint_residual(cm, ek, unpack_joints(self.lay, self.te, st, U), res, trip)
+        # rigid-only models: compiled (dynamics/rigid_element.py) once the pattern exists
+        rj = rigid_joints(cm, self.te) if (trip.values_only or not jacobian) else None
+        if rj is None or not rj.evaluate(cm, ek, U, res, trip):
+            joint_residual(cm, ek, unpack_joints(self.lay, self.te, st, U), res, trip)
         return res, trip
 
     def evaluate(self, U: NDArray, st: ElementStart, h: float, jacobian: bool = True):

@@ -78,7 +78,9 @@ class RigidJoints:
         self.kf = np.ascontiguousarray(cm.jnt_k[jf, cf], dtype=float)
         self.cons = np.ascontiguousarray(cons)
         self.k, self.c, self.ref = (np.ascontiguousarray(a, dtype=float) for a in (cm.jnt_k, cm.jnt_c, cm.jnt_ref))
-        self.body_start = None
+        self._bs = None
+        self._zeros = {}
+        self._nobuf = (np.empty(0), np.zeros(1, np.int64))
         self._checked = {}
 
     @staticmethod
@@ -141,16 +143,18 @@ class RigidJoints:
 
             tgt = drive_targets(cm, ek.t_cons)[0]
         else:
-            tgt = np.zeros((self.nj, 6, p))
+            tgt = self._zeros.get(p)
+            if tgt is None:
+                tgt = self._zeros[p] = np.zeros((self.nj, 6, p))
         if jac:
             buf, offs = trip._buf, self._offs
         else:
-            buf, offs = np.empty(0), np.zeros(1, np.int64)
-        bs = lay.body_start[grp.bodies]
+            buf, offs = self._nobuf
+        if self._bs is None or self._bs[0] is not lay:
+            self._bs = (lay, lay.body_start[grp.bodies])
         Jv = U[lay.joint_off:].reshape(self.nj, p, -1)
-        c = np.ascontiguousarray
-        element(te.E, te.D, float(ek.h), c(st.s), c(st.lam), c(st.Rr), c(st.acc), Jv, _SLOTS,
-                kin.U, grp._slot_starts, kin.R, kin.T, kin.UX, kin.UR, kin.UT, bs, grp.slots,
+        element(te.E, te.D, float(ek.h), st.s, st.lam, st.Rr, st.acc, Jv, _SLOTS,
+                kin.U, grp._slot_starts, kin.R, kin.T, kin.UX, kin.UR, kin.UT, self._bs[1], grp.slots,
                 self.sel_a, self.loc_a, self.c_a, self.A_a, self.gx_a, self.gR_a, self.lever_a,
                 self.sel_b, self.loc_b, self.c_b, self.A_b, self.gx_b, self.gR_b, self.lever_b,
                 self.ab_in_a, self.ab_in_b, tgt, self.k, self.c, self.ref, self.cons,
@@ -162,22 +166,23 @@ class RigidJoints:
 
 
 def rigid_joints(cm, te) -> RigidJoints | None:
-    """The model's :class:`RigidJoints` (cached on ``cm``, rebuilt when the constrained components
-    change), or None when the compiled path does not apply."""
-    if not ENABLED or not cm.nj or len(cm.groups) != 1:
+    """The model's :class:`RigidJoints` for the time element ``te`` (cached on ``cm``, rebuilt when
+    the constrained components change), or None when the compiled path does not apply."""
+    if not ENABLED or not cm.nj:
         return None
+    key = cm.jnt_constrained.tobytes()
+    hit = cm.__dict__.get("_rigid_joints")
+    if hit is not None and hit[0] is te and hit[1] == key:
+        return hit[2]
     from flexmb.dynamics.bodies.rigid import RigidBodies
     from flexmb.dynamics.joints import consistent_transport
 
-    grp = cm.groups[0]
-    if type(grp) is not RigidBodies or consistent_transport(te) or cm.jnt_universal.any():
-        return None
-    if np.any(cm.jnt_c[~cm.jnt_constrained] != 0):  # damped joint laws: general path
-        return None
-    hit = cm.__dict__.get("_rigid_joints")
-    if hit is None or hit.key != cm.jnt_constrained.tobytes():
-        hit = cm._rigid_joints = RigidJoints(cm, grp)
-    return hit
+    rj = None
+    if len(cm.groups) == 1 and type(cm.groups[0]) is RigidBodies and not consistent_transport(te) \
+            and not cm.jnt_universal.any() and not np.any(cm.jnt_c[~cm.jnt_constrained] != 0):
+        rj = RigidJoints(cm, cm.groups[0])  # (damped joint laws, universal joints: general path)
+    cm._rigid_joints = (te, key, rj)
+    return rj
 
 
 # ============================================================================ kernel

@@ -452,3 +452,61 @@ def end_values(end, bodies, voff, Ug, sl, x1, R1, pi1, Jv, jsl, s1, Rr1, lam1, a
             for c in range(3):
                 Rr[i, a, c] = X[a, c]
     return ok
+
+
+# ============================================================================ predictor
+@_jit
+def _ext(P, y1, Y, k, q, d):
+    """``P[q, 0] y1 + sum_j P[q, 1 + j] Y[k, j, d]`` (the sum as ``np.einsum`` forms it)."""
+    v = 0.0
+    for j in range(Y.shape[1]):
+        v += P[q, 1 + j] * Y[k, j, d]
+    return P[q, 0] * y1 + v
+
+
+@_jit
+def _dot_end(end, Y, k, d):
+    v = 0.0
+    for j in range(Y.shape[1]):
+        v += end[1 + j] * Y[k, j, d]
+    return v
+
+
+@_jit
+def predict_warm(Pe, Pi, end, bodies, voff, Up, Ug, bsl, xprev, piprev, pinow, Jp, Jv, jsl, sprev, lamprev, lamnow):
+    """:func:`flexmb.dynamics.marching.predict` after an element of the same length, for rigid
+    bodies (``Up``, ``Ug (n, p, 18)``) and the joints (``Jp``, ``Jv (nj, p, 30)``): the previous
+    polynomials extrapolated (``Pe``: degree p through the start value, ``Pi``: degree p - 1 through
+    the internal values), momenta and multipliers shifted by the gauge reset, rotation increments
+    re-based on the new start."""
+    p = Up.shape[1]
+    BX, BTH, BPI = bsl[0], bsl[1], bsl[2]
+    for k in range(bodies.size):
+        b = bodies[k]
+        o = voff[b]
+        for q in range(p):
+            for d in range(Up.shape[2]):
+                v = 0.0
+                for j in range(p):
+                    v += Pi[q, j] * Up[k, j, d]
+                Ug[k, q, d] = v
+            for d in range(3):
+                Ug[k, q, BX + d] = _ext(Pe, xprev[b, d], Up, k, q, BX + d)
+                Ug[k, q, BTH + d] = _ext(Pe, 0.0, Up, k, q, BTH + d) - _dot_end(end, Up, k, BTH + d)
+            for d in range(6):
+                pend = end[0] * piprev[o + d] + _dot_end(end, Up, k, BPI + d)
+                Ug[k, q, BPI + d] = _ext(Pe, piprev[o + d], Up, k, q, BPI + d) + (pinow[o + d] - pend)
+    JS, JPHI, JLAM = jsl[0], jsl[1], jsl[2]
+    for i in range(Jp.shape[0]):
+        for q in range(p):
+            for d in range(Jp.shape[2]):
+                v = 0.0
+                for j in range(p):
+                    v += Pi[q, j] * Jp[i, j, d]
+                Jv[i, q, d] = v
+            for d in range(3):
+                Jv[i, q, JS + d] = _ext(Pe, sprev[i, d], Jp, i, q, JS + d)
+                Jv[i, q, JPHI + d] = _ext(Pe, 0.0, Jp, i, q, JPHI + d) - _dot_end(end, Jp, i, JPHI + d)
+            for d in range(6):
+                lend = end[0] * lamprev[i, d] + _dot_end(end, Jp, i, JLAM + d)
+                Jv[i, q, JLAM + d] = _ext(Pe, lamprev[i, d], Jp, i, q, JLAM + d) - (lend - lamnow[i, d])

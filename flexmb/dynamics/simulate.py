@@ -102,6 +102,10 @@ class ElementSystem:
             if self.pattern is None:
                 self.pattern = Pattern(trip, self.lay.size)
                 self._drop_structural_zeros(U, st, h, trip.values())
+                if rigid_joints(self.cm, self.te) is not None:
+                    # the compiled path's values from the start (equal to round-off, not bit for bit):
+                    # a run resumed from a checkpoint (a new pattern) repeats the uninterrupted run exactly
+                    res, trip = self.triplets(U, st, h, True)
             J = self.pattern.matrix(trip.values())
         self.n_eval += 1
         self.t_eval += _time.perf_counter() - t0

@@ -50,7 +50,8 @@ def test_runs_equal_the_general_path(ground_on_b, p, monkeypatch):
     assert _rel(fast.body_position, gen.body_position) <= 1e-12
     assert _rel(fast.body_rotation, gen.body_rotation) <= 1e-12
     # output velocities and reactions: through the projection (cond(G M^-1 G^T) ~ 1e3 here)
-    for what in ("body_velocity", "body_angular_velocity", "joint_rel_velocity", "joint_force", "joint_moment"):
+    for what in ("body_velocity", "body_angular_velocity", "joint_rel_velocity", "joint_force", "joint_moment",
+                 "kinetic_energy", "potential_energy"):
         assert _rel(getattr(fast, what), getattr(gen, what)) <= 1e-11, what
 
 

@@ -48,6 +48,11 @@ class RigidNode:
         for grp in cm.groups:
             self.minv[grp.bodies] = 1.0 / grp.mass
             self.J0inv[grp.bodies] = grp._J0inv
+        self.com = np.empty((nb, 3))
+        self.mass = np.empty(nb)
+        self.J0 = np.empty((nb, 3, 3))
+        for grp in cm.groups:
+            self.com[grp.bodies], self.mass[grp.bodies], self.J0[grp.bodies] = grp.com, grp.mass, grp.J0
         self.universal = bool(cm.jnt_universal.any())
         self.side = []
         for att in (cm.att_a, cm.att_b):
@@ -106,6 +111,15 @@ class RigidNode:
         gram(fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb, self.side[0][0], self.side[1][0], self.minv, Ji,
              jj, cc, self.universal, out)
         return out
+
+    def output(self, st, w: NDArray, gravity: NDArray):
+        """``pos, rotm, vel, om`` of the body frames ``(nb, ...)`` at the node for velocities ``w``,
+        the kinetic energy and the gravity potential (:func:`node_output`)."""
+        nb = self.minv.size
+        pos, rotm, vel, om = np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3))
+        ke, pe = node_output(st.x, st.R, np.ascontiguousarray(w, dtype=float), self.voff, self.com, self.mass, self.J0,
+                             np.asarray(gravity, dtype=float), pos, rotm, vel, om)
+        return pos, rotm, vel, om, ke, pe
 
     def correction(self, fr, Ji: NDArray, loc: NDArray) -> NDArray:
         """``M^-1 G^T mu (nv,)`` for the rows' multipliers as ``loc (nj, 7)``."""
@@ -510,3 +524,37 @@ def predict_warm(Pe, Pi, end, bodies, voff, Up, Ug, bsl, xprev, piprev, pinow, J
             for d in range(6):
                 lend = end[0] * lamprev[i, d] + _dot_end(end, Jp, i, JLAM + d)
                 Jv[i, q, JLAM + d] = _ext(Pe, lamprev[i, d], Jp, i, q, JLAM + d) - (lend - lamnow[i, d])
+
+
+# ============================================================================ node output
+@_jit
+def node_output(x, R, w, voff, com, mass, J0, g, pos, rotm, vel, om):
+    """Body frame origins, rotations, origin velocities and angular velocities at a node (as
+    :meth:`~flexmb.dynamics.bodies.rigid.RigidBodies.frame_output`), and ``(kinetic energy,
+    gravity potential)``: ``w . M w / 2`` with ``M = diag(m I, R J0 R^T)``, ``-sum m x . g``."""
+    ke = 0.0
+    pe = 0.0
+    for b in range(x.shape[0]):
+        o = voff[b]
+        w0, w1, w2 = w[o + 3], w[o + 4], w[o + 5]
+        rc = np.empty(3)
+        for d in range(3):
+            rc[d] = R[b, d, 0] * com[b, 0] + R[b, d, 1] * com[b, 1] + R[b, d, 2] * com[b, 2]
+            for e in range(3):
+                rotm[b, d, e] = R[b, d, e]
+            om[b, d] = w[o + 3 + d]
+        for d in range(3):
+            pos[b, d] = x[b, d] - rc[d]
+        vel[b, 0] = w[o] - (w1 * rc[2] - w2 * rc[1])
+        vel[b, 1] = w[o + 1] - (w2 * rc[0] - w0 * rc[2])
+        vel[b, 2] = w[o + 2] - (w0 * rc[1] - w1 * rc[0])
+        # R^T omega, then J0 (R^T omega) . (R^T omega)
+        u0 = R[b, 0, 0] * w0 + R[b, 1, 0] * w1 + R[b, 2, 0] * w2
+        u1 = R[b, 0, 1] * w0 + R[b, 1, 1] * w1 + R[b, 2, 1] * w2
+        u2 = R[b, 0, 2] * w0 + R[b, 1, 2] * w1 + R[b, 2, 2] * w2
+        rot = (u0 * (J0[b, 0, 0] * u0 + J0[b, 0, 1] * u1 + J0[b, 0, 2] * u2)
+               + u1 * (J0[b, 1, 0] * u0 + J0[b, 1, 1] * u1 + J0[b, 1, 2] * u2)
+               + u2 * (J0[b, 2, 0] * u0 + J0[b, 2, 1] * u1 + J0[b, 2, 2] * u2))
+        ke += mass[b] * (w[o] * w[o] + w[o + 1] * w[o + 1] + w[o + 2] * w[o + 2]) + rot
+        pe -= mass[b] * (x[b, 0] * g[0] + x[b, 1] * g[1] + x[b, 2] * g[2])
+    return 0.5 * ke, pe

@@ -37,7 +37,16 @@ def _pair(kind):
 MODELS = {"chain_ground_a": lambda: _chain(False), "chain_ground_b": lambda: _chain(True),
           **{k: (lambda k=k: _pair(k)) for k in ("spherical", "revolute", "revolute_driven", "prismatic_driven",
                                                  "cylindrical", "planar", "fixed")},
-          "revolute_spring": lambda: _pair("revolute_spring")}
+          "revolute_spring": lambda: _pair("revolute_spring"), "with_forces": lambda: _with_forces()}
+
+
+def _with_forces():
+    """Force elements: the bodies through the general path, the joints compiled."""
+    m = _chain(False)
+    return fm.Model(list(m.bodies), list(m.joints), list(m.forces) + [
+        fm.PointForce("bar2", (0.3, 0.2, -1.0), point=(0.0, 0.1, 0.2), frame="body"),
+        fm.SpringDamper("s1", "bar1", "bar3", point_a=(0.1, 0.0, 0.0), point_b=(-0.1, 0.05, 0.0), stiffness=50.0,
+                        damping=2.0, free_length=0.3)])
 
 
 def _system(model, p, h=0.02, seed=1):
@@ -56,10 +65,12 @@ def _system(model, p, h=0.02, seed=1):
 def test_compiled_evaluation_equals_the_general_path(name, p, monkeypatch):
     system, U, st = _system(MODELS[name](), p)
     h = 0.02
-    assert rigid_element.rigid_joints(system.cm, system.te) is not None
+    rj = rigid_element.rigid_joints(system.cm, system.te)
+    assert rj is not None and rj.whole == (name != "with_forces")
     calls = []
-    real = rigid_element.element
-    monkeypatch.setattr(rigid_element, "element", lambda *a: calls.append(1) or real(*a))
+    for name_ in ("element", "whole_element"):  # with force elements / without (the whole element)
+        real = getattr(rigid_element, name_)
+        monkeypatch.setattr(rigid_element, name_, lambda *a, _f=real: calls.append(1) or _f(*a))
     monkeypatch.setattr(rigid_element, "ENABLED", False)
     F0, J0 = system.evaluate(U, st, h)  # builds the pattern (general path)
     F0b, J0b = system.evaluate(U, st, h)

@@ -81,6 +81,11 @@ class RigidJoints:
         self._bs = None
         self._zeros = {}
         self._nobuf = (np.empty(0), np.zeros(1, np.int64))
+        self._novals = np.empty((0, 0, 0))
+        self.gravity = np.asarray(cm.gravity, dtype=float)
+        #: the whole element in one kernel: no force elements, bodies 0 .. nb - 1 in storage order
+        self.whole = (not cm.forces.loads and cm.forces.springs is None
+                      and np.array_equal(grp.bodies, np.arange(cm.nb)) and grp.nv == 6)
         self._checked = {}
 
     @staticmethod
@@ -112,10 +117,11 @@ class RigidJoints:
             out += [(nA, p, 6, 6)]
         return out
 
-    def fits(self, trip, p: int) -> bool:
-        """Whether the pattern's remaining blocks are this evaluation's (checked once per pattern)."""
+    def fits(self, trip, p: int, k0: int | None = None) -> bool:
+        """Whether the pattern's blocks from ``k0`` (default: the next one) are this evaluation's
+        joint blocks (checked once per pattern)."""
         pat = trip._pattern
-        k0 = trip._k
+        k0 = trip._k if k0 is None else k0
         key = (id(pat), k0)
         hit = self._checked.get(key)
         if hit is None or hit[0] is not pat:
@@ -163,6 +169,46 @@ class RigidJoints:
         if jac:
             trip._k = len(trip._pattern.shapes)
         return True
+
+
+    def evaluate_all(self, cm, te, st, h: float, U, lay, trip):
+        """The whole element (bodies and joints; models without force elements, whose bodies are
+        ``0 .. nb - 1`` in storage order): the residual, the Jacobian values into ``trip``; None when
+        the pattern does not fit (nothing done)."""
+        jac = trip.jacobian
+        p = te.p
+        grp = self.grp
+        if jac and not (self.fits(trip, p, 1) and tuple(trip._pattern.shapes[0])[:2] == (grp.n, p)):
+            return None
+        if cm.jnt_drives:
+            from flexmb.dynamics.joints import drive_targets
+
+            tgt = drive_targets(cm, st.t + h * te.tau_c)[0]
+        else:
+            tgt = self._zeros.get(p)
+            if tgt is None:
+                tgt = self._zeros[p] = np.zeros((self.nj, 6, p))
+        if self._bs is None or self._bs[0] is not lay:
+            self._bs = (lay, lay.body_start[grp.bodies])
+        res = np.zeros(lay.size)
+        nb, off = grp.n, lay.joint_off
+        if jac:
+            buf, offs = trip._buf, self._offs
+            vals = buf[trip._pattern.offsets[0]:trip._pattern.offsets[1]].reshape(nb, p, -1)
+        else:
+            buf, offs = self._nobuf
+            vals = self._novals
+        whole_element(te.E, te.D, float(h), st.x, st.R, st.pi.reshape(nb, 6), grp.mass, grp.J0, self.gravity,
+                      st.s, st.lam, st.Rr, st.acc, U[off:].reshape(self.nj, p, -1), _SLOTS,
+                      U[:off].reshape(nb, p, -1), grp._slot_starts, self._bs[1], grp.slots,
+                      self.sel_a, self.loc_a, self.c_a, self.A_a, self.gx_a, self.gR_a, self.lever_a,
+                      self.sel_b, self.loc_b, self.c_b, self.A_b, self.gx_b, self.gR_b, self.lever_b,
+                      self.ab_in_a, self.ab_in_b, tgt, self.k, self.c, self.ref, self.cons,
+                      self.jc, self.cc, self.jf, self.cf, self.kf,
+                      res[:off].reshape(nb, p, -1), res[off:].reshape(self.nj, p, -1), res, jac, vals, buf, offs)
+        if jac:
+            trip._k = len(trip._pattern.shapes)
+        return res
 
 
 def rigid_joints(cm, te) -> RigidJoints | None:
@@ -444,3 +490,24 @@ def element(E, D, h, s1, lam1, Rr, acc, Jv, sl, Ug, bsl, R, T, UX, UR, UT, bs, s
                 _mm(nBT, mdW, t2)
                 _mm(t2, Jga[q, k], t66)
                 o = _put(buf, o, t66)
+
+
+@_jit
+def whole_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, Jv, sl, Ug, bsl, bs, slots,
+                  sel_a, loc_a, c_a, A_a, gx_a, gR_a, lever_a, sel_b, loc_b, c_b, A_b, gx_b, gR_b, lever_b,
+                  ab_in_a, ab_in_b, tgt, kk, cd, ref, cons, jc, cc, jf, cf, kf, rb, r, res, jac, vals, buf, offs):
+    """A whole time element of a rigid-only model without force elements: the bodies' kinematics
+    and rows (:func:`~flexmb.dynamics.kernels.rigid_kinematics`,
+    :func:`~flexmb.dynamics.kernels.rigid_residual`, Jacobian values into ``vals``: the first block
+    of the pattern), then :func:`element`."""
+    n, p = Ug.shape[0], Ug.shape[1]
+    R = np.empty((n, p, 3, 3))
+    T = np.empty((n, p, 3, 3))
+    UX = np.empty((n, p, 3))
+    UR = np.empty((n, p, 3, 3))
+    UT = np.empty((n, p, 3, 3))
+    kernels.rigid_kinematics(E, x1, R1, Ug, bsl[0], bsl[1], R, T, UX, UR, UT)
+    kernels.rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, bsl, rb, vals, jac)
+    element(E, D, h, s1, lam1, Rr, acc, Jv, sl, Ug, bsl, R, T, UX, UR, UT, bs, slots,
+            sel_a, loc_a, c_a, A_a, gx_a, gR_a, lever_a, sel_b, loc_b, c_b, A_b, gx_b, gR_b, lever_b,
+            ab_in_a, ab_in_b, tgt, kk, cd, ref, cons, jc, cc, jf, cf, kf, r, res, jac, buf, offs)

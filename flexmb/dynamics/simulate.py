@@ -76,14 +76,18 @@ class ElementSystem:
         """Residual ``(n,)`` and the Jacobian blocks (none when ``jacobian`` is False) at ``U``."""
         self.lay.rewind(bool(jacobian))
         cm = self.cm
+        trip = Triplets(pattern=self.pattern, jacobian=jacobian)
+        # rigid-only models: compiled (dynamics/rigid_element.py) once the pattern exists
+        rj = rigid_joints(cm, self.te) if (trip.values_only or not jacobian) else None
+        if rj is not None and rj.whole:
+            res = rj.evaluate_all(cm, self.te, st, h, U, self.lay, trip)
+            if res is not None:
+                return res, trip
         ek = self.element_kin(U, st, h)
         res = np.zeros(self.lay.size)
-        trip = Triplets(pattern=self.pattern, jacobian=jacobian)
         for grp, kin in zip(cm.groups, ek.groups):
             grp.residual(ek, kin, self.lay.group_view(res, grp.bodies, grp.slots), trip, cm.gravity)
         force_residual(cm, ek, res, trip)
-        # rigid-only models: compiled (dynamics/rigid_element.py) once the pattern exists
-        rj = rigid_joints(cm, self.te) if (trip.values_only or not jacobian) else None
         if rj is None or not rj.evaluate(cm, ek, U, res, trip):
             joint_residual(cm, ek, unpack_joints(self.lay, self.te, st, U), res, trip)
         return res, trip

@@ -114,3 +114,15 @@ def test_runs_equal_the_general_path(monkeypatch):
     for what in ("body_position", "body_rotation", "body_velocity", "joint_force"):
         a, b = getattr(sol, what), getattr(gen, what)
         assert np.abs(a - b).max() <= 1e-12 * np.abs(b).max(), what
+
+
+@pytest.mark.parametrize("name", ["chain_ground_a", "chain_ground_b", "spherical"])
+def test_gauss_origins_of_b_equal_the_general_path(name, monkeypatch):
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+
+    run = Run.start(MODELS[name](), 1.0, 0.01, 3, 0.0, SimulationOptions())
+    run.step()
+    U = run.prev[0] * (1 + 1e-3)
+    fast = run._gauss_xb(run.st, 0.01, U)
+    monkeypatch.setattr(rigid_element, "ENABLED", False)
+    assert np.array_equal(fast, run._gauss_xb(run.st, 0.01, U))

@@ -129,3 +129,17 @@ def test_end_values_equal_the_general_path(monkeypatch):
     assert rigid_node.rigid_node(cm).end_values(cm, lay, te, st_bad, 0.01, U) is None
     R = marching.end_values(cm, lay, te, st_bad, 0.01, U).R
     assert np.abs(np.swapaxes(R, 1, 2) @ R - np.eye(3)).max() <= 1e-14
+
+
+def test_cholesky_solve_declines_singular_matrices():
+    rng = np.random.default_rng(7)
+    B = rng.standard_normal((6, 6))
+    A = B @ B.T + 0.1 * np.eye(6)
+    b = rng.standard_normal(6)
+    x = np.empty(6)
+    assert rigid_node.cholesky_solve(A, b, P.SINGULAR_PIVOT, x)
+    assert np.abs(x - np.linalg.solve(A, b)).max() <= 1e-12 * np.abs(x).max()
+    G = rng.standard_normal((6, 4))
+    assert not rigid_node.cholesky_solve(G @ G.T, b, P.SINGULAR_PIVOT, x)  # rank 4: the general path decides
+    C = np.diag([1.0, 1.0, 1e-13])
+    assert not rigid_node.cholesky_solve(C, b[:3], P.SINGULAR_PIVOT, np.empty(3))  # pivot below 1e-12

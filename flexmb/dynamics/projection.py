@@ -415,11 +415,16 @@ class NodeProjector:
     def project_rigid(self, cm, st, p: NDArray, fr: NodeFrames):
         """:meth:`project` of the momenta ``p (nv,)`` for a rigid-only model with a dense factor
         (compiled, :mod:`flexmb.dynamics.rigid_node`): ``(w, w2, mu, loc)``."""
+        from flexmb.dynamics.rigid_node import cholesky_solve
+
         rn = fr.rigid
         Ji = rn.inverse_mass(st)
         w2 = rn.velocities(Ji, p)
         viol = rn.rates(fr, w2)[self.jj, self.cc] - self.target(cm, st.t)
-        mu = self.factor.solve(rn.gram(fr, Ji, self.jj, self.cc).reshape(-1), viol, "none")
+        A = rn.gram(fr, Ji, self.jj, self.cc)
+        mu = np.empty(self.n)
+        if not cholesky_solve(A, viol, SINGULAR_PIVOT, mu):  # (nearly) singular: the general solve
+            mu = self.factor.solve(A.reshape(-1), viol, "none")
         if mu is None:
             return w2, w2, None, None
         loc = np.zeros((cm.nj, 7))

@@ -211,6 +211,15 @@ class RigidJoints:
         return res
 
 
+    def gauss_xb(self, st, U, lay, p: int):
+        """B's origins ``(nj, p, 3)`` at the Gauss points of the element with unknowns ``U``."""
+        grp = self.grp
+        out = np.empty((self.nj, p, 3))
+        gauss_points_b(np.ascontiguousarray(lay.group_view(U, grp.bodies, grp.slots)), grp.BX, grp.BTH,
+                       st.x[grp.bodies], st.R[grp.bodies], self.sel_b, self.loc_b, self.c_b, self.gx_b, out)
+        return out
+
+
 def rigid_joints(cm, te) -> RigidJoints | None:
     """The model's :class:`RigidJoints` for the time element ``te`` (cached on ``cm``, rebuilt when
     the constrained components change), or None when the compiled path does not apply."""
@@ -511,3 +520,29 @@ def whole_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, Jv, sl, 
     element(E, D, h, s1, lam1, Rr, acc, Jv, sl, Ug, bsl, R, T, UX, UR, UT, bs, slots,
             sel_a, loc_a, c_a, A_a, gx_a, gR_a, lever_a, sel_b, loc_b, c_b, A_b, gx_b, gR_b, lever_b,
             ab_in_a, ab_in_b, tgt, kk, cd, ref, cons, jc, cc, jf, cf, kf, r, res, jac, buf, offs)
+
+
+@_jit
+def gauss_points_b(Ug, bx, bth, x1, R1, sel, loc, c, gx, out):
+    """B's origins ``out (nj, p, 3)`` at the Gauss points: ``X + R c`` with ``R = exp(theta) R1``
+    (the operations of :func:`~flexmb.dynamics.kernels.rigid_kinematics` and
+    :func:`~flexmb.dynamics.kernels.rigid_attach_pose`); ground entries ``gx``."""
+    p = Ug.shape[1]
+    Rt = np.empty((3, 3))
+    Tt = np.empty((3, 3))
+    R = np.empty((3, 3))
+    r = np.empty(3)
+    for j in range(out.shape[0]):
+        for i in range(p):
+            for a in range(3):
+                out[j, i, a] = gx[j, a]
+    for q in range(sel.size):
+        b = loc[q]
+        for i in range(p):
+            kernels.exp_tangent(Ug[b, i, bth:bth + 3], Rt, Tt)
+            for a in range(3):
+                for d in range(3):
+                    R[a, d] = Rt[a, 0] * R1[b, 0, d] + Rt[a, 1] * R1[b, 1, d] + Rt[a, 2] * R1[b, 2, d]
+            kernels._rc(R, c[q], r)
+            for a in range(3):
+                out[sel[q], i, a] = Ug[b, i, bx + a] + r[a]

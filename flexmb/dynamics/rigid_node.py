@@ -558,3 +558,40 @@ def node_output(x, R, w, voff, com, mass, J0, g, pos, rotm, vel, om):
         ke += mass[b] * (w[o] * w[o] + w[o + 1] * w[o + 1] + w[o + 2] * w[o + 2]) + rot
         pe -= mass[b] * (x[b, 0] * g[0] + x[b, 1] * g[1] + x[b, 2] * g[2])
     return 0.5 * ke, pe
+
+
+@_jit
+def cholesky_solve(A, b, tol, x):
+    """``x = A^-1 b`` by a Cholesky factorization of the symmetric ``A (n, n)`` (lower triangle);
+    False (``x`` undefined) when ``A`` is not positive definite or a pivot is below ``tol`` times its
+    diagonal entry (squared, as :func:`flexmb.dynamics.projection._numerically_singular`): the
+    caller then takes :meth:`~flexmb.dynamics.projection._SpdFactor.solve` with its fallbacks."""
+    n = A.shape[0]
+    L = np.zeros((n, n))
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        d = A[j, j]
+        if not s > 0.0 or s < tol * (d if d > 0 else 1.0):
+            return False
+        L[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            t = A[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / L[j, j]
+    for i in range(n):
+        t = b[i]
+        for k in range(i):
+            t -= L[i, k] * x[k]
+        x[i] = t / L[i, i]
+    for i in range(n - 1, -1, -1):
+        t = x[i]
+        for k in range(i + 1, n):
+            t -= L[k, i] * x[k]
+        x[i] = t / L[i, i]
+    for i in range(n):
+        if not np.isfinite(x[i]):
+            return False
+    return True

@@ -379,6 +379,9 @@ class Run:
         reactions do not need them (no joints; p = 1: no element moments)."""
         if not self.cm.nj or self.te.p < 2:
             return None
+        rj = rigid_joints(self.cm, self.te)
+        if rj is not None:  # rigid-only model: compiled, the same operations
+            return rj.gauss_xb(st, U, self.system.lay, self.te.p)
         if self._plain_lay is None:
             self._plain_lay = make_layout(self.cm, self.te.p)
         self._plain_lay.rewind(True)  # the same index requests at every element: replayed

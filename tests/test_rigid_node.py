@@ -141,5 +141,6 @@ def test_cholesky_solve_declines_singular_matrices():
     assert np.abs(x - np.linalg.solve(A, b)).max() <= 1e-12 * np.abs(x).max()
     G = rng.standard_normal((6, 4))
     assert not rigid_node.cholesky_solve(G @ G.T, b, P.SINGULAR_PIVOT, x)  # rank 4: the general path decides
-    C = np.diag([1.0, 1.0, 1e-13])
-    assert not rigid_node.cholesky_solve(C, b[:3], P.SINGULAR_PIVOT, np.empty(3))  # pivot below 1e-12
+    C = np.array([[1.0, 1.0 - 1e-14], [1.0 - 1e-14, 1.0]])  # second pivot^2 2e-14 of its diagonal
+    assert not rigid_node.cholesky_solve(C, b[:2], P.SINGULAR_PIVOT, np.empty(2))
+    assert P._numerically_singular(C, np.linalg.cholesky(C))  # the general path's criterion agrees

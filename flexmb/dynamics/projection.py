@@ -162,6 +162,11 @@ def joint_wrench(fr: NodeFrames, loc: NDArray) -> NDArray:
     as the wrench on B ``(nj, 6)`` (force; moment at B's origin; inertial components).  A receives
     the opposite wrench transported to its origin (:func:`generalized`)."""
     out = np.empty((loc.shape[0], 6))
+    if fr.rigid is not None:  # compiled (dynamics/rigid_node.py), the same sums
+        from flexmb.dynamics.rigid_node import joint_wrench as _wrench
+
+        _wrench(fr.Ra, fr.ncross, np.ascontiguousarray(loc, dtype=float), out)
+        return out
     out[:, :3] = np.einsum("jde,je->jd", fr.Ra, loc[:, :3])
     out[:, 3:] = np.einsum("jde,je->jd", fr.Ra, loc[:, 3:6]) + loc[:, 6:7] * fr.ncross
     return out

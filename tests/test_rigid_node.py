@@ -89,6 +89,10 @@ def test_node_pieces_equal_the_general_path():
     assert _rel(rn.gram(fr, Ji, proj.jj, proj.cc), gen_A) <= 1e-14
     fast_w, _, fast_mu, _ = proj.project_rigid(cm, st, w, fr)
     assert _rel(fast_mu, gen_mu) <= 1e-12 and _rel(fast_w, gen_w) <= 1e-13
+    # the compiled Cholesky declining (here: every pivot "too small"): the factor's solve, same result
+    fb_w, _, fb_mu, fb_loc = proj.project_rigid(cm, st, w, fr, tol=2.0)
+    assert _rel(fb_mu, gen_mu) <= 1e-12 and _rel(fb_w, gen_w) <= 1e-13
+    assert np.array_equal(fb_loc[proj.jj, proj.cc], fb_mu)
 
 
 def test_other_body_types_keep_the_general_path():

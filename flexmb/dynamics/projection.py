@@ -417,24 +417,28 @@ class NodeProjector:
         return w2 - apply_blocks(cm, Mi, gen), mu, loc
 
 
-    def project_rigid(self, cm, st, p: NDArray, fr: NodeFrames):
+    def project_rigid(self, cm, st, p: NDArray, fr: NodeFrames, tol: float = SINGULAR_PIVOT):
         """:meth:`project` of the momenta ``p (nv,)`` for a rigid-only model with a dense factor
-        (compiled, :mod:`flexmb.dynamics.rigid_node`): ``(w, w2, mu, loc)``."""
-        from flexmb.dynamics.rigid_node import cholesky_solve
+        (compiled, :func:`flexmb.dynamics.rigid_node.project`; a Cholesky that declines, a pivot
+        below ``tol``, hands the matrix to the factor's solve with its singular-row handling):
+        ``(w, w2, mu, loc)``."""
+        from flexmb.dynamics import rigid_node as rn_mod
 
         rn = fr.rigid
-        Ji = rn.inverse_mass(st)
-        w2 = rn.velocities(Ji, p)
-        viol = rn.rates(fr, w2)[self.jj, self.cc] - self.target(cm, st.t)
-        A = rn.gram(fr, Ji, self.jj, self.cc)
-        mu = np.empty(self.n)
-        if not cholesky_solve(A, viol, SINGULAR_PIVOT, mu):  # (nearly) singular: the general solve
-            mu = self.factor.solve(A.reshape(-1), viol, "none")
-        if mu is None:
-            return w2, w2, None, None
-        loc = np.zeros((cm.nj, 7))
-        loc[self.jj, self.cc] = mu
-        return w2 - rn.correction(fr, Ji, loc), w2, mu, loc
+        n, nb = self.n, rn.minv.size
+        Ji, w2, A = np.empty((nb, 3, 3)), np.empty(cm.nv), np.zeros((n, n))
+        mu, loc, w = np.empty(n), np.empty((cm.nj, 7)), np.empty(cm.nv)
+        args = (fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb, fr.ncross, rn.side[0][0], rn.side[1][0])
+        if not rn_mod.project(st.R, rn.J0inv, rn.minv, rn.voff, np.ascontiguousarray(p, dtype=float), *args,
+                              rn.universal, self.jj, self.cc, self.target(cm, st.t), tol, Ji, w2, A, mu,
+                              loc, w):
+            mu = self.factor.solve(A.reshape(-1), mu, "none")  # (mu holds the violation)
+            if mu is None:
+                return w2, w2, None, None
+            xa, Ra, xb, Rb, ra, rb, ncross, body_a, body_b = args
+            rn_mod._correct(Ji, rn.minv, rn.voff, Ra, ncross, xa, xb, ra, rb, body_a, body_b, self.jj, self.cc,
+                            np.ascontiguousarray(mu), w2, loc, w)
+        return w, w2, mu, loc
 
 
 def inverse_mass_blocks(cm, st) -> dict:

@@ -595,3 +595,46 @@ def cholesky_solve(A, b, tol, x):
         if not np.isfinite(x[i]):
             return False
     return True
+
+
+@_jit
+def _correct(Ji, minv, voff, Ra, ncross, xa, xb, ra, rb, body_a, body_b, jj, cc, mu, w2, loc, w):
+    """``loc[jj, cc] = mu`` and ``w = w2 - M^-1 G^T mu`` (the rows' multipliers as a wrench on B,
+    handed to the bodies, through the inverse mass)."""
+    nj = loc.shape[0]
+    for j in range(nj):
+        for c in range(7):
+            loc[j, c] = 0.0
+    for q in range(jj.size):
+        loc[jj[q], cc[q]] = mu[q]
+    wb = np.empty((nj, 6))
+    joint_wrench(Ra, ncross, loc, wb)
+    gen = np.zeros(w2.size)
+    generalized(wb, xa, xb, ra, rb, body_a, body_b, voff, gen)
+    corr = np.empty(w2.size)
+    apply_inverse_mass(minv, Ji, voff, gen, corr)
+    for k in range(w2.size):
+        w[k] = w2[k] - corr[k]
+
+
+@_jit
+def project(R, J0inv, minv, voff, p, xa, Ra, xb, Rb, ra, rb, ncross, body_a, body_b, universal, jj, cc, target,
+            tol, Ji, w2, A, mu, loc, w):
+    """The node-velocity projection of a rigid-only model in one call: ``w2 = M^-1 p``, the rows'
+    violation, ``A = G M^-1 G^T``, its Cholesky solve and ``w = w2 - M^-1 G^T mu``.  False when the
+    Cholesky declines (``Ji``, ``w2``, ``A`` and the violation in ``mu`` are then filled for the
+    general solve and :func:`_correct`)."""
+    rotated_inverse(R, J0inv, Ji)
+    apply_inverse_mass(minv, Ji, voff, p, w2)
+    rates = np.empty((Ra.shape[0], 7))
+    joint_rates(w2, xa, Ra, xb, Rb, ra, rb, body_a, body_b, voff, universal, rates)
+    viol = np.empty(jj.size)
+    for q in range(jj.size):
+        viol[q] = rates[jj[q], cc[q]] - target[q]
+    gram(xa, Ra, xb, Rb, ra, rb, body_a, body_b, minv, Ji, jj, cc, universal, A)
+    if not cholesky_solve(A, viol, tol, mu):
+        for q in range(jj.size):
+            mu[q] = viol[q]
+        return False
+    _correct(Ji, minv, voff, Ra, ncross, xa, xb, ra, rb, body_a, body_b, jj, cc, mu, w2, loc, w)
+    return True

@@ -92,7 +92,7 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     (:meth:`flexmb.dynamics.rigid_node.RigidNode.end_values`), the same formulas."""
     rn = rigid_node(cm)
     if rn is not None and not consistent_transport(te):
-        new = rn.end_values(cm, lay, te, st, h, U)
+        new = rn.end_values(cm, lay, te, st, h, U, _POLAR_NEAR, _POLAR_FAR)
         if new is not None:
             new.pi = new.pi + multiplier_momenta(cm, new, new.lam)
             new.lam = np.zeros_like(new.lam)

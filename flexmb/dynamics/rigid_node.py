@@ -127,12 +127,13 @@ class RigidNode:
         joint_wrench(fr.Ra, fr.ncross, np.ascontiguousarray(loc), wb)
         return self.velocities(Ji, self.generalized(fr, wb))
 
-    def end_values(self, cm, lay, te, st, h: float, U: NDArray):
-        """The element's end node before the gauge reset (:func:`end_values` kernel), or None when a
-        rotation is too far from orthonormal for the polar iteration (general path: SVD)."""
+    def end_values(self, cm, lay, te, st, h: float, U: NDArray, near: float, far: float):
+        """The element's end node before the gauge reset (:func:`end_values` kernel; the polar
+        iteration's thresholds ``near``, ``far`` of :func:`flexmb.dynamics.marching._orthonormalize`),
+        or None when a rotation is too far from orthonormal for it (general path: SVD)."""
+        from dataclasses import replace
+
         from flexmb.dynamics.layout import JLAM, JPHI, JS
-        from flexmb.dynamics.marching import _POLAR_FAR, _POLAR_NEAR
-        from flexmb.dynamics.system import ElementStart
 
         x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
         nj = self.nj
@@ -143,11 +144,12 @@ class RigidNode:
             sl = np.array([grp.BX, grp.BTH, grp.BPI], dtype=np.int64)
             jsl = np.array([JS, JPHI, JLAM], dtype=np.int64)
             if not end_values(te.end, grp.bodies, self.voff, Ug, sl, st.x, st.R, st.pi, Jv, jsl, st.s, st.Rr, st.lam,
-                              st.acc, x, R, pi, s, Rr, lam, acc, _POLAR_NEAR, _POLAR_FAR):
+                              st.acc, x, R, pi, s, Rr, lam, acc, near, far):
                 return None
             Jv = Jv[:0]  # the joints once (with the first group)
-        return ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam,
-                            extra=dict(st.extra))
+        # (an ElementStart like st: dynamics.system is not imported here, it imports the projection)
+        return replace(st, t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam,
+                       extra=dict(st.extra))
 
 
 def rigid_node(cm) -> RigidNode | None:

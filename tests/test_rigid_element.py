@@ -9,10 +9,10 @@ import pytest
 
 import flexmb as fm
 from flexmb.dynamics import rigid_element
-from flexmb.dynamics.simulate import ElementSystem, _predict
-from flexmb.dynamics.system import compile_model, initial_state
+from flexmb.dynamics.system import compile_model
 from flexmb.dynamics.time_elements import TimeElement, time_element
 from test_jacobian import JOINTS, _bodies
+from test_lean_eval import _system
 
 
 def _chain(ground_on_b: bool):
@@ -47,17 +47,6 @@ def _with_forces():
         fm.PointForce("bar2", (0.3, 0.2, -1.0), point=(0.0, 0.1, 0.2), frame="body"),
         fm.SpringDamper("s1", "bar1", "bar3", point_a=(0.1, 0.0, 0.0), point_b=(-0.1, 0.05, 0.0), stiffness=50.0,
                         damping=2.0, free_length=0.3)])
-
-
-def _system(model, p, h=0.02, seed=1):
-    cm = compile_model(model)
-    st, w0 = initial_state(cm)
-    te = time_element(p)
-    system = ElementSystem(cm, te)
-    rng = np.random.default_rng(seed)
-    U = _predict(cm, system.lay, te, st, h, w0, None) + 0.05 * rng.standard_normal(system.lay.size)
-    st.lam[:] = 0.3 * rng.standard_normal(st.lam.shape)
-    return system, U, st
 
 
 @pytest.mark.parametrize("p", [1, 2, 3])

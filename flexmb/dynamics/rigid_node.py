@@ -27,9 +27,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.kernels import _jit, exp_tangent as _exp_tangent
+from flexmb.dynamics.layout import JLAM, JPHI, JS
 
 #: the fast path is used when True and the model qualifies (tests switch it off to compare)
 ENABLED = True
+
+_JSL = np.array([JS, JPHI, JLAM], dtype=np.int64)
 
 
 class RigidNode:
@@ -133,16 +136,14 @@ class RigidNode:
         or None when a rotation is too far from orthonormal for it (general path: SVD)."""
         from dataclasses import replace
 
-        from flexmb.dynamics.layout import JLAM, JPHI, JS
-
         x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
         nj = self.nj
         s, Rr, lam, acc = np.empty((nj, 3)), np.empty((nj, 3, 3)), np.empty((nj, 6)), np.empty((nj, 3))
         Jv = np.ascontiguousarray(lay.joint_view(U))
+        jsl = _JSL
         for grp in cm.groups:
             Ug = np.ascontiguousarray(lay.group_view(U, grp.bodies, grp.slots))
-            sl = np.array([grp.BX, grp.BTH, grp.BPI], dtype=np.int64)
-            jsl = np.array([JS, JPHI, JLAM], dtype=np.int64)
+            sl = grp._slot_starts  # (BX, BTH, BPI, BW)
             if not end_values(te.end, grp.bodies, self.voff, Ug, sl, st.x, st.R, st.pi, Jv, jsl, st.s, st.Rr, st.lam,
                               st.acc, x, R, pi, s, Rr, lam, acc, near, far):
                 return None

@@ -50,6 +50,7 @@ def _targets():
     """(label, owner, attribute name) of the wrapped functions; owner resolved at call time."""
     import flexmb.dynamics.constraints as C
     import flexmb.dynamics.projection as PR
+    import flexmb.dynamics.rigid_march as RM
     import flexmb.dynamics.marching as M
     import flexmb.dynamics.recorder as R
     import flexmb.dynamics.simulate as S
@@ -81,7 +82,7 @@ def _targets():
         (" end values", S, "_end_values"),
         ("  multipliers as momenta (gauge reset)", M, "multiplier_momenta"),
         ("  re-orthonormalization (SVD)", M, "_orthonormalize"),
-        ("  compiled end values of rigid models (rigid_node)", RigidNode, "end_values"),
+        ("  compiled end values of rigid models (rigid_march)", RM, "end_node"),
         (" record internal points", S.Run, "_record"),
         (" record node (Recorder.node)", R.Recorder, "node"),
         ("  node-velocity projection", R, "project_node"),

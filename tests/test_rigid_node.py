@@ -13,7 +13,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.dynamics import projection as P
-from flexmb.dynamics import rigid_node
+from flexmb.dynamics import rigid_march, rigid_node
 from flexmb.dynamics.simulate import Run, SimulationOptions
 
 
@@ -130,8 +130,8 @@ def test_end_values_equal_the_general_path(monkeypatch):
     monkeypatch.setattr(rigid_node, "ENABLED", True)
     st_bad = st.copy()
     st_bad.R = st.R * 1.7
-    assert rigid_node.rigid_node(cm).end_values(cm, lay, te, st_bad, 0.01, U, marching._POLAR_NEAR,
-                                                 marching._POLAR_FAR) is None
+    assert rigid_march.end_node(rigid_node.rigid_node(cm), cm, lay, te, st_bad, 0.01, U, marching._POLAR_NEAR,
+                                marching._POLAR_FAR) is None
     R = marching.end_values(cm, lay, te, st_bad, 0.01, U).R
     assert np.abs(np.swapaxes(R, 1, 2) @ R - np.eye(3)).max() <= 1e-14
 

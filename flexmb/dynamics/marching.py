@@ -13,7 +13,8 @@ from flexmb.dynamics.constraints import multiplier_momenta
 from flexmb.dynamics.joints import consistent_transport, onto_bodies, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
 from flexmb.dynamics.projection import attachment_velocities
-from flexmb.dynamics.rigid_node import predict_warm as rigid_predict_warm, rigid_node
+from flexmb.dynamics import rigid_march
+from flexmb.dynamics.rigid_node import rigid_node
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement, _lagrange_matrices, once_per_time_element
 
@@ -41,7 +42,7 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
             rn = rigid_node(cm)
             if rn is not None and len(cm.groups) == 1:  # compiled (dynamics/rigid_node.py), same formulas
                 grp = cm.groups[0]
-                rigid_predict_warm(Pe, Pi, te.end, grp.bodies, rn.voff, lay.group_view(U_prev, grp.bodies, grp.slots),
+                rigid_march.predict_warm(Pe, Pi, te.end, grp.bodies, rn.voff, lay.group_view(U_prev, grp.bodies, grp.slots),
                                    lay.group_view(U, grp.bodies, grp.slots), grp._slot_starts, st_prev.x, st_prev.pi,
                                    st.pi, lay.joint_view(U_prev), Jv, _JSLOTS, st_prev.s, st_prev.lam, st.lam)
                 return U
@@ -89,13 +90,11 @@ def _extrapolation_matrices(te: TimeElement):
 def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
     """The element's end node (the next element's start) from its internal values ``U``, with the
     gauge reset of the multipliers.  Rigid-only models: one compiled kernel
-    (:meth:`flexmb.dynamics.rigid_node.RigidNode.end_values`), the same formulas."""
+    (:func:`flexmb.dynamics.rigid_march.end_node`), the same formulas."""
     rn = rigid_node(cm)
     if rn is not None and not consistent_transport(te):
-        new = rn.end_values(cm, lay, te, st, h, U, _POLAR_NEAR, _POLAR_FAR)
+        new = rigid_march.end_node(rn, cm, lay, te, st, h, U, _POLAR_NEAR, _POLAR_FAR, reset=True)
         if new is not None:
-            new.pi = new.pi + multiplier_momenta(cm, new, new.lam)
-            new.lam = np.zeros_like(new.lam)
             return new
     x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
     extra = dict(st.extra)

@@ -120,6 +120,18 @@ def node_frames(cm, st) -> NodeFrames:
     return fr
 
 
+def keep_rigid_frames(cm, st, rigid, xa, Ra, xb, Rb, ra, rb) -> None:
+    """Keep on ``st`` the :class:`NodeFrames` of a rigid-only model computed elsewhere (the compiled
+    end values with their gauge reset, :meth:`flexmb.dynamics.rigid_node.RigidNode.end_values`):
+    what :func:`node_frames` returns for ``st``."""
+    fr = NodeFrames.__new__(NodeFrames)
+    fr.rigid, fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb = rigid, xa, Ra, xb, Rb, ra, rb
+    fr._cm, fr._st, fr._maps = cm, st, None
+    fr._universal = bool(cm.jnt_universal.any())
+    fr._RaT = fr._d = fr._ncross = None
+    st._node_frames = ((st.x, st.R, tuple(st.extra.values())), fr)
+
+
 def attachment_velocities(maps, w: NDArray, n: int) -> NDArray:
     """``nu = B w (n, 6)``: the velocities of ``n`` attachments (``maps`` of
     :meth:`AttachmentSet.node_velocity_map`) for body velocities ``w (nv,)``; zero on the ground."""

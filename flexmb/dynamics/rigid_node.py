@@ -14,9 +14,12 @@ model:
 * generalized momenta of a wrench ``(f, m)`` at the attachment: ``(f, m + r x f)``;
 * ``M^-1 = diag(I / m, R J0^-1 R^T)``;
 * the projection's rows ``G`` (:func:`flexmb.dynamics.projection.rate_blocks` times the velocity
-  maps) and ``G M^-1 G^T`` for the dense backend (at most
-  :data:`~flexmb.dynamics.projection.DENSE_ROWS` rows); the factorization and its singular-matrix
-  handling stay in :class:`~flexmb.dynamics.projection._SpdFactor`.
+  maps), ``G M^-1 G^T`` and its Cholesky solve for the dense backend (at most
+  :data:`~flexmb.dynamics.projection.DENSE_ROWS` rows; (nearly) singular rows go to
+  :class:`~flexmb.dynamics.projection._SpdFactor` and its fallbacks);
+* the body output at a node (frames, velocities, kinetic energy, gravity potential).
+
+The end values, gauge reset and predictor are in :mod:`flexmb.dynamics.rigid_march`.
 
 Results agree with the general path to round-off (summation order), ``tests/test_rigid_node.py``.
 ``ENABLED = False`` switches the fast path off (tests compare both paths).
@@ -26,13 +29,10 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.kernels import _jit, exp_tangent as _exp_tangent
-from flexmb.dynamics.layout import JLAM, JPHI, JS
+from flexmb.dynamics.kernels import _jit
 
 #: the fast path is used when True and the model qualifies (tests switch it off to compare)
 ENABLED = True
-
-_JSL = np.array([JS, JPHI, JLAM], dtype=np.int64)
 
 
 class RigidNode:
@@ -129,29 +129,6 @@ class RigidNode:
         wb = np.empty((self.nj, 6))
         joint_wrench(fr.Ra, fr.ncross, np.ascontiguousarray(loc), wb)
         return self.velocities(Ji, self.generalized(fr, wb))
-
-    def end_values(self, cm, lay, te, st, h: float, U: NDArray, near: float, far: float):
-        """The element's end node before the gauge reset (:func:`end_values` kernel; the polar
-        iteration's thresholds ``near``, ``far`` of :func:`flexmb.dynamics.marching._orthonormalize`),
-        or None when a rotation is too far from orthonormal for it (general path: SVD)."""
-        from dataclasses import replace
-
-        x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
-        nj = self.nj
-        s, Rr, lam, acc = np.empty((nj, 3)), np.empty((nj, 3, 3)), np.empty((nj, 6)), np.empty((nj, 3))
-        Jv = np.ascontiguousarray(lay.joint_view(U))
-        jsl = _JSL
-        for grp in cm.groups:
-            Ug = np.ascontiguousarray(lay.group_view(U, grp.bodies, grp.slots))
-            sl = grp._slot_starts  # (BX, BTH, BPI, BW)
-            if not end_values(te.end, grp.bodies, self.voff, Ug, sl, st.x, st.R, st.pi, Jv, jsl, st.s, st.Rr, st.lam,
-                              st.acc, x, R, pi, s, Rr, lam, acc, near, far):
-                return None
-            Jv = Jv[:0]  # the joints once (with the first group)
-        # (an ElementStart like st: dynamics.system is not imported here, it imports the projection)
-        return replace(st, t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam,
-                       extra=dict(st.extra))
-
 
 def rigid_node(cm) -> RigidNode | None:
     """The model's :class:`RigidNode` (built once, cached on ``cm``), or None when the fast path does
@@ -371,162 +348,6 @@ def joint_wrench(Ra, ncross, loc, out):
             out[j, d] = Ra[j, d, 0] * loc[j, 0] + Ra[j, d, 1] * loc[j, 1] + Ra[j, d, 2] * loc[j, 2]
             out[j, 3 + d] = (Ra[j, d, 0] * loc[j, 3] + Ra[j, d, 1] * loc[j, 4] + Ra[j, d, 2] * loc[j, 5]) \
                 + loc[j, 6] * ncross[j, d]
-
-
-# ============================================================================ end values
-@_jit
-def _polar(X, near, far):
-    """Newton-Schulz polar iteration ``X <- X + X (I - X^T X) / 2`` in place (as
-    :func:`flexmb.dynamics.marching._orthonormalize`, up to 8 steps); False when ``X`` is farther
-    than ``far`` from orthonormal, not finite, or not converged (the caller then takes the SVD)."""
-    E = np.empty((3, 3))
-    Y = np.empty((3, 3))
-    for _ in range(8):
-        e = 0.0
-        for a in range(3):
-            for b in range(3):
-                s = X[0, a] * X[0, b] + X[1, a] * X[1, b] + X[2, a] * X[2, b]
-                v = (1.0 if a == b else 0.0) - s
-                E[a, b] = v
-                if not abs(v) <= e:  # NaN-safe maximum
-                    e = abs(v)
-        if not e <= far:
-            return False
-        for a in range(3):
-            for b in range(3):
-                Y[a, b] = X[a, b] + 0.5 * (X[a, 0] * E[0, b] + X[a, 1] * E[1, b] + X[a, 2] * E[2, b])
-        for a in range(3):
-            for b in range(3):
-                X[a, b] = Y[a, b]
-        if e <= near:
-            return True
-    return False
-
-
-@_jit
-def end_values(end, bodies, voff, Ug, sl, x1, R1, pi1, Jv, jsl, s1, Rr1, lam1, acc1,
-               x, R, pi, s, Rr, lam, acc, near, far):
-    """End values of a rigid-only model (:func:`flexmb.dynamics.marching.end_values` before the gauge
-    reset): ``y2 = end[0] y1 + end[1:] @ Y`` for the bodies' ``x``, ``pi`` and the joints' ``s``,
-    ``lam``; rotations ``R = exp(theta_2) R1``, ``Rr = Rr1 exp(phi_2)`` re-orthonormalized,
-    ``acc = acc1 + phi_2``.  ``x``, ``R``, ``pi`` hold the start values on entry (bodies not in
-    ``bodies`` keep them).  Returns False when a rotation needs the SVD (the caller then takes the
-    general path)."""
-    p = Ug.shape[1]
-    e0 = end[0]
-    BX, BTH, BPI = sl[0], sl[1], sl[2]
-    th = np.empty(3)
-    Q = np.empty((3, 3))
-    T = np.empty((3, 3))
-    X = np.empty((3, 3))
-    ok = True
-    for k in range(bodies.size):
-        b = bodies[k]
-        o = voff[b]
-        for d in range(3):
-            v = 0.0
-            t = 0.0
-            for j in range(p):
-                v += end[1 + j] * Ug[k, j, BX + d]
-                t += end[1 + j] * Ug[k, j, BTH + d]
-            x[b, d] = e0 * x1[b, d] + v
-            th[d] = t
-        for d in range(6):
-            v = 0.0
-            for j in range(p):
-                v += end[1 + j] * Ug[k, j, BPI + d]
-            pi[o + d] = e0 * pi1[o + d] + v
-        _exp_tangent(th, Q, T)
-        for a in range(3):
-            for c in range(3):
-                X[a, c] = Q[a, 0] * R1[b, 0, c] + Q[a, 1] * R1[b, 1, c] + Q[a, 2] * R1[b, 2, c]
-        ok = _polar(X, near, far) and ok
-        for a in range(3):
-            for c in range(3):
-                R[b, a, c] = X[a, c]
-    JS, JPHI, JLAM = jsl[0], jsl[1], jsl[2]
-    for i in range(Jv.shape[0]):
-        for d in range(3):
-            v = 0.0
-            t = 0.0
-            for j in range(p):
-                v += end[1 + j] * Jv[i, j, JS + d]
-                t += end[1 + j] * Jv[i, j, JPHI + d]
-            s[i, d] = e0 * s1[i, d] + v
-            th[d] = t
-            acc[i, d] = acc1[i, d] + t
-        for d in range(6):
-            v = 0.0
-            for j in range(p):
-                v += end[1 + j] * Jv[i, j, JLAM + d]
-            lam[i, d] = e0 * lam1[i, d] + v
-        _exp_tangent(th, Q, T)
-        for a in range(3):
-            for c in range(3):
-                X[a, c] = Rr1[i, a, 0] * Q[0, c] + Rr1[i, a, 1] * Q[1, c] + Rr1[i, a, 2] * Q[2, c]
-        ok = _polar(X, near, far) and ok
-        for a in range(3):
-            for c in range(3):
-                Rr[i, a, c] = X[a, c]
-    return ok
-
-
-# ============================================================================ predictor
-@_jit
-def _ext(P, y1, Y, k, q, d):
-    """``P[q, 0] y1 + sum_j P[q, 1 + j] Y[k, j, d]`` (the sum as ``np.einsum`` forms it)."""
-    v = 0.0
-    for j in range(Y.shape[1]):
-        v += P[q, 1 + j] * Y[k, j, d]
-    return P[q, 0] * y1 + v
-
-
-@_jit
-def _dot_end(end, Y, k, d):
-    v = 0.0
-    for j in range(Y.shape[1]):
-        v += end[1 + j] * Y[k, j, d]
-    return v
-
-
-@_jit
-def predict_warm(Pe, Pi, end, bodies, voff, Up, Ug, bsl, xprev, piprev, pinow, Jp, Jv, jsl, sprev, lamprev, lamnow):
-    """:func:`flexmb.dynamics.marching.predict` after an element of the same length, for rigid
-    bodies (``Up``, ``Ug (n, p, 18)``) and the joints (``Jp``, ``Jv (nj, p, 30)``): the previous
-    polynomials extrapolated (``Pe``: degree p through the start value, ``Pi``: degree p - 1 through
-    the internal values), momenta and multipliers shifted by the gauge reset, rotation increments
-    re-based on the new start."""
-    p = Up.shape[1]
-    BX, BTH, BPI = bsl[0], bsl[1], bsl[2]
-    for k in range(bodies.size):
-        b = bodies[k]
-        o = voff[b]
-        for q in range(p):
-            for d in range(Up.shape[2]):
-                v = 0.0
-                for j in range(p):
-                    v += Pi[q, j] * Up[k, j, d]
-                Ug[k, q, d] = v
-            for d in range(3):
-                Ug[k, q, BX + d] = _ext(Pe, xprev[b, d], Up, k, q, BX + d)
-                Ug[k, q, BTH + d] = _ext(Pe, 0.0, Up, k, q, BTH + d) - _dot_end(end, Up, k, BTH + d)
-            for d in range(6):
-                pend = end[0] * piprev[o + d] + _dot_end(end, Up, k, BPI + d)
-                Ug[k, q, BPI + d] = _ext(Pe, piprev[o + d], Up, k, q, BPI + d) + (pinow[o + d] - pend)
-    JS, JPHI, JLAM = jsl[0], jsl[1], jsl[2]
-    for i in range(Jp.shape[0]):
-        for q in range(p):
-            for d in range(Jp.shape[2]):
-                v = 0.0
-                for j in range(p):
-                    v += Pi[q, j] * Jp[i, j, d]
-                Jv[i, q, d] = v
-            for d in range(3):
-                Jv[i, q, JS + d] = _ext(Pe, sprev[i, d], Jp, i, q, JS + d)
-                Jv[i, q, JPHI + d] = _ext(Pe, 0.0, Jp, i, q, JPHI + d) - _dot_end(end, Jp, i, JPHI + d)
-            for d in range(6):
-                lend = end[0] * lamprev[i, d] + _dot_end(end, Jp, i, JLAM + d)
-                Jv[i, q, JLAM + d] = _ext(Pe, lamprev[i, d], Jp, i, q, JLAM + d) - (lend - lamnow[i, d])
 
 
 # ============================================================================ node output

@@ -49,6 +49,8 @@ MODELS = {
 def _targets():
     """(label, owner, attribute name) of the wrapped functions; owner resolved at call time."""
     import flexmb.dynamics.constraints as C
+    import flexmb.dynamics.projection as PR
+    import flexmb.dynamics.rigid_march as RM
     import flexmb.dynamics.marching as M
     import flexmb.dynamics.recorder as R
     import flexmb.dynamics.simulate as S
@@ -56,6 +58,8 @@ def _targets():
     from flexmb.dynamics.attachments import AttachmentSet
     from flexmb.dynamics.bodies.rigid import RigidBodies
     from flexmb.dynamics.layout import Pattern
+    from flexmb.dynamics.rigid_element import RigidJoints
+    from flexmb.dynamics.rigid_node import RigidNode
 
     return [
         ("step", S.Run, "step"),
@@ -70,6 +74,7 @@ def _targets():
         ("    chain rule (attachment Jacobians)", JN, "chain"),
         ("    constitutive laws", JN, "_constitutive"),
         ("    multipliers onto bodies (scatter)", AttachmentSet, "scatter"),
+        ("   compiled joints of rigid models (rigid_element)", RigidJoints, "evaluate"),
         ("   unpack_joints", S, "unpack_joints"),
         ("   Pattern.matrix (CSC values)", Pattern, "matrix"),
         ("  factorization (Run.factor)", S.Run, "factor"),
@@ -77,10 +82,13 @@ def _targets():
         (" end values", S, "_end_values"),
         ("  multipliers as momenta (gauge reset)", M, "multiplier_momenta"),
         ("  re-orthonormalization (SVD)", M, "_orthonormalize"),
+        ("  compiled end values of rigid models (rigid_march)", RM, "end_node"),
         (" record internal points", S.Run, "_record"),
         (" record node (Recorder.node)", R.Recorder, "node"),
         ("  node-velocity projection", R, "project_node"),
         ("   NodeFrames (node attachment frames)", C, "NodeFrames"),
+        ("   compiled projection of rigid models", PR.NodeProjector, "project_rigid"),
+        ("  compiled body output of rigid models", RigidNode, "output"),
         ("  node reaction record", R, "node_record"),
         (" scales adaptation", S.Run, "_adapt_scales"),
         (" dropped-equation check / monitor", S.Run, "_check_dropped"),

@@ -119,7 +119,10 @@ def test_structural_zeros_are_dropped_and_taken_back():
     full = Pattern.__new__(Pattern)
     full.__dict__.update(pat.__dict__)
     full._build(np.ones(pat.n_unique, dtype=bool))
-    assert np.array_equal(J.toarray(), full.matrix(trip.values()).toarray())
+    # (the same values on both patterns: a later evaluation of a rigid-only model is the compiled one,
+    # dynamics/rigid_element.py, whose Jacobian values equal the first evaluation's to round-off)
+    assert np.array_equal(pat.matrix(trip.values()).toarray(), full.matrix(trip.values()).toarray())
+    assert np.abs(J.toarray() - full.matrix(trip.values()).toarray()).max() <= 1e-15 * np.abs(J.toarray()).max()
     # a dropped position that is not zero at a later evaluation is taken back
     vals = trip.values().copy()
     dropped = pat._dropped[0]

@@ -153,6 +153,9 @@ def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
     if proj.n == 0:
         w2 = node_velocities(cm, st, p)
         return NodeVelocity(w2, p, w2, None, None, proj, fr)
+    if fr.rigid is not None and proj.factor.backend == "dense":  # compiled (dynamics/rigid_node.py)
+        w, w2, mu, loc = proj.project_rigid(cm, st, p, fr)
+        return NodeVelocity(w, p, w2, mu, loc, proj, fr)
     Mi = inverse_mass_blocks(cm, st)  # once per node: the velocities and the projection
     w2 = apply_blocks(cm, Mi, p)
     w, mu, loc = proj.project(cm, st, w2, fr, Mi=Mi)

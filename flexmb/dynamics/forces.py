@@ -188,11 +188,12 @@ def _springs(ek: ElementKin, res, trip, S) -> None:
     S.a.scatter(ek, res, trip, -Wb, "force", [(Pb.jac, -dx), (Pa.jac, dx), (Vb.jac, -dv), (Va.jac, dv)])
 
 
-def potential_energy(cm, st) -> float:
+def potential_energy(cm, st, gravity: float | None = None) -> float:
     """Potential energy at a time node [J]: gravity (zero at the origin), spring-dampers and the joint
     springs ``k (q_c - q_ref)^2 / 2`` on the free components (revolute torsional and prismatic
-    springs: the same law as the joint rows, ``joints.py``; ``q = (s, acc)`` of the node state)."""
-    V = sum(grp.gravity_potential(st, cm.gravity) for grp in cm.groups)
+    springs: the same law as the joint rows, ``joints.py``; ``q = (s, acc)`` of the node state).
+    ``gravity``: the gravity part if already computed (compiled node output of rigid models)."""
+    V = sum(grp.gravity_potential(st, cm.gravity) for grp in cm.groups) if gravity is None else gravity
     V += sum(grp.strain_energy(st) for grp in cm.groups if hasattr(grp, "strain_energy"))
     if cm.nj and np.any(cm.jnt_k):
         q = np.concatenate([st.s, st.acc], axis=1)

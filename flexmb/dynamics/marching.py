@@ -13,11 +13,15 @@ from flexmb.dynamics.constraints import multiplier_momenta
 from flexmb.dynamics.joints import consistent_transport, onto_bodies, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
 from flexmb.dynamics.projection import attachment_velocities
+from flexmb.dynamics import rigid_march
+from flexmb.dynamics.rigid_node import rigid_node
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement, _lagrange_matrices, once_per_time_element
 
 
 log = logging.getLogger(__name__)
+
+_JSLOTS = np.array([JS, JPHI, JLAM], dtype=np.int64)
 
 
 def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
@@ -35,6 +39,13 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
         U_prev, st_prev, h_prev = prev
         if abs(h_prev - h) <= 1e-12 * h:
             Pe, Pi = _extrapolation_matrices(te)
+            rn = rigid_node(cm)
+            if rn is not None and len(cm.groups) == 1:  # compiled (dynamics/rigid_node.py), same formulas
+                grp = cm.groups[0]
+                rigid_march.predict_warm(Pe, Pi, te.end, grp.bodies, rn.voff, lay.group_view(U_prev, grp.bodies, grp.slots),
+                                   lay.group_view(U, grp.bodies, grp.slots), grp._slot_starts, st_prev.x, st_prev.pi,
+                                   st.pi, lay.joint_view(U_prev), Jv, _JSLOTS, st_prev.s, st_prev.lam, st.lam)
+                return U
 
             def ext(Y, y1):  # degree p through (0, y1), (c_j, Y_j)
                 return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
@@ -77,6 +88,14 @@ def _extrapolation_matrices(te: TimeElement):
 
 
 def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
+    """The element's end node (the next element's start) from its internal values ``U``, with the
+    gauge reset of the multipliers.  Rigid-only models: one compiled kernel
+    (:func:`flexmb.dynamics.rigid_march.end_node`), the same formulas."""
+    rn = rigid_node(cm)
+    if rn is not None and not consistent_transport(te):
+        new = rigid_march.end_node(rn, cm, lay, te, st, h, U, _POLAR_NEAR, _POLAR_FAR, reset=True)
+        if new is not None:
+            return new
     x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
     extra = dict(st.extra)
     for grp in cm.groups:

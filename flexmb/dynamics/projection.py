@@ -47,19 +47,43 @@ DENSE_ROWS = 60
 
 class NodeFrames:
     """Joint attachment frames at one node: ``xa, xb (nj, 3)``, ``Ra, Rb (nj, 3, 3)``; the velocity
-    maps ``map_a``, ``map_b`` (lists of ``(mask, cols, B)``, :meth:`AttachmentSet.node_velocity_map`);
-    derived once on request: ``RaT`` (``Ra^T``), ``d = xb - xa``, ``ncross = x_A x y_B`` (the axis of a
-    universal joint's cross condition; zero when the model has no universal joint)."""
+    maps ``map_a``, ``map_b`` (lists of ``(mask, cols, B)``, :meth:`AttachmentSet.node_velocity_map`;
+    built on first use); derived once on request: ``RaT`` (``Ra^T``), ``d = xb - xa``, ``ncross =
+    x_A x y_B`` (the axis of a universal joint's cross condition; zero when the model has no
+    universal joint).  For a rigid-only model (:func:`flexmb.dynamics.rigid_node.rigid_node`) the
+    frames come from one compiled kernel, with the levers ``ra``, ``rb (nj, 3)`` (``R c``) and
+    ``rigid`` (the model's :class:`~flexmb.dynamics.rigid_node.RigidNode`; None otherwise)."""
 
-    __slots__ = ("xa", "Ra", "xb", "Rb", "map_a", "map_b", "_universal", "_RaT", "_d", "_ncross")
+    __slots__ = ("xa", "Ra", "xb", "Rb", "ra", "rb", "rigid", "_cm", "_st", "_maps", "_universal", "_RaT", "_d",
+                 "_ncross")
 
     def __init__(self, cm, st):
-        self.xa, self.Ra = cm.att_a.node_pose(cm, st)
-        self.xb, self.Rb = cm.att_b.node_pose(cm, st)
-        self.map_a = cm.att_a.node_velocity_map(cm, st)
-        self.map_b = cm.att_b.node_velocity_map(cm, st)
+        from flexmb.dynamics.rigid_node import rigid_node
+
+        self.rigid = rigid_node(cm)
+        if self.rigid is not None:
+            self.xa, self.Ra, self.xb, self.Rb, self.ra, self.rb = self.rigid.frames(st)
+        else:
+            self.xa, self.Ra = cm.att_a.node_pose(cm, st)
+            self.xb, self.Rb = cm.att_b.node_pose(cm, st)
+            self.ra = self.rb = None
+        self._cm, self._st, self._maps = cm, st, None
         self._universal = bool(cm.jnt_universal.any())
         self._RaT = self._d = self._ncross = None
+
+    def _velocity_maps(self):
+        if self._maps is None:
+            cm, st = self._cm, self._st
+            self._maps = (cm.att_a.node_velocity_map(cm, st), cm.att_b.node_velocity_map(cm, st))
+        return self._maps
+
+    @property
+    def map_a(self) -> list:
+        return self._velocity_maps()[0]
+
+    @property
+    def map_b(self) -> list:
+        return self._velocity_maps()[1]
 
     @property
     def RaT(self) -> NDArray:
@@ -94,6 +118,18 @@ def node_frames(cm, st) -> NodeFrames:
     fr = NodeFrames(cm, st)
     st._node_frames = (key, fr)
     return fr
+
+
+def keep_rigid_frames(cm, st, rigid, xa, Ra, xb, Rb, ra, rb) -> None:
+    """Keep on ``st`` the :class:`NodeFrames` of a rigid-only model computed elsewhere (the compiled
+    end values with their gauge reset, :meth:`flexmb.dynamics.rigid_node.RigidNode.end_values`):
+    what :func:`node_frames` returns for ``st``."""
+    fr = NodeFrames.__new__(NodeFrames)
+    fr.rigid, fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb = rigid, xa, Ra, xb, Rb, ra, rb
+    fr._cm, fr._st, fr._maps = cm, st, None
+    fr._universal = bool(cm.jnt_universal.any())
+    fr._RaT = fr._d = fr._ncross = None
+    st._node_frames = ((st.x, st.R, tuple(st.extra.values())), fr)
 
 
 def attachment_velocities(maps, w: NDArray, n: int) -> NDArray:
@@ -138,6 +174,11 @@ def joint_wrench(fr: NodeFrames, loc: NDArray) -> NDArray:
     as the wrench on B ``(nj, 6)`` (force; moment at B's origin; inertial components).  A receives
     the opposite wrench transported to its origin (:func:`generalized`)."""
     out = np.empty((loc.shape[0], 6))
+    if fr.rigid is not None:  # compiled (dynamics/rigid_node.py), the same sums
+        from flexmb.dynamics.rigid_node import joint_wrench as _wrench
+
+        _wrench(fr.Ra, fr.ncross, np.ascontiguousarray(loc, dtype=float), out)
+        return out
     out[:, :3] = np.einsum("jde,je->jd", fr.Ra, loc[:, :3])
     out[:, 3:] = np.einsum("jde,je->jd", fr.Ra, loc[:, 3:6]) + loc[:, 6:7] * fr.ncross
     return out
@@ -146,6 +187,8 @@ def joint_wrench(fr: NodeFrames, loc: NDArray) -> NDArray:
 def generalized(cm, fr: NodeFrames, lam: NDArray) -> NDArray:
     """Joint wrenches ``lam (nj, 6)`` (on B at its origin; inertial) as generalized momenta of the
     bodies ``(nv,)``: ``+lam`` through B's map on body b, ``-lam`` transported to A's origin on body a."""
+    if fr.rigid is not None:
+        return fr.rigid.generalized(fr, lam)
     Lf = lam[:, :3]
     wa = -np.concatenate([Lf, lam[:, 3:] + rot.cross(fr.d, Lf)], axis=1)
     cols, vals = [], []
@@ -384,6 +427,30 @@ class NodeProjector:
         loc[self.jj, self.cc] = mu
         gen = generalized(cm, fr, joint_wrench(fr, loc))
         return w2 - apply_blocks(cm, Mi, gen), mu, loc
+
+
+    def project_rigid(self, cm, st, p: NDArray, fr: NodeFrames, tol: float = SINGULAR_PIVOT):
+        """:meth:`project` of the momenta ``p (nv,)`` for a rigid-only model with a dense factor
+        (compiled, :func:`flexmb.dynamics.rigid_node.project`; a Cholesky that declines, a pivot
+        below ``tol``, hands the matrix to the factor's solve with its singular-row handling):
+        ``(w, w2, mu, loc)``."""
+        from flexmb.dynamics import rigid_node as rn_mod
+
+        rn = fr.rigid
+        n, nb = self.n, rn.minv.size
+        Ji, w2, A = np.empty((nb, 3, 3)), np.empty(cm.nv), np.zeros((n, n))
+        mu, loc, w = np.empty(n), np.empty((cm.nj, 7)), np.empty(cm.nv)
+        args = (fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb, fr.ncross, rn.side[0][0], rn.side[1][0])
+        if not rn_mod.project(st.R, rn.J0inv, rn.minv, rn.voff, np.ascontiguousarray(p, dtype=float), *args,
+                              rn.universal, self.jj, self.cc, self.target(cm, st.t), tol, Ji, w2, A, mu,
+                              loc, w):
+            mu = self.factor.solve(A.reshape(-1), mu, "none")  # (mu holds the violation)
+            if mu is None:
+                return w2, w2, None, None
+            xa, Ra, xb, Rb, ra, rb, ncross, body_a, body_b = args
+            rn_mod._correct(Ji, rn.minv, rn.voff, Ra, ncross, xa, xb, ra, rb, body_a, body_b, self.jj, self.cc,
+                            np.ascontiguousarray(mu), w2, loc, w)
+        return w, w2, mu, loc
 
 
 def inverse_mass_blocks(cm, st) -> dict:

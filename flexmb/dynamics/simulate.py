@@ -30,6 +30,7 @@ from flexmb.dynamics.linsolve import linear_solver
 from flexmb.dynamics.marching import end_values as _end_values, predict as _predict
 from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.recorder import Recorder
+from flexmb.dynamics.rigid_element import rigid_joints
 from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state)
@@ -75,13 +76,20 @@ class ElementSystem:
         """Residual ``(n,)`` and the Jacobian blocks (none when ``jacobian`` is False) at ``U``."""
         self.lay.rewind(bool(jacobian))
         cm = self.cm
+        trip = Triplets(pattern=self.pattern, jacobian=jacobian)
+        # rigid-only models: compiled (dynamics/rigid_element.py) once the pattern exists
+        rj = rigid_joints(cm, self.te) if (trip.values_only or not jacobian) else None
+        if rj is not None and rj.whole:
+            res = rj.evaluate_all(cm, self.te, st, h, U, self.lay, trip)
+            if res is not None:
+                return res, trip
         ek = self.element_kin(U, st, h)
         res = np.zeros(self.lay.size)
-        trip = Triplets(pattern=self.pattern, jacobian=jacobian)
         for grp, kin in zip(cm.groups, ek.groups):
             grp.residual(ek, kin, self.lay.group_view(res, grp.bodies, grp.slots), trip, cm.gravity)
         force_residual(cm, ek, res, trip)
-        joint_residual(cm, ek, unpack_joints(self.lay, self.te, st, U), res, trip)
+        if rj is None or not rj.evaluate(cm, ek, U, res, trip):
+            joint_residual(cm, ek, unpack_joints(self.lay, self.te, st, U), res, trip)
         return res, trip
 
     def evaluate(self, U: NDArray, st: ElementStart, h: float, jacobian: bool = True):
@@ -98,6 +106,10 @@ class ElementSystem:
             if self.pattern is None:
                 self.pattern = Pattern(trip, self.lay.size)
                 self._drop_structural_zeros(U, st, h, trip.values())
+                if rigid_joints(self.cm, self.te) is not None:
+                    # the compiled path's values from the start (equal to round-off, not bit for bit):
+                    # a run resumed from a checkpoint (a new pattern) repeats the uninterrupted run exactly
+                    res, trip = self.triplets(U, st, h, True)
             J = self.pattern.matrix(trip.values())
         self.n_eval += 1
         self.t_eval += _time.perf_counter() - t0
@@ -367,6 +379,9 @@ class Run:
         reactions do not need them (no joints; p = 1: no element moments)."""
         if not self.cm.nj or self.te.p < 2:
             return None
+        rj = rigid_joints(self.cm, self.te)
+        if rj is not None:  # rigid-only model: compiled, the same operations
+            return rj.gauss_xb(st, U, self.system.lay, self.te.p)
         if self._plain_lay is None:
             self._plain_lay = make_layout(self.cm, self.te.p)
         self._plain_lay.rewind(True)  # the same index requests at every element: replayed

@@ -270,7 +270,9 @@ class RigidBodies:
     def scales(self, L: float, V: float) -> NDArray:
         """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18)."""
         m = self.mass.max(initial=0.0)
-        Jm = np.linalg.eigvalsh(self.J0).max(initial=0.0) if self.n else 0.0
+        Jm = getattr(self, "_Jmax", None)
+        if Jm is None:  # the largest principal inertia (constant: computed once)
+            Jm = self._Jmax = np.linalg.eigvalsh(self.J0).max(initial=0.0) if self.n else 0.0
         one = np.full(self.slots, 1.0)
         one[self.BX:self.BX + 3] = L
         one[self.BTH:self.BTH + 3] = 1.0

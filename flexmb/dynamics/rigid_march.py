@@ -1,0 +1,219 @@
+"""Time marching of rigid-only models, compiled: the end values of an element with the gauge reset
+of the multipliers, and the warm predictor (the formulas of :func:`flexmb.dynamics.marching.end_values`,
+:func:`flexmb.dynamics.marching.predict` and :meth:`~flexmb.dynamics.bodies.rigid.RigidBodies.predict_warm`;
+tests: ``tests/test_rigid_node.py``).  The model-constant arrays are those of
+:class:`flexmb.dynamics.rigid_node.RigidNode`."""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb.dynamics.kernels import _jit, exp_tangent as _exp_tangent
+from flexmb.dynamics.layout import JLAM, JPHI, JS
+from flexmb.dynamics.rigid_node import generalized, node_frames
+
+_JSL = np.array([JS, JPHI, JLAM], dtype=np.int64)
+
+
+def end_node(rn, cm, lay, te, st, h: float, U: NDArray, near: float, far: float, reset: bool = False):
+    """The element's end node (:func:`end_values` kernel; the polar iteration's thresholds
+    ``near``, ``far`` of :func:`flexmb.dynamics.marching._orthonormalize`), with ``reset`` after the
+    gauge reset of the multipliers (:func:`gauge_reset`; the node's joint frames are kept on it),
+    or None when a rotation is too far from orthonormal for it (general path: SVD)."""
+    from dataclasses import replace
+
+    x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
+    nj = rn.nj
+    s, Rr, lam, acc = np.empty((nj, 3)), np.empty((nj, 3, 3)), np.empty((nj, 6)), np.empty((nj, 3))
+    Jv = np.ascontiguousarray(lay.joint_view(U))
+    jsl = _JSL
+    for grp in cm.groups:
+        Ug = np.ascontiguousarray(lay.group_view(U, grp.bodies, grp.slots))
+        sl = grp._slot_starts  # (BX, BTH, BPI, BW)
+        if not end_values(te.end, grp.bodies, rn.voff, Ug, sl, st.x, st.R, st.pi, Jv, jsl, st.s, st.Rr, st.lam,
+                          st.acc, x, R, pi, s, Rr, lam, acc, near, far):
+            return None
+        Jv = Jv[:0]  # the joints once (with the first group)
+    if reset:  # gauge reset (pi, lambda) -> (pi + Lambda, 0) with the new node's joint frames
+        from flexmb.dynamics.projection import keep_rigid_frames
+
+        pi_end = pi
+        pi = np.empty_like(pi_end)
+        (ba, ca, Aa, ga), (bb, cb, Ab, gb) = rn.side
+        xa, Ra, ra, xb, Rb, rb = (np.empty((nj, 3)), np.empty((nj, 3, 3)), np.empty((nj, 3)),
+                                  np.empty((nj, 3)), np.empty((nj, 3, 3)), np.empty((nj, 3)))
+        gauge_reset(x, R, ba, ca, Aa, ga, bb, cb, Ab, gb, lam, rn.voff, pi_end, pi, xa, Ra, ra, xb, Rb, rb)
+    # (an ElementStart like st: dynamics.system is not imported here, it imports the projection)
+    new = replace(st, t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=np.zeros_like(lam) if reset else lam, acc=acc,
+                  lam_end=lam, extra=dict(st.extra))
+    if reset:
+        keep_rigid_frames(cm, new, rn, xa, Ra, xb, Rb, ra, rb)
+    return new
+
+
+# ============================================================================ end values
+@_jit
+def _polar(X, near, far):
+    """Newton-Schulz polar iteration ``X <- X + X (I - X^T X) / 2`` in place (as
+    :func:`flexmb.dynamics.marching._orthonormalize`, up to 8 steps); False when ``X`` is farther
+    than ``far`` from orthonormal, not finite, or not converged (the caller then takes the SVD)."""
+    E = np.empty((3, 3))
+    Y = np.empty((3, 3))
+    for _ in range(8):
+        e = 0.0
+        for a in range(3):
+            for b in range(3):
+                s = X[0, a] * X[0, b] + X[1, a] * X[1, b] + X[2, a] * X[2, b]
+                v = (1.0 if a == b else 0.0) - s
+                E[a, b] = v
+                if not abs(v) <= e:  # NaN-safe maximum
+                    e = abs(v)
+        if not e <= far:
+            return False
+        for a in range(3):
+            for b in range(3):
+                Y[a, b] = X[a, b] + 0.5 * (X[a, 0] * E[0, b] + X[a, 1] * E[1, b] + X[a, 2] * E[2, b])
+        for a in range(3):
+            for b in range(3):
+                X[a, b] = Y[a, b]
+        if e <= near:
+            return True
+    return False
+
+
+@_jit
+def end_values(end, bodies, voff, Ug, sl, x1, R1, pi1, Jv, jsl, s1, Rr1, lam1, acc1,
+               x, R, pi, s, Rr, lam, acc, near, far):
+    """End values of a rigid-only model (:func:`flexmb.dynamics.marching.end_values` before the gauge
+    reset): ``y2 = end[0] y1 + end[1:] @ Y`` for the bodies' ``x``, ``pi`` and the joints' ``s``,
+    ``lam``; rotations ``R = exp(theta_2) R1``, ``Rr = Rr1 exp(phi_2)`` re-orthonormalized,
+    ``acc = acc1 + phi_2``.  ``x``, ``R``, ``pi`` hold the start values on entry (bodies not in
+    ``bodies`` keep them).  Returns False when a rotation needs the SVD (the caller then takes the
+    general path)."""
+    p = Ug.shape[1]
+    e0 = end[0]
+    BX, BTH, BPI = sl[0], sl[1], sl[2]
+    th = np.empty(3)
+    Q = np.empty((3, 3))
+    T = np.empty((3, 3))
+    X = np.empty((3, 3))
+    ok = True
+    for k in range(bodies.size):
+        b = bodies[k]
+        o = voff[b]
+        for d in range(3):
+            v = 0.0
+            t = 0.0
+            for j in range(p):
+                v += end[1 + j] * Ug[k, j, BX + d]
+                t += end[1 + j] * Ug[k, j, BTH + d]
+            x[b, d] = e0 * x1[b, d] + v
+            th[d] = t
+        for d in range(6):
+            v = 0.0
+            for j in range(p):
+                v += end[1 + j] * Ug[k, j, BPI + d]
+            pi[o + d] = e0 * pi1[o + d] + v
+        _exp_tangent(th, Q, T)
+        for a in range(3):
+            for c in range(3):
+                X[a, c] = Q[a, 0] * R1[b, 0, c] + Q[a, 1] * R1[b, 1, c] + Q[a, 2] * R1[b, 2, c]
+        ok = _polar(X, near, far) and ok
+        for a in range(3):
+            for c in range(3):
+                R[b, a, c] = X[a, c]
+    JS, JPHI, JLAM = jsl[0], jsl[1], jsl[2]
+    for i in range(Jv.shape[0]):
+        for d in range(3):
+            v = 0.0
+            t = 0.0
+            for j in range(p):
+                v += end[1 + j] * Jv[i, j, JS + d]
+                t += end[1 + j] * Jv[i, j, JPHI + d]
+            s[i, d] = e0 * s1[i, d] + v
+            th[d] = t
+            acc[i, d] = acc1[i, d] + t
+        for d in range(6):
+            v = 0.0
+            for j in range(p):
+                v += end[1 + j] * Jv[i, j, JLAM + d]
+            lam[i, d] = e0 * lam1[i, d] + v
+        _exp_tangent(th, Q, T)
+        for a in range(3):
+            for c in range(3):
+                X[a, c] = Rr1[i, a, 0] * Q[0, c] + Rr1[i, a, 1] * Q[1, c] + Rr1[i, a, 2] * Q[2, c]
+        ok = _polar(X, near, far) and ok
+        for a in range(3):
+            for c in range(3):
+                Rr[i, a, c] = X[a, c]
+    return ok
+
+
+# ============================================================================ predictor
+@_jit
+def _ext(P, y1, Y, k, q, d):
+    """``P[q, 0] y1 + sum_j P[q, 1 + j] Y[k, j, d]`` (the sum as ``np.einsum`` forms it)."""
+    v = 0.0
+    for j in range(Y.shape[1]):
+        v += P[q, 1 + j] * Y[k, j, d]
+    return P[q, 0] * y1 + v
+
+
+@_jit
+def _dot_end(end, Y, k, d):
+    v = 0.0
+    for j in range(Y.shape[1]):
+        v += end[1 + j] * Y[k, j, d]
+    return v
+
+
+@_jit
+def predict_warm(Pe, Pi, end, bodies, voff, Up, Ug, bsl, xprev, piprev, pinow, Jp, Jv, jsl, sprev, lamprev, lamnow):
+    """:func:`flexmb.dynamics.marching.predict` after an element of the same length, for rigid
+    bodies (``Up``, ``Ug (n, p, 18)``) and the joints (``Jp``, ``Jv (nj, p, 30)``): the previous
+    polynomials extrapolated (``Pe``: degree p through the start value, ``Pi``: degree p - 1 through
+    the internal values), momenta and multipliers shifted by the gauge reset, rotation increments
+    re-based on the new start."""
+    p = Up.shape[1]
+    BX, BTH, BPI = bsl[0], bsl[1], bsl[2]
+    for k in range(bodies.size):
+        b = bodies[k]
+        o = voff[b]
+        for q in range(p):
+            for d in range(Up.shape[2]):
+                v = 0.0
+                for j in range(p):
+                    v += Pi[q, j] * Up[k, j, d]
+                Ug[k, q, d] = v
+            for d in range(3):
+                Ug[k, q, BX + d] = _ext(Pe, xprev[b, d], Up, k, q, BX + d)
+                Ug[k, q, BTH + d] = _ext(Pe, 0.0, Up, k, q, BTH + d) - _dot_end(end, Up, k, BTH + d)
+            for d in range(6):
+                pend = end[0] * piprev[o + d] + _dot_end(end, Up, k, BPI + d)
+                Ug[k, q, BPI + d] = _ext(Pe, piprev[o + d], Up, k, q, BPI + d) + (pinow[o + d] - pend)
+    JS, JPHI, JLAM = jsl[0], jsl[1], jsl[2]
+    for i in range(Jp.shape[0]):
+        for q in range(p):
+            for d in range(Jp.shape[2]):
+                v = 0.0
+                for j in range(p):
+                    v += Pi[q, j] * Jp[i, j, d]
+                Jv[i, q, d] = v
+            for d in range(3):
+                Jv[i, q, JS + d] = _ext(Pe, sprev[i, d], Jp, i, q, JS + d)
+                Jv[i, q, JPHI + d] = _ext(Pe, 0.0, Jp, i, q, JPHI + d) - _dot_end(end, Jp, i, JPHI + d)
+            for d in range(6):
+                lend = end[0] * lamprev[i, d] + _dot_end(end, Jp, i, JLAM + d)
+                Jv[i, q, JLAM + d] = _ext(Pe, lamprev[i, d], Jp, i, q, JLAM + d) - (lend - lamnow[i, d])
+
+
+@_jit
+def gauge_reset(x, R, body_a, c_a, A_a, gp_a, body_b, c_b, A_b, gp_b, lam, voff, pi_end, pi, xa, Ra, ra, xb, Rb, rb):
+    """The joint frames at the node (:func:`node_frames`, both sides) and ``pi = pi_end + Lambda``,
+    ``Lambda`` the multipliers ``lam (nj, 6)`` as generalized momenta (:func:`generalized`)."""
+    node_frames(x, R, body_a, c_a, A_a, gp_a, xa, Ra, ra)
+    node_frames(x, R, body_b, c_b, A_b, gp_b, xb, Rb, rb)
+    Lam = np.zeros(pi.size)
+    generalized(lam, xa, xb, ra, rb, body_a, body_b, voff, Lam)
+    for k in range(pi.size):
+        pi[k] = pi_end[k] + Lam[k]

@@ -94,8 +94,9 @@ def nfourbar_model(n: int):
     return fm.Model(bodies, joints, [fm.Gravity((0.0, -G, 0.0))])
 
 
-def exact_theta(t, n: int):
-    """Crank angle theta(t) from +x [rad], shape (len(t),), of the exact 1-DOF motion (DOP853, 1e-12)."""
+def exact_theta(t, n: int, with_rate: bool = False):
+    """Crank angle theta(t) from +x [rad], shape (len(t),), of the exact 1-DOF motion (DOP853, 1e-12);
+    with ``with_rate``, also theta'(t) [rad/s]."""
     import numpy as np
     from scipy.integrate import solve_ivp
 
@@ -104,7 +105,7 @@ def exact_theta(t, n: int):
     t = np.asarray(t, dtype=float)
     s = solve_ivp(lambda _, y: [y[1], -c * np.cos(y[0])], (0.0, float(t[-1])), [np.pi / 2, -V0 / LEN],
                   method="DOP853", t_eval=t, rtol=1e-12, atol=1e-12)
-    return s.y[0]
+    return (s.y[0], s.y[1]) if with_rate else s.y[0]
 
 
 def horizontal_passages(theta) -> int:

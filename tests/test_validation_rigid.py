@@ -10,7 +10,7 @@ import pytest
 
 from flexmb import validation
 
-FAST = ["M1", "M2", "M3", "R1", "R2", "R3", "R4", "R5", "R6", "I2", "I3", "I4"]
+FAST = ["M1", "M2", "M3", "R1", "R2", "R3", "R4", "R5", "R6", "I2", "I3", "I4", "I5"]
 ALL = FAST + ["R1-2000"]
 #: cases that expose an engine defect not fixed yet (strict: a pass fails the test, drop the entry then)
 KNOWN_FAILURES = {

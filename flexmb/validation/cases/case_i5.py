@@ -26,7 +26,8 @@ turning with the shaft, everything moves in the x-z plane, so the kinetic energy
 phi is cyclic and the spring lines lie in planes through the axis, so the angular momentum
 H = M_phi omega is conserved; beta and s obey Lagrange's equations with gravity and the two
 spring-dampers of length L = |(l/2 cos b, 0, 1 - l/2 sin b - s)|.  Integrated by SciPy
-``solve_ivp`` (Radau, rtol = 1e-11, atol = 1e-13; the damped fast modes reach -1.3e4 1/s).
+``solve_ivp`` (Radau, rtol = 1e-11, atol = 1e-13; the damped fast modes reach -1.3e4 1/s; rtol =
+1e-12 changes s by 5e-13 m).
 
 Model
 -----
@@ -107,8 +108,9 @@ def spring_length(b, s):
     return np.hypot(LEN / 2 * np.cos(b), 1.0 - LEN / 2 * np.sin(b) - s)
 
 
-def reference(t):
-    """(s, beta, omega) at the times t, each (len(t),), by Radau; and H_z = M_phi omega at t = 0."""
+def reference(t, with_rates: bool = False):
+    """(s, beta, omega) at the times t, each (len(t),), by Radau; and H_z = M_phi omega at t = 0
+    (with ``with_rates``, also s' and beta')."""
     import numpy as np
     from scipy.integrate import solve_ivp
 
@@ -132,6 +134,8 @@ def reference(t):
     t = np.asarray(t, dtype=float)
     sol = solve_ivp(rhs, (0.0, float(t[-1])), [b0, S0, 0.0, 0.0], method="Radau", t_eval=t, rtol=1e-11, atol=1e-13)
     b, s = sol.y[0], sol.y[1]
+    if with_rates:
+        return s, b, H / _m_phi(b), H, sol.y[3], sol.y[2]
     return s, b, H / _m_phi(b), H
 
 

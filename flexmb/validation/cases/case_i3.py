@@ -145,8 +145,9 @@ _CLOSURE_CONST = (XB, YB, XA, YA, XA, YA)
 
 
 def _closure_parts(q, qd):
-    """g (6,), G = dg/dq (6, 7) and the velocity-squared part s (6,) of g'' = G q'' - s... here
-    returned as ``rhs`` with G q'' = rhs (each term a T(c.q): (a T(c.q))'' = a T'(c.q) c.q'' - a T(c.q) (c.q')^2)."""
+    """g (6,), G = dg/dq (6, 7) and ``rhs`` (6,) with ``G q'' = rhs`` on the motion (g'' = 0): each term
+    a T(c.q) has (a T(c.q))'' = a T'(c.q) c.q'' - a T(c.q) (c.q')^2, T = cos or sin, so
+    ``rhs = sum a T(c.q) (c.q')^2``."""
     import numpy as np
 
     g, G, rhs = np.zeros(6), np.zeros((6, 7)), np.zeros(6)
@@ -306,8 +307,8 @@ def run(ctx):
     out = [dict(name=f"{name}(0.03 s) [rad], h = {h_fine:g} s, vs test set", value=float(q003[i]),
                 reference=float(published[i]), tolerance=5e-9, kind="abs") for i, name in enumerate(ANGLE_NAMES)]
     out += [
-        dict(name="scipy reference: max |angle(0.03 s) - test set| [rad]", value=float(np.abs(ref003 - published).max()),
-             reference=0.0, tolerance=5e-9, kind="max"),
+        dict(name="scipy reference: max |angle(0.03 s) - test set| [rad]",
+             value=float(np.abs(ref003 - published).max()), reference=0.0, tolerance=5e-9, kind="max"),
         dict(name="scipy reference: closure drift [m]", value=drift, reference=0.0, tolerance=1e-12, kind="max"),
         dict(name=f"h = {h_fine:g} s: max |angles - scipy reference| over {t_end:g} s [rad]", value=err_f,
              reference=0.0, tolerance=ang_tol, kind="max"),

@@ -16,10 +16,7 @@ The published accuracy measure is the variation of the mechanical energy (zero e
 the hinge between rods 3 and 4.  Validation case I4 compares P3 with an independent 1-DOF
 joint-coordinate solution.
 
-Status: with the current redundancy test (dynamics/redundancy.py, generic neighbour 1e-3 off the
-constraint manifold) flexmb keeps all 30 equations and Newton diverges at t = 0.05 s (see the
-Status section of validation case I4); with the neighbour step 1e-5 the run gives
-|E - E0| 2.5e-11 J and P3 within 9e-11 m of the reference at h = 0.025 s.
+At h = 0.025 s (p = 3) the run gives |E - E0| 2.5e-11 J and P3 within 9e-11 m of the reference.
 
 Run ``python examples/bricard.py``: prints the energy variation, the dropped equation and the
 swing, writes ``results/examples/bricard.png`` (P3 against time).

@@ -110,8 +110,6 @@ def test_nfourbar_follows_the_exact_motion_through_flat_positions(tmp_path):
     assert (tmp_path / "b0.png").stat().st_size > 0
 
 
-@pytest.mark.xfail(strict=True, reason="dynamics/redundancy: the Bricard's dependent equation is not detected "
-                                       "(generic neighbour off the manifold); see validation case I4")
 def test_bricard_drops_one_equation_and_swings_to_pi():
     """IFToMM A04: one dependent equation; from rest, hinge 1 reaches pi at t = 2.5 s (the 1-DOF
     reference of validation case I4: V(pi) = V(0) by symmetry); energy to ~1e-9 J at h = 0.05 s."""

@@ -12,17 +12,6 @@ from flexmb import validation
 
 FAST = ["M1", "M2", "M3", "R1", "R2", "R3", "R4", "R5", "R6", "I2", "I3", "I4", "I5"]
 ALL = FAST + ["R1-2000"]
-#: cases that expose an engine defect not fixed yet (strict: a pass fails the test, drop the entry then)
-KNOWN_FAILURES = {
-    "I4": "Bricard (IFToMM A04): dynamics/redundancy._generic_neighbour steps 1e-3 off the constraint manifold, "
-          "where the Bricard equations are independent at 1.3e-8 > DEPENDENT_TOL, so the dependent equation is "
-          "not dropped and Newton diverges at t = 0.05 s (see the Status section of case_i4.py)",
-}
-
-
-def _params(ids):
-    return [pytest.param(c, marks=pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[c]))
-            if c in KNOWN_FAILURES else c for c in ids]
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +35,12 @@ def test_case_ids_and_slow_flags(specs):
     assert {c for c in ALL if specs[c].slow} == {"R1-2000", "R4", "I2"}
 
 
-@pytest.mark.parametrize("case_id", _params(FAST))
+@pytest.mark.parametrize("case_id", FAST)
 def test_case_fast(specs, case_id):
     check(specs, case_id, fast=True)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case_id", _params(ALL))
+@pytest.mark.parametrize("case_id", ALL)
 def test_case_full(specs, case_id):
     check(specs, case_id, fast=False)

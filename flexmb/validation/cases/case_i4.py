@@ -56,18 +56,16 @@ Metrics and tolerances
 
 Status
 ------
-On the first commit of this case flexmb fails at t = 0.05 s (``ConvergenceError``: "Newton did
-not converge in the time element t = 0.05 .. 0.0507812 s (diverging ...) after 6 step halvings;
-largest correction: joint 'R2', multiplier definition"), because the redundancy test at set-up
-(``dynamics/redundancy.detect_redundant``) re-decides the rank at a "generic neighbour" reached by
-a first-order step of 1e-3 along the admissible motion: that point violates the joints by ~1e-6,
+When this case was written flexmb failed it at t = 0.05 s (``ConvergenceError``: "Newton did not
+converge in the time element t = 0.05 .. 0.0507812 s (diverging ...) after 6 step halvings;
+largest correction: joint 'R2', multiplier definition"): the redundancy test at set-up
+(``dynamics/redundancy.detect_redundant``) re-decided the rank at a "generic neighbour" reached by
+a first-order step of 1e-3 along the admissible motion; that point violates the joints by ~1e-6,
 where the Bricard equations are independent at the 1e-8 level (smallest scaled singular value
-1.27e-8 > DEPENDENT_TOL = 1e-8), so the initial configuration is declared singular (WARNING
-"1 constraint equation(s) are dependent there but not in the neighbouring configurations
-(candidates: R3:s_y)"), nothing is dropped and the kept set is singular to 1e-8.  With the
-neighbour step reduced to 1e-5 (off-manifold O(1e-10), while a genuine change point such as a
-parallelogram four-bar gains rank at O(1e-5)) flexmb drops R3:s_y and the case passes (the figures under
-Metrics were measured that way, by replacing the function in a test script).
+1.27e-8 > DEPENDENT_TOL = 1e-8), so the start was declared singular, nothing was dropped and the
+kept set was singular to 1e-8.  The step is now 1e-5 of the model size (off the manifold by
+O(1e-10), while a genuine change point such as a parallelogram four-bar gains rank at O(1e-5));
+flexmb drops R3:s_y and the figures under Metrics are those of the run.
 """
 from __future__ import annotations
 

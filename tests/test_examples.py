@@ -20,8 +20,8 @@ def load(name: str):
 
 def test_every_example_is_tested_and_listed():
     scripts = sorted(p.stem for p in EXAMPLES.glob("*.py"))
-    assert scripts == ["bipendulum", "chain15", "flexible_slider_crank", "fourbar", "pendulum", "sweep_pendulum",
-                       "sweep_slider_crank"], "add a test here for a new example"
+    assert scripts == ["bipendulum", "bricard", "chain15", "flexible_slider_crank", "fourbar",
+                       "nfourbar", "pendulum", "sweep_pendulum", "sweep_slider_crank"], "add a test here for a new example"
     readme = (EXAMPLES / "README.md").read_text()
     assert all(f"`{s}.py`" in readme for s in scripts)
 
@@ -98,3 +98,22 @@ def test_sweep_slider_crank_deflection_grows_with_omega_squared():
     assert r["n_ok"] == 2
     assert r["table"]["first_max"].tolist() == pytest.approx([0.004475, 0.011059], rel=2e-3)
     assert 2.0 < r["growth"] < 3.5
+
+
+def test_nfourbar_follows_the_exact_motion_through_flat_positions(tmp_path):
+    """IFToMM A02, N = 2: the exact crank angle is a pendulum equation (validation case I2); in 2 s
+    the cranks pass the horizontal twice; p = 3, h = 0.05 s: B0 error 9.7e-8 m, energy 3.0e-6 J."""
+    r = load("nfourbar").main(n=2, t_end=2.0, h=0.05, plot=tmp_path / "b0.png")
+    assert r["dependent_equations"] == 6
+    assert r["b0_error"] < 5e-7
+    assert r["energy_error"] < 1e-5
+    assert (tmp_path / "b0.png").stat().st_size > 0
+
+
+def test_bricard_drops_one_equation_and_swings_to_pi():
+    """IFToMM A04: one dependent equation; from rest, hinge 1 reaches pi at t = 2.5 s (the 1-DOF
+    reference of validation case I4: V(pi) = V(0) by symmetry); energy to ~1e-9 J at h = 0.05 s."""
+    r = load("bricard").main(t_end=2.6, h=0.05, plot=None)
+    assert len(r["dropped"]) == 1
+    assert r["max_hinge1_angle"] == pytest.approx(math.pi, abs=1e-3)
+    assert r["energy_error"] < 1e-7

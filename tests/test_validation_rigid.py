@@ -10,7 +10,7 @@ import pytest
 
 from flexmb import validation
 
-FAST = ["M1", "M2", "M3", "R1", "R2", "R3", "R4", "R5", "R6"]
+FAST = ["M1", "M2", "M3", "R1", "R2", "R3", "R4", "R5", "R6", "I2", "I3", "I4", "I5"]
 ALL = FAST + ["R1-2000"]
 
 
@@ -32,7 +32,7 @@ def test_case_ids_and_slow_flags(specs):
     for case_id in ALL:
         assert case_id in specs
         assert specs[case_id].source and specs[case_id].title
-    assert {c for c in ALL if specs[c].slow} == {"R1-2000", "R4"}
+    assert {c for c in ALL if specs[c].slow} == {"R1-2000", "R4", "I2"}
 
 
 @pytest.mark.parametrize("case_id", FAST)

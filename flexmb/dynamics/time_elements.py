@@ -99,8 +99,9 @@ class TimeElement:
         ``"consistent"`` (odd ``p``; see the class docstring)."""
         if p not in (1, 2, 3):
             raise ValueError(f"time element order p={p!r} is not available; use p = 1, 2 or 3")
-        if transport not in ("node", "consistent"):
-            raise ValueError(f"TimeElement.of_order(transport={transport!r}): use 'node' or 'consistent'")
+        if transport not in ("node", "consistent", "symmetric"):
+            raise ValueError(f"TimeElement.of_order(transport={transport!r}): use 'node', 'consistent' or "
+                             "'symmetric'")
         if transport == "consistent" and p % 2 == 0:
             raise ValueError(f"TimeElement.of_order({p}, transport='consistent'): the consistent transport is "
                              "available for odd p only (1, 3); at even p the constraint-normal node momentum "

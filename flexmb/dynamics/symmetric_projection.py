@@ -1,0 +1,137 @@
+"""Symmetric projection of the node momenta onto the velocity constraints (issue 8 section 3).
+
+The time elements impose the joints' constraints at position level (interior Lobatto points and the
+end node); the node momenta ``p = pi`` (after the gauge reset, ``lambda = 0``) then satisfy the
+velocity constraints ``G M^-1 p = target`` only approximately, and their constraint-normal part is
+a parasitic mode of the element: the end value weighs the start value by ``e0 = (-1)^p``, so that
+part is carried unchanged from node to node at even ``p`` (it accumulates the element's residue
+and leaks into the motion as the constraint normal turns: secular energy growth) and reflected at
+odd ``p`` (bounded, but weakly forced at p = 3).  Projecting the node momenta onto the velocity
+constraints at the end of every element removes the mode but breaks the time symmetry of the
+element (a linear energy drift at every order, docs/energy-drift.md).
+
+The symmetric projection (Hairer, Lubich & Wanner, *Geometric Numerical Integration*, 2nd ed.,
+section V.4.3) applies the *same* constraint impulse ``nu`` at both ends of the element::
+
+    p1' = p1 + e0 G1^T nu                       (start node, before the element)
+    (x2, p2~) = element(x1, p1')                (collocation-consistent transport, unchanged)
+    p2  = p2~ + G2^T nu,   G2 M2^-1 p2 = target(t2)
+
+``G^T nu`` is the wrench of the row multipliers ``nu`` (one per constrained component, frame A)
+on B and its opposite on A, handed to the bodies as generalized momenta with the node's levers
+(:mod:`flexmb.dynamics.projection`, the map of the gauge reset).  Time reversal maps the step
+onto itself with the same ``nu`` (for either sign ``s`` of the start impulse, ``s = e0`` makes the
+start impulse arrive at the end with the sign of the end impulse, so that ``nu`` controls the end
+constraint with gain ``2 G M^-1 G^T``), so the element stays symmetric and the node momenta stay
+on the velocity constraints: the parasitic mode is gone.
+
+``nu`` is found by an outer iteration around the element's Newton (no new unknowns in the element
+system): ``nu <- nu - mu / 2`` with ``mu = (G2 M2^-1 G2^T)^-1 (G2 M2^-1 p2 - target)`` the
+projector's multipliers at the end node (the chord Jacobian ``2 G M^-1 G^T``: the start impulse's
+normal part is carried to the end unchanged up to the turning of the constraint normal over the
+element, which sets the contraction rate).  Each outer iteration re-solves the element from its
+last solution (warm start: a few Newton iterations).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb.dynamics.constraints import node_velocities
+from flexmb.dynamics.layout import JLAM
+from flexmb.dynamics.marching import end_values
+from flexmb.dynamics.newton import newton_solve
+from flexmb.dynamics.projection import (apply_blocks, generalized, inverse_mass_blocks, joint_wrench, node_frames,
+                                        node_projector)
+
+log = logging.getLogger(__name__)
+
+__all__ = ["symmetric_projection", "SymmetricProjection"]
+
+
+def symmetric_projection(te) -> bool:
+    """Whether the time element projects its node momenta symmetrically (``transport="symmetric"``)."""
+    return getattr(te, "transport", "node") == "symmetric"
+
+
+def constraint_impulse(cm, st, loc: NDArray) -> NDArray:
+    """``G^T nu (nv,)``: row multipliers ``loc (nj, 7)`` (:class:`~flexmb.dynamics.projection.NodeProjector`
+    rows, frame A) as generalized momenta of the bodies at node ``st``."""
+    fr = node_frames(cm, st)
+    return generalized(cm, fr, joint_wrench(fr, loc))
+
+
+def end_violation(cm, st, p: NDArray):
+    """``(mu (n,), loc (nj, 7))``: the projector's multipliers ``(G M^-1 G^T)^-1 (G M^-1 p - target)`` of the
+    momenta ``p (nv,)`` at node ``st`` (None, None when the rows are singular)."""
+    proj = node_projector(cm)
+    Mi = inverse_mass_blocks(cm, st)
+    _, mu, loc = proj.project(cm, st, apply_blocks(cm, Mi, p), node_frames(cm, st), Mi=Mi)
+    return mu, loc
+
+
+@dataclass
+class SymmetricProjection:
+    """State of the symmetric projection of one run: the last element's impulse ``nu`` (the predictor
+    of the next), and counters (outer iterations per element)."""
+
+    cm: object
+    te: object
+    #: the last element's impulses as ``(nj, 7)`` row multipliers
+    loc: NDArray | None = None
+    #: largest number of outer iterations per element
+    max_outer: int = 30
+    outer: list = field(default_factory=list)
+
+    def step(self, run, st, h: float, advance):
+        """One element from ``st`` with the symmetric projection: ``(end, U, res, retries)`` as
+        :func:`flexmb.dynamics.simulate._advance` (``advance(start)`` runs it from a start node)."""
+        cm, te = self.cm, self.te
+        if cm.nj == 0 or node_projector(cm).n == 0:
+            return advance(st)
+        e0 = float(te.end[0])
+        lam_scale = self._row_scales(run)
+        loc = np.zeros((cm.nj, 7)) if self.loc is None else self.loc.copy()
+        U = None
+        out = None
+        tol = run.options.newton.tol
+        for k in range(self.max_outer):
+            start = st.copy()
+            start.pi = st.pi + e0 * constraint_impulse(cm, st, loc)
+            if U is None:
+                out = advance(start)
+            else:
+                r = newton_solve(lambda V: run.system.evaluate(V, start, h), U, run.scale, run.factor,
+                                 run.options.newton, residual=lambda V: run.system.residual(V, start, h))
+                if not r.converged:
+                    log.info("symmetric projection: warm Newton failed at t=%.6g (%s); full solve", st.t, r.message)
+                    out = advance(start)
+                else:
+                    out = (end_values(cm, run.system.lay, te, start, h, r.U), r.U, [(start, h, r.U, r)], 0)
+            end, U = out[0], out[1]
+            if len(out[2]) > 1:  # the element was halved: no projection over its pieces
+                log.info("symmetric projection: element at t=%.6g was halved; its node momenta are "
+                         "projected at the end only", st.t)
+                break
+            p2 = end.pi + constraint_impulse(cm, end, loc)
+            mu, mloc = end_violation(cm, end, p2)
+            if mu is None:
+                break
+            err = np.max(np.abs(mloc) / lam_scale)
+            loc = loc - 0.5 * mloc
+            if err <= tol:
+                break
+        self.outer.append(k + 1)
+        end = out[0]
+        # the end momenta with the last impulse used in the element (the remaining violation is below tol)
+        end.pi = end.pi + constraint_impulse(cm, end, loc + 0.5 * mloc) if mu is not None else end.pi
+        self.loc = loc
+        return out
+
+    def _row_scales(self, run) -> NDArray:
+        """``(nj, 7)`` magnitudes of the row multipliers (the joints' multiplier scales of Newton)."""
+        js = run.system.lay.joint_view(np.asarray(run.scale))[:, 0, JLAM:JLAM + 6]  # (nj, 6)
+        return np.concatenate([js, js[:, 3:4]], axis=1)

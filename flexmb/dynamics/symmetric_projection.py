@@ -80,56 +80,93 @@ class SymmetricProjection:
 
     cm: object
     te: object
-    #: the last element's impulses as ``(nj, 7)`` row multipliers
-    loc: NDArray | None = None
+    #: ``(h, nu)`` of the last two elements (the predictor of the next)
+    hist: list = field(default_factory=list)
     #: largest number of outer iterations per element
     max_outer: int = 30
     outer: list = field(default_factory=list)
 
     def step(self, run, st, h: float, advance):
         """One element from ``st`` with the symmetric projection: ``(end, U, res, retries)`` as
-        :func:`flexmb.dynamics.simulate._advance` (``advance(start)`` runs it from a start node)."""
+        :func:`flexmb.dynamics.simulate._advance` (``advance(start)`` runs it from a start node).
+
+        Outer iteration on the row multipliers ``nu (n,)``: Broyden's method (inverse update, in the
+        rows scaled by Newton's multiplier scales) on ``mu(nu) = 0``, started from the chord
+        Jacobian ``2 I`` and from ``nu`` extrapolated linearly from the last two elements."""
         cm, te = self.cm, self.te
-        if cm.nj == 0 or node_projector(cm).n == 0:
+        proj = node_projector(cm)
+        if cm.nj == 0 or proj.n == 0:
             return advance(st)
         e0 = float(te.end[0])
-        lam_scale = self._row_scales(run)
-        loc = np.zeros((cm.nj, 7)) if self.loc is None else self.loc.copy()
-        U = None
-        out = None
+        sc = self._row_scales(run)[proj.jj, proj.cc]
+        nu = self._predict(proj.n, h)
+        H = 0.5 * np.eye(proj.n)  # inverse Jacobian of mu(nu) in scaled rows
+        U = out = None
+        R = dx = None
         tol = run.options.newton.tol
         for k in range(self.max_outer):
             start = st.copy()
-            start.pi = st.pi + e0 * constraint_impulse(cm, st, loc)
-            if U is None:
-                out = advance(start)
-            else:
-                r = newton_solve(lambda V: run.system.evaluate(V, start, h), U, run.scale, run.factor,
-                                 run.options.newton, residual=lambda V: run.system.residual(V, start, h))
-                if not r.converged:
-                    log.info("symmetric projection: warm Newton failed at t=%.6g (%s); full solve", st.t, r.message)
-                    out = advance(start)
-                else:
-                    out = (end_values(cm, run.system.lay, te, start, h, r.U), r.U, [(start, h, r.U, r)], 0)
+            start.pi = st.pi + e0 * constraint_impulse(cm, st, self._loc(nu))
+            out = self._solve(run, start, h, U, advance)
             end, U = out[0], out[1]
-            if len(out[2]) > 1:  # the element was halved: no projection over its pieces
-                log.info("symmetric projection: element at t=%.6g was halved; its node momenta are "
-                         "projected at the end only", st.t)
-                break
-            p2 = end.pi + constraint_impulse(cm, end, loc)
-            mu, mloc = end_violation(cm, end, p2)
-            if mu is None:
-                break
-            err = np.max(np.abs(mloc) / lam_scale)
-            loc = loc - 0.5 * mloc
+            if len(out[2]) > 1:  # the element was halved: its pieces are not projected
+                log.info("symmetric projection: the element at t=%.6g was halved; its pieces' node momenta "
+                         "are not projected", st.t)
+                self.hist.clear()
+                return out
+            mu = end_violation(cm, end, end.pi + constraint_impulse(cm, end, self._loc(nu)))[0]
+            if mu is None:  # singular rows at the end node: keep the element as solved
+                log.info("symmetric projection: singular velocity constraints at t=%.6g; not projected", end.t)
+                self.hist.clear()
+                return out
+            Rn = mu / sc
+            if R is not None:  # Broyden's good update of the inverse Jacobian
+                dR = Rn - R
+                Hd = H @ dR
+                den = dx @ Hd
+                if abs(den) > 1e-300:
+                    H += np.outer(dx - Hd, dx @ H) / den
+            R = Rn
+            err = np.max(np.abs(R))
             if err <= tol:
                 break
+            dx = -(H @ R)
+            nu = nu + dx * sc
+        else:
+            log.info("symmetric projection: outer iteration at t=%.6g stopped at %.3g after %d iterations",
+                     st.t, err, self.max_outer)
         self.outer.append(k + 1)
         end = out[0]
-        # the end momenta with the last impulse used in the element (the remaining violation is below tol)
-        end.pi = end.pi + constraint_impulse(cm, end, loc + 0.5 * mloc) if mu is not None else end.pi
-        self.loc = loc
+        # the end momenta with the impulse the element was solved with (remaining violation below tol)
+        end.pi = end.pi + constraint_impulse(cm, end, self._loc(nu))
+        self.hist = [self.hist[-1], (h, nu)] if self.hist else [(h, nu)]
         return out
+
+    def _predict(self, n: int, h: float) -> NDArray:
+        """``nu`` of the next element: linear extrapolation of the last two of the same length."""
+        hist = [v for hh, v in self.hist if abs(hh - h) <= 1e-12 * h and v.size == n]
+        if len(hist) == 2:
+            return 2.0 * hist[1] - hist[0]
+        return hist[-1].copy() if hist else np.zeros(n)
+
+    def _loc(self, nu: NDArray) -> NDArray:
+        """The rows' multipliers ``nu (n,)`` as ``(nj, 7)``."""
+        proj = node_projector(self.cm)
+        loc = np.zeros((self.cm.nj, 7))
+        loc[proj.jj, proj.cc] = nu
+        return loc
+
+    @staticmethod
+    def _solve(run, start, h, U, advance):
+        """The element from ``start``: from its last solution ``U`` (warm Newton) or, first or when that
+        fails, through ``advance`` (predictor, halvings)."""
+        if U is not None:
+            r = newton_solve(lambda V: run.system.evaluate(V, start, h), U, run.scale, run.factor,
+                             run.options.newton, residual=lambda V: run.system.residual(V, start, h))
+            if r.converged:
+                return end_values(run.cm, run.system.lay, run.te, start, h, r.U), r.U, [(start, h, r.U, r)], 0
+            log.info("symmetric projection: warm Newton failed at t=%.6g (%s); full solve", start.t, r.message)
+        return advance(start)
 
     def _row_scales(self, run) -> NDArray:
         """``(nj, 7)`` magnitudes of the row multipliers (the joints' multiplier scales of Newton)."""

@@ -83,13 +83,15 @@ def save_run(run, path) -> Path:
         ex[f"ckpt/stats/{name}"] = np.asarray(value, dtype=float)
     if getattr(run, "control", None) is not None:  # error-controlled steps (flexmb.dynamics.step_control)
         ex.update({f"ckpt/control/{k}": v for k, v in run.control.state().items()})
+    if getattr(run, "projection", None) is not None:  # symmetric projection: its predictor history
+        ex.update(run.projection.state())
     ex["ckpt/counters"] = np.array([run.n_el, run.wall, run.fac_time, run.system.t_eval, run.system.n_eval], dtype=float)
     blob = _pickle_model(run.model)
     if blob is not None:
         ex["ckpt/model"] = np.frombuffer(blob, dtype=np.uint8)
     sol.extra.update(sol._checked_extra(ex))
     sol.meta["checkpoint"] = {
-        "p": run.te.p, "h": run.h, "t0": run.t0, "t_end": run.t_end,
+        "p": run.te.p, "transport": run.te.transport, "h": run.h, "t0": run.t0, "t_end": run.t_end,
         "options": dataclasses.asdict(run.options), "model_stored": blob is not None,
     }
     tmp = path.with_name(path.name + ".tmp.npz")
@@ -106,7 +108,7 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     """A run (``run_class``: :class:`~flexmb.dynamics.simulate.Run`, built with options of
     ``options_class``) restored from a checkpoint, ready to ``go``."""
     from flexmb.dynamics.newton import NewtonOptions
-    from flexmb.dynamics.time_elements import time_element
+    from flexmb.dynamics.time_elements import TimeElement
     from flexmb.solution import Solution
 
     path = Path(path)
@@ -123,7 +125,10 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
         model = pickle.loads(np.asarray(ex["ckpt/model"], dtype=np.uint8).tobytes())
     od = dict(info["options"])
     options = options_class(**{**od, "newton": NewtonOptions(**od["newton"])})
-    run = run_class(model, float(info["t_end"]), float(info["h"]), time_element(int(info["p"])), float(info["t0"]), options)
+    te = TimeElement.of_order(int(info["p"]), transport=info.get("transport", "node"))
+    run = run_class(model, float(info["t_end"]), float(info["h"]), te, float(info["t0"]), options)
+    if getattr(run, "projection", None) is not None:
+        run.projection.restore(ex)
     from flexmb.dynamics.redundancy import restore_selection
 
     restore_selection(run.cm, sol.meta)  # the dropped equations may have been re-selected during the run

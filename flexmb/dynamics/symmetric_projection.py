@@ -138,9 +138,36 @@ class SymmetricProjection:
         self.outer.append(k + 1)
         end = out[0]
         # the end momenta with the impulse the element was solved with (remaining violation below tol)
-        end.pi = end.pi + constraint_impulse(cm, end, self._loc(nu))
+        loc = self._loc(nu)
+        end.pi = end.pi + constraint_impulse(cm, end, loc)
+        self._book_impulse(st, out[2][0][0], end, e0, loc)
         self.hist = [self.hist[-1], (h, nu)] if self.hist else [(h, nu)]
         return out
+
+    def _book_impulse(self, st, start, end, e0: float, loc: NDArray) -> None:
+        """The projection's impulses as joint impulses for the reactions (:mod:`flexmb.dynamics.reactions`):
+        ``J = joint_wrench(loc)`` (force; moment about B's origin) at the start node (``e0 J(t1)``) and at the
+        end node (``J(t2)``) are added to the element's ``lam_end`` (moment about ``x_B(t2)``), so that the
+        cumulative impulse matches the node momenta, and the start one, which the bodies carry through
+        the element, is kept on the element's start node as ``start_impulse = (e0 J(t1), x_B(t2))`` for
+        the element record (:meth:`flexmb.dynamics.recorder.Recorder.internal`).  Measured on the
+        pendulum (T/24 -> T/48, largest error of the pin force against 3 m g cos(theta)): p = 2
+        4.4e-2 -> 2.9e-3 N (order 3.9; without the impulses 0.16 -> 0.054 N), p = 3 2.8e-3 -> 1.6e-4 N."""
+        f1, f2 = node_frames(self.cm, st), node_frames(self.cm, end)
+        j1, j2 = joint_wrench(f1, loc), joint_wrench(f2, loc)
+        first = e0 * np.concatenate([j1[:, :3], j1[:, 3:] + np.cross(f1.xb - f2.xb, j1[:, :3])], axis=1)
+        if end.lam_end is not None:
+            end.lam_end = end.lam_end + first + j2
+        start.start_impulse = (first, f2.xb.copy())
+
+    def state(self) -> dict:
+        """Checkpoint arrays: the predictor history (so that a resumed run is bit-identical)."""
+        return {f"ckpt/projection/{k}": np.concatenate([[hh], nu]) for k, (hh, nu) in enumerate(self.hist)}
+
+    def restore(self, ex) -> None:
+        """The predictor history from checkpoint arrays ``ex`` (:meth:`state`)."""
+        rows = [np.asarray(ex[f"ckpt/projection/{k}"], dtype=float) for k in range(2) if f"ckpt/projection/{k}" in ex]
+        self.hist = [(float(r[0]), r[1:].copy()) for r in rows]
 
     def _predict(self, n: int, h: float) -> NDArray:
         """``nu`` of the next element: linear extrapolation of the last two of the same length."""

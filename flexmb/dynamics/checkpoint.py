@@ -72,6 +72,8 @@ def save_run(run, path) -> Path:
         ex.update(_state_arrays("ckpt/prev/st", st_prev))
     ex["ckpt/w"] = np.asarray(run.w)
     ex["ckpt/scale"] = np.asarray(run.scale)
+    if getattr(run, "projection", None) is not None:  # symmetric projection: its predictor history
+        ex.update(run.projection.state())
     ex["ckpt/magnitudes"] = run.magnitudes.as_array()
     q = getattr(run.solver, "_q", None)
     if q is not None:
@@ -83,9 +85,8 @@ def save_run(run, path) -> Path:
         ex[f"ckpt/stats/{name}"] = np.asarray(value, dtype=float)
     if getattr(run, "control", None) is not None:  # error-controlled steps (flexmb.dynamics.step_control)
         ex.update({f"ckpt/control/{k}": v for k, v in run.control.state().items()})
-    if getattr(run, "projection", None) is not None:  # symmetric projection: its predictor history
-        ex.update(run.projection.state())
     ex["ckpt/counters"] = np.array([run.n_el, run.wall, run.fac_time, run.system.t_eval, run.system.n_eval], dtype=float)
+    ex["ckpt/singular_t"] = np.asarray(getattr(run, "singular_t", []), dtype=float)
     blob = _pickle_model(run.model)
     if blob is not None:
         ex["ckpt/model"] = np.frombuffer(blob, dtype=np.uint8)
@@ -108,7 +109,7 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     """A run (``run_class``: :class:`~flexmb.dynamics.simulate.Run`, built with options of
     ``options_class``) restored from a checkpoint, ready to ``go``."""
     from flexmb.dynamics.newton import NewtonOptions
-    from flexmb.dynamics.time_elements import TimeElement
+    from flexmb.dynamics.time_elements import TimeElement, time_element
     from flexmb.solution import Solution
 
     path = Path(path)
@@ -125,10 +126,11 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
         model = pickle.loads(np.asarray(ex["ckpt/model"], dtype=np.uint8).tobytes())
     od = dict(info["options"])
     options = options_class(**{**od, "newton": NewtonOptions(**od["newton"])})
-    te = TimeElement.of_order(int(info["p"]), transport=info.get("transport", "node"))
+    # the time element as it ran: its order and its multiplier transport (a run with the opt-in
+    # transport must not resume with the default one)
+    transport = info.get("transport", "node")
+    te = time_element(int(info["p"])) if transport == "node" else TimeElement.of_order(int(info["p"]), transport=transport)
     run = run_class(model, float(info["t_end"]), float(info["h"]), te, float(info["t0"]), options)
-    if getattr(run, "projection", None) is not None:
-        run.projection.restore(ex)
     from flexmb.dynamics.redundancy import restore_selection
 
     restore_selection(run.cm, sol.meta)  # the dropped equations may have been re-selected during the run
@@ -141,6 +143,8 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
         run.prev = (np.array(ex["ckpt/prev/U"]), _state_from("ckpt/prev/st", ex), float(ex["ckpt/prev/h"]))
     run.w = np.array(ex["ckpt/w"])
     run.scale = np.array(ex["ckpt/scale"])
+    if getattr(run, "projection", None) is not None:  # symmetric projection: its predictor history
+        run.projection.restore(ex)
     run.magnitudes = Magnitudes.from_array(ex["ckpt/magnitudes"])
     if "ckpt/solver_q" in ex and hasattr(run.solver, "adopt_ordering"):
         run.solver.adopt_ordering(np.array(ex["ckpt/solver_q"]))
@@ -163,4 +167,6 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
                           if k.startswith(("modal/", "modal_rate/", "interface/"))}
     n_el, run.wall, run.fac_time, run.system.t_eval, n_eval = np.array(ex["ckpt/counters"]).tolist()
     run.n_el, run.system.n_eval = int(n_el), int(n_eval)
+    if "ckpt/singular_t" in ex:  # elements accepted at a (nearly) singular matrix (meta['singular_elements'])
+        run.singular_t = np.array(ex["ckpt/singular_t"]).tolist()
     return run

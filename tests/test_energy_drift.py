@@ -186,11 +186,12 @@ def test_resume_keeps_the_transport_and_is_bit_identical(tmp_path, transport, p)
         assert np.array_equal(getattr(full, name), getattr(rest, name)), name
 
 
-@pytest.mark.slow  # 240,000 elements each: ~30 min (p = 1 consistent, 1920 s), ~50 min (p = 2 symmetric)
-@pytest.mark.parametrize("p, transport", [(1, "consistent"), (2, "symmetric")])
+@pytest.mark.slow  # 240,000 elements each: ~30 min (p = 1 consistent, 1920 s), ~1 h or more (symmetric, ~4 solves each)
+@pytest.mark.parametrize("p, transport", [(1, "consistent"), (2, "symmetric"), (3, "symmetric")])
 def test_pendulum_10000_periods_energy_bounded(p, transport):
-    """Issue 8 section 3 acceptance.  Measured: p = 1 consistent 2.21e-3 J in every tenth; p = 2 symmetric:
-    see docs/energy-drift.md."""
+    """Issue 8 section 3 acceptance.  Measured: p = 1 consistent 2.21e-3 J in every tenth of 10,000 periods.
+    p = 2 and 3 symmetric were measured over 300 / 1,000 periods only (bounded, no trend:
+    docs/energy-drift.md); the 10,000-period runs did not fit the session's shared machine."""
     first, last = _no_trend(p, 10_000, transport)
     assert last <= 1.05 * first + 1e-12
 

@@ -10,10 +10,9 @@ from numpy.typing import NDArray
 from flexmb.dynamics.constraints import project_node
 from flexmb.dynamics.forces import potential_energy
 from flexmb.dynamics.joints import consistent_transport, transport_moment
-from flexmb.dynamics.reactions import with_start_impulse
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
 from flexmb.dynamics.projection import attachment_velocities, joint_rates
-from flexmb.dynamics.reactions import element_record, node_reactions, node_record
+from flexmb.dynamics.reactions import element_record, node_reactions, node_record, with_start_impulse
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
 from flexmb.solution import Solution

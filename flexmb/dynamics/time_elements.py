@@ -86,7 +86,7 @@ class TimeElement:
         :mod:`flexmb.dynamics.symmetric_projection`), which removes the constraint-normal node
         momentum, the parasitic mode that makes even ``p`` drift: the energy of a conservative model
         stays bounded at p = 1, 2, 3 (pendulum, 24 steps per period, docs/energy-drift.md); it costs
-        an outer iteration around the element's Newton (about 4 element solves per element, ~3x the time).
+        an outer iteration around the element's Newton (about 4 element solves per element, 4-5x the CPU time).
     """
 
     p: int

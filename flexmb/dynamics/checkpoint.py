@@ -72,6 +72,8 @@ def save_run(run, path) -> Path:
         ex.update(_state_arrays("ckpt/prev/st", st_prev))
     ex["ckpt/w"] = np.asarray(run.w)
     ex["ckpt/scale"] = np.asarray(run.scale)
+    if getattr(run, "projection", None) is not None:  # symmetric projection: its predictor history
+        ex.update(run.projection.state())
     ex["ckpt/magnitudes"] = run.magnitudes.as_array()
     q = getattr(run.solver, "_q", None)
     if q is not None:
@@ -141,6 +143,8 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
         run.prev = (np.array(ex["ckpt/prev/U"]), _state_from("ckpt/prev/st", ex), float(ex["ckpt/prev/h"]))
     run.w = np.array(ex["ckpt/w"])
     run.scale = np.array(ex["ckpt/scale"])
+    if getattr(run, "projection", None) is not None:  # symmetric projection: its predictor history
+        run.projection.restore(ex)
     run.magnitudes = Magnitudes.from_array(ex["ckpt/magnitudes"])
     if "ckpt/solver_q" in ex and hasattr(run.solver, "adopt_ordering"):
         run.solver.adopt_ordering(np.array(ex["ckpt/solver_q"]))

@@ -48,6 +48,8 @@ def energy_drift_report(cm: CompiledModel, t: NDArray, ke: NDArray, pe: NDArray)
         log.warning(
             "the energy of this conservative model changed by %.3g %% of its scale (%.3g J of %.3g J, at t = %.6g s; "
             "trend first -> last 10 %% of the run: %+.3g %%): the time step is too coarse for this motion; use a "
-            "smaller h or a higher order p", 100 * drift, err[k], scale, t[k], 100 * trend,
+            "smaller h or a higher order p%s", 100 * drift, err[k], scale, t[k], 100 * trend,
+            "; a growing error (positive trend) is the constrained element's secular drift, which "
+            "p=TimeElement.of_order(p, transport='symmetric') removes (docs/energy-drift.md)" if trend > 0 else "",
         )
     return {"energy_drift": drift, "energy_trend": trend, "energy_scale": scale}

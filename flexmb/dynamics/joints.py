@@ -230,8 +230,11 @@ def consistent_transport(te) -> bool:
     the element's residue: with the consistent transport, p = 2 at 24 steps per period gains a
     radial momentum of 0.09 kg m/s per period on the pendulum and its energy error grows like t^2
     (docs/energy-drift.md).  The default stays ``"node"``: the consistent transport has a 2-5x larger
-    error constant at p = 3 and costs ~1.4 ms per element (measured, docs/energy-drift.md)."""
-    return getattr(te, "transport", "node") == "consistent" and te.p % 2 == 1
+    error constant at p = 3 and costs ~1.4 ms per element (measured, docs/energy-drift.md).  The
+    ``"symmetric"`` transport (any ``p``) uses this element and removes that mode by the symmetric
+    projection of the node momenta (:mod:`flexmb.dynamics.symmetric_projection`)."""
+    tr = getattr(te, "transport", "node")
+    return tr == "symmetric" or (tr == "consistent" and te.p % 2 == 1)
 
 
 @once_per_time_element

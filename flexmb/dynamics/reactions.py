@@ -173,6 +173,18 @@ def element_record(te, lam: NDArray, xb: NDArray, mu: NDArray | None = None) -> 
     return np.concatenate([mom.reshape(nj, 6 * (p - 1)), y], axis=1)
 
 
+def with_start_impulse(te, rec: NDArray, imp: NDArray, xb2: NDArray) -> NDArray:
+    """An element record (:func:`element_record`, ``p >= 2``) whose impulse has the constant ``imp (nj, 6)``
+    (force; moment about ``xb2 (nj, 3)``) added: the impulse the symmetric projection applies at the
+    element's start node (:mod:`flexmb.dynamics.symmetric_projection`), which is part of the cumulative
+    impulse at every Gauss point of the element.  A constant changes the ``l = 0`` moment only."""
+    p = te.p
+    out = rec.copy()
+    y = rec[:, 6 * (p - 1):]
+    out[:, :6] += np.concatenate([imp[:, :3], imp[:, 3:] + rot.cross(xb2 - y, imp[:, :3])], axis=1)
+    return out
+
+
 def _about(f: NDArray, m: NDArray, y: NDArray, c: NDArray) -> NDArray:
     """Impulse ``(f, m about y)`` as ``(f, m about c)``, stacked to ``(..., 6)``."""
     return np.concatenate([f, m + rot.cross(y - c, f)], axis=-1)

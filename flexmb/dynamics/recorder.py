@@ -12,7 +12,7 @@ from flexmb.dynamics.forces import potential_energy
 from flexmb.dynamics.joints import consistent_transport, transport_moment
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
 from flexmb.dynamics.projection import attachment_velocities, joint_rates
-from flexmb.dynamics.reactions import element_record, node_reactions, node_record
+from flexmb.dynamics.reactions import element_record, node_reactions, node_record, with_start_impulse
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
 from flexmb.solution import Solution
@@ -100,7 +100,11 @@ class Recorder:
         mu = None
         if xb is not None and consistent_transport(te):  # the impulse polynomial of the consistent transport
             mu = transport_moment(te, h, Jv[..., JLAM:JLAM + 3], xb - xb[:, :1], Jv[..., JNB:JNB + 3])[0]
-        self.imp_el.append(element_record(te, Jv[..., JLAM:JLAM + 6], xb, mu))
+        rec = element_record(te, Jv[..., JLAM:JLAM + 6], xb, mu)
+        start_imp = getattr(st, "start_impulse", None)  # the symmetric projection's impulse at the start node
+        if start_imp is not None and te.p > 1:
+            rec = with_start_impulse(te, rec, *start_imp)
+        self.imp_el.append(rec)
         for i in range(te.p):
             self.force.append(Jv[:, i, JQ:JQ + 3].copy())
             self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())

@@ -32,6 +32,7 @@ from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.recorder import Recorder
 from flexmb.dynamics.rigid_element import rigid_joints
 from flexmb.dynamics.step_control import StepControl
+from flexmb.dynamics.symmetric_projection import SymmetricProjection, symmetric_projection
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state)
 from flexmb.dynamics.time_elements import TimeElement, time_element
@@ -293,6 +294,8 @@ class Run:
         self.system = ElementSystem(self.cm, te)
         self.solver = linear_solver(options.linear_solver)
         self.rec = Recorder(self.cm, te)
+        #: symmetric projection of the node momenta (TimeElement transport="symmetric"), else None
+        self.projection = SymmetricProjection(self.cm, te) if symmetric_projection(te) else None
         self.singular_t: list[float] = []  # start times of elements converged in the residual (newton.py)
         if self.cm.redundant_labels:  # redundant loops: the choice of dropped equations is monitored
             self.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
@@ -337,6 +340,9 @@ class Run:
 
     def solve_element(self, st: ElementStart, h: float, w: NDArray, prev):
         """Solve the element of length ``h`` from ``st`` (halved when Newton fails): ``(end, U, res, retries)``."""
+        if self.projection is not None:  # symmetric projection of the node momenta (issue 8 section 3)
+            return self.projection.step(self, st, h, lambda s: _advance(self.system, s, h, w, prev, self.scale,
+                                                                        self.factor, self.options))
         return _advance(self.system, st, h, w, prev, self.scale, self.factor, self.options)
 
     def commit(self, end: ElementStart, U: NDArray, res, retries, h_scale: float, local_error=None) -> None:

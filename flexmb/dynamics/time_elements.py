@@ -80,7 +80,13 @@ class TimeElement:
         bodies' momenta the Gauss collocation of Newton-Euler with the reactions, and a gauge reset
         that extrapolates that polynomial: the element is time-reversible and a conservative model
         keeps its energy without secular growth at p = 1 (docs/energy-drift.md; it costs ~1.4 ms
-        per element and a 2-5x larger error constant at p = 3).
+        per element and a 2-5x larger error constant at p = 3).  ``"symmetric"`` (any ``p``; opt-in):
+        the consistent transport plus the symmetric projection of the node momenta onto the velocity
+        constraints (the same constraint impulse at both ends of the element,
+        :mod:`flexmb.dynamics.symmetric_projection`), which removes the constraint-normal node
+        momentum, the parasitic mode that makes even ``p`` drift: the energy of a conservative model
+        stays bounded at p = 1, 2, 3 (pendulum, 24 steps per period, docs/energy-drift.md); it costs
+        an outer iteration around the element's Newton (about 4 element solves per element, 4-5x the CPU time).
     """
 
     p: int
@@ -95,16 +101,18 @@ class TimeElement:
 
     @classmethod
     def of_order(cls, p: int, transport: str = "node") -> "TimeElement":
-        """The order-``p`` element (``p`` = 1, 2, 3) with the multiplier ``transport`` ``"node"`` or
-        ``"consistent"`` (odd ``p``; see the class docstring)."""
+        """The order-``p`` element (``p`` = 1, 2, 3) with the multiplier ``transport`` ``"node"``,
+        ``"consistent"`` (odd ``p``) or ``"symmetric"`` (see the class docstring)."""
         if p not in (1, 2, 3):
             raise ValueError(f"time element order p={p!r} is not available; use p = 1, 2 or 3")
-        if transport not in ("node", "consistent"):
-            raise ValueError(f"TimeElement.of_order(transport={transport!r}): use 'node' or 'consistent'")
+        if transport not in ("node", "consistent", "symmetric"):
+            raise ValueError(f"TimeElement.of_order(transport={transport!r}): use 'node', 'consistent' or "
+                             "'symmetric'")
         if transport == "consistent" and p % 2 == 0:
             raise ValueError(f"TimeElement.of_order({p}, transport='consistent'): the consistent transport is "
                              "available for odd p only (1, 3); at even p the constraint-normal node momentum "
-                             "accumulates (docs/energy-drift.md); use p = 1 or 3, or transport='node'")
+                             "accumulates (docs/energy-drift.md); use transport='symmetric' (any p), p = 1 or 3, "
+                             "or transport='node'")
         x, w = np.polynomial.legendre.leggauss(p)
         c = (x + 1.0) / 2.0
         b = w / 2.0

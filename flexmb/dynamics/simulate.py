@@ -255,7 +255,8 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         if t_eval.size and np.all(np.isfinite(t_eval)) and (t_eval.min() < t0 or t_eval.max() > t_end):
             raise ModelError(f"t_eval spans [{t_eval.min():.6g}, {t_eval.max():.6g}] s, outside the run "
                              f"[{t0:.6g}, {t_end:.6g}] s; request times within the simulated interval")
-    run = Run.start(model, t_end, h, p, t0, options)
+    with blas_threads(1):  # the set-up's dense algebra (redundancy SVDs) like the run's: one BLAS thread
+        run = Run.start(model, t_end, h, p, t0, options)
     if rtol is not None:
         run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
         run.control = StepControl(run, *run.tolerances, t_eval=t_eval, estimator=options.step_error)
@@ -274,7 +275,8 @@ def resume(path: str | Path, model: Model | None = None, *, t_end: float | None 
     holding lambdas without ``cloudpickle`` installed).  ``t_end``: a new final time (default: the
     original one).  ``checkpoint``: where to keep checkpointing (default: the same file; None: off).
     """
-    run = load_run(path, Run, SimulationOptions, model, t_end)
+    with blas_threads(1):
+        run = load_run(path, Run, SimulationOptions, model, t_end)
     target = Path(path) if checkpoint == "same" else checkpoint
     return run.go(show_progress=show_progress, checkpoint=target, checkpoint_every=checkpoint_every, on_step=on_step)
 

@@ -202,6 +202,9 @@ class Structure:
         self.ok = bool(ok)
         self.Lp, self.Li, self.Up, self.Ui = Lp, Li, Up, Ui
         self.nnz = int(Li.size + Ui.size + n)
+        #: multiply-adds of one numeric factorization (each U entry (k, j) updates column j by
+        #: column k of L): the cost that the column order decides
+        self.flops = int(np.diff(Lp)[Ui].sum()) if Ui.size else 0
         #: smallest |pivot| / max |entry below| of the last numeric factorization
         self.last_ratio = 1.0
 

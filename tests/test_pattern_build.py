@@ -60,3 +60,15 @@ def test_pattern_rejects_entry_outside_unknowns():
     trip.add(np.array([0, 5]), np.array([1]), np.ones((2, 1)))
     with pytest.raises(AssertionError):
         Pattern(trip, 5)
+
+
+def test_unique_values_bit_identical_to_bincount():
+    rng = np.random.default_rng(7)
+    n = 25
+    trip = Triplets()
+    for _ in range(8):
+        trip.add(rng.integers(0, n, (3, 4)), rng.integers(0, n, (3, 3)), rng.standard_normal((3, 4, 3)))
+    pat = Pattern(trip, n)
+    assert pat._take_u is None  # duplicates present
+    vals = trip.values()
+    assert np.array_equal(pat.unique_values(vals), np.bincount(pat.map, weights=vals, minlength=pat.n_unique))

@@ -109,6 +109,15 @@ def _unique_positions(rows, cols, n):  # pragma: no cover - compiled
 
 
 @_jit
+def _sum_unique(inverse, vals, n_unique):  # pragma: no cover - compiled
+    """``out[inverse[e]] += vals[e]`` in entry order (``np.bincount(inverse, vals)``), ``(n_unique,)``."""
+    out = np.zeros(n_unique)
+    for e in range(inverse.size):
+        out[inverse[e]] += vals[e]
+    return out
+
+
+@_jit
 def _kept_structure(keep, rows_u, cols_u, inverse, n):  # pragma: no cover - compiled
     """CSC structure of the unique positions where ``keep`` (``(U,)`` bool, positions in CSC order).
 
@@ -392,7 +401,8 @@ class Pattern:
         """Values ``(n_unique,)`` at every position of the full pattern (duplicates summed)."""
         if self._take_u is not None:
             return vals[self._take_u]
-        return np.bincount(self.map, weights=vals, minlength=self.n_unique)
+        # compiled: duplicates summed in entry order, bit for bit as np.bincount(map, weights=vals)
+        return _sum_unique(self.map, np.ascontiguousarray(vals, dtype=float), self.n_unique)
 
     def keep_only(self, nonzero: NDArray) -> None:
         """Drop the positions where ``nonzero`` (bool, ``(n_unique,)``) is False."""

@@ -224,6 +224,7 @@ def measure_chain(ns: list[int], steps_for: dict[int, int], h: float = 1e-3) -> 
     print(f"\n1. N-link spherical chain, h = {h:g} s, flexmb p = 1; ms per step (time loop only)")
     print(f"{'N':>5} {'steps':>5} {'flexmb ms':>10} {'its':>5} {'facts':>5} {'Exudyn ms':>10} {'its':>5} "
           f"{'jacs':>5} {'ratio':>7} {'target':>7} {'met':>4}")
+    fm.simulate(flexmb_chain(10), h, h, p=1, show_progress=False)  # warm-up (imports, compiled kernels)
     for n in ns:
         steps = steps_for[n]
         if n <= 100:

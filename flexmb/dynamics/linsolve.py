@@ -10,7 +10,8 @@ Backends
 ``"superlu"`` (default)
     SuperLU for the ordering and the pivots, a compiled refactorization for the rest
     (:class:`Refactor`, kernels in :mod:`flexmb.dynamics.refactor_lu`).  The first matrix of a
-    pattern is factored by SciPy's SuperLU with COLAMD and partial pivoting; its column order and
+    pattern is factored by SciPy's SuperLU with COLAMD (or the minimum degree ordering of
+    ``A^T A`` where COLAMD fills badly, :meth:`Refactor._ordered`) and partial pivoting; its column order and
     row pivots are kept, the structure of ``L`` and ``U`` under them is analysed once, and every
     later matrix with the same pattern is factored numerically along that structure (no ordering,
     no pivot search, no supernode bookkeeping) and solved by compiled triangular solves.  A pivot

@@ -383,7 +383,18 @@ class Pattern:
         if self.n_unique == self.n_entries:
             self._take_u = np.empty(self.n_unique, dtype=np.int64)
             self._take_u[inverse] = np.arange(self.n_unique)
-        self._build(np.ones(self.n_unique, dtype=bool))
+        # the CSC structure of every position is built on first use (:meth:`__getattr__`): the run's
+        # first evaluation drops the structural zeros (keep_only) before any matrix is made
+        self.keep = np.ones(self.n_unique, dtype=bool)
+
+    _BUILT = frozenset(("_kept", "_dropped", "indices", "indptr", "_dest", "nnz", "_template"))
+
+    def __getattr__(self, name):
+        # only called for attributes not set yet: the structure of all positions, built lazily
+        if name in Pattern._BUILT and "keep" in self.__dict__:
+            self._build(self.keep)
+            return self.__dict__[name]
+        raise AttributeError(name)
 
     def _build(self, keep: NDArray) -> None:
         """CSC structure of the unique positions ``keep`` (bool, ``(n_unique,)``)."""

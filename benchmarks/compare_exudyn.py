@@ -39,6 +39,7 @@ Usage::
     python benchmarks/compare_exudyn.py --quick          # N <= 100, fewer accuracy runs, ~1.5 min
     python benchmarks/compare_exudyn.py --json results/compare_exudyn.json
     python benchmarks/compare_exudyn.py --only chain     # or accuracy, pendulum
+    python benchmarks/compare_exudyn.py --only chain --n 1000 3000
 """
 from __future__ import annotations
 
@@ -223,6 +224,7 @@ def measure_chain(ns: list[int], steps_for: dict[int, int], h: float = 1e-3) -> 
     print(f"\n1. N-link spherical chain, h = {h:g} s, flexmb p = 1; ms per step (time loop only)")
     print(f"{'N':>5} {'steps':>5} {'flexmb ms':>10} {'its':>5} {'facts':>5} {'Exudyn ms':>10} {'its':>5} "
           f"{'jacs':>5} {'ratio':>7} {'target':>7} {'met':>4}")
+    fm.simulate(flexmb_chain(10), h, h, p=1, show_progress=False)  # warm-up (imports, compiled kernels)
     for n in ns:
         steps = steps_for[n]
         if n <= 100:
@@ -394,6 +396,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="N <= 100 and fewer accuracy runs (~1.5 min)")
     ap.add_argument("--only", choices=["chain", "accuracy", "pendulum"], nargs="+", help="run only these parts")
     ap.add_argument("--json", type=Path, help="write every figure to this JSON file")
+    ap.add_argument("--n", type=int, nargs="+", metavar="N",
+                    help="chain sizes of part 1 (default 10 100 1000 3000; steps: 300, 100, 30, 12, else 30)")
     args = ap.parse_args(argv)
     if exu is None:
         print("Exudyn is not installed: pip install exudyn (or flexmb[bench])", file=sys.stderr)
@@ -407,7 +411,8 @@ def main(argv=None) -> int:
     results: dict = dict(environment=env)
     if "chain" in parts:
         steps_for = {10: 300, 100: 100, 1000: 30, 3000: 12}
-        results["chain"] = measure_chain([10, 100] if args.quick else [10, 100, 1000, 3000], steps_for)
+        ns = args.n or ([10, 100] if args.quick else [10, 100, 1000, 3000])
+        results["chain"] = measure_chain(ns, {n: steps_for.get(n, 30) for n in ns})
     if "accuracy" in parts:
         if args.quick:
             fl = {3: [1e-2, 5e-3]}

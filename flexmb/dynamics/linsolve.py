@@ -10,7 +10,8 @@ Backends
 ``"superlu"`` (default)
     SuperLU for the ordering and the pivots, a compiled refactorization for the rest
     (:class:`Refactor`, kernels in :mod:`flexmb.dynamics.refactor_lu`).  The first matrix of a
-    pattern is factored by SciPy's SuperLU with COLAMD and partial pivoting; its column order and
+    pattern is factored by SciPy's SuperLU with COLAMD (or the minimum degree ordering of
+    ``A^T A`` where COLAMD fills badly, :meth:`Refactor._ordered`) and partial pivoting; its column order and
     row pivots are kept, the structure of ``L`` and ``U`` under them is analysed once, and every
     later matrix with the same pattern is factored numerically along that structure (no ordering,
     no pivot search, no supernode bookkeeping) and solved by compiled triangular solves.  A pivot
@@ -158,10 +159,21 @@ class Refactor:
     kept column order and fresh row pivots, which are then analysed and reused in turn
     (``n_pivot_changes`` counts these).  ``last_nnz``: entries of the structure of ``L`` and ``U``
     (both diagonals counted, as :class:`SuperLU` counts them).
+
+    Column order (:meth:`_ordered`, once per pattern): COLAMD; when its structure costs more than
+    ``ata_ratio`` (20) multiply-adds per nonzero of ``A`` per refactorization, SuperLU's minimum
+    degree ordering of ``A^T A`` (``MMD_ATA``) is tried too and the structure with fewer
+    multiply-adds is kept (``ordering`` says which).  Measured on the chain's Newton matrices (task
+    BIGN, ``benchmarks/README.md``): p = 1 chains 6 multiply-adds per nonzero with COLAMD (kept;
+    MMD_ATA is no better and costs 2x more to compute at N = 1000); at p >= 2 COLAMD's fill grows
+    (15-link chain p = 3: 114 per nonzero, 2.34 M, 95,414 entries of L + U; 200-link p = 3:
+    60.8 M) and MMD(A^T A) needs 0.56 M / 59,264 (15-link, numeric refactorization 1.25 -> 0.44
+    ms) and 8.0 M (200-link, 65 -> 11.5 ms).
     """
 
-    def __init__(self, pivot_tol: float = 1e-3, relax: int = 3, panel_size: int = 4) -> None:
+    def __init__(self, pivot_tol: float = 1e-3, relax: int = 3, panel_size: int = 4, ata_ratio: float = 20.0) -> None:
         self.pivot_tol = float(pivot_tol)
+        self.ata_ratio = float(ata_ratio)
         self.relax = relax
         self.panel_size = panel_size
         self._key: tuple | None = None
@@ -171,6 +183,9 @@ class Refactor:
         self.n_orderings = 0
         self.n_pivot_changes = 0
         self.last_nnz = 0
+        #: the column ordering in use ("COLAMD" or "MMD_ATA"; None before the first matrix or when
+        #: it came from a checkpoint)
+        self.ordering = None
 
     @property
     def _q(self) -> np.ndarray | None:
@@ -187,8 +202,8 @@ class Refactor:
         self._pending_q = np.asarray(q, dtype=np.int64)
 
     def _pivot(self, A: sp.csc_matrix, q: np.ndarray | None) -> None:
-        """Factor ``A`` with SuperLU (COLAMD when ``q`` is None, else the column order ``q``) and
-        analyse the structure of its pivots."""
+        """Factor ``A`` with SuperLU (a new column order when ``q`` is None, :meth:`_ordered`; else
+        the column order ``q``) and analyse the structure of its pivots."""
         from flexmb.dynamics.refactor_lu import Structure
 
         n = A.shape[0]
@@ -198,21 +213,50 @@ class Refactor:
                 self._adopt(A, s)
                 return
             q = q[:n]
+        if q is None:
+            self._adopt(A, self._ordered(A))
+            return
         try:
-            if q is None:
-                lu = spla.splu(A, permc_spec="COLAMD", diag_pivot_thresh=1.0, options={"SymmetricMode": False})
-                q = np.argsort(lu.perm_c)
-                self.n_orderings += 1
-            else:
-                lu = spla.splu(A[:, q], permc_spec="NATURAL", relax=self.relax, panel_size=self.panel_size,
-                               diag_pivot_thresh=1.0)
-                q = q[np.argsort(lu.perm_c)]  # SuperLU postorders the elimination tree
+            lu = spla.splu(A[:, q], permc_spec="NATURAL", relax=self.relax, panel_size=self.panel_size,
+                           diag_pivot_thresh=1.0)
+            q = q[np.argsort(lu.perm_c)]  # SuperLU postorders the elimination tree
         except RuntimeError as exc:  # "Factor is exactly singular"
             raise SingularMatrixError(str(exc)) from exc
         s = Structure(A.indptr, A.indices, q, lu.perm_r)
         if not s.ok:
             raise SingularMatrixError("structurally singular matrix")
         self._adopt(A, s)
+
+    def _ordered(self, A: sp.csc_matrix):
+        """Column order and pivots for a new pattern: COLAMD, and also the minimum degree ordering of
+        ``A^T A`` when COLAMD's refactorization would cost more than ``ata_ratio`` multiply-adds per
+        nonzero of ``A``; the structure with fewer multiply-adds is kept (see the class docstring)."""
+        from flexmb.dynamics.refactor_lu import Structure
+
+        best = None
+        for spec in ("COLAMD", "MMD_ATA"):
+            if spec == "MMD_ATA" and best.flops <= self.ata_ratio * A.nnz:
+                break
+            try:
+                # relax/panel_size only set SuperLU's supernode blocking (the same pivots: threshold 1,
+                # the largest entry of each column): 14 % faster than its defaults at N = 3000
+                lu = spla.splu(A, permc_spec=spec, diag_pivot_thresh=1.0, relax=self.relax, panel_size=self.panel_size,
+                               options={"SymmetricMode": False})
+            except RuntimeError as exc:  # "Factor is exactly singular"
+                if best is None:
+                    raise SingularMatrixError(str(exc)) from exc
+                break
+            s = Structure(A.indptr, A.indices, np.argsort(lu.perm_c), lu.perm_r)
+            s.ordering = spec
+            if not s.ok:
+                if best is None:
+                    raise SingularMatrixError("structurally singular matrix")
+                break
+            if best is None or s.flops < best.flops:
+                best = s
+        self.n_orderings += 1  # patterns ordered (one or two orderings tried for each)
+        self.ordering = best.ordering
+        return best
 
     def _adopt(self, A: sp.csc_matrix, s) -> None:
         self._key = (A.indptr.copy(), A.indices.copy())

@@ -94,10 +94,51 @@ from typing import Callable
 
 import numpy as np
 
+from flexmb.dynamics.kernels import _jit
 from flexmb.dynamics.linsolve import Factor, SingularMatrixError
 from flexmb.dynamics.rank_deficient import least_squares_solve, near_null_basis, restore_null_components
 
 log = logging.getLogger(__name__)
+
+
+@_jit
+def _scaled_increment(dU, U, scale):  # pragma: no cover - compiled
+    """``w = |dU| / (scale + |U + dU|)`` (``(n,)``), its max and the index of its first max, as
+    ``w.max()`` and ``np.argmax(w)`` give them (NaN propagated; ``0.0, -1`` when ``n = 0``): one
+    pass instead of five array operations (3 ms per element at 144,000 unknowns)."""
+    n = dU.size
+    w = np.empty(n)
+    for i in range(n):
+        w[i] = abs(dU[i]) / (scale[i] + abs(U[i] + dU[i]))
+    if n == 0:
+        return w, 0.0, -1
+    e = w[0]
+    worst = 0
+    for i in range(1, n):
+        if e != e:
+            break
+        if w[i] > e or w[i] != w[i]:
+            e = w[i]
+            worst = i
+    return w, e, worst
+
+
+@_jit
+def _contraction(w, w_prev, err):  # pragma: no cover - compiled
+    """``max(w / max(w_prev, 1e-300))`` over the components with ``w >= 1e-2 err`` (NaN propagated)."""
+    th = -np.inf
+    lim = 1e-2 * err
+    for i in range(w.size):
+        if w[i] >= lim:
+            d = w_prev[i]
+            if d < 1e-300:
+                d = 1e-300
+            r = w[i] / d
+            if r != r:
+                return r
+            if r > th:
+                th = r
+    return th
 
 REUSE_MODES = ("auto", "none", "element", "steps")
 
@@ -321,8 +362,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         if reusing:
             # simplified Newton step with the reused factorization
             dU = -solve(F)
-            w = np.abs(dU) / (scale + np.abs(U + dU))
-            e = float(w.max()) if w.size else 0.0
+            w, e, wmax = _scaled_increment(dU, U, scale)
             # keep it if it contracts enough, and fast enough to reach the tolerance within the
             # iterations left; the first increment of an element with a carried matrix has no
             # rate yet: take it (it cannot be accepted as converged, see below)
@@ -348,8 +388,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
             n_fac += 1
             fresh = True
             dU = -solve(F)
-            w = np.abs(dU) / (scale + np.abs(U + dU))
-            e = float(w.max()) if w.size else 0.0
+            w, e, wmax = _scaled_increment(dU, U, scale)
             if (k > 1 and prev is not None and e > options.roundoff_factor * options.tol
                     and e > options.stall_rate * prev):
                 # increments no longer contracting, above the round-off acceptance below: if the
@@ -359,7 +398,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
                 if rho <= options.residual_tol:
                     return accept_residual(k, rho, f"increment {e:.3g} after {prev:.3g}", solve, J)
         U = U + dU
-        worst = int(np.argmax(w)) if w.size else -1
+        worst = int(wmax)
         err = e
         history.append(err)
         if prev is not None and prev > 0:
@@ -371,8 +410,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         left = np.inf
         if (options.predicted_stop and w_prev is not None and prev > 0 and rate <= options.reuse_rate
                 and err <= np.sqrt(options.tol)):
-            big = w >= 1e-2 * err
-            theta = float(np.max(w[big] / np.maximum(w_prev[big], 1e-300)))
+            theta = float(_contraction(w, w_prev, err))
             if theta < 1.0:
                 left = theta / (1.0 - theta) * err / options.predicted_factor
         if (err <= options.tol and known) or left <= options.tol:

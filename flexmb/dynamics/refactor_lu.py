@@ -43,8 +43,14 @@ def _push(a, n, k):
 
 
 @_jit
-def _symbolic(n, Bp, Bi):
+def _symbolic(n, Bp, Bi, prune=True):
     """Structure of ``L`` and ``U`` of ``B`` (CSC ``Bp (n + 1,)``, ``Bi``) with diagonal pivots.
+
+    With ``prune``, symmetric pruning (Eisenstat & Liu, as in KLU): once ``U(k, j)`` and ``L(j, k)``
+    are both in the structure, the rows of ``L(:, k)`` below ``j`` are reachable through ``j`` and
+    later depth-first searches skip them (the rows of such a column are partitioned, those ``<= j``
+    first; the reach, hence the structure, is the same, and a search's order on the pruned graph is a
+    topological order of the whole one).
 
     Returns ``Lp, Li, Up, Ui, ok``: ``ok`` is False when a column's reach misses its diagonal
     (structurally singular with these pivots)."""
@@ -57,6 +63,7 @@ def _symbolic(n, Bp, Bi):
     stack = np.empty(n, dtype=np.int64)
     pstack = np.empty(n, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
+    Lpend = np.full(n, -1, dtype=np.int64)  # end of the searched part of L(:, k), -1: unpruned
     nl = 0
     nu = 0
     for j in range(n):
@@ -74,7 +81,8 @@ def _symbolic(n, Bp, Bi):
                     pstack[head] = Lp[k] if k < j else 0
                 done = True
                 if k < j:
-                    for pp in range(pstack[head], Lp[k + 1]):
+                    end = Lpend[k] if Lpend[k] >= 0 else Lp[k + 1]
+                    for pp in range(pstack[head], end):
                         c = Li[pp]
                         if mark[c] != j:
                             pstack[head] = pp + 1
@@ -102,6 +110,30 @@ def _symbolic(n, Bp, Bi):
         Up[j + 1] = nu
         if not diag:
             return Lp, Li[:nl].copy(), Up, Ui[:nu].copy(), False
+        if prune:
+            for pu in range(Up[j], Up[j + 1]):
+                k = Ui[pu]
+                if Lpend[k] >= 0:
+                    continue
+                a = Lp[k]
+                b = Lp[k + 1]
+                found = False
+                for q in range(a, b):
+                    if Li[q] == j:
+                        found = True
+                        break
+                if found:
+                    lo = a
+                    hi = b - 1
+                    while lo <= hi:
+                        if Li[lo] <= j:
+                            lo += 1
+                        else:
+                            t = Li[lo]
+                            Li[lo] = Li[hi]
+                            Li[hi] = t
+                            hi -= 1
+                    Lpend[k] = lo
     return Lp, Li[:nl].copy(), Up, Ui[:nu].copy(), True
 
 
@@ -202,6 +234,9 @@ class Structure:
         self.ok = bool(ok)
         self.Lp, self.Li, self.Up, self.Ui = Lp, Li, Up, Ui
         self.nnz = int(Li.size + Ui.size + n)
+        #: multiply-adds of one numeric factorization (each U entry (k, j) updates column j by
+        #: column k of L): the cost that the column order decides
+        self.flops = int(np.diff(Lp)[Ui].sum()) if Ui.size else 0
         #: smallest |pivot| / max |entry below| of the last numeric factorization
         self.last_ratio = 1.0
 

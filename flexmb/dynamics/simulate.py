@@ -31,6 +31,7 @@ from flexmb.dynamics.marching import end_values as _end_values, predict as _pred
 from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.recorder import Recorder
 from flexmb.dynamics.rigid_element import rigid_joints
+from flexmb.dynamics.rotation_predictor import predict_rotations
 from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.symmetric_projection import SymmetricProjection, symmetric_projection
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
@@ -549,7 +550,7 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
     if any(getattr(g, "Ka", None) is not None for g in cm.groups):  # modal frame accelerations start
         # from the projected node velocity
         st.extra[NODE_VELOCITY] = w
-    U0 = _predict(cm, lay, te, st, h, w, prev)
+    U0 = predict_rotations(cm, lay, te, h, w, prev, _predict(cm, lay, te, st, h, w, prev))
     # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
     # by halving the step, so numpy's floating-point warnings are not shown
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):

@@ -109,3 +109,20 @@ def test_progress_is_logged_outside_a_terminal(caplog, monkeypatch):
         fm.simulate(_pendulum(), 0.05, 0.01, show_progress=False)
     lines = [r.getMessage() for r in caplog.records if "simulate: t =" in r.getMessage()]
     assert len(lines) >= 4 and "ETA" in lines[-1]
+
+
+def test_an_element_that_turns_a_body_by_more_than_half_a_revolution_is_split(caplog):
+    """A Newton root in which a body turns by more than pi within one element aliases the motion (with a
+    1e30 N load above: 344 rad in one element, 1e29 m/s and 1e58 J afterwards, impossible by the work of
+    the load); such an element is refused and split.  A body spinning at 100 rad/s about a principal axis
+    with h = 0.05 s (5 rad per element) is integrated on halves and quarters (2.5, 1.25 rad) and ends at
+    the exact angle."""
+    omega = 100.0
+    body = fm.RigidBody("rotor", mass=1.0, inertia=(0.1, 0.2, 0.3), angular_velocity=(0.0, 0.0, omega))
+    with caplog.at_level(logging.INFO, logger="flexmb"):
+        sol = fm.simulate(fm.Model([body], [], []), 0.2, 0.05, p=2, show_progress=False)
+    assert any("'rotor' turns by" in r.getMessage() for r in caplog.records)
+    assert np.all(omega * np.asarray(sol.stats["h"]) <= np.pi) and len(sol.stats["h"]) == 8
+    R = sol.body_rotation[-1, 0]
+    angle = np.arctan2(R[1, 0], R[0, 0])
+    assert abs(np.angle(np.exp(1j * (angle - omega * 0.2)))) < 1e-6

@@ -16,7 +16,14 @@ p         h [s]      30 s run        largest |E - E0| per tenth of the run [J]
 
 The p = 3 error comes in jumps at the whip events and falls 200x when h is halved (2.4 J -> 0.011 J,
 more than the nodal order 2p = 6 would give): a discretization error of the violent events, not a
-secular gain; between events it stays flat.  The test runs p = 3 at h = 0.005 (about 1 minute).
+secular gain; between events it stays flat.  The motion is chaotic: round-off-level changes of the
+engine (the compiled element of rigid models against the general path) move the trajectory, and at
+h = 0.005 the default element is at its edge: on the compiled path a whip event near 21.5 s gains
+energy (3.3e3 J, then 1.7e4 J, each logged as a WARNING) and Newton fails at 21.81 s.  At h = 0.0025
+both paths complete, with bounded errors (2026-11-26 after the merges: largest |E - E0| per tenth
+5e-4 ... 0.19 J compiled, 5e-4 ... 0.07 J general; energy_drift 2.0e-3 / 7.2e-4).  The test runs
+p = 3 at h = 0.0025 (about 40-60 s).  The symmetric transport (docs/energy-drift.md) completes
+p = 2 at h = 0.005 with at most 0.31 J.
 """
 from __future__ import annotations
 
@@ -37,18 +44,18 @@ def chain(n: int = 15) -> fm.Model:
     return fm.Model(bodies, joints, [fm.Gravity((0.0, 0.0, -G))])
 
 
-@pytest.mark.slow  # ~60-120 s
+@pytest.mark.slow  # ~40-60 s
 def test_fifteen_link_chain_runs_30_s_at_p3_with_bounded_energy():
-    sol = fm.simulate(chain(), 30.0, 0.005, p=3, show_progress=False)
+    sol = fm.simulate(chain(), 30.0, 0.0025, p=3, show_progress=False)
     assert sol.meta["complete"] and sol.t[-1] == pytest.approx(30.0)
     E = np.asarray(sol.total_energy)
     err = np.abs(E - E[0])
     ke_max = float(np.max(sol.kinetic_energy))
     assert ke_max > 50.0  # the whip happened (about 100 J of kinetic energy)
-    # bounded: below the drift warning (5 % of the energy scale), measured 2.5 %
-    assert sol.meta["energy_drift"] < 0.05, sol.meta["energy_drift"]
+    # bounded: well below the drift warning (5 % of the energy scale), measured 0.07-0.2 %
+    assert sol.meta["energy_drift"] < 0.01, sol.meta["energy_drift"]
     # no secular growth: the last third of the run does not exceed the middle third by more than the
-    # jump of one whip event (measured: 2.43 J vs 2.34 J)
+    # jump of one whip event (measured: 0.196 J vs 0.194 J compiled path, 0.019 vs 0.070 J general)
     n = err.size
     middle, last = err[n // 3: 2 * n // 3].max(), err[2 * n // 3:].max()
     assert last <= 1.5 * middle, (middle, last)

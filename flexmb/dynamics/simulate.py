@@ -282,6 +282,9 @@ def resume(path: str | Path, model: Model | None = None, *, t_end: float | None 
     return run.go(show_progress=show_progress, checkpoint=target, checkpoint_every=checkpoint_every, on_step=on_step)
 
 
+#: the last element of a fixed-step run is stretched by up to this fraction of h instead of leaving a sliver
+SLIVER = 1e-3
+
 #: wall-time interval of the INFO progress lines when no progress bar is shown [s]
 PROGRESS_LOG_SECONDS = 10.0
 
@@ -337,7 +340,12 @@ class Run:
         one error-controlled step (:mod:`flexmb.dynamics.step_control`)."""
         if self.control is not None:
             return self.control.step(self)
-        h_el = min(self.h, self.t_end - self.st.t)
+        rest = self.t_end - self.st.t
+        # the last element takes what is left when that is at most SLIVER longer than h: node times are
+        # sums of h whose round-off (1e-7 s after 240,000 steps of 0.0987 s) would leave a sliver element
+        # of 1e-7 s at the end, on which Newton stalls (its multipliers of 1 / h)
+        # (a remainder within done()'s tolerance is skipped as before: the element is then exactly h)
+        h_el = rest if rest - self.h > self._end_tol() and rest <= self.h * (1.0 + SLIVER) else min(self.h, rest)
         st_new, U, res, retries = self.solve_element(self.st, h_el, self.w, self.prev)
         self.commit(st_new, U, res, retries, self.h)
 
@@ -425,8 +433,12 @@ class Run:
             self.system.lay = make_layout(self.cm, self.te.p)
             self._plain_lay = None
 
+    def _end_tol(self) -> float:
+        """How close to ``t_end`` a node counts as the end [s]."""
+        return 1e-12 * max(1.0, abs(self.t_end))
+
     def done(self) -> bool:
-        return self.st.t >= self.t_end - 1e-12 * max(1.0, abs(self.t_end))
+        return self.st.t >= self.t_end - self._end_tol()
 
     def go(self, *, show_progress=None, checkpoint=None, checkpoint_every=60.0, on_step=None) -> Solution:
 

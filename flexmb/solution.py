@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,7 @@ def _names(name: str, value: Iterable[str]) -> tuple[str, ...]:
     bad = [n for n in names if not isinstance(n, str)]
     if bad:
         raise ValueError(f"`{name}` must contain strings only; got {bad[0]!r} of type {type(bad[0]).__name__}")
-    dup = sorted({n for n in names if names.count(n) > 1})
+    dup = sorted(n for n, k in Counter(names).items() if k > 1)
     if dup:
         raise ValueError(f"`{name}` must be unique; duplicated: {dup}. Give each entity its own name")
     return names

@@ -10,7 +10,7 @@ import pytest
 
 from flexmb import validation
 
-FAST = ["M1", "M2", "M3", "R1", "R2", "R3", "R4", "R5", "R6", "I2", "I3", "I4", "I5"]
+FAST = ["M1", "M2", "M3", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "I2", "I3", "I4", "I5"]
 ALL = FAST + ["R1-2000"]
 
 

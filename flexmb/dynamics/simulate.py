@@ -32,6 +32,7 @@ from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.recorder import Recorder
 from flexmb.dynamics.rigid_element import rigid_joints
 from flexmb.dynamics.rotation_predictor import predict_rotations
+from flexmb.dynamics.root_checks import flipped_joint, largest_turn
 from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.symmetric_projection import SymmetricProjection, symmetric_projection
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
@@ -555,31 +556,6 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
     cm.redundancy.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
 
 
-#: largest rotation of a body within one time element [rad] (:func:`_largest_turn`)
-MAX_TURN = np.pi
-
-
-def _largest_turn(cm: CompiledModel, lay: Layout, te: TimeElement, U: NDArray):
-    """``(angle, index, body)`` of the largest rotation increment of a body over the element, at its
-    internal points and its end (``theta`` at slot ``BTH`` of each body type that has one, relative to the
-    element's start), when it exceeds :data:`MAX_TURN`; else None.  A Newton root with a body turning by
-    more than half a revolution within one element is an alias of the motion, not a resolution of it (an
-    absurd load of 1e30 N on a 1 kg pendulum at h = 0.05: roots with 1e29 m/s and 1e58 J of kinetic
-    energy, impossible by the work of the load), and is refused like a Newton failure."""
-    worst = None
-    for grp in cm.groups:
-        bth = getattr(grp, "BTH", None)
-        if bth is None or len(grp.bodies) == 0:
-            continue
-        th = lay.group_view(U, grp.bodies, grp.slots)[..., bth:bth + 3]  # (n, p, 3)
-        ang = np.linalg.norm(np.concatenate([th, np.einsum("j,bjd->bd", te.end[1:], th)[:, None]], axis=1), axis=2)
-        k = np.unravel_index(int(np.argmax(ang)), ang.shape)
-        if ang[k] > MAX_TURN and (worst is None or ang[k] > worst[0]):
-            b = int(grp.bodies[k[0]])
-            worst = (float(ang[k]), int(lay.body_start[b] + min(k[1], te.p - 1) * lay.body_slots[b] + bth), b)
-    return worst
-
-
 def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev, scale, factor, options,
              depth: int = 0):
     """Advance one element of length ``h``, splitting it in halves when Newton fails."""
@@ -594,12 +570,19 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
         r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
                          residual=lambda U: system.residual(U, st, h))
     if r.converged:
-        turn = _largest_turn(cm, lay, te, r.U)
+        turn = largest_turn(cm, lay, te, r.U)
         if turn is None:
-            return _end_values(cm, lay, te, st, h, r.U), r.U, [(st, h, r.U, r)], depth
-        r.converged, r.worst = False, turn[1]
-        r.message = (f"converged, but body {cm.model.bodies[turn[2]].name!r} turns by {turn[0]:.3g} rad within the "
-                     f"element, more than half a revolution: the step cannot resolve that motion")
+            st_end = _end_values(cm, lay, te, st, h, r.U)
+            flip = flipped_joint(cm, lay, U0, r.U, st_end)
+            if flip is None:
+                return st_end, r.U, [(st, h, r.U, r)], depth
+            r.converged, r.worst = False, flip[1]
+            r.message = (f"converged, but joint {cm.model.joints[flip[0]].name!r} ends with its relative rotation "
+                         f"{flip[2]:.3g} rad away from its bodies' (a spurious root of the rotation equation)")
+        else:
+            r.converged, r.worst = False, turn[1]
+            r.message = (f"converged, but {turn[2]} turns by {turn[0]:.3g} rad within the "
+                         f"element, more than half a revolution: the step cannot resolve that motion")
     if depth >= options.max_halvings:
         for t_h, h_h, msg in system.halvings[-options.max_halvings:]:
             log.warning("Newton failed at t=%.6g (h=%.3g: %s); the step was halved", t_h, h_h, msg)

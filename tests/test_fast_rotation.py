@@ -108,3 +108,27 @@ def test_heavy_top_at_one_and_a_half_rad_per_element():
         assert sol.stats["iterations"].mean() < 3.5 and len(sol.t) == round(1.0 / h) + 1
     assert err[0.01] < 1e-4 and err[0.005] < 1e-6
     assert np.log2(err[0.01] / err[0.005]) >= 5.0
+
+
+def carrier_with_rotor(spin_carrier: float, spin_rotor: float) -> fm.Model:
+    """A carrier on a revolute about z, a rotor on it at (0.5, 0, 0) on a revolute about x; no gravity."""
+    carrier = fm.RigidBody("carrier", mass=5.0, inertia=(0.2, 0.5, 0.6), angular_velocity=(0, 0, spin_carrier))
+    rotor = fm.RigidBody("rotor", mass=1.0, inertia=(0.02, 0.01, 0.01), position=(0.5, 0, 0),
+                         velocity=(0, 0.5 * spin_carrier, 0), angular_velocity=(spin_rotor, 0, spin_carrier))
+    joints = [fm.Revolute("c", "ground", "carrier", point=(0, 0, 0), axis=(0, 0, 1)),
+              fm.Revolute("r", "carrier", "rotor", point=(0.5, 0, 0), axis=(1, 0, 0))]
+    return fm.Model([carrier, rotor], joints, [])
+
+
+def test_failed_extrapolation_retried_from_the_constant_velocity_guess(caplog):
+    """Rotor at 150 rad/s on a carrier at 50 rad/s, p = 3, h = 0.01 (1.5 rad per element): Newton from
+    the extrapolated guess fails in 16 of 50 elements (each was halved); retried from the constant-
+    velocity guess it converges in all.  The axisymmetric rotor keeps its spin relative to the
+    carrier (Euler: J_x w_x' = (J_y - J_z) w_y w_z = 0), so its angle is 150 t; energy is conserved."""
+    with caplog.at_level("INFO", logger="flexmb"):
+        sol = fm.simulate(carrier_with_rotor(50.0, 150.0), 0.5, 0.01, p=3, show_progress=False)
+    assert not [r for r in caplog.records if "halving the step" in r.getMessage()]
+    assert [r for r in caplog.records if "constant-velocity guess" in r.getMessage()]
+    assert abs(sol.joint_rel_rotation[-1, 1, 2] - 75.0) < 5e-3  # 2.5e-3: the order-6 error at 1.5 rad/element
+    E = sol.kinetic_energy
+    assert np.ptp(E) < 1e-4 * E[0]

@@ -563,26 +563,34 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
     if any(getattr(g, "Ka", None) is not None for g in cm.groups):  # modal frame accelerations start
         # from the projected node velocity
         st.extra[NODE_VELOCITY] = w
-    U0 = predict_rotations(cm, lay, te, h, w, prev, _predict(cm, lay, te, st, h, w, prev))
-    # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
-    # by halving the step, so numpy's floating-point warnings are not shown
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
-                         residual=lambda U: system.residual(U, st, h))
-    if r.converged:
+    # the extrapolation of the previous element first; when Newton fails from it, the constant-velocity
+    # guess before halving the step (large turns per element: the extrapolated polynomials of quantities
+    # that rotate by ~1 rad per element can start Newton outside its basin where the cold guess does not)
+    for guess in ((prev, None) if prev is not None else (None,)):
+        if guess is None and prev is not None:
+            log.info("Newton failed at t=%.6g (h=%.3g: %s) from the extrapolated guess; retrying from the "
+                     "constant-velocity guess", st.t, h, r.message)
+        U0 = predict_rotations(cm, lay, te, h, w, guess, _predict(cm, lay, te, st, h, w, guess))
+        # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
+        # by halving the step, so numpy's floating-point warnings are not shown
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
+                             residual=lambda U: system.residual(U, st, h))
+        if not r.converged:
+            continue
         turn = largest_turn(cm, lay, te, r.U)
-        if turn is None:
-            st_end = _end_values(cm, lay, te, st, h, r.U)
-            flip = flipped_joint(cm, lay, U0, r.U, st_end)
-            if flip is None:
-                return st_end, r.U, [(st, h, r.U, r)], depth
-            r.converged, r.worst = False, flip[1]
-            r.message = (f"converged, but joint {cm.model.joints[flip[0]].name!r} ends with its relative rotation "
-                         f"{flip[2]:.3g} rad away from its bodies' (a spurious root of the rotation equation)")
-        else:
+        if turn is not None:
             r.converged, r.worst = False, turn[1]
             r.message = (f"converged, but {turn[2]} turns by {turn[0]:.3g} rad within the "
                          f"element, more than half a revolution: the step cannot resolve that motion")
+            continue
+        st_end = _end_values(cm, lay, te, st, h, r.U)
+        flip = flipped_joint(cm, lay, U0, r.U, st_end)
+        if flip is None:
+            return st_end, r.U, [(st, h, r.U, r)], depth
+        r.converged, r.worst = False, flip[1]
+        r.message = (f"converged, but joint {cm.model.joints[flip[0]].name!r} ends with its relative rotation "
+                     f"{flip[2]:.3g} rad away from its bodies' (a spurious root of the rotation equation)")
     if depth >= options.max_halvings:
         for t_h, h_h, msg in system.halvings[-options.max_halvings:]:
             log.warning("Newton failed at t=%.6g (h=%.3g: %s); the step was halved", t_h, h_h, msg)

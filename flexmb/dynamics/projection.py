@@ -295,8 +295,13 @@ class _SpdFactor:
             if self.backend == "dense":  # LAPACK directly: the SciPy wrappers cost more than n <= 60 itself
                 c, info = lapack.dpotrf(A, lower=1, clean=0, overwrite_a=0)
                 x = lapack.dpotrs(c, b, lower=1)[0] if info == 0 else None
-                if x is not None and _numerically_singular(A, c):
-                    x = _least_norm(A, b)  # at a singular configuration: no 1 / sigma^2 multipliers
+                if info != 0 or _numerically_singular(A, c):
+                    # at a singular configuration: no 1 / sigma^2 multipliers.  A = G M^-1 G^T is positive
+                    # semi-definite, so a declined Cholesky (info > 0) is a zero eigenvalue that round-off
+                    # made slightly negative (a node on a parallelogram's change point: -5e-17 of the
+                    # largest, scaled), not an indefinite matrix: LU would solve it with multipliers of
+                    # 1e16 and node velocities of 300 m/s (docs/theory.md, section 4)
+                    x = _least_norm(A, b)
             elif self.backend == "cholmod":
                 self._chol.cholesky_inplace(A)
                 x = self._chol(b)

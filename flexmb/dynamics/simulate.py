@@ -34,7 +34,7 @@ from flexmb.dynamics.rigid_element import rigid_joints
 from flexmb.dynamics.rotation_predictor import predict_rotations
 from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.symmetric_projection import SymmetricProjection, symmetric_projection
-from flexmb.dynamics.singular_node import resolve_singular_end
+from flexmb.dynamics.singular_node import solve_element as solve_singular
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state)
 from flexmb.dynamics.time_elements import TimeElement, time_element
@@ -592,13 +592,13 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
     # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
     # by halving the step, so numpy's floating-point warnings are not shown
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
-                         residual=lambda U: system.residual(U, st, h))
+        # (a start or end node on a singular configuration of the loops: flexmb/dynamics/singular_node.py)
+        end, r = solve_singular(system, st, h, U0, scale, options, lambda: newton_solve(
+            lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
+            residual=lambda U: system.residual(U, st, h)))
     if r.converged:
         turn = _largest_turn(cm, lay, te, r.U)
         if turn is None:
-            # an end node on a singular configuration of the loops (a change point): bordered re-solve
-            end, r = resolve_singular_end(system, st, h, U0, r, _end_values(cm, lay, te, st, h, r.U), scale, options)
             return end, r.U, [(st, h, r.U, r)], depth
         r.converged, r.worst = False, turn[1]
         r.message = (f"converged, but body {cm.model.bodies[turn[2]].name!r} turns by {turn[0]:.3g} rad within the "

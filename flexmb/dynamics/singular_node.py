@@ -46,6 +46,8 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from typing import Callable
+
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JOINT_SLOTS, JQ
@@ -103,37 +105,52 @@ def _superlu(A):
     return lu.solve
 
 
-def bordered_system(system, st, h: float, U0: NDArray, scale: NDArray, labels, n: NDArray):
-    """``evaluate(U) -> (F, J)`` of the bordered element (module docstring): the element's rows with,
-    at the end node, the self-stress combinations ``n^T`` of the constrained joint-law rows replaced by
-    ``n^T (Qbar(t2) - Qbar_pred(t2))`` (scaled: rows by ``1/L`` on translations, reactions by ``L`` on
-    forces, the reaction combination divided by its scale ``F L``).  ``F (N,)``, ``J (N, N)`` CSC."""
-    from flexmb.dynamics.time_elements import _lagrange_matrices
+def node_self_stresses(cm, st):
+    """:func:`self_stresses` of the node ``st``, remembered for the last two nodes asked about (by
+    identity and constraint set): the end node of an element is the start node of the next one."""
+    from flexmb.dynamics.projection import _mask_key
 
+    key = _mask_key(cm)
+    memo = getattr(cm, "_singular_memo", [])
+    for node, k, found in memo:
+        if node is st and k == key:
+            return found
+    found = self_stresses(cm, st)
+    cm._singular_memo = [(st, key, found)] + memo[:1]
+    return found
+
+
+def _self_stress_vectors(system, scale: NDArray, labels, n: NDArray):
+    """The self-stresses ``n (m, k)`` as vectors of the element: ``Y (p, N, k)`` the combinations of the
+    constrained joint-law rows at each constraint point (``Y[i, :, c] . F``: the scaled rows combined by
+    ``n[:, c]``), ``Yhat`` their dual (``Y[i]^T Yhat[i] = I``), ``Z (p, N, k)`` the same combinations of
+    the reactions ``Qbar`` at each Gauss point (scaled: forces x L, divided by the scale ``F L``)."""
     cm, lay, te = system.cm, system.lay, system.te
     p = te.p
     jj = np.array([j for j, _ in labels], dtype=np.int64)
     cc = np.array([5 if c == "cross" else c for _, c in labels], dtype=np.int64)
     trans = np.array([isinstance(c, (int, np.integer)) and c < 3 for _, c in labels])
-    L = cm.length_scale
-    rs = np.where(trans, 1.0 / L, 1.0)  # scaled row = rs x row; scaled reaction = reaction / rs
+    rs = np.where(trans, 1.0 / cm.length_scale, 1.0)  # scaled row = rs x row; scaled reaction = reaction / rs
     base = lay.joint_off + jj * p * JOINT_SLOTS + JQ + cc  # joint-law slot of each row at point 0
-    rows = base + (p - 1) * JOINT_SLOTS  # the end node is the last constraint point
-    ell = _lagrange_matrices(te.c, np.array([1.0]))[0][0]  # Gauss values -> value at the end node
-    qcols = base[None, :] + (np.arange(p) * JOINT_SLOTS)[:, None]  # (p, m) Qbar slots
-    kappa = 1.0 / max(float(np.max(scale[qcols[0]] / rs)), 1e-300)  # 1 / (F L)
-    P = n @ n.T
-    Tb = (1.0 / rs)[:, None] * (np.eye(rs.size) - P) * rs[None, :]
-    Cb = (1.0 / rs)[:, None] * P * (kappa / rs)[None, :]
-    N = lay.size
-    keep = np.setdiff1d(np.arange(N), rows)
-    T = sp.csr_matrix((np.r_[np.ones(keep.size), Tb.reshape(-1)],
-                       (np.r_[keep, np.repeat(rows, rows.size)], np.r_[keep, np.tile(rows, rows.size)])),
-                      shape=(N, N))
-    C = sp.csr_matrix(((ell[:, None, None] * Cb[None]).reshape(-1),
-                       (np.broadcast_to(rows[None, :, None], (p, rows.size, rows.size)).reshape(-1),
-                        np.broadcast_to(qcols[:, None, :], (p, rows.size, rows.size)).reshape(-1))),
-                      shape=(N, N))
+    slots = base[None, :] + (np.arange(p) * JOINT_SLOTS)[:, None]  # (p, m): rows at tau_i = Qbar at c_i
+    kappa = 1.0 / max(float(np.max(scale[slots[0]] / rs)), 1e-300)  # 1 / (F L)
+    N, k = lay.size, n.shape[1]
+    Y, Yhat, Z = (np.zeros((p, N, k)) for _ in range(3))
+    for i in range(p):
+        Y[i, slots[i]] = rs[:, None] * n
+        Yhat[i, slots[i]] = n / rs[:, None]
+        Z[i, slots[i]] = (kappa / rs)[:, None] * n
+    return Y, Yhat, Z
+
+
+def bordered_system(system, st, h: float, U0: NDArray, Y: NDArray, Yhat: NDArray, Z: NDArray):
+    """``evaluate(U) -> (F, J)`` of a bordered element (module docstring): the element's rows ``F`` with
+    the combinations ``Y^T F`` (``Y (N, K)``, dual ``Yhat``: ``Y^T Yhat = I``) replaced by
+    ``Z^T (U - U0)`` (``Z (N, K)``): ``F~ = F - Yhat (Y^T F) + Yhat Z^T (U - U0)``.  ``F~ (N,)``, ``J~``
+    CSC ``(N, N)``."""
+    Ys, Yh, Zs = sp.csr_matrix(Y), sp.csr_matrix(Yhat), sp.csr_matrix(Z)
+    T = sp.identity(Y.shape[0], format="csr") - Yh @ Ys.T
+    C = Yh @ Zs.T
 
     def evaluate(U):
         F, J = system.evaluate(U, st, h)
@@ -142,47 +159,98 @@ def bordered_system(system, st, h: float, U0: NDArray, scale: NDArray, labels, n
     return evaluate
 
 
-def resolve_singular_end(system, st, h: float, U0: NDArray, result, end, scale: NDArray, options):
-    """After ``result`` (a converged :class:`~flexmb.dynamics.newton.NewtonResult` of the element from
-    ``st`` of length ``h``, predictor ``U0``) with end node ``end``: if that node is singular
-    (:func:`self_stresses`), solve the element again with the bordered system
-    (:func:`bordered_system`) and return ``(end, result)`` of that solution when the full residual's
-    backward error is at most ``options.newton.residual_tol``; otherwise the inputs unchanged.  The
-    accepted result carries that backward error in ``residual`` (so the run counts it among
-    ``meta["singular_elements"]``) and says what was done in ``message``."""
-    from flexmb.dynamics.marching import end_values
-    from flexmb.dynamics.newton import newton_solve, scaled_residual
+def _start_pins(system, st, h: float, U0: NDArray, Y: NDArray, Z: NDArray):
+    """For an element that starts on a singular node: the combinations of the self-stress reactions
+    ``Z (p, N, k)`` that the interior constraint points' self-stress rows ``Y[:p-1]`` control, ``(N,
+    (p-1) k)``: the range of ``Z^T J^-1 Y`` (the reactions' response to those rows' residuals, ``J`` the
+    element's Jacobian at the predictor)."""
+    p, N, k = Z.shape
+    _, J = system.evaluate(U0, st, h)
+    solve = _superlu(J)
+    Yr = Y[:p - 1].transpose(1, 0, 2).reshape(N, -1)
+    Zc = Z.transpose(1, 0, 2).reshape(N, -1)
+    M = Zc.T @ np.column_stack([solve(Yr[:, c]) for c in range(Yr.shape[1])])
+    Um, sm, _ = np.linalg.svd(M, full_matrices=False)
+    log.debug("singular start node: response of the self-stress reactions to the interior rows, singular values %s",
+              np.array2string(sm, precision=3))
+    return Zc @ Um
 
-    found = self_stresses(system.cm, end)
-    if found is None:
-        return end, result
+
+def _bordered(system, st, h: float, U0: NDArray, scale: NDArray, options, found, where: str):
+    """The bordered solve; ``where``: ``"end"`` (the end node's self-stress rows released, the
+    reactions' value there held at the predictor's) or ``"start"`` (the interior constraint points'
+    rows released, the reaction combinations they control held, :func:`_start_pins`).  The
+    :class:`~flexmb.dynamics.newton.NewtonResult` when it converged and the full residual's backward
+    error is at most ``residual_tol``, else None (logged)."""
+    from flexmb.dynamics.newton import newton_solve, scaled_residual
+    from flexmb.dynamics.time_elements import _lagrange_matrices
+
     labels, n, ratio = found
-    cm, lay, te = system.cm, system.lay, system.te
-    if options.newton.residual_tol <= 0:  # the round-off acceptance is off: nothing can vouch for it
-        return end, result
-    evaluate = bordered_system(system, st, h, U0, scale, labels, n)
-    r = newton_solve(evaluate, U0, scale, _superlu, options.newton)
+    te = system.te
+    p = te.p
+    tol = options.newton.dependent_tol  # the released rows are the (nearly) dependent equations
+    if options.newton.residual_tol <= 0 or (where == "start" and p == 1):  # nothing can vouch for released rows / no interior point
+        return None
+    Y, Yhat, Z = _self_stress_vectors(system, scale, labels, n)
+    what = (f"t = {st.t if where == 'start' else st.t + h:.6g} s: the element {where}s on a singular configuration "
+            f"of the closed loops (smallest scaled singular value of the loop constraints {ratio:.2e} of the largest)")
+    try:
+        if where == "start":
+            Yr = Y[:p - 1].transpose(1, 0, 2).reshape(Y.shape[1], -1)
+            Yh = Yhat[:p - 1].transpose(1, 0, 2).reshape(Y.shape[1], -1)
+            Zr = _start_pins(system, st, h, U0, Y, Z)
+        else:
+            ell = _lagrange_matrices(te.c, np.array([1.0]))[0][0]  # Gauss values -> value at the end node
+            Yr, Yh, Zr = Y[p - 1], Yhat[p - 1], np.einsum("j,jnk->nk", ell, Z)
+    except SingularMatrixError as exc:
+        log.info("%s; the bordered system could not be set up (%s): the plain Newton decides", what, exc)
+        return None
+    r = newton_solve(bordered_system(system, st, h, U0, Yr, Yh, Zr), U0, scale, _superlu, options.newton)
     if not r.converged:
-        log.info("t = %.6g s: the element ends on a singular configuration of the closed loops (smallest scaled "
-                 "singular value of the loop constraints %.2e of the largest); the bordered solve failed (%s): the "
-                 "plain solution is kept", st.t + h, ratio, r.message)
-        return end, result
+        log.info("%s; the bordered solve failed (%s): the plain Newton decides", what, r.message)
+        return None
     with np.errstate(all="ignore"):
         F, J = system.evaluate(r.U, st, h)
     rho = scaled_residual(F, J, scale + np.abs(r.U)) if np.all(np.isfinite(F)) else np.inf
-    if not rho <= options.newton.residual_tol:
-        log.info("t = %.6g s: the element ends on a singular configuration of the closed loops (smallest scaled "
-                 "singular value of the loop constraints %.2e of the largest); with the self-stress rows released "
-                 "the equations hold only to a backward error %.3g > %.3g: the plain solution is kept",
-                 st.t + h, ratio, rho, options.newton.residual_tol)
-        return end, result
-    r.residual = rho
-    r.n_residual += result.n_residual
-    r.n_jacobian += result.n_jacobian
-    r.n_factor += result.n_factor
-    r.iterations += result.iterations
-    r.message = (f"end node on a singular configuration (loop constraints' smallest scaled singular value "
-                 f"{ratio:.2e}): {n.shape[1]} self-stress row(s) released, reaction along them held at the "
+    if not rho <= tol:
+        log.info("%s; with the self-stress rows released the equations hold only to a backward error %.3g > %.3g: "
+                 "the plain Newton decides", what, rho, tol)
+        return None
+    r.residual = rho  # counted among meta["singular_elements"]
+    r.message = (f"{where} node on a singular configuration (loop constraints' smallest scaled singular value "
+                 f"{ratio:.2e}): {Yr.shape[1]} self-stress row(s) released, the reactions they control held at the "
                  f"predictor; backward error {rho:.3g}")
-    log.debug("t = %.6g s: %s", st.t + h, r.message)
-    return end_values(cm, lay, te, st, h, r.U), r
+    log.debug("%s; %s", what, r.message)
+    return r
+
+
+def solve_element(system, st, h: float, U0: NDArray, scale: NDArray, options, plain: Callable):
+    """Solve the element from ``st`` of length ``h`` (predictor ``U0``): ``(end, result)``, ``end`` the end
+    node (None when ``result`` did not converge).  ``plain()`` runs the element's Newton.
+
+    Start node singular (:func:`node_self_stresses`): the bordered solve with every constraint point
+    released (the self-stress reactions of the whole element held at the predictor), else ``plain()``.
+    End node of a plain solution singular: the bordered solve with the end node released replaces it
+    when it can vouch for itself (:func:`_bordered`)."""
+    from flexmb.dynamics.marching import end_values
+
+    cm, lay, te = system.cm, system.lay, system.te
+    found = node_self_stresses(cm, st)
+    r = _bordered(system, st, h, U0, scale, options, found, "start") if found is not None else None
+    if r is None:
+        r = plain()
+        if not r.converged:
+            return None, r
+        end = end_values(cm, lay, te, st, h, r.U)
+        found = node_self_stresses(cm, end)
+        if found is None:
+            return end, r
+        r2 = _bordered(system, st, h, U0, scale, options, found, "end")
+        if r2 is None:
+            return end, r
+        for k in ("n_residual", "n_jacobian", "n_factor", "iterations"):
+            setattr(r2, k, getattr(r2, k) + getattr(r, k))
+        r = r2
+    end = end_values(cm, lay, te, st, h, r.U)
+    node_self_stresses(cm, end)  # for the next element, which starts there
+    return end, r

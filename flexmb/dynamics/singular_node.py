@@ -228,10 +228,10 @@ def solve_element(system, st, h: float, U0: NDArray, scale: NDArray, options, pl
     """Solve the element from ``st`` of length ``h`` (predictor ``U0``): ``(end, result)``, ``end`` the end
     node (None when ``result`` did not converge).  ``plain()`` runs the element's Newton.
 
-    Start node singular (:func:`node_self_stresses`): the bordered solve with every constraint point
-    released (the self-stress reactions of the whole element held at the predictor), else ``plain()``.
-    End node of a plain solution singular: the bordered solve with the end node released replaces it
-    when it can vouch for itself (:func:`_bordered`)."""
+    Start node singular (:func:`node_self_stresses`): the bordered solve with the interior constraint
+    points' self-stress rows released (p >= 2), else ``plain()``.  End node of the plain solution (or,
+    when Newton failed, of the predictor) singular: the bordered solve with the end node's rows
+    released replaces it when it can vouch for itself (:func:`_bordered`)."""
     from flexmb.dynamics.marching import end_values
 
     cm, lay, te = system.cm, system.lay, system.te
@@ -240,14 +240,20 @@ def solve_element(system, st, h: float, U0: NDArray, scale: NDArray, options, pl
     if r is None:
         r = plain()
         if not r.converged:
-            return None, r
-        end = end_values(cm, lay, te, st, h, r.U)
-        found = node_self_stresses(cm, end)
-        if found is None:
-            return end, r
-        r2 = _bordered(system, st, h, U0, scale, options, found, "end")
-        if r2 is None:
-            return end, r
+            # Newton may fail outright when the end node is singular (a row of three parallelograms, three
+            # self-stresses at once, p = 3: diverging): the predictor's end node tells
+            found = self_stresses(cm, end_values(cm, lay, te, st, h, U0))
+            r2 = _bordered(system, st, h, U0, scale, options, found, "end") if found is not None else None
+            if r2 is None:
+                return None, r
+        else:
+            end = end_values(cm, lay, te, st, h, r.U)
+            found = node_self_stresses(cm, end)
+            if found is None:
+                return end, r
+            r2 = _bordered(system, st, h, U0, scale, options, found, "end")
+            if r2 is None:
+                return end, r
         for k in ("n_residual", "n_jacobian", "n_factor", "iterations"):
             setattr(r2, k, getattr(r2, k) + getattr(r, k))
         r = r2

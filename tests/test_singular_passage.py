@@ -246,6 +246,51 @@ def test_node_projection_takes_least_norm_multipliers_at_a_singular_configuratio
     assert np.allclose(f.solve(data(regular), b), np.linalg.solve(regular, b), rtol=1e-14)
 
 
+def test_declined_cholesky_of_the_projection_matrix_takes_least_norm_multipliers(monkeypatch):
+    """``G M^-1 G^T`` is positive semi-definite; on a change point its zero eigenvalue can come out of
+    round-off slightly negative (-5e-17 of the largest, scaled, on the parallelogram at t = 0.1 s), so
+    LAPACK's Cholesky declines (info > 0).  That went to LU, whose multipliers of 1e16 gave node velocities
+    of 344 m/s for 1.5 m/s (kinetic energy 1.5e5 J for 7.5 J); it now takes the least-norm solve."""
+    from flexmb.dynamics import projection
+
+    monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6)
+    n = 3
+    rows, cols = np.divmod(np.arange(n * n), n)
+    f = projection._SpdFactor(n, rows, cols)
+    rng = np.random.default_rng(7)
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    A = Q @ np.diag([2.0, 1.0, -1e-16]) @ Q.T
+    b = A @ np.array([0.3, -0.2, 0.1]) + 1e-9 * Q[:, 2]
+    import scipy.linalg.lapack as lapack
+    assert lapack.dpotrf(A, lower=1)[1] > 0  # declined
+    x = f.solve(np.bincount(f.slot, A[rows, cols], minlength=f.size), b)
+    assert np.abs(x).max() < 1.0  # LU: ~1e7 (1e-9 / 1e-16)
+    assert np.abs(A @ x - b).max() < 1e-8  # solved up to b's 1e-9 outside the range
+    d = np.sqrt(np.diag(A))  # least norm in the metric of the diagonal: no component along the null vector
+    assert abs((Q[:, 2] / d) @ (x * d)) < 1e-6
+
+
+def test_deflated_projection_has_no_component_along_the_self_stress():
+    """At a singular node the projection's multipliers solve ``A mu = b`` on the complement of the
+    self-stress ``V`` (scaled rows) and have none along it, whatever the right-hand side's component there
+    and however small (not zero) ``A``'s eigenvalue along ``V`` is (a node 1e-5 from the change point)."""
+    from flexmb.dynamics.projection import deflated_solve
+
+    rng = np.random.default_rng(11)
+    Q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    rs = np.array([0.5, 0.5, 1.0, 1.0])  # 1/L on the translational rows
+    Ah = Q @ np.diag([3.0, 2.0, 1.0, 1e-11]) @ Q.T  # the scaled matrix, nearly singular along Q[:, 3]
+    A = Ah / rs[:, None] / rs[None, :]
+    b = rng.standard_normal(4)
+    V = Q[:, 3:]
+    mu = deflated_solve(A, b, rs, V)
+    y = mu / rs
+    assert abs(V[:, 0] @ y) < 1e-12
+    P = np.eye(4) - V @ V.T
+    assert np.abs(P @ (Ah @ y - rs * b)).max() < 1e-12
+    assert np.abs(np.linalg.solve(A, b)).max() > 1e9 * np.abs(mu).max() / 10  # the plain solve: 1 / 1e-11
+
+
 def test_elements_converged_in_the_residual_are_counted_and_logged(caplog):
     """Nothing silent: the four-bar at p = 3, h = 0.0025 passes its change point (t = 0.262 s) with
     elements accepted on the backward error (measured: 3 of 120); the run counts them in
@@ -291,14 +336,14 @@ def test_change_point_on_a_time_node(p, h, theta0, n):
     Newton took the anti-parallelogram one (p = 3, h = 0.005: cranks at +-1e-8 rad); the next element
     then needed reactions of 3e3 x their scale along the self-stress and Newton diverged at 0.1175 s.
     Both elements are now solved with the self-stress rows released (flexmb/dynamics/singular_node.py)
-    and the node projection deflates the self-stress.  Every case completes; positions agree with the
-    exact motion within 1e-9 m for p >= 2 (3e-9 m at h = 0.01; measured: p = 3 1e-14 .. 1.6e-12 m, p = 2 9.6e-11 m at h = 0.005, 2.8e-9 m at
-    0.01 on the node itself, the local error of the unconstrained direction; row of three 1.5e-13 m), p = 1
-    as well as a run with steps 2 % longer (change point inside an element);
-    the node reactions stay within 1 % of that run's largest (the physical 34.5 N, 26.98 N m for one
-    parallelogram; before: 4308 N at p = 3, h = 0.01 and 1.5e4 N at h = 0.004, from reactions
-    along the self-stress of +-9300 N at the Gauss points, or ConvergenceError); the elements solved so
-    are counted in meta["singular_elements"]."""
+    and the node projection deflates the self-stress.  Every case completes.  Positions agree with the
+    exact motion within 1e-9 m for p >= 2 (3e-9 m at h = 0.01; measured: p = 3 1e-14 .. 1.6e-12 m, p = 2
+    9.6e-11 m at h = 0.005 and 2.8e-9 m at 0.01 on the node itself, the local error of the unconstrained
+    direction; row of three 1.5e-13 m), for p = 1 as well as in a run with steps 2 % longer (change
+    point inside an element).  The node reactions stay within 1 % of that run's largest (the physical
+    34.5 N, 26.98 N m for one parallelogram; before: 4308 N at p = 3, h = 0.01 and 1.5e4 N at h = 0.004,
+    from reactions along the self-stress of +-9300 N at the Gauss points, or a ConvergenceError).  The
+    elements solved so are counted in meta["singular_elements"]."""
     deg = np.degrees(theta0)
     model = parallelogram_row(deg, n)
     assert np.min(np.abs(change_times(deg, 0.2) / h - np.round(change_times(deg, 0.2) / h))) < 1e-6

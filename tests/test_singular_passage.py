@@ -267,7 +267,7 @@ def test_declined_cholesky_of_the_projection_matrix_takes_least_norm_multipliers
     assert np.abs(x).max() < 1.0  # LU: ~1e7 (1e-9 / 1e-16)
     assert np.abs(A @ x - b).max() < 1e-8  # solved up to b's 1e-9 outside the range
     d = np.sqrt(np.diag(A))  # least norm in the metric of the diagonal: no component along the null vector
-    assert abs((Q[:, 2] / d) @ (x * d)) < 1e-6
+    assert abs((Q[:, 2] * d) @ (x * d)) < 1e-6
 
 
 def test_deflated_projection_has_no_component_along_the_self_stress():

@@ -77,10 +77,16 @@ def self_stresses(cm, st, tol: float = SINGULAR_NODE_TOL):
     k)`` orthonormal in the scaled metric (:func:`flexmb.dynamics.redundancy.scaled_loop_matrix`:
     forces x L, moments) and the smallest singular value over the largest; None when that ratio is
     at least ``tol`` (a regular node) or the model has no loop."""
-    from flexmb.dynamics.redundancy import scaled_loop_matrix
+    from flexmb.dynamics.redundancy import node_svd, scaled_loop_matrix
 
     red = _loop_rows(cm)
-    if red is None:
+    if red is None or red.every > 1:
+        return None
+    # the full set's SVD (shared with the redundancy monitor at this node): generically of rank
+    # n_rows - n_dropped; a singular configuration loses one more
+    Gf, _, _, svf = node_svd(cm, st)
+    r = Gf.shape[0] - len(cm.redundant_labels)
+    if r <= 0 or (r <= svf.size and svf[r - 1] >= tol * max(float(svf[0]), 1e-300)):
         return None
     Gs, labels, _, _ = scaled_loop_matrix(cm, st, red.js)
     if Gs.size == 0:

@@ -1,43 +1,53 @@
-"""Time elements that end on a singular configuration of a closed loop (a change point on a time node).
+"""Time elements that start or end on a singular configuration of a closed loop (a change point on a
+time node; issue 8 section 2, docs/theory.md section 4).
 
-The cause (measured, issue 8 section 2).  At a change point of a loop (a parallelogram four-bar's
-cranks aligned with the ground link) the two branches of the constraint manifold cross: the
-parallelogram motion and the anti-parallelogram one.  The kept loop constraint rows lose a rank;
-their left null vector ``n`` (scaled metric of :func:`flexmb.dynamics.redundancy.scaled_loop_matrix`)
-is a *self-stress*: reactions in equilibrium with no load.  When a time node falls on the change
-point, the element that ends there imposes the constraints at its end node, where the row ``n^T g``
-has a zero gradient: the end configuration along the second branch's tangent is fixed only by the
-quadratic part of that row, which has two roots (one on each branch) as far apart as the node is from
-the change point.  Parallelogram, theta = 0 at 1e-8 rad from the node t = 20 h (p = 3, h = 0.005):
-Newton converged in two iterations to the *anti-parallelogram* root (cranks at +1e-8 and -1e-8 rad,
-coupler turned by -1e-8 rad, 2.5e-9 m from the exact motion), and the next element, started off the
-branch the momenta follow, could only return by reactions of 3e3 x their scale along ``n`` and
-diverged 3.5 elements later.  The element Jacobian shows it: smallest scaled singular value 6e-16,
-left vector the end node's ``n^T`` position rows, right vector ``n^T Qbar`` at the last Gauss point.
+The cause (measured).  At a change point of a loop (a parallelogram four-bar's cranks aligned with the
+ground link) the two branches of the constraint manifold cross: the parallelogram motion and the
+anti-parallelogram one.  The kept loop constraint rows lose a rank; their left null vector ``n``
+(scaled metric of :func:`flexmb.dynamics.redundancy.scaled_loop_matrix`) is a *self-stress*: reactions
+in equilibrium with no load.  When a time node falls on the change point, the element that ends there
+imposes the constraints at its end node, where the row ``n^T g`` has a zero gradient: the end
+configuration along the second branch's tangent is fixed only by the quadratic part of that row, which
+has two roots (one on each branch) as far apart as the node is from the change point.  Parallelogram,
+theta = 0 at 1e-8 rad from the node t = 20 h (p = 3, h = 0.005): Newton converged in two iterations to
+the *anti-parallelogram* root (cranks at +1e-8 and -1e-8 rad, coupler turned by -1e-8 rad, 2.5e-9 m from
+the exact motion), and the next element, started off the branch the momenta follow, could only return
+by reactions of 3e3 x their scale along ``n`` and diverged 3.5 elements later.  The element Jacobian
+shows it: smallest scaled singular value 6e-16, left vector the end node's ``n^T`` position rows, right
+vector ``n^T Qbar`` at the last Gauss point.  The element that starts on the node has its own
+degeneracy: the reactions along ``n`` act on the motion through levers that vanish at its start
+(singular values 1.4e-15, 4e-9, 2.4e-8 against 7e-7 for the rest); left to Newton they took +-9300 N at
+the Gauss points (node reactions 4308 N against the physical 34.5 N, p = 3, h = 0.01) or stalled.
 
-The treatment (:func:`resolve_singular_end`).  After an element has converged, the kept loop rows at
-its end node are checked (:func:`self_stresses`: smallest scaled singular value below
-:data:`SINGULAR_NODE_TOL` of the largest).  If the node is (nearly) singular, the element is solved
-again from the same predictor with a *bordered* system of the same size: at the end node the rows
-``n_k^T g`` (the constrained joint-law rows combined by each self-stress ``n_k``) are replaced by
-``n_k^T (Qbar(t2) - Qbar_pred(t2)) = 0``, ``Qbar(t2)`` the reactions' polynomial (degree ``p - 1``
-through the Gauss values) at the end node: the reaction along the self-stress *at the singular
-instant*, which the kinematics do not determine, is held at the value extrapolated from the previous
-element (the least-norm change from the predictor), and the end configuration along the second
-branch follows the dynamics.  The released rows are then checked on the original equations: the
-element is accepted only when the backward error of the full residual
-(:func:`flexmb.dynamics.newton.scaled_residual`) is at most ``NewtonOptions.residual_tol`` (the
-released rows hold to round-off: they are implied there); otherwise the plain solution is kept (the
-node was not singular enough for the bordered one to vouch for it) and the event is logged.  Measured
-on the case above: backward error 3.9e-17, the next element starts on the parallelogram branch (1e-14
-m), passes with the near-null reset of :mod:`flexmb.dynamics.newton`, and positions stay within 1e-13
-m of the exact motion.
+The treatment (:func:`solve_element`), with *bordered* systems of the element's size
+(:func:`bordered_system`: row combinations ``Y^T F`` replaced by ``Z^T (U - U0)``):
 
-Cost: one dense SVD (singular values only) of the kept loop rows per converged element, for models
-with joints on closed loops (the loop set's size, not the model's); loop sets above
-:data:`flexmb.dynamics.redundancy.MONITOR_SIZE` entries are checked at every ``k``-th node like the
-redundancy monitor.  The bordered solve runs only at a singular node, with its own SuperLU (the run's
-refactorization keeps its pattern and pivots, so runs stay bit-identical elsewhere).
+* end node singular (:func:`self_stresses`: the kept loop rows' smallest scaled singular value below
+  :data:`SINGULAR_NODE_TOL` of the largest, checked after every converged element, and on the
+  predictor's end node when Newton failed): the element is solved again from its predictor with the
+  end node's rows ``n_k^T g`` replaced by ``n_k^T (Qbar(t2) - Qbar_pred(t2)) = 0``, ``Qbar(t2)`` the
+  reactions' polynomial (degree ``p - 1`` through the Gauss values) at the end node: the reaction along
+  the self-stress *at the singular instant*, which the kinematics do not determine, is held at the value
+  extrapolated from the previous element (the least-norm change from the predictor), and the end
+  configuration along the second branch follows the dynamics;
+* start node singular (p >= 2): the interior constraint points' rows ``n_k^T g`` are released and the
+  reaction combinations they control are held at the predictor (:func:`_start_pins`); the end node
+  keeps all its rows.
+
+The released rows are checked on the original equations: a bordered solution is accepted only when the
+full residual's backward error (:func:`flexmb.dynamics.newton.scaled_residual`) is at most
+``NewtonOptions.dependent_tol``; otherwise the plain Newton decides (INFO line), and fails loudly as
+before if it fails.  Accepted ones carry that backward error in ``NewtonResult.residual`` and count in
+``meta["singular_elements"]``.  The node-velocity projection at a singular node is deflated along the
+self-stresses (:func:`flexmb.dynamics.projection.deflated_solve`).
+
+Cost: the singular-node test reads the full loop set's SVD at the end node
+(:func:`flexmb.dynamics.redundancy.node_svd`), which the redundancy monitor reuses at that node: no
+extra SVD for models with dropped equations, one per element for loop models without; the kept rows'
+SVD only near a singular node.  Loop sets that the monitor examines every ``k``-th node only (above
+:data:`flexmb.dynamics.redundancy.MONITOR_SIZE` entries) are not checked.  The bordered solves run with
+their own SuperLU (the run's refactorization keeps its pattern and pivots: runs without a singular node
+are unchanged, bit for bit).
 """
 from __future__ import annotations
 

@@ -491,12 +491,14 @@ class NodeProjector:
 
 
 def _singular_node(cm, st):
-    """The self-stresses of the loops at a node on a singular configuration
-    (:func:`flexmb.dynamics.singular_node.node_self_stresses`, remembered from the element that ended
-    there), or None."""
-    from flexmb.dynamics.singular_node import node_self_stresses
-
-    return node_self_stresses(cm, st) if getattr(cm, "redundancy", None) is not None else None
+    """The self-stresses of the loops at a node on a singular configuration, as
+    :func:`flexmb.dynamics.singular_node.node_self_stresses` remembered them for this node (the element
+    that ended there checked it), or None; only looked up here (no import of the run's modules)."""
+    key = _mask_key(cm)
+    for node, k, found in getattr(cm, "_singular_memo", ()):
+        if node is st and k == key:
+            return found
+    return None
 
 
 def deflated_solve(A: NDArray, b: NDArray, rs: NDArray, V: NDArray) -> NDArray:

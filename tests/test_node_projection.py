@@ -311,8 +311,10 @@ def test_projection_is_the_least_kinetic_energy_change_onto_the_constraints():
 
 @pytest.mark.parametrize("backend", ["dense", "superlu", "cholmod"])
 def test_singular_rows_fall_back_as_before(backend, monkeypatch):
-    """Dependent rows (a singular ``G M^-1 G^T``): no projection at the nodes (``None``, as the former
-    ``splu`` failure gave) and least squares for the set-up projection; a regular matrix is solved."""
+    """Dependent rows (a singular ``G M^-1 G^T``): with the sparse backends no projection at the nodes
+    (``None``, as the former ``splu`` failure gave) and least squares for the set-up projection; the
+    dense backend takes the least-norm solve in both cases (its Cholesky declines a semi-definite matrix:
+    a zero eigenvalue, tests/test_singular_passage.py); a regular matrix is solved."""
     from flexmb.dynamics import projection
 
     if backend == "cholmod" and projection._cholmod() is None:
@@ -329,7 +331,10 @@ def test_singular_rows_fall_back_as_before(backend, monkeypatch):
 
     singular = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
     b = np.array([1.0, 1.0, 4.0])
-    assert f.solve(data(singular), b) is None
+    if backend == "dense":
+        assert np.allclose(f.solve(data(singular), b), [0.5, 0.5, 2.0], atol=1e-10)
+    else:
+        assert f.solve(data(singular), b) is None
     x = f.solve(data(singular), b, singular="lsqr")
     assert np.allclose(x, [0.5, 0.5, 2.0], atol=1e-10)  # minimum-norm least squares
     regular = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.0], [0.5, 0.0, 2.0]])

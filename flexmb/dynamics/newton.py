@@ -76,7 +76,10 @@ its stationary residual is below ``dependent_tol`` (consistent dependent equatio
 (divergence, no convergence: a step too long, a model that locks, an absurd load) are reported as
 before.  Measured on the parallelogram four-bar and a row of three (tests/test_singular_passage.py):
 p = 1, 2, 3 x h = 0.01 .. 0.00125, 1.1 s, every run completes (before: 6 of 12 failed for each), positions
-at the nodal order.
+at the nodal order.  A change point *on* a time node needs more than this (the end node's self-stress
+row has two nearby roots, the next element's reactions along it are undetermined): the elements that
+end or start there are solved by :mod:`flexmb.dynamics.singular_node` with bordered systems that call
+this function with their own residual and factorization.
 
 The default is set by measurement (``benchmarks/chain.py --compare``: chain of N bars, one run
 on the 2-core development machine, wall time of the time loop relative to full Newton with the

@@ -295,8 +295,13 @@ class _SpdFactor:
             if self.backend == "dense":  # LAPACK directly: the SciPy wrappers cost more than n <= 60 itself
                 c, info = lapack.dpotrf(A, lower=1, clean=0, overwrite_a=0)
                 x = lapack.dpotrs(c, b, lower=1)[0] if info == 0 else None
-                if x is not None and _numerically_singular(A, c):
-                    x = _least_norm(A, b)  # at a singular configuration: no 1 / sigma^2 multipliers
+                if info != 0 or _numerically_singular(A, c):
+                    # at a singular configuration: no 1 / sigma^2 multipliers.  A = G M^-1 G^T is positive
+                    # semi-definite, so a declined Cholesky (info > 0) is a zero eigenvalue that round-off
+                    # made slightly negative (a node on a parallelogram's change point: -5e-17 of the
+                    # largest, scaled), not an indefinite matrix: LU would solve it with multipliers of
+                    # 1e16 and node velocities of 300 m/s (docs/theory.md, section 4)
+                    x = _least_norm(A, b)
             elif self.backend == "cholmod":
                 self._chol.cholesky_inplace(A)
                 x = self._chol(b)
@@ -313,6 +318,15 @@ class _SpdFactor:
             if x is None:
                 return None
         return x if self.iperm is None else x[self.iperm]
+
+    def dense(self, data: NDArray) -> NDArray:
+        """The matrix of the values ``data`` as a dense array in the original row order."""
+        if self.backend == "dense":
+            return data.reshape(self.n, self.n)
+        A = self.matrix(data).toarray()
+        if self.backend == "cholmod":  # the stored triangle or both: symmetrize from the lower one
+            A = np.tril(A) + np.tril(A, -1).T
+        return A if self.iperm is None else A[self.iperm][:, self.iperm]
 
     @staticmethod
     def _fallback(A, b, singular: str):
@@ -378,6 +392,22 @@ class NodeProjector:
         cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
         self.factor = _SpdFactor(self.n, rows, cols)
 
+    def _singular_node(self, cm, st, data: NDArray, viol: NDArray, found=False):
+        """At a node on a singular configuration of the loops (``found``, or looked up): the rows'
+        multipliers by :func:`deflated_solve` (no component along the self-stresses); else None."""
+        if found is False:
+            found = _singular_node(cm, st)
+        if found is None:
+            return None
+        labels, n, _ = found
+        row = {lab: r for r, lab in enumerate(self.labels)}
+        V = np.zeros((self.n, n.shape[1]))
+        for a, lab in enumerate(labels):
+            if lab in row:
+                V[row[lab]] = n[a]
+        rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in self.labels])
+        return deflated_solve(self.factor.dense(data), viol, rs, V)
+
     @property
     def labels(self) -> list:
         """Row labels ``(joint, component)``, component 0-5 or ``"cross"`` (built at the first request)."""
@@ -420,7 +450,10 @@ class NodeProjector:
         nu_a = attachment_velocities(fr.map_a, w2, cm.nj)
         nu_b = attachment_velocities(fr.map_b, w2, cm.nj)
         viol = joint_rates(fr, nu_a, nu_b)[self.jj, self.cc] - self.target(cm, st.t)
-        mu = self.factor.solve(self.matrix_values(cm, st, fr, Mi), viol, singular)
+        data = self.matrix_values(cm, st, fr, Mi)
+        mu = self._singular_node(cm, st, data, viol)
+        if mu is None:
+            mu = self.factor.solve(data, viol, singular)
         if mu is None:
             return w2, None, None
         loc = np.zeros((cm.nj, 7))
@@ -441,16 +474,45 @@ class NodeProjector:
         Ji, w2, A = np.empty((nb, 3, 3)), np.empty(cm.nv), np.zeros((n, n))
         mu, loc, w = np.empty(n), np.empty((cm.nj, 7)), np.empty(cm.nv)
         args = (fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb, fr.ncross, rn.side[0][0], rn.side[1][0])
+        singular = _singular_node(cm, st)
+        if singular is not None:
+            tol = np.inf  # the compiled Cholesky declines: the matrix and the violation for the deflated solve
         if not rn_mod.project(st.R, rn.J0inv, rn.minv, rn.voff, np.ascontiguousarray(p, dtype=float), *args,
                               rn.universal, self.jj, self.cc, self.target(cm, st.t), tol, Ji, w2, A, mu,
                               loc, w):
-            mu = self.factor.solve(A.reshape(-1), mu, "none")  # (mu holds the violation)
+            x = self._singular_node(cm, st, A.reshape(-1), mu, singular)
+            mu = self.factor.solve(A.reshape(-1), mu, "none") if x is None else x  # (mu holds the violation)
             if mu is None:
                 return w2, w2, None, None
             xa, Ra, xb, Rb, ra, rb, ncross, body_a, body_b = args
             rn_mod._correct(Ji, rn.minv, rn.voff, Ra, ncross, xa, xb, ra, rb, body_a, body_b, self.jj, self.cc,
                             np.ascontiguousarray(mu), w2, loc, w)
         return w, w2, mu, loc
+
+
+def _singular_node(cm, st):
+    """The self-stresses of the loops at a node on a singular configuration, as
+    :func:`flexmb.dynamics.singular_node.node_self_stresses` remembered them for this node (the element
+    that ended there checked it), or None; only looked up here (no import of the run's modules)."""
+    key = _mask_key(cm)
+    for node, k, found in getattr(cm, "_singular_memo", ()):
+        if node is st and k == key:
+            return found
+    return None
+
+
+def deflated_solve(A: NDArray, b: NDArray, rs: NDArray, V: NDArray) -> NDArray:
+    """``mu (n,)`` with ``A mu = b`` on the complement of the self-stresses ``V (n, k)`` (orthonormal in
+    the rows scaled by ``rs``: ``1/L`` on translations) and no component along them: with
+    ``A^ = D A D``, ``D = diag(rs)``, ``P = I - V V^T``, ``(P A^ P + V V^T) y = P D b`` and ``mu = D y``.
+    At a node on a change point ``A = G M^-1 G^T`` is singular along ``V`` (``G^T D V = 0``) and
+    nearly so at 1e-5 of one (its eigenvalue ~ sigma^2): the plain solve puts ``(G w2)_V / sigma^2``
+    there, multipliers of 1e16 (exactly singular: LU) or a 1 N s impulse at 9e-6 of the change point
+    (p = 1: reactions of 140 N at the neighbouring nodes against 18 N), which leave the velocities alone
+    (``G^T D V = 0``) but are recovered as node reactions; here they are zero (least norm)."""
+    P = np.eye(rs.size) - V @ V.T
+    Ah = rs[:, None] * A * rs[None, :]
+    return rs * _least_norm(P @ Ah @ P + V @ V.T, P @ (rs * b))
 
 
 def inverse_mass_blocks(cm, st) -> dict:

@@ -126,7 +126,7 @@ def scaled_loop_matrix(cm, st, js):
     return Gs, labels, cols, colscale
 
 
-def _rank_select(Gs):
+def _rank_select(Gs, svd=None):
     """Rank decision and choice of the rows to drop, from the SVD of ``Gs`` ``(n_rows, n_cols)``.
 
     The rank counts the singular values above :data:`DEPENDENT_TOL` of the largest; the left null
@@ -139,7 +139,7 @@ def _rank_select(Gs):
     n = Gs.shape[0]
     if Gs.size == 0:
         return 0, np.arange(n), np.zeros(0), np.zeros((n, n))
-    U, sv, _ = np.linalg.svd(Gs, full_matrices=True)
+    U, sv = svd if svd is not None else np.linalg.svd(Gs, full_matrices=True)[:2]
     rank = int(np.sum(sv > DEPENDENT_TOL * max(sv[0], 1e-300)))
     N = U[:, rank:]
     if N.shape[1] == 0:
@@ -366,6 +366,21 @@ def _full_loop_matrix(cm, st):
     return Gs, labels
 
 
+def node_svd(cm, st):
+    """``(Gs, labels, U, sv)``: the scaled loop matrix of the full constraint set at the node ``st`` and
+    its SVD (``full_matrices=True``), remembered for the last node asked about (by identity): the
+    singular-node check of an element's end node (:mod:`flexmb.dynamics.singular_node`) and the monitor
+    at that node (:func:`choice_quality`) share one SVD."""
+    red = cm.redundancy
+    memo = getattr(red, "svd_memo", None)
+    if memo is not None and memo[0] is st:
+        return memo[1]
+    Gs, labels = _full_loop_matrix(cm, st)
+    U, sv = np.linalg.svd(Gs, full_matrices=True)[:2] if Gs.size else (np.eye(Gs.shape[0]), np.zeros(0))
+    red.svd_memo = (st, (Gs, labels, U, sv))
+    return red.svd_memo[1]
+
+
 def choice_quality(cm, st):
     """How good the current choice of dropped equations is at ``st``, and a fresh choice.
 
@@ -380,8 +395,8 @@ def choice_quality(cm, st):
     red = getattr(cm, "redundancy", None)
     if red is None or red.js.size == 0:
         return 1.0, 1.0, None, 0.0
-    Gs, labels = _full_loop_matrix(cm, st)
-    rank, order, sv, N = _rank_select(Gs)
+    Gs, labels, U, sv = node_svd(cm, st)
+    rank, order, sv, N = _rank_select(Gs, (U, sv))
     red.null = (labels, N)  # for the least-norm reactions (:func:`least_norm_reactions`)
     kappa = float(sv[rank - 1] / sv[0]) if rank else 1.0
     if N.shape[1] != len(cm.redundant_labels):

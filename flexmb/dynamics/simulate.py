@@ -35,6 +35,7 @@ from flexmb.dynamics.rotation_predictor import predict_rotations
 from flexmb.dynamics.root_checks import flipped_joint, largest_turn
 from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.symmetric_projection import SymmetricProjection, symmetric_projection
+from flexmb.dynamics.singular_node import solve_element as solve_singular
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state)
 from flexmb.dynamics.time_elements import TimeElement, time_element
@@ -574,8 +575,10 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
         # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
         # by halving the step, so numpy's floating-point warnings are not shown
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
-                             residual=lambda U: system.residual(U, st, h))
+            # (a start or end node on a singular configuration of the loops: flexmb/dynamics/singular_node.py)
+            st_end, r = solve_singular(system, st, h, U0, scale, options, lambda: newton_solve(
+                lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
+                residual=lambda U: system.residual(U, st, h)))
         if not r.converged:
             continue
         turn = largest_turn(cm, lay, te, r.U)
@@ -584,7 +587,6 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
             r.message = (f"converged, but {turn[2]} turns by {turn[0]:.3g} rad within the "
                          f"element, more than half a revolution: the step cannot resolve that motion")
             continue
-        st_end = _end_values(cm, lay, te, st, h, r.U)
         flip = flipped_joint(cm, lay, U0, r.U, st_end)
         if flip is None:
             return st_end, r.U, [(st, h, r.U, r)], depth

@@ -219,18 +219,18 @@ def _bordered(system, st, h: float, U0: NDArray, scale: NDArray, options, found,
             ell = _lagrange_matrices(te.c, np.array([1.0]))[0][0]  # Gauss values -> value at the end node
             Yr, Yh, Zr = Y[p - 1], Yhat[p - 1], np.einsum("j,jnk->nk", ell, Z)
     except SingularMatrixError as exc:
-        log.info("%s; the bordered system could not be set up (%s): the plain Newton decides", what, exc)
+        log.warning("%s; the bordered system could not be set up (%s): the plain Newton decides" + _PLAIN, what, exc)
         return None
     r = newton_solve(bordered_system(system, st, h, U0, Yr, Yh, Zr), U0, scale, _superlu, options.newton)
     if not r.converged:
-        log.info("%s; the bordered solve failed (%s): the plain Newton decides", what, r.message)
+        log.warning("%s; the bordered solve failed (%s): the plain Newton decides" + _PLAIN, what, r.message)
         return None
     with np.errstate(all="ignore"):
         F, J = system.evaluate(r.U, st, h)
     rho = scaled_residual(F, J, scale + np.abs(r.U)) if np.all(np.isfinite(F)) else np.inf
     if not rho <= tol:
-        log.info("%s; with the self-stress rows released the equations hold only to a backward error %.3g > %.3g: "
-                 "the plain Newton decides", what, rho, tol)
+        log.warning("%s; with the self-stress rows released the equations hold only to a backward error %.3g > %.3g: "
+                    "the plain Newton decides" + _PLAIN, what, rho, tol)
         return None
     r.residual = rho  # counted among meta["singular_elements"]
     r.message = (f"{where} node on a singular configuration (loop constraints' smallest scaled singular value "
@@ -238,6 +238,12 @@ def _bordered(system, st, h: float, U0: NDArray, scale: NDArray, options, found,
                  f"predictor; backward error {rho:.3g}")
     log.debug("%s; %s", what, r.message)
     return r
+
+
+#: what a plain Newton root at a singular node does not vouch for (WARNING: p = 2, h = 0.02, one
+#: parallelogram: node reactions of 191 N against the motion's 34.5 N; positions 8.7e-8 m)
+_PLAIN = ("; a plain root keeps the motion to Newton's tolerance, but the reactions at this node may then carry "
+          "a component along the self-stress, which the motion does not determine (a smaller step or p = 3 avoids it)")
 
 
 def solve_element(system, st, h: float, U0: NDArray, scale: NDArray, options, plain: Callable):

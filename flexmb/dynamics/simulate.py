@@ -31,6 +31,7 @@ from flexmb.dynamics.marching import end_values as _end_values, predict as _pred
 from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.recorder import Recorder
 from flexmb.dynamics.rigid_element import rigid_joints
+from flexmb.dynamics.rigid_newton import fast_newton
 from flexmb.dynamics.rotation_predictor import predict_rotations
 from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.symmetric_projection import SymmetricProjection, symmetric_projection
@@ -592,7 +593,8 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
     # by halving the step, so numpy's floating-point warnings are not shown
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
-                         residual=lambda U: system.residual(U, st, h))
+                         residual=lambda U: system.residual(U, st, h),
+                         fast=fast_newton(system, st, h, factor, options.newton))
     if r.converged:
         turn = _largest_turn(cm, lay, te, r.U)
         if turn is None:

@@ -32,7 +32,7 @@ from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.recorder import Recorder
 from flexmb.dynamics.rigid_element import rigid_joints
 from flexmb.dynamics.rigid_newton import fast_newton
-from flexmb.dynamics.rotation_predictor import predict_rotations
+from flexmb.dynamics.rotation_predictor import largest_turn, predict_rotations
 from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.symmetric_projection import SymmetricProjection, symmetric_projection
 from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
@@ -572,12 +572,11 @@ def _largest_turn(cm: CompiledModel, lay: Layout, te: TimeElement, U: NDArray):
         bth = getattr(grp, "BTH", None)
         if bth is None or len(grp.bodies) == 0:
             continue
-        th = lay.group_view(U, grp.bodies, grp.slots)[..., bth:bth + 3]  # (n, p, 3)
-        ang = np.linalg.norm(np.concatenate([th, np.einsum("j,bjd->bd", te.end[1:], th)[:, None]], axis=1), axis=2)
-        k = np.unravel_index(int(np.argmax(ang)), ang.shape)
-        if ang[k] > MAX_TURN and (worst is None or ang[k] > worst[0]):
-            b = int(grp.bodies[k[0]])
-            worst = (float(ang[k]), int(lay.body_start[b] + min(k[1], te.p - 1) * lay.body_slots[b] + bth), b)
+        # |theta| at the internal points and the end, the largest (compiled: rotation_predictor.largest_turn)
+        ang, kb, kp = largest_turn(te.end, lay.group_view(U, grp.bodies, grp.slots), bth)
+        if ang > MAX_TURN and (worst is None or ang > worst[0]):
+            b = int(grp.bodies[kb])
+            worst = (float(ang), int(lay.body_start[b] + min(kp, te.p - 1) * lay.body_slots[b] + bth), b)
     return worst
 
 

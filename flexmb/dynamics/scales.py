@@ -38,6 +38,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
+from flexmb.dynamics.kernels import _jit
+
 from flexmb.dynamics.layout import JQ, JOINT_SLOTS, Layout
 
 logger = logging.getLogger(__name__)
@@ -176,13 +178,50 @@ def adapted(base: Magnitudes, cm, lay: Layout, w: NDArray, U: NDArray | None) ->
     ``w (nv,)`` and joint reactions (the ``Qbar`` slots of the last element's unknowns ``U``)."""
     L = base.L
     trans, rotn = _speed_columns(cm)
-    V = max(base.V, np.abs(w[trans]).max(initial=0.0), np.abs(w[rotn]).max(initial=0.0) * L)
+    with_q = U is not None and cm.nj
+    Q = U[lay.joint_off:lay.joint_off + cm.nj * lay.p * JOINT_SLOTS] if with_q else _NO_Q
+    # the four maxima |w_trans|, |w_rot|, |Q_force|, |Q_moment| in one compiled pass (NaN propagated, as .max())
+    vt, vr, qf, qm = _maxima(w, trans, rotn, Q, JOINT_SLOTS, JQ)
+    V = max(base.V, vt, vr * L)
     F = base.F
-    if U is not None and cm.nj:
-        Q = U[lay.joint_off:lay.joint_off + cm.nj * lay.p * JOINT_SLOTS].reshape(cm.nj, lay.p, JOINT_SLOTS)[..., JQ:JQ + 6]
-        F = max(F, float(np.abs(Q[..., :3]).max(initial=0.0)), float(np.abs(Q[..., 3:]).max(initial=0.0)) / L)
+    if with_q:
+        F = max(F, qf, qm / L)
     F = max(F, cm.total_mass * V * V / L)
-    return replace(base, V=float(V), F=float(F))
+    if V == base.V and F == base.F:
+        return base
+    return Magnitudes(base.L, float(V), float(F))
+
+
+_NO_Q = np.zeros(0)
+
+
+@_jit
+def _maxima(w, trans, rotn, Q, slots, jq):  # pragma: no cover - compiled
+    """``max |w[trans]|``, ``max |w[rotn]|`` and, over the joints' internal points (``Q`` their
+    unknowns, ``slots`` per point), ``max |Qbar_force|`` and ``max |Qbar_moment|`` (slots ``jq ..
+    jq + 6``); 0 for none, NaN propagated."""
+    out = np.zeros(4)
+    for k in range(trans.size):
+        a = abs(w[trans[k]])
+        if a > out[0] or a != a:
+            out[0] = a
+            if a != a:
+                break
+    for k in range(rotn.size):
+        a = abs(w[rotn[k]])
+        if a > out[1] or a != a:
+            out[1] = a
+            if a != a:
+                break
+    for o in range(0, Q.size, slots):
+        for d in range(6):
+            a = abs(Q[o + jq + d])
+            c = 2 if d < 3 else 3
+            if out[c] != out[c]:
+                continue
+            if a > out[c] or a != a:
+                out[c] = a
+    return out[0], out[1], out[2], out[3]
 
 
 def _speed_columns(cm) -> tuple[NDArray, NDArray]:

@@ -590,10 +590,11 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
     U0 = predict_rotations(cm, lay, te, h, w, prev, _predict(cm, lay, te, st, h, w, prev))
     # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
     # by halving the step, so numpy's floating-point warnings are not shown
+    # small rigid-only models: Newton's loop compiled (dynamics/rigid_newton.py), else none
+    fast = fast_newton(system, st, h, factor, options.newton)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         r = newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
-                         residual=lambda U: system.residual(U, st, h),
-                         fast=fast_newton(system, st, h, factor, options.newton))
+                         residual=lambda U: system.residual(U, st, h), **({} if fast is None else {"fast": fast}))
     if r.converged:
         turn = _largest_turn(cm, lay, te, r.U)
         if turn is None:

@@ -76,17 +76,38 @@ def node_record(cm, st, nv, qdot: NDArray | None = None) -> NDArray:
     if cm.nj == 0:
         return out
     fr = nv.frames
-    if st.lam_end is not None:
-        out[:, 0:6] = st.lam_end
-    if nv.loc is not None:
-        out[:, 6:12] = -joint_wrench(fr, nv.loc)
-    out[:, 12:15] = fr.xb
-    out[:, 15:24] = fr.Ra.reshape(cm.nj, 9)
-    if qdot is not None:
-        q = np.concatenate([st.s, st.acc], axis=1)
-        out[:, 24:30] = -(cm.jnt_k * (q - cm.jnt_ref) + cm.jnt_c * qdot)
-    out[:, 30:33] = st.Rr[:, :, 1]
+    none = _NONE6
+    _pack_node(none if st.lam_end is None else st.lam_end, st.lam_end is not None,
+               none if nv.loc is None else joint_wrench(fr, nv.loc), nv.loc is not None, fr.xb, fr.Ra, st.s, st.acc,
+               cm.jnt_k, cm.jnt_ref, cm.jnt_c, none if qdot is None else qdot, qdot is not None, st.Rr, out)
     return out
+
+
+_NONE6 = np.zeros((0, 6))
+
+
+@_jit
+def _pack_node(lam_end, has_lam, wrench, has_wrench, xb, Ra, s, acc, k, ref, c, qdot, has_qdot, Rr,
+               out):  # pragma: no cover - compiled
+    """:func:`node_record`'s columns (``out`` zeroed on entry): ``lam_end``, ``-wrench`` (the
+    projection's), ``x_B``, ``R_A`` (row-major), the free laws ``-(k (q - q_ref) + c qdot)`` with ``q =
+    (s, acc)`` (the same operations as the NumPy expression, elementwise), ``Rr[:, :, 1]``."""
+    for j in range(out.shape[0]):
+        if has_lam:
+            for d in range(6):
+                out[j, d] = lam_end[j, d]
+        if has_wrench:
+            for d in range(6):
+                out[j, 6 + d] = -wrench[j, d]
+        for d in range(3):
+            out[j, 12 + d] = xb[j, d]
+            for e in range(3):
+                out[j, 15 + 3 * d + e] = Ra[j, d, e]
+            out[j, 30 + d] = Rr[j, d, 1]
+        if has_qdot:
+            for d in range(6):
+                q = s[j, d] if d < 3 else acc[j, d - 3]
+                out[j, 24 + d] = -(k[j, d] * (q - ref[j, d]) + c[j, d] * qdot[j, d])
 
 
 def values_at(nodes: NDArray, values: NDArray, t: ArrayLike, n: int, what: str) -> NDArray:

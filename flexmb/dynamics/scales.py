@@ -259,6 +259,17 @@ def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bo
 _JOINT_KIND = np.repeat([0, 1, 2, 3, 4, 5, 6, 7, 6, 7], 3)
 
 
+@_jit
+def _joint_scales(out, off, n, kind, L, V, F, h):  # pragma: no cover - compiled
+    """``out[off:off + n * kind.size]``: the joint slots' magnitudes ``(L, 1, F h, F L h, F, F L, V, V / L)[kind]``
+    at each of the ``n`` joint internal points."""
+    mag = np.array([L, 1.0, F * h, F * L * h, F, F * L, V, V / L])
+    m = kind.size
+    for i in range(n):
+        for k in range(m):
+            out[off + i * m + k] = mag[kind[k]]
+
+
 def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bool = False) -> NDArray:
     L, V, F = mag.L, mag.V, mag.F
     hit = getattr(cm, "_body_scales", None)  # the body slots depend on (L, V) only: kept while F changes
@@ -269,8 +280,7 @@ def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: b
         for grp in cm.groups:
             lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
         cm._body_scales = (lay, (L, V), out.copy())
-    joint = np.array([L, 1.0, F * h, F * L * h, F, F * L, V, V / L])[_JOINT_KIND]
-    out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
+    _joint_scales(out, lay.joint_off, cm.nj * lay.p, _JOINT_KIND, float(L), float(V), float(F), float(h))
     if cm.nj and floor_momenta:
         # the modified momenta of a body on joints hold pi = p - Lambda: their magnitude is at least
         # the multipliers' (F h force, F L h moment), whatever the body's inertia (a point mass: J V / L

@@ -66,7 +66,7 @@ def test_pendulum_takes_the_compiled_loop_and_equals_the_general_one(monkeypatch
     the general loop, which re-pivots), and the run is the general loop's bit for bit."""
     gen, fast, seen = _runs(monkeypatch, _iftomm_pendulum(), 10.0, 1 / 32, 2)
     ne = len(gen.stats["iterations"])
-    assert ne == 320 and seen["fast"] >= 300 and seen["fast"] + seen["declined"] == ne - 1
+    assert ne == 320 and seen["fast"] >= 300 and seen["declined"] >= 1 and seen["fast"] + seen["declined"] == ne - 1
     _assert_identical(gen, fast)
     assert np.allclose(np.linalg.norm(fast.body("bob").position, axis=1), 1.0, atol=1e-9)
 

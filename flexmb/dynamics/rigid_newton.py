@@ -103,17 +103,20 @@ def newton_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, sl, bsl
     prev_fresh = False
     n_ev = 0
     sqrt_tol = np.sqrt(tol)
-    for k in range(1, max_iter + 1):
-        reusing = have_solve and near
-        jac = not reusing
-        res = np.zeros(n)
+
+    def evaluate(res, jac):
+        # the element at U: residual into res, Jacobian values into buf (jac)
         whole_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, U[off:].reshape((nj, p, jsl)), sl,
                       U[:off].reshape((nb, p, slots)), bsl, bs, slots,
                       sel_a, loc_a, c_a, A_a, gx_a, gR_a, lever_a, sel_b, loc_b, c_b, A_b, gx_b, gR_b, lever_b,
                       ab_in_a, ab_in_b, tgt, kk, cd, ref, cons, jc, cc, jf, cf, kf,
                       res[:off].reshape((nb, p, slots)), res[off:].reshape((nj, p, jsl)), res, jac,
-                      buf[o0:o1].reshape((nb, p, (o1 - o0) // (nb * p))),
-                      buf, offs)
+                      buf[o0:o1].reshape((nb, p, (o1 - o0) // (nb * p))), buf, offs)
+    for k in range(1, max_iter + 1):
+        reusing = have_solve and near
+        jac = not reusing
+        res = np.zeros(n)
+        evaluate(res, jac)
         n_ev += 1
         if jac:
             n_jac += 1
@@ -137,14 +140,7 @@ def newton_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, sl, bsl
                     have_solve = False
         if not have_solve or not reusing:
             if not jac:  # the reused matrix was dropped: the Jacobian at the same iterate
-                res2 = np.zeros(n)
-                whole_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, U[off:].reshape((nj, p, jsl)),
-                              sl, U[:off].reshape((nb, p, slots)), bsl, bs, slots,
-                              sel_a, loc_a, c_a, A_a, gx_a, gR_a, lever_a, sel_b, loc_b, c_b, A_b, gx_b, gR_b,
-                              lever_b, ab_in_a, ab_in_b, tgt, kk, cd, ref, cons, jc, cc, jf, cf, kf,
-                              res2[:off].reshape((nb, p, slots)), res2[off:].reshape((nj, p, jsl)), res2, True,
-                              buf[o0:o1].reshape((nb, p, (o1 - o0) // (nb * p))),
-                              buf, offs)
+                evaluate(np.zeros(n), True)
                 n_jac += 1
                 n_ev += 1
             if _scatter_values(dest, buf, data, dropped):

@@ -196,23 +196,26 @@ _NO_Q = np.zeros(0)
 
 
 @_jit
+def _absmax(w, idx):  # pragma: no cover - compiled
+    """``max |w[idx]|`` (0 for none; NaN propagated)."""
+    m = 0.0
+    for k in range(idx.size):
+        a = abs(w[idx[k]])
+        if a > m or a != a:
+            m = a
+            if a != a:
+                break
+    return m
+
+
+@_jit
 def _maxima(w, trans, rotn, Q, slots, jq):  # pragma: no cover - compiled
     """``max |w[trans]|``, ``max |w[rotn]|`` and, over the joints' internal points (``Q`` their
     unknowns, ``slots`` per point), ``max |Qbar_force|`` and ``max |Qbar_moment|`` (slots ``jq ..
     jq + 6``); 0 for none, NaN propagated."""
     out = np.zeros(4)
-    for k in range(trans.size):
-        a = abs(w[trans[k]])
-        if a > out[0] or a != a:
-            out[0] = a
-            if a != a:
-                break
-    for k in range(rotn.size):
-        a = abs(w[rotn[k]])
-        if a > out[1] or a != a:
-            out[1] = a
-            if a != a:
-                break
+    out[0] = _absmax(w, trans)
+    out[1] = _absmax(w, rotn)
     for o in range(0, Q.size, slots):
         for d in range(6):
             a = abs(Q[o + jq + d])

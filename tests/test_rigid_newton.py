@@ -148,7 +148,8 @@ def test_rotation_predictor_equals_numpy(p):
     h = 1e-2
     P, Dinv = _rotation_matrices(te)
     gp = lay.group_view(U_prev, grp.bodies, grp.slots)
-    om = P[None, :, 0, None] * w[grp.vel_cols][:, None, 3:6] + np.einsum("kj,bjd->bkd", P[:, 1:], gp[..., grp.BW + 3:grp.BW + 6])
+    om = (P[None, :, 0, None] * w[grp.vel_cols][:, None, 3:6]
+          + np.einsum("kj,bjd->bkd", P[:, 1:], gp[..., grp.BW + 3:grp.BW + 6]))
     th = h * np.einsum("kj,bjd->bkd", Dinv, om)
     gv = lay.group_view(U, grp.bodies, grp.slots).copy()
     # former increments near the extrapolation (accepted) and, for every other body, far from it (the

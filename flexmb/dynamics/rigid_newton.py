@@ -192,7 +192,7 @@ class RigidNewton:
     structure only (built once per pattern and structure, :func:`fast_newton`)."""
 
     def __init__(self, system, rj, pat, s) -> None:
-        cm, te, lay = system.cm, system.te, system.lay
+        te, lay = system.te, system.lay
         grp = rj.grp
         self.system, self.rj, self.pat, self.s = system, rj, pat, s
         self.n = lay.size

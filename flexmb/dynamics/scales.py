@@ -33,7 +33,7 @@ follows the motion, up and down, never below what the model's data imply).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray

@@ -230,11 +230,11 @@ def measure_chain(ns: list[int], steps_for: dict[int, int], h: float = 1e-3) -> 
           f"(loop of n steps - loop of 1 step) / (n - 1), the steady cost without the first step's one-off work")
     print(f"{'N':>5} {'steps':>5} {'flexmb ms':>10} {'its':>5} {'facts':>5} {'Exudyn ms':>10} {'its':>5} "
           f"{'jacs':>5} {'ratio':>7} {'target':>7} {'met':>4} {'after 1st: flexmb':>18} {'Exudyn':>7} {'ratio':>6}")
-    fm.simulate(flexmb_chain(10), h, h, p=1, show_progress=False)  # warm-up (imports, compiled kernels)
+    fm.simulate(flexmb_chain(10), 3 * h, h, p=1, show_progress=False)  # warm-up (3 elements: all kernels)
     for n in ns:
         steps = steps_for[n]
         if n <= 100:
-            fm.simulate(flexmb_chain(n), h, h, p=1, show_progress=False)  # warm-up (imports, caches)
+            fm.simulate(flexmb_chain(n), 3 * h, h, p=1, show_progress=False)  # warm-up (imports, caches)
         sol, _, _ = flexmb_run(flexmb_chain(n), steps * h, h, 1)
         ne = len(sol.stats["iterations"])
         f = dict(per_step=sol.meta["wall_time"] / ne, iterations=float(np.mean(sol.stats["iterations"])),
@@ -361,7 +361,7 @@ def measure_pendulum(flexmb_h: list[float], exudyn_h: list[float], p: int = 2) -
     print(f"{'code':>10} {'h':>9} {'steps':>6} {'us/step':>9} {'its':>5} {'P(10) err m':>11}")
     out = dict(flexmb=[], exudyn=[], p=p)
     for h in flexmb_h:
-        fm.simulate(flexmb_pendulum(), h, h, p=p, show_progress=False)  # warm-up
+        fm.simulate(flexmb_pendulum(), 3 * h, h, p=p, show_progress=False)  # warm-up
         sol, wall, _ = flexmb_run(flexmb_pendulum(), PEND_T_END, h, p)
         ne = len(sol.stats["iterations"])
         err = float(np.abs(node_value(sol.t, sol.body("bob").position[:, :2], PEND_T_END) - IFTOMM_10S).max())

@@ -40,6 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import flexmb as fm  # noqa: E402
 from compare_exudyn import flexmb_chain, flexmb_pendulum  # noqa: E402
 
+#: elements of the warm-up run: the first element of a run builds the pattern (general path), the
+#: next ones load the compiled Newton loop (dynamics/rigid_newton.py: ~65 ms from numba's cache), which a
+#: one-element warm-up left inside the first measured run
+WARM = 3
+
 MODELS = {
     "pendulum": (flexmb_pendulum, 1 / 32, 2, 10.0),
     "chain10": (lambda: flexmb_chain(10), 1e-3, 1, 0.3),
@@ -103,7 +108,7 @@ def run(name: str):
 
 def per_element(name: str, repeat: int) -> tuple[float, fm.Solution]:
     mk, h, p, _ = MODELS[name]
-    fm.simulate(mk(), h, h, p=p, show_progress=False)  # warm-up
+    fm.simulate(mk(), WARM * h, h, p=p, show_progress=False)  # warm-up
     best, sol = np.inf, None
     for _ in range(repeat):
         sol = run(name)
@@ -128,7 +133,7 @@ def breakdown(name: str) -> tuple[list, float]:
         setattr(owner, attr, functools.wraps(f)(wrapped))
     try:
         mk, h, p, _ = MODELS[name]
-        fm.simulate(mk(), h, h, p=p, show_progress=False)
+        fm.simulate(mk(), WARM * h, h, p=p, show_progress=False)
         acc.clear()
         sol = run(name)
     finally:
@@ -140,7 +145,7 @@ def breakdown(name: str) -> tuple[list, float]:
 
 def calls(name: str) -> float:
     mk, h, p, _ = MODELS[name]
-    fm.simulate(mk(), h, h, p=p, show_progress=False)
+    fm.simulate(mk(), WARM * h, h, p=p, show_progress=False)
     pr = cProfile.Profile()
     pr.enable()
     sol = run(name)
@@ -162,7 +167,7 @@ def cpu_per_element(name: str, repeat: int = 2) -> float:
             gc.enable()
         return time.process_time() - c0, len(sol.stats["iterations"])
 
-    cpu(h)
+    cpu(WARM * h)
     best = np.inf
     for _ in range(repeat):
         c1, n1 = cpu(2 * h)

@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb import rotations as rot
+from flexmb.dynamics.kernels import _jit
 from flexmb.dynamics.projection import NodeFrames, joint_wrench
 from flexmb.dynamics.time_elements import once_per_time_element
 
@@ -75,17 +76,38 @@ def node_record(cm, st, nv, qdot: NDArray | None = None) -> NDArray:
     if cm.nj == 0:
         return out
     fr = nv.frames
-    if st.lam_end is not None:
-        out[:, 0:6] = st.lam_end
-    if nv.loc is not None:
-        out[:, 6:12] = -joint_wrench(fr, nv.loc)
-    out[:, 12:15] = fr.xb
-    out[:, 15:24] = fr.Ra.reshape(cm.nj, 9)
-    if qdot is not None:
-        q = np.concatenate([st.s, st.acc], axis=1)
-        out[:, 24:30] = -(cm.jnt_k * (q - cm.jnt_ref) + cm.jnt_c * qdot)
-    out[:, 30:33] = st.Rr[:, :, 1]
+    none = _NONE6
+    _pack_node(none if st.lam_end is None else st.lam_end, st.lam_end is not None,
+               none if nv.loc is None else joint_wrench(fr, nv.loc), nv.loc is not None, fr.xb, fr.Ra, st.s, st.acc,
+               cm.jnt_k, cm.jnt_ref, cm.jnt_c, none if qdot is None else qdot, qdot is not None, st.Rr, out)
     return out
+
+
+_NONE6 = np.zeros((0, 6))
+
+
+@_jit
+def _pack_node(lam_end, has_lam, wrench, has_wrench, xb, Ra, s, acc, k, ref, c, qdot, has_qdot, Rr,
+               out):  # pragma: no cover - compiled
+    """:func:`node_record`'s columns (``out`` zeroed on entry): ``lam_end``, ``-wrench`` (the
+    projection's), ``x_B``, ``R_A`` (row-major), the free laws ``-(k (q - q_ref) + c qdot)`` with ``q =
+    (s, acc)`` (the same operations as the NumPy expression, elementwise), ``Rr[:, :, 1]``."""
+    for j in range(out.shape[0]):
+        if has_lam:
+            for d in range(6):
+                out[j, d] = lam_end[j, d]
+        if has_wrench:
+            for d in range(6):
+                out[j, 6 + d] = -wrench[j, d]
+        for d in range(3):
+            out[j, 12 + d] = xb[j, d]
+            for e in range(3):
+                out[j, 15 + 3 * d + e] = Ra[j, d, e]
+            out[j, 30 + d] = Rr[j, d, 1]
+        if has_qdot:
+            for d in range(6):
+                q = s[j, d] if d < 3 else acc[j, d - 3]
+                out[j, 24 + d] = -(k[j, d] * (q - ref[j, d]) + c[j, d] * qdot[j, d])
 
 
 def values_at(nodes: NDArray, values: NDArray, t: ArrayLike, n: int, what: str) -> NDArray:
@@ -165,12 +187,39 @@ def element_record(te, lam: NDArray, xb: NDArray, mu: NDArray | None = None) -> 
     if p == 1:  # no moments; y unused
         return np.zeros((nj, 3))
     W = legendre_at_gauss(te)  # (m, p)
-    y = xb[:, 0]
-    imp = np.concatenate([lam[..., :3], lam[..., 3:] + rot.cross(xb - y[:, None], lam[..., :3])], axis=-1)
-    if mu is not None:
-        imp[..., 3:] += mu
-    mom = np.einsum("li,jid->jld", W, imp)  # (nj, m, 6)
-    return np.concatenate([mom.reshape(nj, 6 * (p - 1)), y], axis=1)
+    out = np.empty((nj, 6 * (p - 1) + 3))
+    _element_moments(W, lam, xb, np.zeros((0, 0, 3)) if mu is None else mu, mu is not None, out)
+    return out
+
+
+@_jit
+def _element_moments(W, lam, xb, mu, has_mu, out):  # pragma: no cover - compiled
+    """:func:`element_record`'s ``out (nj, 6 m + 3)`` in one pass: the impulse about ``y = xb[:, 0]``
+    at the Gauss points, ``(lam_f, lam_m + (x_B - y) x lam_f [+ mu])``, its moments ``sum_i W[l, i]
+    imp_i`` summed in ``np.einsum``'s order (sequential in ``i``), then ``y``."""
+    nj, p, m = lam.shape[0], lam.shape[1], W.shape[0]
+    imp = np.empty((p, 6))
+    for j in range(nj):
+        y0, y1, y2 = xb[j, 0, 0], xb[j, 0, 1], xb[j, 0, 2]
+        for i in range(p):
+            r0, r1, r2 = xb[j, i, 0] - y0, xb[j, i, 1] - y1, xb[j, i, 2] - y2
+            f0, f1, f2 = lam[j, i, 0], lam[j, i, 1], lam[j, i, 2]
+            imp[i, 0], imp[i, 1], imp[i, 2] = f0, f1, f2
+            imp[i, 3] = lam[j, i, 3] + (r1 * f2 - r2 * f1)
+            imp[i, 4] = lam[j, i, 4] + (r2 * f0 - r0 * f2)
+            imp[i, 5] = lam[j, i, 5] + (r0 * f1 - r1 * f0)
+            if has_mu:
+                for d in range(3):
+                    imp[i, 3 + d] += mu[j, i, d]
+        for l in range(m):
+            for d in range(6):
+                v = 0.0
+                for i in range(p):
+                    v += W[l, i] * imp[i, d]
+                out[j, 6 * l + d] = v
+        out[j, 6 * m] = y0
+        out[j, 6 * m + 1] = y1
+        out[j, 6 * m + 2] = y2
 
 
 def with_start_impulse(te, rec: NDArray, imp: NDArray, xb2: NDArray) -> NDArray:

@@ -120,8 +120,11 @@ class RigidJoints:
     def fits(self, trip, p: int, k0: int | None = None) -> bool:
         """Whether the pattern's blocks from ``k0`` (default: the next one) are this evaluation's
         joint blocks (checked once per pattern)."""
-        pat = trip._pattern
-        k0 = trip._k if k0 is None else k0
+        return self.fits_pattern(trip._pattern, p, trip._k if k0 is None else k0)
+
+    def fits_pattern(self, pat, p: int, k0: int) -> bool:
+        """Whether the blocks of the pattern ``pat`` from ``k0`` are this evaluation's joint blocks
+        (checked once per pattern); their offsets are then in ``self._offs``."""
         key = (id(pat), k0)
         hit = self._checked.get(key)
         if hit is None or hit[0] is not pat:

@@ -19,36 +19,46 @@ def end_node(rn, cm, lay, te, st, h: float, U: NDArray, near: float, far: float,
     """The element's end node (:func:`end_values` kernel; the polar iteration's thresholds
     ``near``, ``far`` of :func:`flexmb.dynamics.marching._orthonormalize`), with ``reset`` after the
     gauge reset of the multipliers (:func:`gauge_reset`; the node's joint frames are kept on it),
-    or None when a rotation is too far from orthonormal for it (general path: SVD)."""
-    from dataclasses import replace
-
-    x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
-    nj = rn.nj
-    s, Rr, lam, acc = np.empty((nj, 3)), np.empty((nj, 3, 3)), np.empty((nj, 6)), np.empty((nj, 3))
-    Jv = np.ascontiguousarray(lay.joint_view(U))
-    jsl = _JSL
-    for grp in cm.groups:
-        Ug = np.ascontiguousarray(lay.group_view(U, grp.bodies, grp.slots))
-        sl = grp._slot_starts  # (BX, BTH, BPI, BW)
-        if not end_values(te.end, grp.bodies, rn.voff, Ug, sl, st.x, st.R, st.pi, Jv, jsl, st.s, st.Rr, st.lam,
-                          st.acc, x, R, pi, s, Rr, lam, acc, near, far):
-            return None
-        Jv = Jv[:0]  # the joints once (with the first group)
-    if reset:  # gauge reset (pi, lambda) -> (pi + Lambda, 0) with the new node's joint frames
+    or None when a rotation is too far from orthonormal for it (general path: SVD).  One compiled
+    call (:func:`_end_node`); a rigid-only model has one body-type group."""
+    (grp,) = cm.groups
+    (ba, ca, Aa, ga), (bb, cb, Ab, gb) = rn.side
+    ok, x, R, pi, s, Rr, lam, acc, xa, Ra, ra, xb, Rb, rb = _end_node(
+        te.end, grp.bodies, rn.voff, np.ascontiguousarray(lay.group_view(U, grp.bodies, grp.slots)), grp._slot_starts,
+        st.x, st.R, st.pi, np.ascontiguousarray(lay.joint_view(U)), _JSL, st.s, st.Rr, st.lam, st.acc, near, far,
+        reset, ba, ca, Aa, ga, bb, cb, Ab, gb)
+    if not ok:
+        return None
+    # (an ElementStart like st, all its fields given: dynamics.system is not imported here, it imports the
+    # projection)
+    new = type(st)(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=np.zeros_like(lam) if reset else lam, acc=acc,
+                   lam_end=lam, extra=dict(st.extra))
+    if reset:
         from flexmb.dynamics.projection import keep_rigid_frames
 
-        pi_end = pi
-        pi = np.empty_like(pi_end)
-        (ba, ca, Aa, ga), (bb, cb, Ab, gb) = rn.side
-        xa, Ra, ra, xb, Rb, rb = (np.empty((nj, 3)), np.empty((nj, 3, 3)), np.empty((nj, 3)),
-                                  np.empty((nj, 3)), np.empty((nj, 3, 3)), np.empty((nj, 3)))
-        gauge_reset(x, R, ba, ca, Aa, ga, bb, cb, Ab, gb, lam, rn.voff, pi_end, pi, xa, Ra, ra, xb, Rb, rb)
-    # (an ElementStart like st: dynamics.system is not imported here, it imports the projection)
-    new = replace(st, t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=np.zeros_like(lam) if reset else lam, acc=acc,
-                  lam_end=lam, extra=dict(st.extra))
-    if reset:
         keep_rigid_frames(cm, new, rn, xa, Ra, xb, Rb, ra, rb)
     return new
+
+
+@_jit
+def _end_node(end, bodies, voff, Ug, sl, x1, R1, pi1, Jv, jsl, s1, Rr1, lam1, acc1, near, far, reset,
+              ba, ca, Aa, ga, bb, cb, Ab, gb):  # pragma: no cover - compiled
+    """:func:`end_values` on copies of the start values, then (``reset``) :func:`gauge_reset`:
+    ``(ok, x, R, pi, s, Rr, lam, acc, xa, Ra, ra, xb, Rb, rb)`` (the frames empty without ``reset``;
+    ``ok`` False: a rotation needs the SVD)."""
+    nj = Jv.shape[0]
+    x, R, pi = x1.copy(), R1.copy(), pi1.copy()
+    s, Rr, lam, acc = np.empty((nj, 3)), np.empty((nj, 3, 3)), np.empty((nj, 6)), np.empty((nj, 3))
+    ok = end_values(end, bodies, voff, Ug, sl, x1, R1, pi1, Jv, jsl, s1, Rr1, lam1, acc1, x, R, pi, s, Rr, lam, acc,
+                    near, far)
+    m = nj if (ok and reset) else 0
+    xa, Ra, ra, xb, Rb, rb = (np.empty((m, 3)), np.empty((m, 3, 3)), np.empty((m, 3)), np.empty((m, 3)),
+                              np.empty((m, 3, 3)), np.empty((m, 3)))
+    if m:  # gauge reset (pi, lambda) -> (pi + Lambda, 0) with the new node's joint frames
+        pi_end = pi
+        pi = np.empty_like(pi_end)
+        gauge_reset(x, R, ba, ca, Aa, ga, bb, cb, Ab, gb, lam, voff, pi_end, pi, xa, Ra, ra, xb, Rb, rb)
+    return ok, x, R, pi, s, Rr, lam, acc, xa, Ra, ra, xb, Rb, rb
 
 
 # ============================================================================ end values

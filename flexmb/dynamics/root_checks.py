@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JOINT_SLOTS, JPHI, Layout
+from flexmb.dynamics.rotation_predictor import largest_turn as _largest
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
 
@@ -38,20 +39,16 @@ def largest_turn(cm: CompiledModel, lay: Layout, te: TimeElement, U: NDArray):
         bth = getattr(grp, "BTH", None)
         if bth is None or len(grp.bodies) == 0:
             continue
-        th = lay.group_view(U, grp.bodies, grp.slots)[..., bth:bth + 3]  # (n, p, 3)
-        ang = np.linalg.norm(np.concatenate([th, np.einsum("j,bjd->bd", te.end[1:], th)[:, None]], axis=1), axis=2)
-        k = np.unravel_index(int(np.argmax(ang)), ang.shape)
-        if ang[k] > MAX_TURN and (worst is None or ang[k] > worst[0]):
-            b = int(grp.bodies[k[0]])
-            worst = (float(ang[k]), int(lay.body_start[b] + min(k[1], te.p - 1) * lay.body_slots[b] + bth),
+        # |theta| at the internal points and the end, the largest (compiled: rotation_predictor.largest_turn)
+        ang, kb, kp = _largest(te.end, lay.group_view(U, grp.bodies, grp.slots), bth)
+        if ang > MAX_TURN and (worst is None or ang > worst[0]):
+            b = int(grp.bodies[kb])
+            worst = (float(ang), int(lay.body_start[b] + min(kp, te.p - 1) * lay.body_slots[b] + bth),
                      f"body {cm.model.bodies[b].name!r}")
     if cm.nj:
-        ph = lay.joint_view(U)[..., JPHI:JPHI + 3]  # (nj, p, 3)
-        ang = np.linalg.norm(np.concatenate([ph, np.einsum("j,bjd->bd", te.end[1:], ph)[:, None]], axis=1), axis=2)
-        k = np.unravel_index(int(np.argmax(ang)), ang.shape)
-        if ang[k] > MAX_TURN and (worst is None or ang[k] > worst[0]):
-            j = int(k[0])
-            worst = (float(ang[k]), int(lay.joint_off + (j * te.p + min(k[1], te.p - 1)) * JOINT_SLOTS + JPHI),
+        ang, j, kp = _largest(te.end, lay.joint_view(U), JPHI)
+        if ang > MAX_TURN and (worst is None or ang > worst[0]):
+            worst = (float(ang), int(lay.joint_off + (j * te.p + min(kp, te.p - 1)) * JOINT_SLOTS + JPHI),
                      f"joint {cm.model.joints[j].name!r} (relative rotation)")
     return worst
 

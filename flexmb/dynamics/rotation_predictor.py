@@ -44,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from flexmb.dynamics.kernels import _jit
 from flexmb.dynamics.time_elements import TimeElement, _lagrange_matrices, once_per_time_element
 
 
@@ -69,21 +70,83 @@ def predict_rotations(cm, lay, te: TimeElement, h: float, w: NDArray, prev, U: N
         bth, bw = getattr(grp, "BTH", None), getattr(grp, "BW", None)
         if bth is None or bw is None or len(grp.bodies) == 0:
             continue
-        g = lay.group_view(U, grp.bodies, grp.slots)
-        gp = lay.group_view(U_prev, grp.bodies, grp.slots)
-        om0 = w[grp.vel_cols][:, 3:6]  # (n, 3) node angular velocity
-        om = P[None, :, 0, None] * om0[:, None] + np.einsum("kj,bjd->bkd", P[:, 1:], gp[..., bw + 3:bw + 6])
-        th = h * np.einsum("kj,bjd->bkd", Dinv, om)
-        old = g[..., bth:bth + 3]
+        om0 = np.ascontiguousarray(w[grp.vel_cols][:, 3:6])  # (n, 3) node angular velocity
+        _predict_theta(P, Dinv, float(h), om0, lay.group_view(U_prev, grp.bodies, grp.slots),
+                       lay.group_view(U, grp.bodies, grp.slots), bth, bw, GUARD, GUARD_ABS)
+    return U
+
+
+@_jit
+def _predict_theta(P, Dinv, h, om0, gp, g, bth, bw, guard, guard_abs):  # pragma: no cover - compiled
+    """``g[b, :, bth:bth + 3] = h D^-1 omega_ext`` for the bodies ``b`` the guard accepts (module
+    docstring): ``omega_ext (p, 3) = P[:, 0] om0[b] + P[:, 1:] gp[b, :, bw + 3:bw + 6]``; the sums
+    in the order of ``np.einsum("kj,bjd->bkd", ...)`` (sequential), so that the result is the NumPy
+    formulation's bit for bit (``tests/test_lean.py``)."""
+    n, p = g.shape[0], g.shape[1]
+    om = np.empty((p, 3))
+    th = np.empty((p, 3))
+    for b in range(n):
+        for k in range(p):
+            for d in range(3):
+                v = 0.0
+                for j in range(p):
+                    v += P[k, 1 + j] * gp[b, j, bw + 3 + d]
+                om[k, d] = P[k, 0] * om0[b, d] + v
+        for k in range(p):
+            for d in range(3):
+                v = 0.0
+                for j in range(p):
+                    v += Dinv[k, j] * om[j, d]
+                th[k, d] = h * v
         # guard: where the two predictions differ by more than GUARD x the extrapolated increment the
         # motion changes faster than either extrapolation follows; the former one is kept there
-        d = np.abs(th - old).max(axis=(1, 2))
-        ok = (d <= GUARD * np.abs(old).max(axis=(1, 2))) | (d <= GUARD_ABS)
-        g[ok, :, bth:bth + 3] = th[ok]
-    return U
+        dmax = 0.0
+        omax = 0.0
+        for k in range(p):
+            for d in range(3):
+                e = abs(th[k, d] - g[b, k, bth + d])
+                if e > dmax or e != e:
+                    dmax = e
+                a = abs(g[b, k, bth + d])
+                if a > omax or a != a:
+                    omax = a
+        if dmax <= guard * omax or dmax <= guard_abs:
+            for k in range(p):
+                for d in range(3):
+                    g[b, k, bth + d] = th[k, d]
 
 
 #: relative difference of the two rotation predictions above which the former is kept (module docstring)
 GUARD = 0.3
 #: ... and by more than this many radians (a body starting from rest)
 GUARD_ABS = 1e-4
+
+
+@_jit
+def largest_turn(end, g, bth):  # pragma: no cover - compiled
+    """``(angle, body, point)`` of the largest rotation increment ``|theta|`` of the bodies ``g (n,
+    p, slots)`` (slot ``bth``) at the element's internal points (``point < p``) and its end
+    (``point = p``: ``sum_j end[1 + j] theta_j``), the first in (body, point) order, NaN propagated:
+    what ``np.linalg.norm`` of the stacked increments and ``np.argmax`` give, one pass
+    (``root_checks.largest_turn``, bodies and joints); ``(-1.0, -1, -1)`` without any."""
+    n, p = g.shape[0], g.shape[1]
+    best = -1.0
+    bb = -1
+    bk = -1
+    t = np.empty(3)
+    for b in range(n):
+        for k in range(p + 1):
+            for d in range(3):
+                if k < p:
+                    t[d] = g[b, k, bth + d]
+                else:
+                    v = 0.0
+                    for j in range(p):
+                        v += end[1 + j] * g[b, j, bth + d]
+                    t[d] = v
+            a = np.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+            if bb < 0 or a > best or (a != a and best == best):
+                best, bb, bk = a, b, k
+            if best != best:
+                return best, bb, bk
+    return best, bb, bk

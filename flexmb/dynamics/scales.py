@@ -33,10 +33,12 @@ follows the motion, up and down, never below what the model's data imply).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+
+from flexmb.dynamics.kernels import _jit
 
 from flexmb.dynamics.layout import JQ, JOINT_SLOTS, Layout
 
@@ -176,13 +178,53 @@ def adapted(base: Magnitudes, cm, lay: Layout, w: NDArray, U: NDArray | None) ->
     ``w (nv,)`` and joint reactions (the ``Qbar`` slots of the last element's unknowns ``U``)."""
     L = base.L
     trans, rotn = _speed_columns(cm)
-    V = max(base.V, np.abs(w[trans]).max(initial=0.0), np.abs(w[rotn]).max(initial=0.0) * L)
+    with_q = U is not None and cm.nj
+    Q = U[lay.joint_off:lay.joint_off + cm.nj * lay.p * JOINT_SLOTS] if with_q else _NO_Q
+    # the four maxima |w_trans|, |w_rot|, |Q_force|, |Q_moment| in one compiled pass (NaN propagated, as .max())
+    vt, vr, qf, qm = _maxima(w, trans, rotn, Q, JOINT_SLOTS, JQ)
+    V = max(base.V, vt, vr * L)
     F = base.F
-    if U is not None and cm.nj:
-        Q = U[lay.joint_off:lay.joint_off + cm.nj * lay.p * JOINT_SLOTS].reshape(cm.nj, lay.p, JOINT_SLOTS)[..., JQ:JQ + 6]
-        F = max(F, float(np.abs(Q[..., :3]).max(initial=0.0)), float(np.abs(Q[..., 3:]).max(initial=0.0)) / L)
+    if with_q:
+        F = max(F, qf, qm / L)
     F = max(F, cm.total_mass * V * V / L)
-    return replace(base, V=float(V), F=float(F))
+    if V == base.V and F == base.F:
+        return base
+    return Magnitudes(base.L, float(V), float(F))
+
+
+_NO_Q = np.zeros(0)
+
+
+@_jit
+def _absmax(w, idx):  # pragma: no cover - compiled
+    """``max |w[idx]|`` (0 for none; NaN propagated)."""
+    m = 0.0
+    for k in range(idx.size):
+        a = abs(w[idx[k]])
+        if a > m or a != a:
+            m = a
+            if a != a:
+                break
+    return m
+
+
+@_jit
+def _maxima(w, trans, rotn, Q, slots, jq):  # pragma: no cover - compiled
+    """``max |w[trans]|``, ``max |w[rotn]|`` and, over the joints' internal points (``Q`` their
+    unknowns, ``slots`` per point), ``max |Qbar_force|`` and ``max |Qbar_moment|`` (slots ``jq ..
+    jq + 6``); 0 for none, NaN propagated."""
+    out = np.zeros(4)
+    out[0] = _absmax(w, trans)
+    out[1] = _absmax(w, rotn)
+    for o in range(0, Q.size, slots):
+        for d in range(6):
+            a = abs(Q[o + jq + d])
+            c = 2 if d < 3 else 3
+            if out[c] != out[c]:
+                continue
+            if a > out[c] or a != a:
+                out[c] = a
+    return out[0], out[1], out[2], out[3]
 
 
 def _speed_columns(cm) -> tuple[NDArray, NDArray]:
@@ -220,6 +262,17 @@ def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bo
 _JOINT_KIND = np.repeat([0, 1, 2, 3, 4, 5, 6, 7, 6, 7], 3)
 
 
+@_jit
+def _joint_scales(out, off, n, kind, L, V, F, h):  # pragma: no cover - compiled
+    """``out[off:off + n * kind.size]``: the joint slots' magnitudes ``(L, 1, F h, F L h, F, F L, V, V / L)[kind]``
+    at each of the ``n`` joint internal points."""
+    mag = np.array([L, 1.0, F * h, F * L * h, F, F * L, V, V / L])
+    m = kind.size
+    for i in range(n):
+        for k in range(m):
+            out[off + i * m + k] = mag[kind[k]]
+
+
 def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bool = False) -> NDArray:
     L, V, F = mag.L, mag.V, mag.F
     hit = getattr(cm, "_body_scales", None)  # the body slots depend on (L, V) only: kept while F changes
@@ -230,8 +283,7 @@ def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: b
         for grp in cm.groups:
             lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
         cm._body_scales = (lay, (L, V), out.copy())
-    joint = np.array([L, 1.0, F * h, F * L * h, F, F * L, V, V / L])[_JOINT_KIND]
-    out[lay.joint_off:] = np.tile(joint, cm.nj * lay.p)
+    _joint_scales(out, lay.joint_off, cm.nj * lay.p, _JOINT_KIND, float(L), float(V), float(F), float(h))
     if cm.nj and floor_momenta:
         # the modified momenta of a body on joints hold pi = p - Lambda: their magnitude is at least
         # the multipliers' (F h force, F L h moment), whatever the body's inertia (a point mass: J V / L

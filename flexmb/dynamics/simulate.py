@@ -31,8 +31,9 @@ from flexmb.dynamics.marching import end_values as _end_values, predict as _pred
 from flexmb.dynamics.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.recorder import Recorder
 from flexmb.dynamics.rigid_element import rigid_joints
-from flexmb.dynamics.rotation_predictor import predict_rotations
+from flexmb.dynamics.rigid_newton import fast_newton
 from flexmb.dynamics.root_checks import flipped_joint, largest_turn
+from flexmb.dynamics.rotation_predictor import predict_rotations
 from flexmb.dynamics.step_control import StepControl
 from flexmb.dynamics.symmetric_projection import SymmetricProjection, symmetric_projection
 from flexmb.dynamics.singular_node import solve_element as solve_singular
@@ -576,9 +577,11 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
         # by halving the step, so numpy's floating-point warnings are not shown
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             # (a start or end node on a singular configuration of the loops: flexmb/dynamics/singular_node.py)
+            # small rigid-only models: Newton's loop compiled (dynamics/rigid_newton.py), else none
+            fast = fast_newton(system, st, h, factor, options.newton)
             st_end, r = solve_singular(system, st, h, U0, scale, options, lambda: newton_solve(
                 lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
-                residual=lambda U: system.residual(U, st, h)))
+                residual=lambda U: system.residual(U, st, h), **({} if fast is None else {"fast": fast})))
         if not r.converged:
             continue
         turn = largest_turn(cm, lay, te, r.U)

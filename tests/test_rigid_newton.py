@@ -1,0 +1,197 @@
+"""The compiled Newton loop of small rigid-only models (flexmb/dynamics/rigid_newton.py) and the compiled
+node glue (rotation predictor, largest turn, element record, adapted scales): the same iterates, counts
+and outputs as the general loop and the NumPy formulations, bit for bit; whatever is not a plain
+convergence goes to the general loop."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb.dynamics import rigid_newton
+from flexmb.dynamics.newton import NewtonOptions
+from flexmb.dynamics.reactions import element_record, legendre_at_gauss
+from flexmb.dynamics.rotation_predictor import _rotation_matrices, largest_turn, predict_rotations
+from flexmb.dynamics.time_elements import time_element
+from test_rigid_element import MODELS
+
+
+def _iftomm_pendulum():
+    """IFToMM A01 as benchmarks/compare_exudyn.py builds it: 1 kg, 1 m, a 1e-9 kg m^2 bob."""
+    bob = fm.RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-9), position=(-1.0, 0, 0))
+    return fm.Model([bob], [fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))],
+                    [fm.Gravity((0, -9.81, 0))])
+
+
+def _chain(n):
+    """benchmarks/compare_exudyn.py's chain: bars of 0.3 m, 0.3 kg on spherical joints."""
+    L, m = 0.3, 0.3
+    inertia = (1e-6 * m * L * L, m * L * L / 12, m * L * L / 12)
+    bodies = [fm.RigidBody(f"bar{k}", mass=m, inertia=inertia, position=((k - 0.5) * L, 0, 0)) for k in range(1, n + 1)]
+    joints = [fm.Spherical(f"J{k}", "ground" if k == 1 else f"bar{k - 1}", f"bar{k}", point=((k - 1) * L, 0, 0))
+              for k in range(1, n + 1)]
+    return fm.Model(bodies, joints, [fm.Gravity((0, 0, -9.81))])
+
+
+def _runs(monkeypatch, model, t_end, h, p, **kw):
+    """The run with the general loop only, the run with the compiled loop, and how often the compiled
+    loop answered / declined."""
+    seen = {"fast": 0, "declined": 0}
+    solve = rigid_newton.RigidNewton.solve
+
+    def counted(self, *a, **k):
+        r = solve(self, *a, **k)
+        seen["fast" if r is not None else "declined"] += 1
+        return r
+
+    monkeypatch.setattr(rigid_newton.RigidNewton, "solve", counted)
+    out = []
+    for enabled in (False, True):
+        monkeypatch.setattr(rigid_newton, "ENABLED", enabled)
+        out.append(fm.simulate(model, t_end, h, p=p, **kw))
+    return out[0], out[1], seen
+
+
+def _assert_identical(gen, fast):
+    for k in ("iterations", "factorizations", "rate", "residual"):
+        assert np.array_equal(gen.stats[k], fast.stats[k]), k
+    for what in ("body_position", "body_rotation", "body_velocity", "body_angular_velocity", "joint_force",
+                 "joint_moment", "joint_force_internal"):
+        assert np.array_equal(getattr(gen, what), getattr(fast, what)), what
+
+
+def test_pendulum_takes_the_compiled_loop_and_equals_the_general_one(monkeypatch):
+    """IFToMM A01 over 10 s (p = 2, h = 1/32: 96 unknowns, the performance target's run): every element
+    after the first goes through the compiled loop (a few pivots failing the kept-pivot test go back to
+    the general loop, which re-pivots), and the run is the general loop's bit for bit."""
+    gen, fast, seen = _runs(monkeypatch, _iftomm_pendulum(), 10.0, 1 / 32, 2)
+    ne = len(gen.stats["iterations"])
+    assert ne == 320 and seen["fast"] >= 300 and seen["declined"] >= 1 and seen["fast"] + seen["declined"] == ne - 1
+    _assert_identical(gen, fast)
+    assert np.allclose(np.linalg.norm(fast.body("bob").position, axis=1), 1.0, atol=1e-9)
+
+
+@pytest.mark.parametrize("n, p, h", [(10, 1, 1e-3), (3, 3, 5e-3), (5, 2, 5e-3)])
+def test_chains_equal_the_general_loop(monkeypatch, n, p, h):
+    gen, fast, seen = _runs(monkeypatch, _chain(n), 40 * h, h, p)
+    assert seen["fast"] >= 30
+    _assert_identical(gen, fast)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_models_equal_the_general_loop(monkeypatch, name):
+    """Every joint type the compiled element covers, drives and springs, the ground on either side:
+    identical runs; force elements (the bodies through the general path) keep the general loop."""
+    gen, fast, seen = _runs(monkeypatch, MODELS[name](), 0.2, 0.01, 2)
+    if name == "with_forces":
+        assert seen["fast"] == seen["declined"] == 0
+    else:
+        assert seen["fast"] >= 15
+    _assert_identical(gen, fast)
+
+
+def test_other_outcomes_go_to_the_general_loop(monkeypatch):
+    """A status other than plain convergence returns None and newton_solve's own loop takes the element
+    from the same predictor.  With tol = 1e-15 (below the round-off floor of a few elements) the
+    increments stall: the compiled loop declines (status STALLED) and the general loop accepts those
+    elements on the backward error (``meta["singular_elements"]``, its rank-deficient branch); the run
+    equals the general loop's."""
+    opts = fm.SimulationOptions(newton=NewtonOptions(tol=1e-15))
+    gen, fast, seen = _runs(monkeypatch, _chain(3), 0.3, 0.01, 2, options=opts)
+    assert seen["declined"] >= 1 and seen["fast"] >= 20
+    assert fast.meta["singular_elements"] == gen.meta["singular_elements"] >= 1
+    _assert_identical(gen, fast)
+
+
+def test_no_compiled_loop_where_it_does_not_apply(monkeypatch):
+    """Reuse across iterations ("element"), the dense LU (<= 64 unknowns) and other backends keep the
+    general loop."""
+    model = _chain(3)
+    for kw in (dict(options=fm.SimulationOptions(newton=NewtonOptions(reuse="element"))),
+               dict(options=fm.SimulationOptions(linear_solver="superlu-cached"))):
+        _, _, seen = _runs(monkeypatch, model, 0.05, 0.01, 1, **kw)
+        assert seen["fast"] == seen["declined"] == 0, kw
+    one = fm.Model([fm.RigidBody("b", mass=1.0, inertia=(1, 1, 1), position=(1, 0, 0))],
+                   [fm.Spherical("s", "ground", "b", point=(0, 0, 0))], [fm.Gravity((0, -9.81, 0))])
+    _, _, seen = _runs(monkeypatch, one, 0.05, 0.01, 1)  # 48 unknowns: dense LU
+    assert seen["fast"] == seen["declined"] == 0
+
+
+# ------------------------------------------------------------------- the compiled node glue, bit for bit
+def _predict_rotations_numpy(te, h, om0, gp, g, bth, bw, guard=0.3, guard_abs=1e-4):
+    """The NumPy formulation of the rotation predictor (before it was compiled)."""
+    P, Dinv = _rotation_matrices(te)
+    om = P[None, :, 0, None] * om0[:, None] + np.einsum("kj,bjd->bkd", P[:, 1:], gp[..., bw + 3:bw + 6])
+    th = h * np.einsum("kj,bjd->bkd", Dinv, om)
+    old = g[..., bth:bth + 3]
+    d = np.abs(th - old).max(axis=(1, 2))
+    ok = (d <= guard * np.abs(old).max(axis=(1, 2))) | (d <= guard_abs)
+    g = g.copy()
+    g[ok, :, bth:bth + 3] = th[ok]
+    return g, ok
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_rotation_predictor_equals_numpy(p):
+    rng = np.random.default_rng(p)
+    te = time_element(p)
+    model = _chain(6)
+    from flexmb.dynamics.simulate import make_layout
+    from flexmb.dynamics.system import compile_model
+
+    cm = compile_model(model)
+    lay = make_layout(cm, p)
+    grp = cm.groups[0]
+    U_prev = rng.standard_normal(lay.size) * 1e-2
+    U = rng.standard_normal(lay.size) * 1e-2
+    w = rng.standard_normal(cm.nv)
+    h = 1e-2
+    P, Dinv = _rotation_matrices(te)
+    gp = lay.group_view(U_prev, grp.bodies, grp.slots)
+    om = (P[None, :, 0, None] * w[grp.vel_cols][:, None, 3:6]
+          + np.einsum("kj,bjd->bkd", P[:, 1:], gp[..., grp.BW + 3:grp.BW + 6]))
+    th = h * np.einsum("kj,bjd->bkd", Dinv, om)
+    gv = lay.group_view(U, grp.bodies, grp.slots).copy()
+    # former increments near the extrapolation (accepted) and, for every other body, far from it (the
+    # guard keeps those)
+    gv[:, :, grp.BTH:grp.BTH + 3] = th * (1.0 + 1e-2 * rng.standard_normal(th.shape))
+    gv[::2, :, grp.BTH:grp.BTH + 3] += 1.0
+    lay.group_view(U, grp.bodies, grp.slots)[:] = gv
+    want, ok = _predict_rotations_numpy(te, h, w[grp.vel_cols][:, 3:6], lay.group_view(U_prev, grp.bodies, grp.slots),
+                                        gv, grp.BTH, grp.BW)
+    assert 0 < ok.sum() < ok.size
+    got = predict_rotations(cm, lay, te, h, w, (U_prev, None, h), U.copy())
+    assert np.array_equal(lay.group_view(got, grp.bodies, grp.slots), want)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3])
+def test_largest_turn_equals_numpy(p):
+    rng = np.random.default_rng(10 + p)
+    te = time_element(p)
+    g = rng.standard_normal((7, p, 18))
+    th = g[..., 3:6]
+    ang = np.linalg.norm(np.concatenate([th, np.einsum("j,bjd->bd", te.end[1:], th)[:, None]], axis=1), axis=2)
+    k = np.unravel_index(int(np.argmax(ang)), ang.shape)
+    assert largest_turn(te.end, g, 3) == (ang[k], k[0], k[1])
+    g[4, p - 1, 4] = np.nan  # NaN propagated as np.argmax does: the first NaN
+    a, b, i = largest_turn(te.end, g, 3)
+    assert np.isnan(a) and (b, i) == (4, p - 1)
+
+
+@pytest.mark.parametrize("mu", [False, True])
+@pytest.mark.parametrize("p", [2, 3])
+def test_element_record_equals_numpy(p, mu):
+    rng = np.random.default_rng(20 + p)
+    te = time_element(p)
+    nj = 4
+    lam = rng.standard_normal((nj, p, 30))[..., 6:12]  # a strided view, as the recorder passes it
+    xb = rng.standard_normal((nj, p, 3))
+    m = rng.standard_normal((nj, p, 3)) if mu else None
+    y = xb[:, 0]
+    r = xb - y[:, None]
+    f = lam[..., :3]
+    imp = np.concatenate([f, lam[..., 3:] + np.cross(r, f)], axis=-1)
+    if mu:
+        imp[..., 3:] += m
+    want = np.concatenate([np.einsum("li,jid->jld", legendre_at_gauss(te), imp).reshape(nj, -1), y], axis=1)
+    assert np.array_equal(element_record(te, lam, xb, m), want)

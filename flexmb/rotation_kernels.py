@@ -19,7 +19,10 @@ import logging
 import numpy as np
 from numba import njit
 
+from flexmb.numba_cache import refresh as _refresh_cache
+
 log = logging.getLogger(__name__)
+_refresh_cache()  # stale cached kernels of changed callees removed first (flexmb/numba_cache.py)
 
 #: order of the rows of the series table and of the name codes
 NAMES = ("alpha", "beta", "gamma", "beta_x", "gamma_x", "delta", "delta_x")

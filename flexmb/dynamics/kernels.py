@@ -25,8 +25,10 @@ import numpy as np
 from numba import njit
 
 from flexmb import rotations as _rot
+from flexmb.numba_cache import refresh as _refresh_cache
 
 log = logging.getLogger(__name__)
+_refresh_cache()  # stale cached kernels of changed callees removed first (flexmb/numba_cache.py)
 
 _SER = _rot._SERIES
 S_ALPHA = np.ascontiguousarray(_SER["alpha"])

@@ -193,7 +193,7 @@ def test_pendulum_10000_periods_energy_bounded(p, transport):
     """Issue 8 section 3 acceptance.  Measured: p = 1 consistent 2.21e-3 J in every tenth of 10,000 periods;
     p = 2 symmetric passed over 10,000 periods (2026-11-26, 33 min); p = 3 symmetric 2.784e-7 .. 2.773e-7 J over
     3,000 periods, and its 10,000-period run failed on a 7e-8 s sliver element at the very end (node times
-    summed from h), fixed by simulate.SLIVER; its re-run is pending (docs/energy-drift.md)."""
+    summed from h), fixed by simulate.SLIVER; re-run: passed (2026-11-26, 45 min on the loaded machine)."""
     first, last = _no_trend(p, 10_000, transport)
     assert last <= 1.05 * first + 1e-12
 

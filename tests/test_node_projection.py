@@ -311,10 +311,11 @@ def test_projection_is_the_least_kinetic_energy_change_onto_the_constraints():
 
 @pytest.mark.parametrize("backend", ["dense", "superlu", "cholmod"])
 def test_singular_rows_fall_back_as_before(backend, monkeypatch):
-    """Dependent rows (a singular ``G M^-1 G^T``): with the sparse backends no projection at the nodes
-    (``None``, as the former ``splu`` failure gave) and least squares for the set-up projection; the
-    dense backend takes the least-norm solve in both cases (its Cholesky declines a semi-definite matrix:
-    a zero eigenvalue, tests/test_singular_passage.py); a regular matrix is solved."""
+    """Dependent rows (a singular ``G M^-1 G^T``): every backend takes the least-norm solve (the dense
+    Cholesky declines a semi-definite matrix, a zero eigenvalue, tests/test_singular_passage.py; CHOLMOD's
+    and SuperLU's pivots are checked against SINGULAR_PIVOT the same way; before, the sparse backends gave
+    no projection at the nodes, or an LU solve with ~1e16 along the null space); a regular matrix is
+    solved."""
     from flexmb.dynamics import projection
 
     if backend == "cholmod" and projection._cholmod() is None:
@@ -331,11 +332,35 @@ def test_singular_rows_fall_back_as_before(backend, monkeypatch):
 
     singular = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 2.0]])
     b = np.array([1.0, 1.0, 4.0])
-    if backend == "dense":
-        assert np.allclose(f.solve(data(singular), b), [0.5, 0.5, 2.0], atol=1e-10)
-    else:
-        assert f.solve(data(singular), b) is None
+    assert np.allclose(f.solve(data(singular), b), [0.5, 0.5, 2.0], atol=1e-10)
     x = f.solve(data(singular), b, singular="lsqr")
     assert np.allclose(x, [0.5, 0.5, 2.0], atol=1e-10)  # minimum-norm least squares
     regular = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.0], [0.5, 0.0, 2.0]])
     assert np.allclose(f.solve(data(regular), b), np.linalg.solve(regular, b), rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", ["cholmod", "superlu"])
+def test_sparse_backends_take_the_least_norm_solution_of_a_singular_matrix(monkeypatch, backend):
+    """Above DENSE_ROWS rows, a singular G M^-1 G^T (a dependent row: a self-stress) gets the dense
+    backend's least-norm solution (nothing along the null space), not an LU solve that puts ~1e16 there:
+    CHOLMOD's and SuperLU's pivots are checked against SINGULAR_PIVOT like the dense Cholesky's."""
+    import flexmb.dynamics.projection as P
+
+    if backend == "cholmod" and P._cholmod() is None:
+        pytest.skip("scikit-sparse not installed")
+    if backend == "superlu":
+        monkeypatch.setattr(P, "_CHOLMOD", False)
+    rng = np.random.default_rng(3)
+    n = P.DENSE_ROWS + 60
+    G = np.eye(n, 3 * n) + (rng.random((n, 3 * n)) < 0.03) * rng.standard_normal((n, 3 * n))
+    G[-1] = G[0] + G[1]  # a self-stress: e_{n-1} - e_0 - e_1
+    A = G @ G.T
+    rows, cols = np.nonzero(A)
+    f = P._SpdFactor(n, rows, cols)
+    assert f.backend == backend
+    data = np.zeros(f.size)
+    np.add.at(data, f.slot, A[rows, cols])
+    b = A @ rng.standard_normal(n)  # consistent
+    x = f.solve(data, b)
+    assert np.abs(A @ x - b).max() < 1e-10 * np.abs(b).max()
+    np.testing.assert_allclose(x, P._least_norm(A, b), rtol=0, atol=1e-10 * np.abs(x).max())

@@ -26,9 +26,12 @@ assembled: with ``C_b, C_a (nj, 7, 6)`` the rate blocks of a joint on its attach
 Cholesky up to :data:`DENSE_ROWS` rows; above, CHOLMOD (scikit-sparse, extra ``sparse``: analysis
 once, numeric factorization per node) or without it SuperLU in symmetric mode on the pattern
 permuted once by a minimum-degree ordering (``benchmarks/README.md``, "Output recording and the
-node-velocity projection", has the measurements).  When the factorization fails (a singular
-configuration, dependent rows left), the previous behaviour is kept: SuperLU with partial pivoting,
-and when that fails too, no projection (``mu = None``) or, for the set-up projection, least squares.
+node-velocity projection", has the measurements).  When the factorization declines or has a pivot
+below :data:`SINGULAR_PIVOT` of its row's diagonal (a singular configuration, dependent rows left),
+every backend takes the least-norm solution (:func:`_least_norm`, dense up to
+:data:`LEAST_NORM_DENSE` rows, LSQR above): nothing along the null space, where an LU solve put
+multipliers of ~1e16 (docs/theory.md section 4); when that fails too, no projection (``mu = None``)
+or, for the set-up projection, least squares.
 """
 from __future__ import annotations
 
@@ -218,6 +221,8 @@ _CHOLMOD = None
 
 #: relative pivot (diagonally scaled Cholesky, squared) below which the rows count as dependent
 SINGULAR_PIVOT = 1e-12
+#: the least-norm fallback of the sparse backends is dense up to this many rows (LSQR above)
+LEAST_NORM_DENSE = 2000
 
 
 def _numerically_singular(A: NDArray, c: NDArray) -> bool:
@@ -288,7 +293,9 @@ class _SpdFactor:
         return sp.csc_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
 
     def solve(self, data: NDArray, rhs: NDArray, singular: str = "none") -> NDArray | None:
-        """``A^-1 rhs`` for the values ``data`` of A; None when A is singular and ``singular="none"``."""
+        """``A^-1 rhs`` for the values ``data`` of A; the least-norm solution when A is singular (a pivot
+        below :data:`SINGULAR_PIVOT` of its diagonal, any backend); None only when that fails too and
+        ``singular="none"``."""
         A = self.matrix(data)
         b = rhs if self.perm is None else rhs[self.perm]
         try:
@@ -304,10 +311,16 @@ class _SpdFactor:
                     x = _least_norm(A, b)
             elif self.backend == "cholmod":
                 self._chol.cholesky_inplace(A)
-                x = self._chol(b)
+                # a pivot below SINGULAR_PIVOT of its row's diagonal: singular, like the dense test
+                d = A.diagonal()[self._chol.P()]
+                if np.any(self._chol.D() < SINGULAR_PIVOT * np.where(d > 0, d, 1.0)):
+                    x = None  # -> least norm (_fallback)
+                else:
+                    x = self._chol(b)
             else:
-                x = spla.splu(A, permc_spec="NATURAL", diag_pivot_thresh=0.0,
-                              options=dict(SymmetricMode=True)).solve(b)
+                lu = spla.splu(A, permc_spec="NATURAL", diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+                d = A.diagonal()
+                x = None if np.any(np.abs(lu.U.diagonal()) < SINGULAR_PIVOT * np.where(d > 0, d, 1.0)) else lu.solve(b)
         except Exception as exc:
             chol = _cholmod()
             if not isinstance(exc, (sla.LinAlgError, RuntimeError) + ((chol.CholmodError,) if chol else ())):
@@ -330,15 +343,26 @@ class _SpdFactor:
 
     @staticmethod
     def _fallback(A, b, singular: str):
-        """Not positive definite (dependent rows, singular configuration): LU with partial pivoting,
-        then least squares (``singular="lsqr"``) or None."""
+        """Singular (a declined or near-zero pivot of the positive semi-definite ``G M^-1 G^T``: dependent
+        rows, a singular configuration): the least-norm solution, which puts nothing along the null
+        space (LU with partial pivoting, used before for the sparse backends, put multipliers of ~1e16
+        there: the dense backend's finding, docs/theory.md section 4).  Dense eigen-decomposition up to
+        :data:`LEAST_NORM_DENSE` rows, LSQR from zero (which converges to the minimum-norm solution of a
+        consistent system) above; None when that fails and ``singular="none"``."""
+        if A.shape[0] <= LEAST_NORM_DENSE:
+            Ad = A.toarray() if sp.issparse(A) else np.asarray(A)
+            if sp.issparse(A) and not np.allclose(Ad, Ad.T, rtol=0.0, atol=0.0):  # CHOLMOD stores one triangle
+                Ad = np.tril(Ad) + np.tril(Ad, -1).T
+            x = _least_norm(Ad, b)
+            if np.all(np.isfinite(x)):
+                return x
         As = sp.csc_matrix(A)
-        try:
-            return spla.splu(As).solve(b)
-        except RuntimeError:
-            if singular == "none":
-                return None
-            return spla.lsqr(As, b, atol=1e-14, btol=1e-14)[0]
+        if (abs(As - As.T) > 0).nnz:  # CHOLMOD stores one triangle
+            As = (sp.tril(As) + sp.tril(As, -1).T).tocsc()
+        x = spla.lsqr(As, b, atol=1e-14, btol=1e-14)[0]
+        if np.all(np.isfinite(x)):
+            return x
+        return None if singular == "none" else x
 
 
 class NodeProjector:

@@ -227,7 +227,8 @@ class StepControl:
         R0 = nodes[-2][2]
         nb = R0.shape[0]
         # positions, and rotation vectors relative to the step's start with their rates T^-1 omega
-        th = unwrap_rotation_vectors(np.stack([rot.log(n[2] @ np.swapaxes(R0, 1, 2)) for n in nodes]), len(nodes) - 2)
+        Rn = np.stack([n[2] for n in nodes])  # (n, nb, 3, 3)
+        th = unwrap_rotation_vectors(rot.log(Rn @ np.swapaxes(R0, 1, 2)[None]), len(nodes) - 2)  # (n, nb, 3)
         dth = np.einsum("knij,knj->kni", rot.tangent_inv(th), np.stack([n[4] for n in nodes]))
         y = np.concatenate([np.stack([n[1] for n in nodes]), th], axis=1).reshape(len(nodes), -1)
         dy = h * np.concatenate([np.stack([n[3] for n in nodes]), dth], axis=1).reshape(len(nodes), -1)

@@ -12,7 +12,13 @@ The time element of order ``p`` is Gauss collocation: its node values superconve
 the diagonal Pade approximant that the element's growth function is) and to leading order
 otherwise.  The derivative ``y^(2p+1)`` of the bodies' positions and rotation vectors is read off
 the Hermite interpolant (values and velocities) through the last ``p + 2`` nodes, at the middle of
-the step being judged: one small dense solve per step.  Both the computed and the exact motion
+the step being judged: one small dense solve per step.  The rotation vectors of the nodes relative
+to the judged step's start are taken on their branch continuous in time
+(:func:`unwrap_rotation_vectors`): ``log`` folds a rotation past half a turn onto the other branch,
+and a body turning by more than ~1 rad per element (``p = 3``: the interpolant spans 4 elements)
+then put a jump into the interpolated data (the heavy top of validation case R7 at 150 rad/s: an
+estimate 1e7 x the true local error at 1.05 rad per element, so steps were rejected and re-grown
+again and again, and ``rtol = 1e-4`` cost more elements than ``1e-6``).  Both the computed and the exact motion
 satisfy the position constraints at the nodes, so the node error lies in the joints' tangent
 space; the normal part of the estimate (the centripetal part of ``y^(2p+1)`` on a circle, 5-10x
 the true error of a pendulum) is projected out (:meth:`StepControl.tangent`).  Measured against
@@ -48,6 +54,24 @@ A PI controller (Gustafsson 1991; Hairer, Norsett & Wanner, *Solving ODEs I*, II
 ``k = 2p + 1``, aiming at ``err = TARGET``: ``h_new = h (TARGET/err)^(0.7/k) (err_prev/TARGET)^(0.4/k)``
 within ``[0.2, 2.5] h`` (no growth right after a rejection); a rejected step is retried with
 ``h max(0.2, (TARGET/err)^(1/k))``.
+
+Turn cap
+--------
+Whatever the estimate, a step turns no body by more than :data:`TURN_MAX` = 2.5 rad (below the root
+check's half turn, :data:`flexmb.dynamics.root_checks.MAX_TURN`), nor by more than :data:`SPAN_MAX`
+= 5 rad over the ``p + 1`` elements the interpolant spans (``p = 1 / 2 / 3``: 2.5 / 1.67 / 1.25 rad
+per element), from the largest angular speed of the bodies at the last ``p + 1`` nodes
+(:meth:`StepControl.turn_cap`).  The continuous branch is singular at a full turn; towards it the
+interpolant's own error grows: on the heavy top (``p = 3``) the estimate is 3.5 / 9 / 42 x the true
+local error at spans of 3.0 / 4.2 / 5.4 rad (too high: safe, the controller shortens the step) and
+310 x at 6.6 rad, past a full turn.  Heavy top over 2 s, ``rtol = atol`` = 1e-8 / 1e-6 / 1e-4: 520 /
+303 / 245 solved elements, 1 / 0 / 0 rejected, centre of mass within 4.6e-8 / 2.1e-6 / 9.5e-6 m of the
+reference (before: 522 / 311 / 485 elements, 2 / 3 / 82 rejected); at 1e-4 the cap holds the step
+(1.25 rad, h = 0.0083 s; a fixed h = 0.01 s gives 3.4e-5 m in 200 elements).  Models turning by less
+than ~1 rad per element are unaffected (the 15-link chain: the same steps as before).  The speed is
+the bodies', not the joints' relative one: a joint's relative speed is at most the sum of its two
+bodies' speeds, and Newton's basin at large turns is the predictor's business (docs/theory.md
+section 4: the retry from the constant-velocity guess).
 
 Output times
 ------------

@@ -184,37 +184,34 @@ def predict_warm(Pe, Pi, end, bodies, voff, Up, Ug, bsl, xprev, piprev, pinow, J
     polynomials extrapolated (``Pe``: degree p through the start value, ``Pi``: degree p - 1 through
     the internal values), momenta and multipliers shifted by the gauge reset, rotation increments
     re-based on the new start."""
-    p = Up.shape[1]
     BX, BTH, BPI = bsl[0], bsl[1], bsl[2]
     for k in range(bodies.size):
-        b = bodies[k]
-        o = voff[b]
-        for q in range(p):
-            for d in range(Up.shape[2]):
-                v = 0.0
-                for j in range(p):
-                    v += Pi[q, j] * Up[k, j, d]
-                Ug[k, q, d] = v
-            for d in range(3):
-                Ug[k, q, BX + d] = _ext(Pe, xprev[b, d], Up, k, q, BX + d)
-                Ug[k, q, BTH + d] = _ext(Pe, 0.0, Up, k, q, BTH + d) - _dot_end(end, Up, k, BTH + d)
-            for d in range(6):
-                pend = end[0] * piprev[o + d] + _dot_end(end, Up, k, BPI + d)
-                Ug[k, q, BPI + d] = _ext(Pe, piprev[o + d], Up, k, q, BPI + d) + (pinow[o + d] - pend)
+        o = voff[bodies[k]]
+        _extrapolate_rows(Pe, Pi, end, Up, k, Ug, BX, xprev[bodies[k]], BTH, BPI, piprev[o:o + 6], pinow[o:o + 6])
     JS, JPHI, JLAM = jsl[0], jsl[1], jsl[2]
     for i in range(Jp.shape[0]):
-        for q in range(p):
-            for d in range(Jp.shape[2]):
-                v = 0.0
-                for j in range(p):
-                    v += Pi[q, j] * Jp[i, j, d]
-                Jv[i, q, d] = v
-            for d in range(3):
-                Jv[i, q, JS + d] = _ext(Pe, sprev[i, d], Jp, i, q, JS + d)
-                Jv[i, q, JPHI + d] = _ext(Pe, 0.0, Jp, i, q, JPHI + d) - _dot_end(end, Jp, i, JPHI + d)
-            for d in range(6):
-                lend = end[0] * lamprev[i, d] + _dot_end(end, Jp, i, JLAM + d)
-                Jv[i, q, JLAM + d] = _ext(Pe, lamprev[i, d], Jp, i, q, JLAM + d) - (lend - lamnow[i, d])
+        _extrapolate_rows(Pe, Pi, end, Jp, i, Jv, JS, sprev[i], JPHI, JLAM, lamprev[i], lamnow[i])
+
+
+@_jit
+def _extrapolate_rows(Pe, Pi, end, Yp, k, Y, pos, pos1, rot, mom, mom1, mom_now):
+    """Row ``k`` of :func:`predict_warm`, the same for a body and a joint: every slot of ``Yp (n, p,
+    slots)`` extrapolated by ``Pi``; then a position at ``pos`` (start value ``pos1 (3,)``) and a rotation
+    increment at ``rot`` (re-based on the new start) by ``Pe``, and momenta / multipliers at ``mom``
+    (start ``mom1 (6,)``) by ``Pe`` shifted by the gauge reset to ``mom_now (6,)``."""
+    p = Yp.shape[1]
+    for q in range(p):
+        for d in range(Yp.shape[2]):
+            v = 0.0
+            for j in range(p):
+                v += Pi[q, j] * Yp[k, j, d]
+            Y[k, q, d] = v
+        for d in range(3):
+            Y[k, q, pos + d] = _ext(Pe, pos1[d], Yp, k, q, pos + d)
+            Y[k, q, rot + d] = _ext(Pe, 0.0, Yp, k, q, rot + d) - _dot_end(end, Yp, k, rot + d)
+        for d in range(6):
+            mend = end[0] * mom1[d] + _dot_end(end, Yp, k, mom + d)
+            Y[k, q, mom + d] = _ext(Pe, mom1[d], Yp, k, q, mom + d) + (mom_now[d] - mend)
 
 
 @_jit

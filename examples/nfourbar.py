@@ -26,43 +26,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 import flexmb as fm
+from flexmb.validation.cases import case_i2 as i2
 
-G, M, L, V0 = 9.81, 1.0, 1.0, 1.0
-
-
-def build(n: int = 2) -> fm.Model:
-    """Cranks ``crank0..crank{n}`` and couplers ``coupler0..coupler{n-1}`` (body x along the bar)."""
-    izz = M * L * L / 12
-    inertia = (1e-3 * izz, izz, izz)  # slender bar: the axial value does not enter the planar motion
-    z = (0.0, 0.0, 1.0)
-    bodies, joints = [], []
-    for i in range(n + 1):
-        bodies.append(fm.RigidBody(f"crank{i}", mass=M, inertia=inertia, position=(i * L, L / 2, 0.0),
-                                   orientation=fm.orientation(axis=z, angle=np.pi / 2),
-                                   velocity=(V0 / 2, 0.0, 0.0), angular_velocity=(0.0, 0.0, -V0 / L)))
-        joints.append(fm.Revolute(f"A{i}", "ground", f"crank{i}", point=(i * L, 0.0, 0.0), axis=z))
-    for i in range(n):
-        bodies.append(fm.RigidBody(f"coupler{i}", mass=M, inertia=inertia, position=((i + 0.5) * L, L, 0.0),
-                                   velocity=(V0, 0.0, 0.0)))
-        joints.append(fm.Revolute(f"B{i}", f"crank{i}", f"coupler{i}", point=(i * L, L, 0.0), axis=z))
-        joints.append(fm.Revolute(f"C{i}", f"coupler{i}", f"crank{i + 1}", point=((i + 1) * L, L, 0.0), axis=z))
-    return fm.Model(bodies, joints, [fm.Gravity((0.0, -G, 0.0))])
+L = i2.LEN
 
 
 def exact_b0(t, n: int = 2):
-    """B0 (len(t), 2) of the exact 1-DOF motion."""
-    c = G * M * ((n + 1) * L / 2 + n * L) / ((n + 1) * M * L * L / 3 + n * M * L * L)
-    s = solve_ivp(lambda _, y: [y[1], -c * np.cos(y[0])], (0.0, float(t[-1])), [np.pi / 2, -V0 / L],
-                  method="DOP853", t_eval=t, rtol=1e-12, atol=1e-12)
-    return L * np.stack([np.cos(s.y[0]), np.sin(s.y[0])], axis=-1)
+    """B0 (len(t), 2) of the exact 1-DOF motion (case I2's reduced equation, DOP853 to 1e-12)."""
+    theta = i2.exact_theta(t, n)
+    return L * np.stack([np.cos(theta), np.sin(theta)], axis=-1)
 
 
 def main(n: int = 2, t_end: float = 10.0, h: float = 0.025, p: int = 3,
          plot: str | Path | None = "results/examples/nfourbar.png") -> dict:
-    sol = fm.simulate(build(n), t_end, h, p=p)
+    # the model of validation case I2: cranks crank0..crank{n}, couplers coupler0..coupler{n-1}
+    sol = fm.simulate(i2.nfourbar_model(n), t_end, h, p=p)
     b0 = sol.body("crank0").point((L / 2, 0.0, 0.0)).position[:, :2]
     ref = exact_b0(sol.t, n)
     E = sol.total_energy

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy.integrate import solve_ivp
 
 import flexmb as fm
 import flexmb.dynamics.marching as marching
 import flexmb.dynamics.simulate as simulate
 from flexmb.dynamics.layout import JPHI
+from flexmb.validation.cases import case_r7 as r7
 
 SPIN = 150.0  # rad/s
 J_AXIAL = 0.5  # kg m^2
@@ -64,45 +64,17 @@ def test_roots_off_the_motion_are_refused(monkeypatch):
     assert rotor_angle_error(sol) < 1e-6
 
 
-# Heavy top: O. Bruls, A. Cardona, On the use of Lie group time integrators in multibody dynamics,
-# J. Comput. Nonlinear Dynam. 5 (2010) 031002 (also Arnold, Bruls, Cardona 2012-2015): 15 kg, inertia
-# about the centre of mass diag(0.234375, 0.46875, 0.234375) kg m^2, centre of mass at X = (0, 1, 0) m
-# in the body frame, a fixed point at the origin, Omega0 = (0, 150, -4.61538) rad/s, g = 9.81 in -z.
-TOP_M = 15.0
-TOP_J = np.array([0.234375, 0.46875, 0.234375])
-TOP_X = np.array([0.0, 1.0, 0.0])
-TOP_W0 = np.array([0.0, 150.0, -4.61538])
-TOP_G = np.array([0.0, 0.0, -9.81])
-
-
-def heavy_top() -> fm.Model:
-    top = fm.RigidBody("top", mass=TOP_M, inertia=TOP_J, angular_velocity=TOP_W0, com=TOP_X)
-    return fm.Model([top], [fm.Spherical("pivot", "ground", "top", point=(0, 0, 0))], [fm.Gravity(TOP_G)])
-
-
-def top_reference(t_end: float):
-    """Euler's equations about the fixed point and R' = R skew(W) (body frame), DOP853 at rtol 1e-12."""
-    J0 = np.diag(TOP_J) + TOP_M * (TOP_X @ TOP_X * np.eye(3) - np.outer(TOP_X, TOP_X))
-    Ji = np.linalg.inv(J0)
-
-    def f(t, y):
-        R, W = y[:9].reshape(3, 3), y[9:]
-        S = np.array([[0, -W[2], W[1]], [W[2], 0, -W[0]], [-W[1], W[0], 0]])
-        return np.concatenate([(R @ S).ravel(), Ji @ (np.cross(TOP_X, R.T @ (TOP_M * TOP_G)) - np.cross(W, J0 @ W))])
-
-    y0 = np.concatenate([np.eye(3).ravel(), TOP_W0])
-    return solve_ivp(f, (0.0, t_end), y0, method="DOP853", rtol=1e-12, atol=1e-12, dense_output=True)
-
-
 def test_heavy_top_at_one_and_a_half_rad_per_element():
-    """p = 3 at h = 0.01 (1.5 rad of spin per element) and 0.005: the centre of mass within 1e-4 /
+    """The heavy top of Bruls & Cardona (2010), validation case R7 (15 kg, spin 150 rad/s, spherical
+    joint at the pivot).  p = 3 at h = 0.01 (1.5 rad of spin per element) and 0.005: the centre of mass within 1e-4 /
     1e-6 m of the reference over 1 s, nodal order >= 5 (2p = 6), no halving, pivot exact."""
-    ref = top_reference(1.0)
+    ref = r7.reference(1.0)  # Euler's equations of the same top (validation case R7)
+    X = np.array(r7.X_COM)
     err = {}
     for h in (0.01, 0.005):
-        sol = fm.simulate(heavy_top(), 1.0, h, p=3, show_progress=False)
-        com = np.einsum("tij,j->ti", sol.body_rotation[:, 0], TOP_X)
-        com_ref = np.array([ref.sol(t)[:9].reshape(3, 3) @ TOP_X for t in sol.t])
+        sol = fm.simulate(r7.top_model(), 1.0, h, p=3, show_progress=False)
+        com = np.einsum("tij,j->ti", sol.body_rotation[:, 0], X)
+        com_ref = np.array([ref.sol(t)[:9].reshape(3, 3) @ X for t in sol.t])
         err[h] = np.abs(com - com_ref).max()
         assert np.abs(sol.body_position[:, 0]).max() < 1e-12
         assert sol.stats["iterations"].mean() < 3.5 and len(sol.t) == round(1.0 / h) + 1

@@ -336,30 +336,27 @@ class _SpdFactor:
         """The matrix of the values ``data`` as a dense array in the original row order."""
         if self.backend == "dense":
             return data.reshape(self.n, self.n)
-        A = self.matrix(data).toarray()
-        if self.backend == "cholmod":  # the stored triangle or both: symmetrize from the lower one
-            A = np.tril(A) + np.tril(A, -1).T
+        A = self._both_triangles(self.matrix(data)).toarray()
         return A if self.iperm is None else A[self.iperm][:, self.iperm]
 
-    @staticmethod
-    def _fallback(A, b, singular: str):
+    def _both_triangles(self, A):
+        """The stored matrix ``A`` (CSC) with both triangles: CHOLMOD's storage may hold the lower one
+        only, so it is symmetrized from that one; the other backends store both."""
+        return (sp.tril(A) + sp.tril(A, -1).T).tocsc() if self.backend == "cholmod" else A
+
+    def _fallback(self, A, b, singular: str):
         """Singular (a declined or near-zero pivot of the positive semi-definite ``G M^-1 G^T``: dependent
         rows, a singular configuration): the least-norm solution, which puts nothing along the null
         space (LU with partial pivoting, used before for the sparse backends, put multipliers of ~1e16
         there: the dense backend's finding, docs/theory.md section 4).  Dense eigen-decomposition up to
         :data:`LEAST_NORM_DENSE` rows, LSQR from zero (which converges to the minimum-norm solution of a
         consistent system) above; None when that fails and ``singular="none"``."""
+        A = self._both_triangles(A)
         if A.shape[0] <= LEAST_NORM_DENSE:
-            Ad = A.toarray() if sp.issparse(A) else np.asarray(A)
-            if sp.issparse(A) and not np.allclose(Ad, Ad.T, rtol=0.0, atol=0.0):  # CHOLMOD stores one triangle
-                Ad = np.tril(Ad) + np.tril(Ad, -1).T
-            x = _least_norm(Ad, b)
+            x = _least_norm(A.toarray() if sp.issparse(A) else np.asarray(A), b)
             if np.all(np.isfinite(x)):
                 return x
-        As = sp.csc_matrix(A)
-        if (abs(As - As.T) > 0).nnz:  # CHOLMOD stores one triangle
-            As = (sp.tril(As) + sp.tril(As, -1).T).tocsc()
-        x = spla.lsqr(As, b, atol=1e-14, btol=1e-14)[0]
+        x = spla.lsqr(sp.csc_matrix(A), b, atol=1e-14, btol=1e-14)[0]
         if np.all(np.isfinite(x)):
             return x
         return None if singular == "none" else x

@@ -71,6 +71,10 @@ log = logging.getLogger(__name__)
 #: predictor error (4e-10 rad); at 1e-5 they are 6e-5 rad apart and the bordered solution still equals
 #: the plain one to round-off (the released row is implied to O(sigma x truncation error))
 SINGULAR_NODE_TOL = 1e-5
+#: what a plain Newton root at a singular node does not vouch for (WARNING: p = 2, h = 0.02, one
+#: parallelogram: node reactions of 191 N against the motion's 34.5 N; positions 8.7e-8 m)
+_PLAIN = ("; a plain root keeps the motion to Newton's tolerance, but the reactions at this node may then carry "
+          "a component along the self-stress, which the motion does not determine (a smaller step or p = 3 avoids it)")
 
 
 def _loop_rows(cm):
@@ -238,12 +242,6 @@ def _bordered(system, st, h: float, U0: NDArray, scale: NDArray, options, found,
                  f"predictor; backward error {rho:.3g}")
     log.debug("%s; %s", what, r.message)
     return r
-
-
-#: what a plain Newton root at a singular node does not vouch for (WARNING: p = 2, h = 0.02, one
-#: parallelogram: node reactions of 191 N against the motion's 34.5 N; positions 8.7e-8 m)
-_PLAIN = ("; a plain root keeps the motion to Newton's tolerance, but the reactions at this node may then carry "
-          "a component along the self-stress, which the motion does not determine (a smaller step or p = 3 avoids it)")
 
 
 def solve_element(system, st, h: float, U0: NDArray, scale: NDArray, options, plain: Callable):

@@ -18,7 +18,7 @@ Usage::
     python benchmarks/chain.py                          # N = 10 100 1000, 30 steps, h = 1 ms, p = 1
     python benchmarks/chain.py --n 10 100 1000 10000    # the 10000 run is skipped on MemoryError
     python benchmarks/chain.py --solver umfpack --reuse none
-    python benchmarks/chain.py --compare-solvers        # sparse LU choice (flexmb/dynamics/linsolve.py)
+    python benchmarks/chain.py --compare-solvers        # sparse LU choice (flexmb/dynamics/solve/linsolve.py)
     python benchmarks/chain.py --compare                # solver x Jacobian reuse, whole time loop
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import flexmb as fm  # noqa: E402
-from flexmb.dynamics import linsolve  # noqa: E402
+from flexmb.dynamics.solve import linsolve  # noqa: E402
 
 LINK_LENGTH = 0.1  # [m]
 LINK_MASS = 0.05  # [kg]

@@ -23,7 +23,7 @@ The baseline instrument of issue 6 ("Performance targets"). Three measurements:
    worst position error of 1e-5 m (and 1e-7 m) is interpolated in log-log between the two runs
    that bracket it (extrapolated from the two most accurate runs, and marked so, when none do),
    and the joint-8 force error is interpolated at the same point. flexmb's joint force is the node
-   reaction ``JointView.force`` (recovered from the impulses, flexmb/dynamics/reactions.py) at the
+   reaction ``JointView.force`` (recovered from the impulses, flexmb/dynamics/node/reactions.py) at the
    reference times, which are nodes; flexmb runs one element beyond 1.5 s so that the 1.5 s node has
    its centred stencil (this adds 1/75 ... 1/1200 of the run to flexmb's wall time).
 3. **IFToMM A01 pendulum**: 1 kg point mass (isotropic inertia 1e-9 kg m^2) on a massless 1 m rod,

@@ -3,14 +3,14 @@
 Two models, the same modal data in both programs:
 
 1. **Spin-up** (validation case X1, Kane-Ryan-Banerjee): the X1 beam of
-   :func:`flexmb.catalog_flex.spinup_beam_data` ``("x1", 4, "bending", tip=False)`` (shipped hex20
+   :func:`flexmb.catalog.flexible.spinup_beam_data` ``("x1", 4, "bending", tip=False)`` (shipped hex20
    mesh, Craig-Bampton clamped at the root face, the 4 lowest in-plane clamped-free bending modes),
    hub angle theta(t) of case_x1 (Ws = 6 rad/s, Ts = 15 s), 20 s, no gravity, no damping.  Output:
    the extreme transverse tip deflection in the hub frame (tip-face mean through the mode shapes),
    reference -0.5739 m (Meijaard, nonlinear beam elements).
 2. **Flexible slider-crank X3** (Chu-Pan/Meijaard): the model of
    :mod:`flexmb.validation.cases.case_x3` (rigid driven crank 0.1524 m at 124.8 rad/s, the rod of
-   :func:`flexmb.catalog_flex.slider_crank_rod_data` with 4 in-plane bending shapes, massless slider),
+   :func:`flexmb.catalog.flexible.slider_crank_rod_data` with 4 in-plane bending shapes, massless slider),
    8 rad of crank.  Output: the first maximum of the rod mid-point deflection / L, reference 0.00976.
 
 flexmb: the default ``stiffening="full"``, several (p, h); the extreme / first maximum is read from
@@ -21,7 +21,7 @@ and CPU time of the process (``time.process_time``: less sensitive to other jobs
 Exudyn (when ``import exudyn`` works): ``ObjectFFRFreducedOrder`` (``AddObjectFFRFreducedOrder``, the
 C++ body, no user functions) built by ``exudyn.FEM.ObjectFFRFreducedOrderInterface`` from an
 ``FEMinterface`` holding *our* mesh nodes, our assembled sparse M and K
-(:mod:`flexmb.fe.assembly`) and our mode shapes as its mode basis, so both programs integrate the
+(:mod:`flexmb.fe.elements.assembly`) and our mode shapes as its mode basis, so both programs integrate the
 same modes and inertia invariants; Exudyn's body has no geometric stiffening.  The spin-up is also run
 with a "stiffening user function" (a Python ``forceUserFunction`` adding ``-Omega(t)^2 Kg[wz*wz] q``,
 our centrifugal unit preload stiffness scaled by the prescribed hub rate): Exudyn's correct answer.  Hub / crank driven by a
@@ -86,7 +86,7 @@ T_CHECK = 5.0
 
 # ------------------------------------------------------------------------------------------- models
 def spinup_data():
-    from flexmb.catalog_flex import spinup_beam_data
+    from flexmb.catalog.flexible import spinup_beam_data
 
     return spinup_beam_data("x1", 4, "bending", tip=False)
 
@@ -142,8 +142,8 @@ def flexmb_crank(data, p: int, h: float, stiffening: str = "full") -> dict:
 # ------------------------------------------------------------------------------------------- Exudyn
 def exudyn_body(data, mesh_file: str):
     """ObjectFFRFreducedOrderInterface from our mesh, our M and K, our mode shapes; and its build time."""
-    from flexmb.catalog_flex import MESH_DIR
-    from flexmb.fe import assembly
+    from flexmb.catalog.flexible import MESH_DIR
+    from flexmb.fe.elements import assembly
     from flexmb.fe.mesh import read_mesh
 
     t0 = time.perf_counter()
@@ -183,7 +183,7 @@ def exudyn_spinup(data, h: float = EXU_SPINUP_H, t_end: float = case_x1.T_END, s
     """Exudyn's spin-up; ``stiffening``: add the centrifugal preload stiffness as a Python force user
     function, ``-Omega(t)^2 Kg[wz*wz] q`` on the modal rows (our unit preload stiffness, Omega the
     prescribed hub rate; the rigid-body rows untouched): the "stiffening user function" of issue 7."""
-    from flexmb.catalog_flex import CASES
+    from flexmb.catalog.flexible import CASES
 
     cms, _, build = exudyn_body(data, CASES["x1"].mesh)
     SC = exu.SystemContainer()
@@ -221,7 +221,7 @@ def exudyn_spinup(data, h: float = EXU_SPINUP_H, t_end: float = case_x1.T_END, s
 
 
 def exudyn_crank(data, h: float = EXU_CRANK_H) -> dict:
-    from flexmb.catalog_flex import ROD
+    from flexmb.catalog.flexible import ROD
 
     R, L, D, RHO, OM = case_x3.R, case_x3.L, case_x3.D, case_x3.RHO, case_x3.OMEGA_X3
     cms, mesh, build = exudyn_body(data, ROD.mesh)

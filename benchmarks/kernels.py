@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from compare_exudyn import flexmb_chain, flexmb_pendulum  # noqa: E402
 from flexmb.dynamics import kernels  # noqa: E402
-from flexmb.dynamics.joints import _SLOTS, unpack_joints  # noqa: E402
+from flexmb.dynamics.elements.joints import _SLOTS, unpack_joints  # noqa: E402
 from flexmb.dynamics.layout import JOINT_SLOTS, Pattern, Triplets  # noqa: E402
 from flexmb.dynamics.simulate import ElementSystem, _predict, make_layout  # noqa: E402
 from flexmb.dynamics.system import compile_model, initial_state  # noqa: E402

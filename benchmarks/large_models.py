@@ -42,9 +42,9 @@ MODELS = {
 
 def _targets():
     """(label, owner, attribute) of the wrapped functions."""
-    import flexmb.dynamics.linsolve as LS
-    import flexmb.dynamics.recorder as R
-    import flexmb.dynamics.refactor_lu as RL
+    import flexmb.dynamics.solve.linsolve as LS
+    import flexmb.dynamics.io.recorder as R
+    import flexmb.dynamics.solve.refactor_lu as RL
     import flexmb.dynamics.simulate as S
     from flexmb.dynamics.layout import Pattern
 

@@ -37,7 +37,7 @@ def child(n_dofs: float, shape: str, n_modes: int) -> dict:
     sys.path.insert(0, str(HERE.parent / "validation"))
     from case_f1 import structured_box
 
-    from flexmb.fe import assembly as fe
+    from flexmb.fe.elements import assembly as fe
     from flexmb.fe import reduction as red
     from flexmb.fe.mesh import Material
     from flexmb.fe.spd_solve import cholmod_available

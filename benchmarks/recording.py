@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import flexmb as fm  # noqa: E402
 from chain import chain_model  # noqa: E402
-from flexmb.dynamics import recorder as recorder_mod  # noqa: E402
+from flexmb.dynamics.io import recorder as recorder_mod  # noqa: E402
 from flexmb.dynamics import simulate as simulate_mod  # noqa: E402
 
 PARTS = ("node", "internal", "subnode", "solution")

@@ -41,7 +41,7 @@ import flexmb as fm  # noqa: E402
 from compare_exudyn import flexmb_chain, flexmb_pendulum  # noqa: E402
 
 #: elements of the warm-up run: the first element of a run builds the pattern (general path), the
-#: next ones load the compiled Newton loop (dynamics/rigid_newton.py: ~65 ms from numba's cache), which a
+#: next ones load the compiled Newton loop (dynamics/rigid/newton.py: ~65 ms from numba's cache), which a
 #: one-element warm-up left inside the first measured run
 WARM = 3
 
@@ -53,18 +53,18 @@ MODELS = {
 
 def _targets():
     """(label, owner, attribute name) of the wrapped functions; owner resolved at call time."""
-    import flexmb.dynamics.constraints as C
-    import flexmb.dynamics.projection as PR
-    import flexmb.dynamics.rigid_march as RM
-    import flexmb.dynamics.marching as M
-    import flexmb.dynamics.recorder as R
+    import flexmb.dynamics.node.constraints as C
+    import flexmb.dynamics.node.projection as PR
+    import flexmb.dynamics.rigid.march as RM
+    import flexmb.dynamics.march.marching as M
+    import flexmb.dynamics.io.recorder as R
     import flexmb.dynamics.simulate as S
-    from flexmb.dynamics import joints as JN
-    from flexmb.dynamics.attachments import AttachmentSet
+    from flexmb.dynamics.elements import joints as JN
+    from flexmb.dynamics.elements.attachments import AttachmentSet
     from flexmb.dynamics.bodies.rigid import RigidBodies
     from flexmb.dynamics.layout import Pattern
-    from flexmb.dynamics.rigid_element import RigidJoints
-    from flexmb.dynamics.rigid_node import RigidNode
+    from flexmb.dynamics.rigid.element import RigidJoints
+    from flexmb.dynamics.rigid.node import RigidNode
 
     return [
         ("step", S.Run, "step"),

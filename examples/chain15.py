@@ -25,9 +25,9 @@ import numpy as np
 
 import flexmb as fm
 
-from flexmb.catalog import G, LENGTH, MASS, N_BARS, I_A, I_T, RADIUS  # noqa: F401  (data of the model)
-from flexmb.catalog import chain15_model as build_model  # noqa: F401
-from flexmb.catalog import chain15_points as chain_points  # noqa: F401
+from flexmb.catalog.rigid import G, LENGTH, MASS, N_BARS, I_A, I_T, RADIUS  # noqa: F401  (data of the model)
+from flexmb.catalog.rigid import chain15_model as build_model  # noqa: F401
+from flexmb.catalog.rigid import chain15_points as chain_points  # noqa: F401
 
 
 def main(t_end: float = 1.5, h: float = 0.01, p: int = 3, plot_dir: str | Path | None = None) -> dict:

@@ -14,7 +14,7 @@ Omega^2 R = 2374 m/s^2, stiffens it).
 Model
 -----
 The model of :mod:`flexmb.validation.cases.case_x3`: a Craig-Bampton rod from the shipped hex20
-mesh (:func:`flexmb.catalog_flex.slider_crank_rod_data`, 4 in-plane bending shapes and the axial
+mesh (:func:`flexmb.catalog.flexible.slider_crank_rod_data`, 4 in-plane bending shapes and the axial
 shape, floating frame at the big end), the slider a rigid body of 1e-6 of the rod mass on a prismatic joint, a universal
 joint at the big end and a spherical one at the small end (no redundant equations), p = 2 time
 elements of 2e-4 s.  The output is the mid-point deflection

@@ -25,7 +25,7 @@ Study
 ``build(omega, stiffening="full", slider_mass=0.0)`` returns the model of case_x3 and its simulate
 settings: 2 rad of crank rotation (the first maximum is at 0.6-0.8 rad), p = 2, steps of 0.025 rad
 of crank (h = 0.025 / Omega).  The rod's reduction is cached on disk by
-:func:`flexmb.catalog_flex.slider_crank_rod_data` (a crank speed does not change it; a Young's
+:func:`flexmb.catalog.flexible.slider_crank_rod_data` (a crank speed does not change it; a Young's
 modulus would).  ``outputs`` returns the first maximum, its crank angle and ``first_max`` / Omega^2.
 
 This file is also a study file for the command line::

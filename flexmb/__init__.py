@@ -23,6 +23,7 @@ from flexmb.errors import ModelError as ModelError
 from flexmb.errors import SingularMatrixError as SingularMatrixError
 from flexmb.errors import SolutionFileError as SolutionFileError
 from flexmb.errors import ConstraintViolationError as ConstraintViolationError
+from flexmb.moved import install as _install_moved_paths
 from flexmb.reexport import lazy_attributes as _lazy_attributes
 
 # The rest of the public API is loaded on first access (PEP 562), so that `import flexmb` and
@@ -46,23 +47,23 @@ _LAZY: dict[str, str] = {
     "Spherical": "flexmb.model",
     "SpringDamper": "flexmb.model",
     "Universal": "flexmb.model",
-    "NewtonOptions": "flexmb.dynamics.newton",
+    "NewtonOptions": "flexmb.dynamics.solve.newton",
     "orientation": "flexmb.rotations",
     "SimulationOptions": "flexmb.dynamics.simulate",
     "simulate": "flexmb.dynamics.simulate",
     "resume": "flexmb.dynamics.simulate",
     "SimulationInterrupted": "flexmb.errors",
-    "Solution": "flexmb.solution",
+    "Solution": "flexmb.results.solution",
     "TimeElement": "flexmb.dynamics.time_elements",
     "FEMesh": "flexmb.fe.mesh",
     "Material": "flexmb.fe.mesh",
-    "read_mesh": "flexmb.fe.readers",
-    "FlexibleBodyData": "flexmb.fe.body_data",
-    "build_flexible_body": "flexmb.fe.body_data",
-    "spinup_beam_data": "flexmb.catalog_flex",
-    "slider_crank_rod_data": "flexmb.catalog_flex",
-    "PointView": "flexmb.solution",
-    "NodeSetView": "flexmb.flexible_outputs",
+    "read_mesh": "flexmb.fe.mesh.readers",
+    "FlexibleBodyData": "flexmb.fe.reduction.body_data",
+    "build_flexible_body": "flexmb.fe.reduction.body_data",
+    "spinup_beam_data": "flexmb.catalog.flexible",
+    "slider_crank_rod_data": "flexmb.catalog.flexible",
+    "PointView": "flexmb.results.solution",
+    "NodeSetView": "flexmb.results.flexible_outputs",
     "sweep": "flexmb.studies",
     "linear_range": "flexmb.studies",
     "log_range": "flexmb.studies",
@@ -77,44 +78,45 @@ __all__ = ["__version__", "ConvergenceError", "FlexmbError", "MeshImportError", 
 __getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
-    from flexmb.model import GROUND as GROUND
-    from flexmb.model import Cylindrical as Cylindrical
-    from flexmb.model import Fixed as Fixed
-    from flexmb.model import Frame as Frame
-    from flexmb.model import Gravity as Gravity
-    from flexmb.model import Joint as Joint
-    from flexmb.model import Model as Model
-    from flexmb.model import Planar as Planar
-    from flexmb.model import PointForce as PointForce
-    from flexmb.model import PointTorque as PointTorque
-    from flexmb.model import Prismatic as Prismatic
-    from flexmb.model import Revolute as Revolute
-    from flexmb.model import RigidBody as RigidBody
-    from flexmb.model import FlexibleBody as FlexibleBody
-    from flexmb.model import Spherical as Spherical
-    from flexmb.model import SpringDamper as SpringDamper
-    from flexmb.model import Universal as Universal
-    from flexmb.dynamics.newton import NewtonOptions as NewtonOptions
-    from flexmb.rotations import orientation as orientation
+    from flexmb.model.model import GROUND as GROUND
+    from flexmb.model.model import Cylindrical as Cylindrical
+    from flexmb.model.model import Fixed as Fixed
+    from flexmb.model.model import Frame as Frame
+    from flexmb.model.model import Gravity as Gravity
+    from flexmb.model.model import Joint as Joint
+    from flexmb.model.model import Model as Model
+    from flexmb.model.model import Planar as Planar
+    from flexmb.model.model import PointForce as PointForce
+    from flexmb.model.model import PointTorque as PointTorque
+    from flexmb.model.model import Prismatic as Prismatic
+    from flexmb.model.model import Revolute as Revolute
+    from flexmb.model.model import RigidBody as RigidBody
+    from flexmb.model.model import FlexibleBody as FlexibleBody
+    from flexmb.model.model import Spherical as Spherical
+    from flexmb.model.model import SpringDamper as SpringDamper
+    from flexmb.model.model import Universal as Universal
+    from flexmb.dynamics.solve.newton import NewtonOptions as NewtonOptions
+    from flexmb.rotations.orientation import orientation as orientation
     from flexmb.dynamics.simulate import SimulationOptions as SimulationOptions
     from flexmb.dynamics.simulate import simulate as simulate
     from flexmb.dynamics.simulate import resume as resume
     from flexmb.errors import SimulationInterrupted as SimulationInterrupted
-    from flexmb.solution import Solution as Solution
+    from flexmb.results.solution import Solution as Solution
     from flexmb.dynamics.time_elements import TimeElement as TimeElement
-    from flexmb.fe.mesh import FEMesh as FEMesh
-    from flexmb.fe.mesh import Material as Material
-    from flexmb.fe.readers import read_mesh as read_mesh
-    from flexmb.fe.body_data import FlexibleBodyData as FlexibleBodyData
-    from flexmb.fe.body_data import build_flexible_body as build_flexible_body
-    from flexmb.catalog_flex import slider_crank_rod_data as slider_crank_rod_data
-    from flexmb.catalog_flex import spinup_beam_data as spinup_beam_data
-    from flexmb.solution import PointView as PointView
-    from flexmb.flexible_outputs import NodeSetView as NodeSetView
+    from flexmb.fe.mesh.femesh import FEMesh as FEMesh
+    from flexmb.fe.mesh.femesh import Material as Material
+    from flexmb.fe.mesh.readers import read_mesh as read_mesh
+    from flexmb.fe.reduction.body_data import FlexibleBodyData as FlexibleBodyData
+    from flexmb.fe.reduction.body_data import build_flexible_body as build_flexible_body
+    from flexmb.catalog.flexible import slider_crank_rod_data as slider_crank_rod_data
+    from flexmb.catalog.flexible import spinup_beam_data as spinup_beam_data
+    from flexmb.results.solution import PointView as PointView
+    from flexmb.results.flexible_outputs import NodeSetView as NodeSetView
     from flexmb.studies import sweep as sweep
     from flexmb.studies import linear_range as linear_range
     from flexmb.studies import log_range as log_range
     from flexmb.studies import grid as grid
     from flexmb.studies import load_results as load_results
 
+_install_moved_paths()  # old module paths (flexmb.solution, flexmb.fe.body_data, ...) keep working
 _logging.getLogger(__name__).addHandler(_logging.NullHandler())

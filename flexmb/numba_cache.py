@@ -7,7 +7,7 @@ the functions it calls in other files nor on the global arrays it freezes at com
 the former machine code of its callees, without any error: silently wrong physics.
 
 What: once per process, before any kernel is loaded, a SHA-256 of the source of every flexmb module
-that holds compiled code (the files under the package that mention ``numba`` or ``@_jit``; ``rotations.py`` too,
+that holds compiled code (the files under the package that mention ``numba`` or ``@_jit``; the ``rotations`` package too,
 whose series tables the kernels freeze as constants) is compared with a stamp file in each cache
 directory numba uses for them (``__pycache__`` next to the module, or ``NUMBA_CACHE_DIR`` / the
 user-wide cache when that is not writable: numba's own locators decide).  When it differs, that
@@ -30,7 +30,7 @@ _DONE: list[bool] = []
 def kernel_sources(root: Path | None = None) -> list[Path]:
     """The package's source files that hold compiled code (or constants compiled into it), sorted."""
     root = Path(__file__).resolve().parent if root is None else root
-    out = [root / "rotations.py"]
+    out = sorted((root / "rotations").glob("*.py"))
     for path in sorted(root.rglob("*.py")):
         if path.name == Path(__file__).name or path in out:
             continue

@@ -20,7 +20,7 @@ def test_tolerance_bounds_the_error_against_the_exact_pendulum(p, atol):
     sol = fm.simulate(_pendulum(), 3.0, 0.05, p=p, rtol=0.0, atol=atol)
     err = np.abs(sol.body_position[:, 0, :2] - exact_positions(sol.t)).max()
     # the tolerance is shared among the steps, the estimates add up to at most atol over the run
-    # (measured 0.54 / 0.30 / 0.26 atol for p = 1 / 2 / 3; flexmb.dynamics.step_control)
+    # (measured 0.54 / 0.30 / 0.26 atol for p = 1 / 2 / 3; flexmb.dynamics.variants.step_control)
     assert err <= atol, err
     assert err >= 1e-3 * atol  # the steps are not needlessly small either
     assert sol.meta["accepted_steps"] > 0 and sol.meta["rejected_steps"] >= 0

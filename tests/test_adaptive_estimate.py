@@ -1,4 +1,4 @@
-"""The local error estimate of error-controlled steps (:mod:`flexmb.dynamics.step_control`, issue 8
+"""The local error estimate of error-controlled steps (:mod:`flexmb.dynamics.variants.step_control`, issue 8
 section 4) against the true error, and the controller's counts.
 
 The true local error of a step is the difference between the element of length ``h`` and 8
@@ -14,9 +14,9 @@ import pytest
 
 import flexmb as fm
 from flexmb import rotations as rot
-from flexmb.dynamics.constraints import node_velocity
+from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.dynamics.simulate import Run, SimulationOptions
-from flexmb.dynamics.step_control import ERROR_CONSTANT, StepControl, hermite_derivatives
+from flexmb.dynamics.variants.step_control import ERROR_CONSTANT, StepControl, hermite_derivatives
 from flexmb.validation.cases.case_r1 import exact_positions
 
 
@@ -164,7 +164,7 @@ def test_row_space_component_is_the_least_squares_projection():
     leaves a remainder orthogonal to every row."""
     import scipy.sparse as sp
 
-    from flexmb.dynamics.step_control import row_space_component
+    from flexmb.dynamics.variants.step_control import row_space_component
 
     rng = np.random.default_rng(1)
     G = sp.random(200, 500, density=0.05, random_state=2) + sp.eye(200, 500)

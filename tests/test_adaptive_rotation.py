@@ -1,4 +1,4 @@
-"""Error-controlled steps on fast rotations (issue 8 section 4; :mod:`flexmb.dynamics.step_control`).
+"""Error-controlled steps on fast rotations (issue 8 section 4; :mod:`flexmb.dynamics.variants.step_control`).
 
 The history estimate interpolates the rotation vectors of the last ``p + 2`` nodes relative to the
 judged step's start.  ``log`` returns the principal branch (at most half a turn): before the vectors
@@ -16,7 +16,7 @@ import pytest
 
 import flexmb as fm
 from flexmb import rotations as rot
-from flexmb.dynamics.step_control import SPAN_MAX, TURN_MAX, StepControl, unwrap_rotation_vectors
+from flexmb.dynamics.variants.step_control import SPAN_MAX, TURN_MAX, StepControl, unwrap_rotation_vectors
 from flexmb.validation.cases import case_r7
 
 

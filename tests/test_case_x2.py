@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from flexmb.catalog_flex import CASES
+from flexmb.catalog.flexible import CASES
 from flexmb.validation.cases import case_x2 as x2
 
 #: tip deflection at t = 3 s of the default model ("full", 4 bending modes), p = 2, h = 0.005 s
@@ -57,9 +57,9 @@ def test_x2_full_stiffening_does_not_depend_on_the_tip_interface():
     """Both bases span the in-plane bending of the cantilever (the tip interface adds the static
     shapes of a tip force and moment): the extreme tip deflection of the first 7 s must agree within
     1 %, as it does with stiffening="preload" (-0.53340 against -0.53339 m over 20 s).  Before the
-    relaxation let the rigid tip face turn exactly (flexmb.fe.stiffening.rigid_face_pair_displacements) the
+    relaxation let the rigid tip face turn exactly (flexmb.fe.reduction.stiffening.rigid_face_pair_displacements) the
     tip face locked the membrane relaxation: H_0000 = 411 against 0.54, -0.358 m instead of -0.531."""
-    from flexmb.catalog_flex import spinup_beam_data
+    from flexmb.catalog.flexible import spinup_beam_data
 
     out = []
     for tip in (False, True):

@@ -1,4 +1,4 @@
-"""Flexible bodies of the validation cases X1-X4 (flexmb.catalog_flex) against beam and bar theory.
+"""Flexible bodies of the validation cases X1-X4 (flexmb.catalog.flexible) against beam and bar theory.
 
 References: Euler-Bernoulli cantilever eigenvalues lambda_k = 1.87510, 4.69409, 7.85476, 10.99554
 (omega_k = lambda_k^2 sqrt(EI / (rho A L^4))); pinned-pinned omega_k = (k pi)^2 sqrt(EI / (rho A L^4));
@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import scipy.linalg as sla
 
-from flexmb import catalog_flex as cf
+from flexmb.catalog import flexible as cf
 from flexmb.errors import ModelError
 from flexmb.fe.mesh import read_mesh
 
@@ -99,7 +99,7 @@ def test_shipped_mesh_is_what_generate_py_makes(which):
 @pytest.mark.parametrize("case", ["x1", "x2"])
 def test_beam_section_has_the_stated_area_and_inertia(case):
     """A, I_z (in-plane bending, the strong axis) of the mesh from its exact inertia: rho A L, rho I_z L."""
-    from flexmb.fe.assembly import assemble_scalar_mass
+    from flexmb.fe.elements.assembly import assemble_scalar_mass
 
     spec = cf.CASES[case]
     mesh = read_mesh(cf.MESH_DIR / spec.mesh)
@@ -302,8 +302,8 @@ def test_without_tip_the_shapes_are_clamped_free_modes():
 
 
 def test_mirror_permutation_refuses_an_asymmetric_mesh():
-    from flexmb.fe.structured import structured_box
-    from flexmb.fe.symmetry import mirror_permutation
+    from flexmb.fe.mesh.structured import structured_box
+    from flexmb.fe.reduction.symmetry import mirror_permutation
 
     mesh = structured_box((1.0, 0.1, 0.1), (4, 1, 1), "hexahedron")  # y in [0, 0.1]: not about y = 0
     with pytest.raises(ModelError, match=r"no mirror image about y = 0"):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from flexmb.cli import main
-from flexmb.fe.body_data import FlexibleBodyData
+from flexmb.fe.reduction.body_data import FlexibleBodyData
 
 MESHES = Path(__file__).resolve().parents[1] / "meshes"
 BEAM = MESHES / "beam_f4_v41.msh"

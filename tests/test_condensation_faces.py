@@ -18,12 +18,12 @@ import pytest
 import scipy.sparse as sp
 from scipy.interpolate import CubicSpline
 
-from flexmb.fe import assembly as fe
+from flexmb.fe.elements import assembly as fe
 from flexmb.fe import reduction as red
-from flexmb.fe.condensation import quartic_condensation
+from flexmb.fe.reduction.condensation import quartic_condensation
 from flexmb.fe.mesh import Material, read_mesh
-from flexmb.fe.symmetry import concatenate_bases, symmetric_sub_basis
-from flexmb.fe.structured import structured_box
+from flexmb.fe.reduction.symmetry import concatenate_bases, symmetric_sub_basis
+from flexmb.fe.mesh.structured import structured_box
 
 ROD_MESH = Path(__file__).resolve().parents[1] / "flexmb" / "data" / "meshes" / "x3_rod_hex20.inp"
 ROD_E, ROD_D = 2.06843e11, 0.00635
@@ -111,7 +111,7 @@ def test_free_end_rod_relaxed_quartic_converges_with_the_mesh():
 # ------------------------------------------------------------------ independent FE check
 def _svk(mesh, u, forces=False):
     """Total-Lagrangian SVK energy (J) of nodal displacements u (3n,), or its gradient (N)."""
-    from flexmb.fe.elements import get_element, isoparametric_map
+    from flexmb.fe.elements.solid import get_element, isoparametric_map
 
     un = np.asarray(u, float).reshape(-1, 3)
     fields = mesh.cell_materials()
@@ -220,8 +220,8 @@ def test_turning_face_cubic_term_and_preload_identity():
     cubic coefficient of the FE energy of ``s Phi q + s^2 S(q)`` (S the faces' second-order motion) is
     ``1/2 (G + Gf) q q q``; the stored geometric stiffness holds ``G + Gf`` and the preload identity
     ``Kg_res = Kg - sum_k a_k (G + Gf)[k]`` still holds with the face terms of the preloads."""
-    from flexmb.fe.body_data import build_flexible_body
-    from flexmb.fe.stiffening import rigid_face_pair_displacements
+    from flexmb.fe.reduction.body_data import build_flexible_body
+    from flexmb.fe.reduction.stiffening import rigid_face_pair_displacements
 
     steel = Material(210e9, 0.3, 7850.0, "steel")
     mesh = structured_box((1.0, 0.1, 0.05), (8, 2, 1), "hexahedron20", material=steel)

@@ -1,11 +1,11 @@
-"""The small-system paths of the default "superlu" backend (flexmb.dynamics.dense_solve): the dense LU
+"""The small-system paths of the default "superlu" backend (flexmb.dynamics.solve.dense_solve): the dense LU
 and the direct SuperLU call give the solution of the plain SuperLU backend to round-off (bit for bit
 for the direct call: the same factorization), and singular matrices raise the library's error."""
 import numpy as np
 import pytest
 
-from flexmb.dynamics.dense_solve import DENSE_MAX, DenseLU, SmallFirst, small_first
-from flexmb.dynamics.linsolve import SingularMatrixError, SuperLU, linear_solver
+from flexmb.dynamics.solve.dense_solve import DENSE_MAX, DenseLU, SmallFirst, small_first
+from flexmb.dynamics.solve.linsolve import SingularMatrixError, SuperLU, linear_solver
 
 from test_linsolve import random_unsymmetric, same_pattern_new_values
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-import flexmb.dynamics.marching as marching
+import flexmb.dynamics.march.marching as marching
 import flexmb.dynamics.simulate as simulate
 from flexmb.dynamics.layout import JPHI
 from flexmb.validation.cases import case_r7 as r7

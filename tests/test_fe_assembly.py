@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import scipy.sparse.linalg as sla
 
-import flexmb.fe.assembly as fa
+import flexmb.fe.elements.assembly as fa
 from flexmb.errors import ModelError
-from flexmb.fe.assembly import (
+from flexmb.fe.elements.assembly import (
     assemble_geometric_stiffness,
     assemble_mass,
     assemble_scalar_mass,
@@ -20,7 +20,7 @@ from flexmb.fe.assembly import (
     nodal_stresses,
     quadrature_jacobians,
 )
-from flexmb.fe.elements import ELEMENTS
+from flexmb.fe.elements.solid import ELEMENTS
 from flexmb.fe.mesh import FEMesh, Material, quadratic_from_linear, structured_box
 
 TYPES = sorted(ELEMENTS)

@@ -7,7 +7,7 @@ from math import factorial
 import numpy as np
 import pytest
 
-from flexmb.fe.elements import ELEMENTS, Element, Hex20, Tet10, get_element, isoparametric_map
+from flexmb.fe.elements.solid import ELEMENTS, Element, Hex20, Tet10, get_element, isoparametric_map
 
 TYPES = sorted(ELEMENTS)
 
@@ -87,7 +87,7 @@ def test_quadrature_exact_to_declared_degree(cell_type, which):
 
 def test_mass_rules_integrate_shape_products_exactly():
     """Consistent mass needs N_a N_b exact on the reference cell: compare with a finer rule."""
-    from flexmb.fe.elements import _gauss_tensor, _pyramid_rule
+    from flexmb.fe.elements.solid import _gauss_tensor, _pyramid_rule
 
     fine = {
         "tetra": Tet10.mass_rule,

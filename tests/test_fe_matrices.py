@@ -10,8 +10,8 @@ import scipy.io
 import scipy.sparse as sp
 
 from flexmb.errors import MeshImportError
-from flexmb.fe.assembly import assemble_mass, assemble_stiffness
-from flexmb.fe.matrices import read_abaqus_matrices, read_matrix_market
+from flexmb.fe.elements.assembly import assemble_mass, assemble_stiffness
+from flexmb.fe.mesh.matrices import read_abaqus_matrices, read_matrix_market
 from flexmb.fe.mesh import read_mesh
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -66,7 +66,7 @@ def test_rotational_dofs_dropped_when_zero_refused_when_stiff(model, tmp_path, c
     mesh, k, m = model
     _write_mtx(tmp_path / "K.mtx", k, mesh.node_ids, rotational=0.0)
     _write_mtx(tmp_path / "M.mtx", m, mesh.node_ids)
-    with caplog.at_level(logging.INFO, logger="flexmb.fe.matrices"):
+    with caplog.at_level(logging.INFO, logger="flexmb.fe.mesh.matrices"):
         _, k2, _ = read_abaqus_matrices(tmp_path / "K.mtx", tmp_path / "M.mtx", mesh)
     assert "rotational DOFs 4-6 dropped" in caplog.text
     assert abs(k2 - k).max() <= 1e-15 * abs(k).max()

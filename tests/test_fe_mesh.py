@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from flexmb.errors import MeshImportError, ModelError
-from flexmb.fe.assembly import assemble_mass, assemble_stiffness
+from flexmb.fe.elements.assembly import assemble_mass, assemble_stiffness
 from flexmb.fe.mesh import FEMesh, Material, check_mesh, read_mesh, structured_box
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def test_f4_beam_reads_identically_from_every_format(name):
 def test_shipped_meshes_are_valid_and_ordered_like_vtk(name):
     """No inverted cells (orientation) and, for quadratic cells, every mid-edge node halfway along
     its edge in VTK order (the shipped meshes have straight edges except the conrod's bores)."""
-    from flexmb.fe.elements import ELEMENTS
+    from flexmb.fe.elements.solid import ELEMENTS
 
     mesh = read_mesh(MESHES / name, materials=STEEL)
     assert check_mesh(mesh) == []

@@ -13,8 +13,8 @@ import pytest
 
 from flexmb.cli import main
 from flexmb.errors import ModelError
-from flexmb.fe.body_data import build_flexible_body
-from flexmb.fe.checks import plausibility
+from flexmb.fe.reduction.body_data import build_flexible_body
+from flexmb.fe.mesh.checks import plausibility
 from flexmb.fe.mesh import FEMesh, Material, read_mesh, structured_box
 
 MESHES = Path(__file__).resolve().parents[1] / "flexmb" / "data" / "meshes"
@@ -86,7 +86,7 @@ def test_craig_bampton_of_two_piece_mesh_is_refused():
 
 def test_free_free_with_fewer_modes_than_asked_warns_and_records(caplog):
     one_hex = structured_box((1.0, 1.0, 1.0), (1, 1, 1), material=STEEL)  # 24 DOFs: at most 16 computed
-    with caplog.at_level(logging.WARNING, logger="flexmb.fe.body_data"):
+    with caplog.at_level(logging.WARNING, logger="flexmb.fe.reduction.body_data"):
         body = build_flexible_body(one_hex, n_modes=50, geometric=False, preloads=False, stresses=False)
     assert body.n_modes == 16
     assert body.settings["n_modes_requested"] == 50 and body.settings["n_modes_returned"] == 16
@@ -102,7 +102,7 @@ def test_plausibility_note_and_mm_with_si_material_warning(caplog):
     assert "size 1 x 0.05 x 0.05, mass 19.63, f1 40 Hz" in ok["note"]
     kw = dict(n_modes=1, geometric=False, preloads=False, stresses=False)
     body_m = build_flexible_body(beam_m, **kw)
-    with caplog.at_level(logging.WARNING, logger="flexmb.fe.checks"):
+    with caplog.at_level(logging.WARNING, logger="flexmb.fe.mesh.checks"):
         body_mm = build_flexible_body(beam_mm, **kw)
     assert body_mm.frequencies[0] / body_m.frequencies[0] == pytest.approx(1e-3, rel=1e-6)  # 1000x low
     assert body_mm.mass / body_m.mass == pytest.approx(1e9, rel=1e-9)

@@ -9,7 +9,7 @@ import pytest
 
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import Material
-from flexmb.fe.body_data import FlexibleBodyData, build_flexible_body
+from flexmb.fe.reduction.body_data import FlexibleBodyData, build_flexible_body
 from flexmb.fe.reduction import PRELOAD_NAMES, Interface
 from flexmb.validation.cases.case_f1 import structured_box  # noqa: E402
 

@@ -10,9 +10,9 @@ import pytest
 
 import flexmb as fm
 from flexmb.errors import ModelError
-from flexmb.fe.body_data import build_flexible_body
+from flexmb.fe.reduction.body_data import build_flexible_body
 from flexmb.fe.mesh import Material
-from flexmb.fe.structured import structured_box
+from flexmb.fe.mesh.structured import structured_box
 from fd_jacobian import fd_check as shared_fd_check
 
 # a soft aluminium-like bar (E lowered so that the finite differences of the stiff modal rows stay

@@ -10,8 +10,8 @@ import pytest
 
 import flexmb as fm
 from flexmb.errors import ModelError
-from flexmb.fe.body_data import build_flexible_body
-from flexmb.fe.structured import structured_box
+from flexmb.fe.reduction.body_data import build_flexible_body
+from flexmb.fe.mesh.structured import structured_box
 
 ALU = fm.Material(E=7e9, nu=0.3, rho=2700.0)  # E lowered tenfold: visible deflections in 0.2 s
 

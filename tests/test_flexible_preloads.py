@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.fe.body_data import build_flexible_body
+from flexmb.fe.reduction.body_data import build_flexible_body
 from flexmb.fe.mesh import Material
 from flexmb.fe.reduction import PRELOAD_NAMES
-from flexmb.fe.structured import structured_box
+from flexmb.fe.mesh.structured import structured_box
 
 G = 9.81
 A_X = PRELOAD_NAMES.index("a_x")

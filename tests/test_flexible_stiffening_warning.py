@@ -3,7 +3,7 @@
 A rigid (RBE2) interface ties its node set to a *linearized* rigid motion, whose Green-Lagrange
 strain is not zero; the exact finite rotation of the face is a second-order field that only the
 relaxation can supply.  The relaxation fields therefore carry the faces' exact turning
-(flexmb.fe.stiffening.rigid_face_pair_displacements).  Held rigid, the element layer
+(flexmb.fe.reduction.stiffening.rigid_face_pair_displacements).  Held rigid, the element layer
 next to the face kept a spurious membrane energy proportional to its thickness: the X1 spin-up with
 the tip interface's stretch shape came out 34 % too stiff and the X3 rod 14 %.
 
@@ -23,9 +23,9 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.fe.body_data import build_flexible_body
-from flexmb.fe.structured import structured_box
-from flexmb.flexible import select_modes
+from flexmb.fe.reduction.body_data import build_flexible_body
+from flexmb.fe.mesh.structured import structured_box
+from flexmb.model.flexible import select_modes
 
 L = 1.0
 

@@ -1,11 +1,11 @@
-"""The compiled joint glue (flexmb.dynamics.joint_kernels) against the NumPy expressions it replaced,
+"""The compiled joint glue (flexmb.dynamics.elements.joint_kernels) against the NumPy expressions it replaced,
 on random data: constrained, free (stiff, damped) and driven components, several joints and points."""
 import numpy as np
 import pytest
 
 from flexmb import rotations as rot
-from flexmb.dynamics import joint_kernels as jkern
-from flexmb.dynamics.joints import _SLOTS
+from flexmb.dynamics.elements import joint_kernels as jkern
+from flexmb.dynamics.elements.joints import _SLOTS
 from flexmb.dynamics.layout import JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS
 
 

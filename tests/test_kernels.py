@@ -89,7 +89,7 @@ def test_kernels_are_cached_on_disk():
 @pytest.mark.parametrize("p", [1, 2, 3])
 @pytest.mark.parametrize("kind", ["spherical", "revolute_driven", "universal", "prismatic"])
 def test_joint_kernel_matches_numpy_reference(kind, p):
-    from flexmb.dynamics.joints import _SLOTS, unpack_joints
+    from flexmb.dynamics.elements.joints import _SLOTS, unpack_joints
     from flexmb.dynamics.layout import JQ
     from rigid_reference import joint_rows_reference
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics.newton import NewtonOptions
+from flexmb.dynamics.solve.newton import NewtonOptions
 from flexmb.dynamics.simulate import ElementSystem, SimulationOptions, _predict
 from flexmb.dynamics.system import compile_model, initial_state
 from flexmb.dynamics.time_elements import time_element
@@ -87,7 +87,7 @@ def test_pattern_matrix_is_canonical_csc():
 def test_newton_with_residual_only_reuse_matches(reuse):
     """Simplified Newton with residual-only iterations follows the same iterates as with full
     evaluations (the residual is the same bit for bit, so every decision is the same)."""
-    import flexmb.dynamics.newton as nw
+    import flexmb.dynamics.solve.newton as nw
     model = MODELS["revolute_damped_spring"]
     opts = SimulationOptions(newton=NewtonOptions(reuse=reuse))
     sol = fm.simulate(model, 0.1, 0.01, p=2, options=opts, show_progress=False)
@@ -120,7 +120,7 @@ def test_structural_zeros_are_dropped_and_taken_back():
     full.__dict__.update(pat.__dict__)
     full._build(np.ones(pat.n_unique, dtype=bool))
     # (the same values on both patterns: a later evaluation of a rigid-only model is the compiled one,
-    # dynamics/rigid_element.py, whose Jacobian values equal the first evaluation's to round-off)
+    # dynamics/rigid/element.py, whose Jacobian values equal the first evaluation's to round-off)
     assert np.array_equal(pat.matrix(trip.values()).toarray(), full.matrix(trip.values()).toarray())
     assert np.abs(J.toarray() - full.matrix(trip.values()).toarray()).max() <= 1e-15 * np.abs(J.toarray()).max()
     # a dropped position that is not zero at a later evaluation is taken back

@@ -1,11 +1,11 @@
-"""Sparse LU backends (flexmb.dynamics.linsolve) and the Newton options (flexmb.dynamics.newton)."""
+"""Sparse LU backends (flexmb.dynamics.solve.linsolve) and the Newton options (flexmb.dynamics.solve.newton)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from flexmb.dynamics.linsolve import (LINEAR_SOLVERS, SingularMatrixError, SuperLU, available_backends, linear_solver,
+from flexmb.dynamics.solve.linsolve import (LINEAR_SOLVERS, SingularMatrixError, SuperLU, available_backends, linear_solver,
                              superlu)
-from flexmb.dynamics.newton import NewtonOptions, newton_solve
+from flexmb.dynamics.solve.newton import NewtonOptions, newton_solve
 
 
 def random_unsymmetric(n=400, density=0.01, seed=0):

@@ -21,7 +21,7 @@ surface-only mesh on the modes path               2    MeshImportError "no solid
 flexible-body .npz: cut, random, missing entry    3    MeshImportError naming the file
 ==========================================  =======  ==========================================
 
-Limitation (documented in :mod:`flexmb.fe.integrity`): Abaqus input has no end marker and no
+Limitation (documented in :mod:`flexmb.fe.mesh.integrity`): Abaqus input has no end marker and no
 counts, so a cut exactly at the end of a line *after* the element data (between two complete set
 definitions, or before *MATERIAL) leaves a shorter valid file; those positions are not in the
 corpus. Every other position of every format is refused.
@@ -35,7 +35,7 @@ import numpy as np
 import pytest
 
 from flexmb.errors import FlexmbError, MeshImportError
-from flexmb.fe.body_data import build_flexible_body
+from flexmb.fe.reduction.body_data import build_flexible_body
 from flexmb.fe.mesh import FEMesh, Material, check_mesh, read_mesh, structured_box
 
 MESHES = Path(__file__).resolve().parents[1] / "flexmb" / "data" / "meshes"
@@ -214,7 +214,7 @@ def test_damaged_flexible_body_files_raise_mesh_import_error(tmp_path):
     """Corpus class: flexible-body .npz files truncated, random, or missing an entry (3 inputs)."""
     import zipfile
 
-    from flexmb.fe.body_data import FlexibleBodyData
+    from flexmb.fe.reduction.body_data import FlexibleBodyData
 
     body = build_flexible_body(structured_box((1, 0.2, 0.2), (4, 1, 1), material=STEEL), n_modes=2,
                                geometric=False, preloads=False, stresses=False)

@@ -198,7 +198,7 @@ def test_redundancy_is_decided_at_a_generic_configuration(caplog):
     out-of-plane ones; dropping an in-plane one would let the joint open by metres."""
     import logging
 
-    from flexmb.dynamics.redundancy import detect_redundant
+    from flexmb.dynamics.node.redundancy import detect_redundant
     from flexmb.dynamics.system import compile_model, initial_state
 
     model = _parallelogram_at_change_point()

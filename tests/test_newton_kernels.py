@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from flexmb.dynamics.newton import _contraction, _scaled_increment
+from flexmb.dynamics.solve.newton import _contraction, _scaled_increment
 
 
 @pytest.mark.parametrize("case", ["plain", "ties", "nan", "empty"])

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics.scales import model_length, model_magnitudes
+from flexmb.dynamics.solve.scales import model_length, model_magnitudes
 from flexmb.dynamics.system import compile_model, initial_state
 
 

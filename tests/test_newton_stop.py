@@ -16,8 +16,8 @@ import pytest
 import scipy.sparse as sp
 
 import flexmb as fm
-from flexmb.dynamics.linsolve import linear_solver
-from flexmb.dynamics.newton import NewtonOptions, newton_solve
+from flexmb.dynamics.solve.linsolve import linear_solver
+from flexmb.dynamics.solve.newton import NewtonOptions, newton_solve
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from compare_exudyn import flexmb_chain, flexmb_pendulum  # noqa: E402
@@ -94,7 +94,7 @@ def test_predicted_stop_with_full_newton_reaches_the_root_to_the_tolerance():
 
 @pytest.mark.parametrize("make, t_end, h, p, saved", [
     # 2880 unknowns: simplified Newton ("auto"); at h = 1e-3 3.95 -> 3.55 with the former rotation predictor,
-    # 3.00 -> 3.00 since flexmb.dynamics.rotation_predictor (its third increment is below tol); at h = 2e-3 4.0 -> 3.1
+    # 3.00 -> 3.00 since flexmb.dynamics.march.rotation_predictor (its third increment is below tol); at h = 2e-3 4.0 -> 3.1
     (lambda: flexmb_chain(60), 0.04, 2e-3, 1, 0.5),
     (flexmb_pendulum, 1.0, 1 / 32, 2, 0.05),  # full Newton; 3.00 -> 2.91 (10 s: 3.24 -> 2.99)
 ])

@@ -1,4 +1,4 @@
-"""The node-velocity projection and output recording (issue 6 C; flexmb/dynamics/projection.py) give
+"""The node-velocity projection and output recording (issue 6 C; flexmb/dynamics/node/projection.py) give
 the results of the previous code path, kept below verbatim: the constraint matrix ``G`` assembled
 with Python comprehensions, ``G M^-1 G^T`` as a SciPy product and a fresh ``splu`` at every node.
 
@@ -22,10 +22,10 @@ import scipy.sparse.linalg as spla
 
 import flexmb as fm
 from flexmb import rotations as rot
-from flexmb.dynamics import recorder as recorder_mod
-from flexmb.dynamics.constraints import node_velocities, project_node
-from flexmb.dynamics.joints import drive_targets
-from flexmb.dynamics.reactions import RECORD_WIDTH, node_reactions
+from flexmb.dynamics.io import recorder as recorder_mod
+from flexmb.dynamics.node.constraints import node_velocities, project_node
+from flexmb.dynamics.elements.joints import drive_targets
+from flexmb.dynamics.node.reactions import RECORD_WIDTH, node_reactions
 
 
 # ------------------------------------------------------------------------------ previous code path
@@ -161,9 +161,9 @@ def _universal_arm():
 
 @lru_cache(maxsize=None)
 def _beam():
-    from flexmb.fe.body_data import build_flexible_body
+    from flexmb.fe.reduction.body_data import build_flexible_body
     from flexmb.fe.mesh import Material
-    from flexmb.fe.structured import structured_box
+    from flexmb.fe.mesh.structured import structured_box
 
     mesh = structured_box((1.0, 0.05, 0.05), (6, 1, 1), "hexahedron20", origin=(0.0, -0.025, -0.025),
                           material=Material(E=7e8, nu=0.3, rho=3000.0))
@@ -262,7 +262,7 @@ def _chain_state(n, t_end=0.02, h=0.01):
 def test_factorization_backends_agree(backend, monkeypatch):
     """Dense LAPACK Cholesky, SuperLU on the cached minimum-degree ordering and CHOLMOD give the same
     projection (the previous code path's) on a 30-link chain (90 rows: above the dense limit)."""
-    from flexmb.dynamics import projection
+    from flexmb.dynamics.node import projection
 
     if backend == "cholmod" and projection._cholmod() is None:
         pytest.skip("scikit-sparse not installed")
@@ -285,8 +285,8 @@ def test_projection_is_the_least_kinetic_energy_change_onto_the_constraints():
     the bodies as momenta gives the same velocities (``multiplier_momenta(dlam) = -G^T mu``)."""
     import scipy.linalg as sla
 
-    from flexmb.dynamics.constraints import multiplier_momenta, node_momenta
-    from flexmb.dynamics.reactions import projection_impulse
+    from flexmb.dynamics.node.constraints import multiplier_momenta, node_momenta
+    from flexmb.dynamics.node.reactions import projection_impulse
 
     model = _universal_arm()[0]
     from flexmb.dynamics.simulate import Run, SimulationOptions
@@ -316,7 +316,7 @@ def test_singular_rows_fall_back_as_before(backend, monkeypatch):
     and SuperLU's pivots are checked against SINGULAR_PIVOT the same way; before, the sparse backends gave
     no projection at the nodes, or an LU solve with ~1e16 along the null space); a regular matrix is
     solved."""
-    from flexmb.dynamics import projection
+    from flexmb.dynamics.node import projection
 
     if backend == "cholmod" and projection._cholmod() is None:
         pytest.skip("scikit-sparse not installed")
@@ -344,7 +344,7 @@ def test_sparse_backends_take_the_least_norm_solution_of_a_singular_matrix(monke
     """Above DENSE_ROWS rows, a singular G M^-1 G^T (a dependent row: a self-stress) gets the dense
     backend's least-norm solution (nothing along the null space), not an LU solve that puts ~1e16 there:
     CHOLMOD's and SuperLU's pivots are checked against SINGULAR_PIVOT like the dense Cholesky's."""
-    import flexmb.dynamics.projection as P
+    import flexmb.dynamics.node.projection as P
 
     if backend == "cholmod" and P._cholmod() is None:
         pytest.skip("scikit-sparse not installed")

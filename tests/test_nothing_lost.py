@@ -45,7 +45,7 @@ def test_resume_is_bit_identical(tmp_path, p):
 
 
 def test_resume_needs_the_model_when_it_cannot_be_stored(tmp_path, monkeypatch):
-    import flexmb.dynamics.checkpoint as ckm
+    import flexmb.dynamics.io.checkpoint as ckm
 
     monkeypatch.setattr(ckm, "_pickle_model", lambda model: None)
     ck = tmp_path / "run.npz"

@@ -6,7 +6,7 @@ precision (np.longdouble, iterated to its round-off), and numpy's SVD, whose own
 import numpy as np
 import pytest
 
-from flexmb.dynamics.marching import _POLAR_FAR, _orthonormalize
+from flexmb.dynamics.march.marching import _POLAR_FAR, _orthonormalize
 from flexmb.rotations import exp as rot_exp
 
 

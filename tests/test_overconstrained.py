@@ -42,7 +42,7 @@ def test_neighbour_stays_on_the_manifold_to_second_order():
     """At the generic neighbour the Bricard constraints keep their dependence (smallest scaled singular
     value far below the tolerance; a singular start regaining its rank there is tested in
     tests/test_model.py)."""
-    from flexmb.dynamics import redundancy as rd
+    from flexmb.dynamics.node import redundancy as rd
     from flexmb.dynamics.system import compile_model, initial_configuration
     from types import SimpleNamespace
 

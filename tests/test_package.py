@@ -209,8 +209,9 @@ def test_layout_checks_catch_what_they_look_for(tmp_path):
 def test_reexported_names_resolve():
     """Names moved to their own modules stay importable from where the README and tests import them."""
     import flexmb.fe.mesh as mesh
-    from flexmb import rotations, solution, validation
-    from flexmb.fe import checks, readers, structured
+    from flexmb import rotations, validation
+    from flexmb.results import solution
+    from flexmb.fe.mesh import checks, readers, structured
 
     assert flexmb.read_mesh is mesh.read_mesh is readers.read_mesh
     assert mesh.check_mesh is checks.check_mesh and mesh.structured_box is structured.structured_box
@@ -235,5 +236,28 @@ def test_mesh_module_holds_only_the_types():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(eval(out.stdout))  # noqa: S307 -- our own printed list
     assert "flexmb.fe.mesh" in loaded
-    assert not loaded & {"flexmb.fe.readers", "flexmb.fe.abaqus", "flexmb.fe.nastran", "flexmb.fe.checks",
-                         "flexmb.fe.meshio_formats", "flexmb.fe.structured"}, loaded
+    assert not loaded & {"flexmb.fe.mesh.readers", "flexmb.fe.mesh.abaqus", "flexmb.fe.mesh.nastran", "flexmb.fe.mesh.checks",
+                         "flexmb.fe.mesh.meshio_formats", "flexmb.fe.mesh.structured"}, loaded
+
+
+def test_former_module_paths_forward_with_a_warning():
+    """Modules that moved (flexmb/moved.py) import under their former paths: a DeprecationWarning names
+    the new home and every attribute is the new module's own object; no former path shadows a module
+    that exists now."""
+    import importlib
+    import warnings
+
+    from flexmb.moved import MOVED
+
+    modules = _modules(PACKAGE_ROOT)
+    for old, new in MOVED.items():
+        assert old not in modules, f"{old} exists again: it must not be forwarded to {new}"
+        assert new in modules, f"{old} forwards to {new}, which does not exist"
+        sys.modules.pop(old, None)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            former = importlib.import_module(old)
+        assert any(issubclass(w.category, DeprecationWarning) and new in str(w.message) for w in caught), old
+        target = importlib.import_module(new)
+        public = [n for n in vars(target) if not n.startswith("__")]
+        assert public and all(getattr(former, n) is getattr(target, n) for n in public), old

@@ -12,8 +12,8 @@ import pytest
 
 import flexmb as fm
 from flexmb.errors import ModelError
-from flexmb.fe.body_data import build_flexible_body
-from flexmb.fe.structured import structured_box
+from flexmb.fe.reduction.body_data import build_flexible_body
+from flexmb.fe.mesh.structured import structured_box
 
 meshio = pytest.importorskip("meshio")
 

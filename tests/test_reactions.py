@@ -1,4 +1,4 @@
-"""Joint reactions at the time nodes (issue 6 D; flexmb/dynamics/reactions.py, docs/theory.md section 8):
+"""Joint reactions at the time nodes (issue 6 D; flexmb/dynamics/node/reactions.py, docs/theory.md section 8):
 convergence against the exact pendulum, exact statics, the projection impulse's sign convention,
 moments in 3-D, the 15-link chain against the converged reference, requested times, save/load."""
 from __future__ import annotations
@@ -118,10 +118,10 @@ def test_projection_impulse_gives_the_projected_velocities():
     """Sign convention of the projection impulse (reactions.projection_impulse): handed to the bodies as
     multipliers it turns the end momenta into exactly the projected node velocities (revolute,
     universal with its cross condition, spherical)."""
-    from flexmb.dynamics.constraints import multiplier_momenta, node_velocity
-    from flexmb.dynamics.reactions import projection_impulse
+    from flexmb.dynamics.node.constraints import multiplier_momenta, node_velocity
+    from flexmb.dynamics.node.reactions import projection_impulse
     from flexmb.dynamics.simulate import Run, SimulationOptions
-    from flexmb.dynamics.constraints import node_velocities
+    from flexmb.dynamics.node.constraints import node_velocities
 
     a = fm.RigidBody("a", mass=1.0, inertia=(0.1, 0.2, 0.3), position=(0.5, 0.0, 0.0), angular_velocity=(0, 0, 1.0))
     b = fm.RigidBody("b", mass=2.0, inertia=(0.2, 0.1, 0.3), position=(1.5, 0.0, 0.0))
@@ -211,7 +211,7 @@ def test_save_load_round_trip_keeps_node_and_internal_reactions(tmp_path):
 def test_old_solution_files_load_with_internal_reactions_only(tmp_path, caplog):
     """A format-1 file (reactions at the internal points only, as joint_force/joint_moment) still loads:
     its reactions become the *_internal arrays, the node reactions are NaN and a WARNING says so."""
-    from flexmb.solution import _FORMAT_KEY, _digest
+    from flexmb.results.solution import _FORMAT_KEY, _digest
 
     sol = fm.simulate(pendulum_model(), 0.2, 0.05, p=2)
     path = sol.save(tmp_path / "new.npz")
@@ -291,7 +291,7 @@ def test_checkpoint_without_impulse_records_is_refused(tmp_path):
     """A checkpoint from before the node reactions cannot be resumed into a consistent solution: the
     library says so instead of failing on array shapes."""
     from flexmb.errors import FlexmbError
-    from flexmb.solution import _FORMAT_KEY, _digest
+    from flexmb.results.solution import _FORMAT_KEY, _digest
 
     ck = tmp_path / "run.npz"
     fm.simulate(pendulum_model(), 0.2, 0.05, p=2, checkpoint=ck, on_step=lambda t, s: t >= 0.1 - 1e-12)

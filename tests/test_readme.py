@@ -30,7 +30,7 @@ def test_complete_example_prints_the_commented_value(tmp_path, monkeypatch):
 
 
 def test_demo_is_the_flexible_slider_crank_and_the_chain_stays():
-    from flexmb.catalog import chain15_model
+    from flexmb.catalog.rigid import chain15_model
 
     assert "15-link chain" in README and len(chain15_model().bodies) == 15
     assert "flexible slider-crank" in README.split("make test", 1)[0]  # the quick start's demo

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from flexmb.fe import assembly as fe
+from flexmb.fe.elements import assembly as fe
 from flexmb.fe import reduction as red
 from flexmb.errors import ModelError
 from flexmb.fe.mesh import FEMesh, Material

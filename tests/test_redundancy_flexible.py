@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics.redundancy import detect_redundant, loop_joints, scaled_loop_matrix
+from flexmb.dynamics.node.redundancy import detect_redundant, loop_joints, scaled_loop_matrix
 from flexmb.dynamics.system import compile_model, initial_configuration
 from flexmb.validation.cases import case_x3 as x3
 
@@ -116,10 +116,10 @@ def test_regenerated_48_element_rod_keeps_the_linear_first_maximum():
     ``x_rod_mesh``), Craig-Bampton, in-plane bending basis of 4 shapes: the classic joint set finds
     3 redundant equations and reproduces the non-redundant set's first maximum (0.01106) to 1e-6
     over 1.5 rad of crank (before: 2 found, 0.00795)."""
-    from flexmb.catalog_flex import _IN_PLANE
+    from flexmb.catalog.flexible import _IN_PLANE
     from flexmb.data.meshes.generate import ROD, x_rod_mesh
-    from flexmb.fe.body_data import build_flexible_body
-    from flexmb.fe.symmetry import symmetric_sub_basis
+    from flexmb.fe.reduction.body_data import build_flexible_body
+    from flexmb.fe.reduction.symmetry import symmetric_sub_basis
 
     mesh = x_rod_mesh({**ROD, "divisions": 48})
     data = build_flexible_body(
@@ -141,7 +141,7 @@ def test_dropped_equation_on_a_flexible_interface_is_monitored_through_its_defor
     slider) marked as dropped, a deformation of the rod that moves its small end 1e-4 m sideways
     (modal coordinates, joint state untouched) stops the run with an error naming the wrist."""
     from flexmb.dynamics.bodies.modal import QKEY
-    from flexmb.dynamics.redundancy import apply_dropped, dropped_violation
+    from flexmb.dynamics.node.redundancy import apply_dropped, dropped_violation
     from flexmb.dynamics.simulate import Run, SimulationOptions
     from flexmb.errors import ConstraintViolationError
 

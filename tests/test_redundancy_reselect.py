@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-import flexmb.dynamics.redundancy as redundancy_module
+import flexmb.dynamics.node.redundancy as redundancy_module
 
 
 def planar_bar(name, p, q, vp, vq, m=1.0):

@@ -1,4 +1,4 @@
-"""The compiled sparse LU refactorization (flexmb/dynamics/refactor_lu.py, backend "superlu"):
+"""The compiled sparse LU refactorization (flexmb/dynamics/solve/refactor_lu.py, backend "superlu"):
 every solve it gives on the Newton matrices of a chain, a closed-loop four-bar (redundant equations
 dropped) and a flexible model is an exact solve to round-off, and whole runs agree with SuperLU
 factoring every matrix afresh (COLAMD, "superlu-colamd") to round-off."""
@@ -10,8 +10,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import flexmb as fm
-from flexmb.dynamics.linsolve import Refactor, SingularMatrixError
-from flexmb.dynamics.refactor_lu import Structure
+from flexmb.dynamics.solve.linsolve import Refactor, SingularMatrixError
+from flexmb.dynamics.solve.refactor_lu import Structure
 from test_body_contract import _chain, _fourbar
 from test_linsolve import random_unsymmetric, same_pattern_new_values
 

@@ -14,8 +14,8 @@ import pytest
 import scipy.sparse.linalg as spla
 
 import flexmb as fm
-from flexmb.dynamics.linsolve import Refactor
-from flexmb.dynamics.refactor_lu import Structure
+from flexmb.dynamics.solve.linsolve import Refactor
+from flexmb.dynamics.solve.refactor_lu import Structure
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from compare_exudyn import flexmb_chain  # noqa: E402

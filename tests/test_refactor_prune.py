@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from flexmb.dynamics.refactor_lu import Structure, _symbolic
+from flexmb.dynamics.solve.refactor_lu import Structure, _symbolic
 
 
 def _cases():

@@ -1,4 +1,4 @@
-"""The compiled joint evaluation of rigid-only models (flexmb/dynamics/rigid_element.py) computes the
+"""The compiled joint evaluation of rigid-only models (flexmb/dynamics/rigid/element.py) computes the
 general path's residual bit for bit and its Jacobian values to round-off (the general path's Jacobian
 is the one checked against finite differences, tests/test_jacobian.py), block after block in the
 pattern's order; models it does not cover keep the general path."""
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics import rigid_element
+from flexmb.dynamics.rigid import element as rigid_element
 from flexmb.dynamics.system import compile_model
 from flexmb.dynamics.time_elements import TimeElement, time_element
 from test_jacobian import JOINTS, _bodies

@@ -1,4 +1,4 @@
-"""The compiled Newton loop of small rigid-only models (flexmb/dynamics/rigid_newton.py) and the compiled
+"""The compiled Newton loop of small rigid-only models (flexmb/dynamics/rigid/newton.py) and the compiled
 node glue (rotation predictor, largest turn, element record, adapted scales): the same iterates, counts
 and outputs as the general loop and the NumPy formulations, bit for bit; whatever is not a plain
 convergence goes to the general loop."""
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics import rigid_newton
-from flexmb.dynamics.newton import NewtonOptions
-from flexmb.dynamics.reactions import element_record, legendre_at_gauss
-from flexmb.dynamics.rotation_predictor import _rotation_matrices, largest_turn, predict_rotations
+from flexmb.dynamics.rigid import newton as rigid_newton
+from flexmb.dynamics.solve.newton import NewtonOptions
+from flexmb.dynamics.node.reactions import element_record, legendre_at_gauss
+from flexmb.dynamics.march.rotation_predictor import _rotation_matrices, largest_turn, predict_rotations
 from flexmb.dynamics.time_elements import time_element
 from test_rigid_element import MODELS
 

@@ -1,4 +1,4 @@
-"""The compiled node work of rigid-only models (flexmb/dynamics/rigid_node.py) gives the general path's
+"""The compiled node work of rigid-only models (flexmb/dynamics/rigid/node.py) gives the general path's
 results to round-off: frames, multiplier momenta, joint rates, ``G M^-1 G^T`` and the projected
 velocities at a node, and whole runs (positions to 1e-12 relative).  The general path stays in use
 for models with another body type (here: a flexible body) and is what ``ENABLED = False`` runs.
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics import projection as P
-from flexmb.dynamics import rigid_march, rigid_node
+from flexmb.dynamics.node import projection as P
+from flexmb.dynamics.rigid import march as rigid_march, node as rigid_node
 from flexmb.dynamics.simulate import Run, SimulationOptions
 
 
@@ -96,9 +96,9 @@ def test_node_pieces_equal_the_general_path():
 
 
 def test_other_body_types_keep_the_general_path():
-    from flexmb.fe.body_data import build_flexible_body
+    from flexmb.fe.reduction.body_data import build_flexible_body
     from flexmb.fe.mesh import Material
-    from flexmb.fe.structured import structured_box
+    from flexmb.fe.mesh.structured import structured_box
     from flexmb.dynamics.system import compile_model
 
     mesh = structured_box((1.0, 0.05, 0.05), (4, 1, 1), "hexahedron20", origin=(0.0, -0.025, -0.025),
@@ -111,7 +111,7 @@ def test_other_body_types_keep_the_general_path():
 
 
 def test_end_values_equal_the_general_path(monkeypatch):
-    from flexmb.dynamics import marching
+    from flexmb.dynamics.march import marching
 
     model = _chain(5)
     run = Run.start(model, 1.0, 0.01, 2, 0.0, SimulationOptions())

@@ -1,4 +1,4 @@
-"""The rotation-increment predictor (flexmb.dynamics.rotation_predictor): theta from the extrapolated
+"""The rotation-increment predictor (flexmb.dynamics.march.rotation_predictor): theta from the extrapolated
 angular velocity through the element's rotation kinematics.
 
 * It predicts the converged rotation increments better than the former extrapolation of theta
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-import flexmb.dynamics.newton as newton
-import flexmb.dynamics.rotation_predictor as rp
+import flexmb.dynamics.solve.newton as newton
+import flexmb.dynamics.march.rotation_predictor as rp
 import flexmb.dynamics.simulate as simulate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))

@@ -10,7 +10,7 @@ round-off (backward error 2e-17) while round-off moves the undetermined multipli
 at every iteration, so the increment test never passed and the step was halved in vain
 (p = 2, h = 0.0025 failed at t = 0.26 s).  Newton now accepts an iterate whose residual is at
 round-off once the increments stop contracting, and falls back to damped least squares
-(:mod:`flexmb.dynamics.rank_deficient`) when it fails outright.
+(:mod:`flexmb.dynamics.solve.rank_deficient`) when it fails outright.
 
 A row of such parallelograms (cranks side by side, couplers between neighbouring crank tips) passes
 all its change points at once.
@@ -23,8 +23,8 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics.newton import NewtonOptions, newton_solve
-from flexmb.dynamics.linsolve import linear_solver
+from flexmb.dynamics.solve.newton import NewtonOptions, newton_solve
+from flexmb.dynamics.solve.linsolve import linear_solver
 
 from test_redundancy_reselect import planar_bar as _bar
 
@@ -229,7 +229,7 @@ def test_node_projection_takes_least_norm_multipliers_at_a_singular_configuratio
     (impulses that leave the velocities alone but were recovered as node reactions of 1e9 N where the
     physical ones are 30 N); the dense solve now returns the least-norm multipliers.  A regular matrix
     is solved as before."""
-    from flexmb.dynamics import projection
+    from flexmb.dynamics.node import projection
 
     monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6)
     n = 3
@@ -254,7 +254,7 @@ def test_declined_cholesky_of_the_projection_matrix_takes_least_norm_multipliers
     round-off slightly negative (-5e-17 of the largest, scaled, on the parallelogram at t = 0.1 s), so
     LAPACK's Cholesky declines (info > 0).  That went to LU, whose multipliers of 1e16 gave node velocities
     of 344 m/s for 1.5 m/s (kinetic energy 1.5e5 J for 7.5 J); it now takes the least-norm solve."""
-    from flexmb.dynamics import projection
+    from flexmb.dynamics.node import projection
 
     monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6)
     n = 3
@@ -277,7 +277,7 @@ def test_deflated_projection_has_no_component_along_the_self_stress():
     """At a singular node the projection's multipliers solve ``A mu = b`` on the complement of the
     self-stress ``V`` (scaled rows) and have none along it, whatever the right-hand side's component there
     and however small (not zero) ``A``'s eigenvalue along ``V`` is (a node 1e-5 from the change point)."""
-    from flexmb.dynamics.projection import deflated_solve
+    from flexmb.dynamics.node.projection import deflated_solve
 
     rng = np.random.default_rng(11)
     Q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
@@ -338,7 +338,7 @@ def test_change_point_on_a_time_node(p, h, theta0, n):
     other branch has two roots as far apart as the node is from the change point (1e-8 rad), and plain
     Newton took the anti-parallelogram one (p = 3, h = 0.005: cranks at +-1e-8 rad); the next element
     then needed reactions of 3e3 x their scale along the self-stress and Newton diverged at 0.1175 s.
-    Both elements are now solved with the self-stress rows released (flexmb/dynamics/singular_node.py)
+    Both elements are now solved with the self-stress rows released (flexmb/dynamics/variants/singular_node.py)
     and the node projection deflates the self-stress.  Every case completes.  Positions agree with the
     exact motion within 1e-9 m for p >= 2 (3e-9 m at h = 0.01; measured: p = 3 1e-14 .. 1.6e-12 m, p = 2
     9.6e-11 m at h = 0.005 and 2.8e-9 m at 0.01 on the node itself, the local error of the unconstrained
@@ -383,10 +383,10 @@ def test_change_point_on_a_node_without_a_vouched_bordered_solve_fails_loudly(ca
     at h = 0.005 the plain Newton passes since the joints' cold predictor is consistent, 2e-13 m)."""
     model = parallelogram_row(-np.degrees(0.6), 1)
     opts = fm.SimulationOptions(newton=NewtonOptions(dependent_tol=1e-30))
-    with caplog.at_level(logging.INFO, logger="flexmb.dynamics.singular_node"):
+    with caplog.at_level(logging.INFO, logger="flexmb.dynamics.variants.singular_node"):
         with pytest.raises(fm.ConvergenceError):
             fm.simulate(model, 0.2, 0.0025, p=3, show_progress=False, options=opts)
-    msgs = [r.getMessage() for r in caplog.records if r.name == "flexmb.dynamics.singular_node"
+    msgs = [r.getMessage() for r in caplog.records if r.name == "flexmb.dynamics.variants.singular_node"
             and r.levelno >= logging.WARNING]  # a plain root there would not vouch for the node's reactions
     assert any("t = 0.1 s: the element ends on a singular configuration" in m and "plain Newton decides" in m
                for m in msgs), msgs

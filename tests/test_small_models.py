@@ -10,8 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 import flexmb as fm
-from flexmb.dynamics.linsolve import linear_solver
-from flexmb.dynamics.newton import NewtonOptions, newton_solve
+from flexmb.dynamics.solve.linsolve import linear_solver
+from flexmb.dynamics.solve.newton import NewtonOptions, newton_solve
 
 
 def cubic_problem(n=40, c=0.3, seed=0):
@@ -94,9 +94,9 @@ def test_simulation_with_late_reuse_equals_full_newton_to_roundoff(make, h, p):
 
 def test_unknown_scales_follow_the_magnitudes_through_the_caches():
     """The Newton scales (memoized while the magnitudes stay, body slots kept while only F changes)
-    equal the slot-by-slot definition of flexmb.dynamics.scales for every change of L, V, F, h."""
+    equal the slot-by-slot definition of flexmb.dynamics.solve.scales for every change of L, V, F, h."""
     from flexmb.dynamics.layout import JOINT_SLOTS
-    from flexmb.dynamics.scales import Magnitudes, unknown_scales
+    from flexmb.dynamics.solve.scales import Magnitudes, unknown_scales
     from flexmb.dynamics.simulate import Run
 
     run = Run.start(chain(3), 0.1, 1e-2, 2, 0.0, fm.SimulationOptions())

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from flexmb.solution import PLOT_QUANTITIES, Solution
+from flexmb.results.solution import PLOT_QUANTITIES, Solution
 
 NT, NB, NJ, NE = 9, 2, 2, 8
 

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from flexmb.errors import ModelError
-from flexmb.fe import assembly as fe
+from flexmb.fe.elements import assembly as fe
 from flexmb.fe import reduction as red
-from flexmb.fe.elements import get_element, isoparametric_map
+from flexmb.fe.elements.solid import get_element, isoparametric_map
 from flexmb.fe.mesh import Material
-from flexmb.fe.modes import ModalBasis
+from flexmb.fe.reduction.modes import ModalBasis
 from flexmb.validation.cases import case_x5 as x5
 from flexmb.validation.cases.case_f1 import structured_box
 
@@ -269,7 +269,7 @@ def _pair_weights(q):
 @pytest.fixture(scope="module")
 def bending(beam):
     """Flapwise (z) bending shapes only of the beam fixture clamped at the root, and their condensation."""
-    from flexmb.fe.condensation import quartic_condensation
+    from flexmb.fe.reduction.condensation import quartic_condensation
     from flexmb.validation.cases.case_f1 import bending_modes_z
 
     mesh, K, M = beam
@@ -282,7 +282,7 @@ def bending(beam):
 
 def test_pair_loads_are_the_mixed_derivative_of_the_fe_energy(beam, bending):
     """b_ij . v = d/dt (s^2 coefficient of U(s Phi q + t v)), from the independent FE energy."""
-    from flexmb.fe.stiffening import pair_quadrature
+    from flexmb.fe.reduction.stiffening import pair_quadrature
 
     mesh, K, _ = beam
     sub = bending[0]
@@ -305,7 +305,7 @@ def test_pair_loads_are_the_mixed_derivative_of_the_fe_energy(beam, bending):
 
 def test_relaxed_quartic_equals_quartic_for_a_basis_holding_every_dof():
     """Complement empty: H_rel == H (both couplings); the auto choice keeps the full coupling."""
-    from flexmb.fe.condensation import quartic_condensation
+    from flexmb.fe.reduction.condensation import quartic_condensation
 
     mesh = structured_box((0.2, 0.05, 0.05), (2, 1, 1), "hexahedron", material=STEEL)
     K, M = fe.assemble_stiffness(mesh), fe.assemble_mass(mesh)
@@ -326,7 +326,7 @@ def test_relaxed_quartic_equals_quartic_for_a_basis_holding_every_dof():
 
 def test_relaxed_quartic_symmetries_and_sign(bending):
     """Index symmetries of H; the full-coupling quartic form stays positive, the membrane one is PSD in the pairs."""
-    from flexmb.fe.condensation import quartic_form_minimum
+    from flexmb.fe.reduction.condensation import quartic_form_minimum
 
     sub, full, membrane = bending
     for H in (full.relaxed, membrane.relaxed):
@@ -369,7 +369,7 @@ def test_relaxed_quartic_is_the_fe_energy_minimized_outside_the_basis(beam, bend
         u[free] = lu.solve(f[free])
         return u - P @ np.linalg.solve(Kr, KP.T @ u)
 
-    from flexmb.fe.stiffening import pair_quadrature
+    from flexmb.fe.reduction.stiffening import pair_quadrature
 
     _, Bm, Bk = pair_quadrature(mesh, P, loads=True)
     v1 = full.pair_displacements[1]
@@ -430,8 +430,8 @@ def _static_tip_deflection(mesh, K, basis, H, load, preload=None, Kg_res=None, s
 def test_tip_loaded_cantilever_bending_basis_relaxed_matches_rich_basis(beam, bending):
     """Large static tip load, deflections 10-30 % of L: bending shapes + relaxed H agree with bending + static
     relaxation shapes (modal derivatives) + raw H; bending shapes + raw H lock (3.5-7 x too stiff)."""
-    from flexmb.fe.condensation import quartic_condensation
-    from flexmb.fe.modes import _m_orthonormalize
+    from flexmb.fe.reduction.condensation import quartic_condensation
+    from flexmb.fe.reduction.modes import _m_orthonormalize
 
     mesh, K, M = beam
     sub, full, membrane = bending
@@ -462,8 +462,8 @@ def test_build_flexible_body_quartic_choices(tmp_path, caplog):
     import json
     import logging
 
-    from flexmb.fe.body_data import FlexibleBodyData, build_flexible_body
-    from flexmb.fe.condensation import quartic_form_minimum
+    from flexmb.fe.reduction.body_data import FlexibleBodyData, build_flexible_body
+    from flexmb.fe.reduction.condensation import quartic_form_minimum
 
     mesh = structured_box((1.0, 0.1, 0.05), (8, 2, 1), "hexahedron20", material=STEEL)
     kw = dict(interfaces=["root"], n_modes=6, preloads=False, stresses=False)
@@ -495,7 +495,7 @@ def test_build_flexible_body_quartic_choices(tmp_path, caplog):
     del meta["settings"]["quartic"]
     arrays["meta"] = np.array(json.dumps(meta))
     np.savez_compressed(tmp_path / "old.npz", **arrays)
-    with caplog.at_level(logging.INFO, logger="flexmb.fe.body_data"):
+    with caplog.at_level(logging.INFO, logger="flexmb.fe.reduction.body_data"):
         old = FlexibleBodyData.load(tmp_path / "old.npz")
     assert old.settings["quartic"] == "raw" and "raw H" in caplog.text
 
@@ -507,7 +507,7 @@ def test_tensioned_cantilever_relaxed_quartic_and_residual_preload_count_nothing
     agree within 1 % at 10-30 % of L (measured 0.05-1.0 %); linear compliance to 1e-4 (and within 0.4 % of the
     FE K + K_sigma solve); raw H locks. (The y part of the w_z^2 load bends this off-axis beam sideways; without
     the spin softening of the dynamics a static test of it is not meaningful.)"""
-    from flexmb.fe.modes import _m_orthonormalize
+    from flexmb.fe.reduction.modes import _m_orthonormalize
 
     mesh, K, M = beam
     sub, full, _ = bending
@@ -548,9 +548,9 @@ def test_shipped_beam_ten_mode_basis_relaxed_quartic_under_tip_load():
 
     import scipy.sparse as sp
 
-    from flexmb.fe.condensation import quartic_condensation
+    from flexmb.fe.reduction.condensation import quartic_condensation
     from flexmb.fe.mesh import read_mesh
-    from flexmb.fe.modes import _m_orthonormalize
+    from flexmb.fe.reduction.modes import _m_orthonormalize
     from flexmb.validation.cases.case_f1 import bending_modes_z
 
     mesh = read_mesh(Path(__file__).resolve().parents[1] / "meshes" / "beam_hex20.msh", materials=STEEL).compacted()
@@ -579,7 +579,7 @@ def test_shipped_beam_ten_mode_basis_relaxed_quartic_under_tip_load():
 
 
 def test_quartic_form_minimum_on_known_forms():
-    from flexmb.fe.condensation import quartic_form_minimum
+    from flexmb.fe.reduction.condensation import quartic_form_minimum
 
     # sum_i a_i y_i^4 on |y| = 1: minimum min(a) when some a < 0 (at a coordinate axis)
     a = np.array([3.0, -2.0, 5.0, 1.0])
@@ -600,7 +600,7 @@ def test_quartic_form_minimum_on_known_forms():
 
 def test_free_free_complement_is_stiffness_orthogonal_with_mean_axes(beam):
     """Inertia relief: the relaxation fields are K-orthogonal to the shapes and carry no rigid motion."""
-    from flexmb.fe.condensation import quartic_condensation
+    from flexmb.fe.reduction.condensation import quartic_condensation
 
     mesh, K, M = beam
     ff = red.free_free_modes(K, M, 4, points=mesh.points)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.checks import UserFunction, required_positional
+from flexmb.model.checks import UserFunction, required_positional
 from flexmb.errors import ModelError
 
 

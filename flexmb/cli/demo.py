@@ -5,7 +5,7 @@
   Craig-Bampton modes computed, three crank revolutions at 124.8 rad/s simulated, the rod's
   mid-point deflection plotted against the crank angle, and the deformed rod written for ParaView.
 * ``flexmb demo chain``: the Borri et al. 15-link chain falling on its hinges (Example 2.1)
-  (built by :func:`flexmb.catalog.chain15_model`).
+  (built by :func:`flexmb.catalog.rigid.chain15_model`).
 
 The command prints (the library only logs) what it did and where everything went, with units.
 """
@@ -37,7 +37,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    from flexmb.checks import number
+    from flexmb.model.checks import number
 
     h0, t0 = DEFAULTS[args.case]
     # bad values end here, before any output, as one line from the CLI (flexmb.cli.main)
@@ -53,7 +53,7 @@ def run(args) -> int:
 
 def _slider_crank(args) -> int:
     import flexmb as fm
-    from flexmb.catalog_flex import MESH_DIR, ROD, slider_crank_rod_data
+    from flexmb.catalog.flexible import MESH_DIR, ROD, slider_crank_rod_data
     from flexmb.validation.cases import case_x3 as x3
 
     out = Path(args.out)
@@ -125,7 +125,7 @@ def _plot_deflection(path: Path, angle, d, reference: float, omega: float) -> No
 def _chain(args) -> int:
     import flexmb as fm
 
-    from flexmb.catalog import chain15_model
+    from flexmb.catalog.rigid import chain15_model
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

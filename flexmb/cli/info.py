@@ -7,8 +7,10 @@ import logging
 import sys
 
 from flexmb.errors import FlexmbError
-from flexmb.fe.checks import plausibility
-from flexmb.fe.mesh import Material, check_mesh, read_mesh
+from flexmb.fe.mesh.checks import plausibility
+from flexmb.fe.mesh.femesh import Material
+from flexmb.fe.mesh.checks import check_mesh
+from flexmb.fe.mesh.readers import read_mesh
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         material = Material(*args.material, name="--material") if args.material else None
         mesh = read_mesh(args.mesh, materials=material, units=args.units)
         # the warnings are printed below; do not repeat them through the log handler
-        log = logging.getLogger("flexmb.fe.checks")
+        log = logging.getLogger("flexmb.fe.mesh.checks")
         level = log.level
         log.setLevel(logging.ERROR)
         try:

@@ -54,11 +54,12 @@ def _report(note: dict, asked: int, got: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from flexmb.fe import assembly as fe
+    from flexmb.fe.elements import assembly as fe
     from flexmb.fe import reduction as red
-    from flexmb.fe.checks import check_mesh, plausibility
-    from flexmb.fe.mesh import Material, read_mesh
-    from flexmb.fe.body_data import FlexibleBodyData, build_flexible_body
+    from flexmb.fe.mesh.checks import check_mesh, plausibility
+    from flexmb.fe.mesh.femesh import Material
+    from flexmb.fe.mesh.readers import read_mesh
+    from flexmb.fe.reduction.body_data import FlexibleBodyData, build_flexible_body
 
     if args.fix and args.interface:
         sys.stderr.write("flexmb modes: use either --fix (fixed-base modes) or --interface (Craig-Bampton), not both\n")
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.n_modes < 1:
         sys.stderr.write(f"flexmb modes: -n {args.n_modes}: ask for at least one mode\n")
         return 2
-    checks_log = logging.getLogger("flexmb.fe.checks")
+    checks_log = logging.getLogger("flexmb.fe.mesh.checks")
     saved_level = checks_log.level
     try:
         material = None if args.material is None else Material(*args.material, name="cli")

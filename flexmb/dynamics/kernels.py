@@ -335,7 +335,7 @@ def rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, sl, r, vals, jac):
 @_jit
 def joint_rows(E, D, h, s1, lam1, Rr, Jv, xa, Ra, xb, Rb, Rag, nua, nub, sl, r, Rrt, dphi, dA, dB, dpsi, jac):
     """Joint rows common to every joint type, batched over joints and points (the equations are
-    listed in :mod:`flexmb.dynamics.joints`): relative position and rotation at the constraint
+    listed in :mod:`flexmb.dynamics.elements.joints`): relative position and rotation at the constraint
     points, multiplier definition and attachment velocities at the Gauss points.
 
     In: ``E``, ``D (p, p+1)``, ``h``; start values ``s1 (nj,3)``, ``lam1 (nj,6)``, ``Rr (nj,3,3)``;

@@ -14,36 +14,36 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import __version__
-from flexmb.checks import _shown, check_simulate_args
-from flexmb.dynamics.attachments import ElementKin
+from flexmb.model.checks import _shown, check_simulate_args
+from flexmb.dynamics.elements.attachments import ElementKin
 from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
-from flexmb.dynamics.checkpoint import load_run, save_run
-from flexmb.dynamics.constraints import node_velocity
-from flexmb.dynamics.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
+from flexmb.dynamics.io.checkpoint import load_run, save_run
+from flexmb.dynamics.node.constraints import node_velocity
+from flexmb.dynamics.node.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
                                         init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
 from flexmb.dynamics.energy import energy_drift_report
-from flexmb.dynamics.forces import force_residual
-from flexmb.dynamics.joints import consistent_transport, joint_residual, unpack_joints
+from flexmb.dynamics.elements.forces import force_residual
+from flexmb.dynamics.elements.joints import consistent_transport, joint_residual, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
-from flexmb.dynamics.linsolve import linear_solver
-from flexmb.dynamics.marching import end_values as _end_values, predict as _predict
-from flexmb.dynamics.newton import NewtonOptions, newton_solve
-from flexmb.dynamics.recorder import Recorder
-from flexmb.dynamics.rigid_element import rigid_joints
-from flexmb.dynamics.rigid_newton import fast_newton
-from flexmb.dynamics.root_checks import flipped_joint, largest_turn
-from flexmb.dynamics.rotation_predictor import predict_rotations
-from flexmb.dynamics.step_control import StepControl
-from flexmb.dynamics.symmetric_projection import SymmetricProjection, symmetric_projection
-from flexmb.dynamics.singular_node import solve_element as solve_singular
-from flexmb.dynamics.scales import adapted, body_lengths, model_magnitudes, unknown_scales
+from flexmb.dynamics.solve.linsolve import linear_solver
+from flexmb.dynamics.march.marching import end_values as _end_values, predict as _predict
+from flexmb.dynamics.solve.newton import NewtonOptions, newton_solve
+from flexmb.dynamics.io.recorder import Recorder
+from flexmb.dynamics.rigid.element import rigid_joints
+from flexmb.dynamics.rigid.newton import fast_newton
+from flexmb.dynamics.variants.root_checks import flipped_joint, largest_turn
+from flexmb.dynamics.march.rotation_predictor import predict_rotations
+from flexmb.dynamics.variants.step_control import StepControl
+from flexmb.dynamics.variants.symmetric_projection import SymmetricProjection, symmetric_projection
+from flexmb.dynamics.variants.singular_node import solve_element as solve_singular
+from flexmb.dynamics.solve.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state)
 from flexmb.dynamics.time_elements import TimeElement, time_element
 from flexmb.errors import ConstraintViolationError, ConvergenceError, ModelError, SimulationInterrupted
-from flexmb.model import Model
+from flexmb.model.model import Model
 from flexmb.progress import progress, progress_enabled
-from flexmb.solution import Solution
+from flexmb.results.solution import Solution
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ class ElementSystem:
         self.lay.rewind(bool(jacobian))
         cm = self.cm
         trip = Triplets(pattern=self.pattern, jacobian=jacobian)
-        # rigid-only models: compiled (dynamics/rigid_element.py) once the pattern exists
+        # rigid-only models: compiled (dynamics/rigid/element.py) once the pattern exists
         rj = rigid_joints(cm, self.te) if (trip.values_only or not jacobian) else None
         if rj is not None and rj.whole:
             res = rj.evaluate_all(cm, self.te, st, h, U, self.lay, trip)
@@ -166,11 +166,11 @@ class SimulationOptions:
 
     ``newton``: :class:`NewtonOptions`; ``linear_solver``: ``"superlu"`` (default: a compiled
     refactorization along the first SuperLU factorization's pivots, dense LU up to 64 unknowns;
-    :mod:`flexmb.dynamics.linsolve`), ``"superlu-cached"``, ``"superlu-colamd"`` or ``"umfpack"``; ``max_halvings``: how often a failing element is split in two before giving
+    :mod:`flexmb.dynamics.solve.linsolve`), ``"superlu-cached"``, ``"superlu-colamd"`` or ``"umfpack"``; ``max_halvings``: how often a failing element is split in two before giving
     up; ``redundant``: ``"resolve"`` (drop dependent constraint equations, log them) or
     ``"error"`` (refuse the model); ``step_error``: the local error estimate of error-controlled
     steps, ``"history"`` (from the last nodes, no extra solve) or ``"doubling"`` (step doubling,
-    1.5 solved elements per recorded one), see :mod:`flexmb.dynamics.step_control`.
+    1.5 solved elements per recorded one), see :mod:`flexmb.dynamics.variants.step_control`.
     """
 
     newton: NewtonOptions = NewtonOptions()
@@ -207,7 +207,7 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         ``checkpoint_every`` seconds of wall time, at the end, and when the run fails or is
         interrupted; :func:`resume` continues such a run bit-identically.
     rtol, atol : float, optional
-        Error-controlled steps (:mod:`flexmb.dynamics.step_control`): the local error of each step,
+        Error-controlled steps (:mod:`flexmb.dynamics.variants.step_control`): the local error of each step,
         estimated from the last nodes without an extra solve (``C_p h^(2p+1) y^(2p+1)``; step
         doubling for the first steps or with ``SimulationOptions(step_error="doubling")``), per body
         ``max(|dx|, |d angle| x lever) / (atol + rtol |x|)`` (``atol`` in the model's length unit,
@@ -232,7 +232,7 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     -------
     Solution
         Node values at ``t0, t0 + h, ...`` or at ``t_eval`` (joint reactions recovered at the nodes to
-        the nodal order, see :mod:`flexmb.dynamics.reactions`); the reactions as solved for at the
+        the nodal order, see :mod:`flexmb.dynamics.node.reactions`); the reactions as solved for at the
         internal points too.
 
     Raises
@@ -318,7 +318,7 @@ class Run:
         self.stopped_by = None
         #: (rtol, atol) for error-controlled steps, None for fixed steps
         self.tolerances = None
-        #: the step controller (flexmb.dynamics.step_control.StepControl) of error-controlled runs
+        #: the step controller (flexmb.dynamics.variants.step_control.StepControl) of error-controlled runs
         self.control = None
         #: lever length of each body [m] (error measure of rotations)
         self.lever = body_lengths(self.cm)
@@ -342,7 +342,7 @@ class Run:
 
     def step(self) -> None:
         """Advance one time element (subdivided when Newton fails) and record it; with tolerances,
-        one error-controlled step (:mod:`flexmb.dynamics.step_control`)."""
+        one error-controlled step (:mod:`flexmb.dynamics.variants.step_control`)."""
         if self.control is not None:
             return self.control.step(self)
         rest = self.t_end - self.st.t
@@ -376,7 +376,7 @@ class Run:
 
     def _adapt_scales(self, U, h: float) -> None:
         """Newton's absolute scales follow the motion (speeds and joint reactions of the last element),
-        never below the model's own magnitudes (:mod:`flexmb.dynamics.scales`)."""
+        never below the model's own magnitudes (:mod:`flexmb.dynamics.solve.scales`)."""
         mag = adapted(self.magnitudes, self.cm, self.system.lay, self.w, U)
         self.scale = unknown_scales(self.cm, self.system.lay, mag, h, consistent_transport(self.te))
 
@@ -430,7 +430,7 @@ class Run:
         self._monitor_kept()
 
     def _monitor_kept(self) -> None:
-        """The choice of dropped equations at the new node (:func:`flexmb.dynamics.redundancy.monitor_node`:
+        """The choice of dropped equations at the new node (:func:`flexmb.dynamics.node.redundancy.monitor_node`:
         stats, re-selection); after a re-selection the Jacobian pattern and the layout's index record
         are rebuilt (the constitutive rows of the swapped components change)."""
         if monitor_node(self.cm, self.st, self.rec.stats, len(self.rec.t), self.tolerances is not None):
@@ -578,8 +578,8 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
         # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
         # by halving the step, so numpy's floating-point warnings are not shown
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            # (a start or end node on a singular configuration of the loops: flexmb/dynamics/singular_node.py)
-            # small rigid-only models: Newton's loop compiled (dynamics/rigid_newton.py), else none
+            # (a start or end node on a singular configuration of the loops: flexmb/dynamics/variants/singular_node.py)
+            # small rigid-only models: Newton's loop compiled (dynamics/rigid/newton.py), else none
             fast = fast_newton(system, st, h, factor, options.newton)
             st_end, r = solve_singular(system, st, h, U0, scale, options, lambda: newton_solve(
                 lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,

@@ -20,10 +20,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
-from flexmb.dynamics.constraints import node_momenta, project_velocities
+from flexmb.dynamics.node.constraints import node_momenta, project_velocities
 from flexmb.dynamics.layout import COMPONENT_NAMES
 from flexmb.errors import ModelError
-from flexmb.model import GROUND, Gravity, Model, PointForce, PointTorque, SpringDamper, Universal
+from flexmb.model.model import GROUND, Gravity, Model, PointForce, PointTorque, SpringDamper, Universal
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class CompiledModel:
     """A model compiled into arrays.  ``groups``: one body-type group per body type present (model
     body indices in ``group.bodies``); ``vel_off (nb,)`` offsets of each body's velocity
     coordinates in the global velocity vector of length ``nv``; ``att_a``, ``att_b``: the joints'
-    attachment sets (:class:`~flexmb.dynamics.attachments.AttachmentSet`); joint laws as arrays."""
+    attachment sets (:class:`~flexmb.dynamics.elements.attachments.AttachmentSet`); joint laws as arrays."""
 
     model: Model
     nb: int
@@ -58,7 +58,7 @@ class CompiledModel:
     att_a: object = None
     att_b: object = None
     forces: object = None
-    #: the node-velocity projection's fixed structure (:func:`flexmb.dynamics.projection.node_projector`)
+    #: the node-velocity projection's fixed structure (:func:`flexmb.dynamics.node.projection.node_projector`)
     _node_projector: object = field(default=None, repr=False)
 
     @property
@@ -102,8 +102,8 @@ def _body_groups(model: Model):
 
 
 def compile_model(model: Model) -> CompiledModel:
-    from flexmb.dynamics.attachments import AttachmentSet
-    from flexmb.dynamics.forces import compile_forces
+    from flexmb.dynamics.elements.attachments import AttachmentSet
+    from flexmb.dynamics.elements.forces import compile_forces
 
     nb = len(model.bodies)
     nj = len(model.joints)
@@ -224,7 +224,7 @@ def initial_state(cm: CompiledModel, t0: float = 0.0):
     checking that the joints are assembled and projecting the initial velocities onto the joint
     constraints.
     """
-    from flexmb.dynamics.joints import drive_targets
+    from flexmb.dynamics.elements.joints import drive_targets
 
     model = cm.model
     x, R, w0 = initial_configuration(cm)

@@ -83,7 +83,7 @@ class TimeElement:
         per element and a 2-5x larger error constant at p = 3).  ``"symmetric"`` (any ``p``; opt-in):
         the consistent transport plus the symmetric projection of the node momenta onto the velocity
         constraints (the same constraint impulse at both ends of the element,
-        :mod:`flexmb.dynamics.symmetric_projection`), which removes the constraint-normal node
+        :mod:`flexmb.dynamics.variants.symmetric_projection`), which removes the constraint-normal node
         momentum, the parasitic mode that makes even ``p`` drift: the energy of a conservative model
         stays bounded at p = 1, 2, 3 (pendulum, 24 steps per period, docs/energy-drift.md); it costs
         an outer iteration around the element's Newton (about 4 element solves per element, 4-5x the CPU time).

@@ -161,7 +161,7 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
 
 
 def _built(result: Any, defaults: dict | None) -> tuple[Any, dict]:
-    from flexmb.model import Model
+    from flexmb.model.model import Model
 
     kwargs = dict(defaults or {})
     if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], Model):

@@ -20,7 +20,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from flexmb.fe.mesh import read_mesh  # noqa: E402
+from flexmb.fe.mesh.readers import read_mesh  # noqa: E402
 
 STEEL = {"E": 210e9, "nu": 0.3, "rho": 7850.0, "name": "steel"}
 FV12 = {"E": 200e9, "nu": 0.3, "rho": 8000.0, "name": "fv12"}
@@ -284,7 +284,7 @@ def _extruded_hex20(length: float, nx: int, patches) -> tuple[np.ndarray, np.nda
 
 
 def _x_mesh(points, conn, length: float, material: dict, set_name: str, ends: tuple[str, str]):
-    from flexmb.fe.mesh import FEMesh, Material
+    from flexmb.fe.mesh.femesh import FEMesh, Material
 
     tol = 1e-9 * length
     sets = {ends[0]: np.flatnonzero(np.abs(points[:, 0]) <= tol),
@@ -411,7 +411,7 @@ def write_readme(files: list[str]) -> None:
         "The X meshes (`validation_meshes`) are structured hexahedron20 prisms along x from 0 to L with the\n"
         "section centred on the axis and symmetric about y = 0 and z = 0 (y: the plane of the motion, z:\n"
         "the spin or pin axis); every node, mid-edge ones included, is placed by the section map, so the\n"
-        "rod's surface nodes lie on its circle. `flexmb.catalog_flex` builds the X1-X4 bodies from them.\n\n"
+        "rod's surface nodes lie on its circle. `flexmb.catalog.flexible` builds the X1-X4 bodies from them.\n\n"
         "| file | element type (count) | nodes | units | origin | content | sha256 |\n"
         "|---|---|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
     )

@@ -9,7 +9,7 @@ contract (``RigidBodies`` in :mod:`.rigid` is the reference implementation):
 ``initial(model)``                    ``x, R, w``: reference-point position, rotation, velocities
 ``unpack(ek, Ug)``                    the group's unknowns ``Ug (n, p, slots)`` -> kinematics object
 ``residual(ek, kin, r, trip, g)``     the group's own rows and Jacobian blocks (gravity included)
-``attach_data / attach_pose /``       the attachments contract (:mod:`flexmb.dynamics.attachments`)
+``attach_data / attach_pose /``       the attachments contract (:mod:`flexmb.dynamics.elements.attachments`)
 ``attach_velocity / wrench_map``
 ``node_attach_pose``,                 the same at a time node (set-up, projection, output)
 ``node_velocity_map``

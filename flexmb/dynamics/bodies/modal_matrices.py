@@ -1,6 +1,6 @@
 """Configuration-dependent mass matrix, quadratic-velocity terms, elastic forces and preload
 stiffening of a modal (floating-frame) body, from the inertia invariants of
-:class:`~flexmb.fe.body_data.FlexibleBodyData`, batched over the bodies of a group.
+:class:`~flexmb.fe.reduction.body_data.FlexibleBodyData`, batched over the bodies of a group.
 
 Velocity coordinates in the body frame ``Wb = (V, Omega, qdot)`` (``N = 6 + nm``): velocity of the
 frame origin and angular velocity in body components, modal rates.  With ``u(x0) = x0 + Phi(x0) q``
@@ -35,7 +35,7 @@ def _jfrom(S: NDArray) -> NDArray:
 
 def mass_polynomial(inv, nm_pad: int):
     """``M0 (N, N)``, ``M1 (nm, N, N)``, ``M2 (nm, nm, N, N)`` of one body (``N = 6 + nm_pad``)
-    from its :class:`~flexmb.fe.invariants.InertiaInvariants` (modes beyond its own count inert)."""
+    from its :class:`~flexmb.fe.reduction.invariants.InertiaInvariants` (modes beyond its own count inert)."""
     nm = inv.modal_first_moment.shape[0]
     N = 6 + nm_pad
     S0 = np.asarray(inv.first_moment, float)

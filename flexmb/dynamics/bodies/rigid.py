@@ -14,7 +14,7 @@ Rows::
     Rw     = M_i w_i - Pi_i - Lambda_i                                  (constitutive law, Eq. 21)
 
 ``M_i = diag(m I, R_i J0 R_i^T)``; ``F_i`` (external forces) and ``Lambda_i`` (multipliers of the
-joints) arrive through :mod:`flexmb.dynamics.attachments` as wrenches at attachment points:
+joints) arrive through :mod:`flexmb.dynamics.elements.attachments` as wrenches at attachment points:
 ``F`` on the ``pi`` rows (``target="force"``), ``Lambda`` on the ``w`` rows (``"multiplier"``).
 The body-type contract (see :mod:`flexmb.dynamics.bodies`) is implemented by :class:`RigidBodies`.
 """

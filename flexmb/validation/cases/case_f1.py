@@ -37,7 +37,7 @@ import numpy as np
 
 from flexmb.fe import mesh as fe_mesh
 
-from flexmb.fe.mesh import FEMesh, Material
+from flexmb.fe.mesh.femesh import FEMesh, Material
 
 # ============================================================================================
 # structured meshes
@@ -96,7 +96,7 @@ def bending_modes_z(mesh, shapes, n: int = 3) -> np.ndarray:
 
 def beam_frequencies(mesh, n_modes: int = 12) -> dict[str, np.ndarray]:
     """First three z-bending frequencies (Hz) of a beam mesh along x: clamped at x = 0, and free-free."""
-    from flexmb.fe import assembly as fe
+    from flexmb.fe.elements import assembly as fe
     from flexmb.fe import reduction as red
 
     K = fe.assemble_stiffness(mesh)

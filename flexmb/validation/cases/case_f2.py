@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.validation.cases.case_f1 import LENGTHS, STEEL, structured_box
-from flexmb.fe import assembly as fe
+from flexmb.fe.elements import assembly as fe
 from flexmb.fe import reduction as red
 from flexmb.fe.reduction import Interface
 

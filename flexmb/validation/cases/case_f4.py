@@ -16,9 +16,10 @@ import numpy as np
 
 from flexmb.data import MESHES_DIR
 
-from flexmb.fe import assembly as fe
+from flexmb.fe.elements import assembly as fe
 from flexmb.fe import reduction as red
-from flexmb.fe.mesh import Material, read_mesh
+from flexmb.fe.mesh.femesh import Material
+from flexmb.fe.mesh.readers import read_mesh
 
 CASE = dict(
     id="F4",

@@ -19,7 +19,7 @@ of the basis, plus the residual unit preloads scaled by the spin and the frame a
 measured (a) -0.57338 m at 6.76 s, (b) -0.57645 m with the axial shape; ``"preload"`` (the full
 unit preloads, no cubic/quartic energy) -0.57393 / -0.57429 m.  A raw ``H`` locks (-0.089 m): with
 a bending basis it also carries the membrane energy that the free axial displacements would
-relax.  Before the relaxation let the rigid tip face turn exactly (flexmb.fe.condensation), (b) with
+relax.  Before the relaxation let the rigid tip face turn exactly (flexmb.fe.reduction.condensation), (b) with
 ``"full"`` locked in the element layer next to the tip face: -0.380 m, 34 % too stiff.
 ``stiffening="none"`` must diverge (first frequency 3.80 rad/s below the final spin 6 rad/s):
 checked over the first 7 s.
@@ -35,9 +35,9 @@ import numpy as np
 
 import flexmb as fm
 from flexmb.errors import ConvergenceError
-from flexmb.fe.body_data import build_flexible_body
-from flexmb.fe.mesh import Material
-from flexmb.fe.structured import structured_box
+from flexmb.fe.reduction.body_data import build_flexible_body
+from flexmb.fe.mesh.femesh import Material
+from flexmb.fe.mesh.structured import structured_box
 
 CASE = dict(
     id="X1",

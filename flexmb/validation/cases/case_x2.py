@@ -5,7 +5,7 @@ Beam (VALIDATION.md X2): L = 8 m, rectangular section 0.03676 m (in the plane of
 A = 7.3005e-5 m^2, I = 8.2210e-9 m^4; rho = 2766.67 kg/m^3, E = 6.895e10 Pa (rho A = 0.20198 kg/m,
 EI = 566.84 N m^2); first clamped-free frequency 2.910 rad/s (Euler-Bernoulli; 2.913 for the mesh),
 below the final spin Ws = 4 rad/s.
-Flexible body: :func:`flexmb.catalog_flex.spinup_beam_data` ``("x2", 4, "bending", tip=False)``: the
+Flexible body: :func:`flexmb.catalog.flexible.spinup_beam_data` ``("x2", 4, "bending", tip=False)``: the
 shipped hexahedron20 mesh (nu = 0.3), Craig-Bampton clamped at the root face (the hub frame), the 4
 lowest in-plane clamped-free bending modes (2.913, 18.26, 51.12, 100.2 rad/s).  The hub is the ground
 with a driven revolute joint at the ``root`` interface, theta(t) = (Ws/Ts) [t^2/2 + (Ts/2pi)^2
@@ -68,7 +68,7 @@ def theta(t):
 
 def beam_data(n_modes: int = 4):
     """The X2 beam: ``n_modes`` in-plane clamped-free bending modes (catalog, cached)."""
-    from flexmb.catalog_flex import spinup_beam_data
+    from flexmb.catalog.flexible import spinup_beam_data
 
     return spinup_beam_data("x2", n_modes, "bending", tip=False)
 
@@ -82,7 +82,7 @@ def spinup(data, stiffening: str = "full", t_end: float = T_END, h: float = H, p
 
 def tip_deflection(sol, data) -> np.ndarray:
     """Tip-face mean displacement in the hub frame, shape (nt, 3) [m], from the mode shapes."""
-    from flexmb.catalog_flex import CASES
+    from flexmb.catalog.flexible import CASES
 
     L = CASES["x2"].length
     tip = np.flatnonzero(np.abs(data.points[:, 0] - L) < 1e-9 * L)

@@ -3,7 +3,7 @@
 Mechanism (plane x-y, all joint axes along z): a rigid crank of length R = 0.1524 m turns about
 the origin at a constant rate Omega from angle 0 (a driven revolute); the connecting rod of length
 L = 0.3048 m (round steel section d = 6.35 mm, E = 2.06843e11 Pa, rho = 7834.56 kg/m^3) is the
-flexible body of :func:`flexmb.catalog_flex.slider_crank_rod_data`: a Craig-Bampton body meshed with
+flexible body of :func:`flexmb.catalog.flexible.slider_crank_rod_data`: a Craig-Bampton body meshed with
 hexahedron20, floating frame = the ``big_end`` interface (clamped), ``small_end`` the second
 interface; basis: the in-plane bending shapes (the small end's lateral translation and rotation
 constraint modes + 2 clamped-clamped bending modes) and the axial shape (the small end's axial
@@ -21,7 +21,7 @@ and the rod's ``big_end`` (cross axes: the crank pin axis z and the rod's latera
 18 independent equations for the 3 bodies.  The classic set (revolutes at both rod ends) has 3
 redundant equations in 3-D; the redundancy check drops them (on a regenerated rod of 48 elements,
 whose in-plane modes carry round-off out-of-plane rotations at the small end, the rank decision
-in the scaled metric of flexmb.dynamics.redundancy finds all 3 and the first maximum equals the
+in the scaled metric of flexmb.dynamics.node.redundancy finds all 3 and the first maximum equals the
 non-redundant set's to 4e-16; it once kept 2 of them and gave 0.00795 instead of 0.01106).  For the *massless* slider of X3 the
 slider's mass is 1e-6 of the rod's (7.6e-8 kg): its inertial force is 1e-6 of the rod's, far
 below the 3 % tolerance; X4 has the slider mass of the reference, 0.0378126 kg (half the rod's
@@ -63,7 +63,7 @@ stiffness and both cases are within 1 %.  That is the validated metric.
 
 History (for whoever meets the old numbers): before the acceleration preloads were applied
 "preload" gave 0.01080 / 0.02325; before the relaxation let the rod's rigid small-end face turn exactly
-(``flexmb.fe.stiffening.rigid_face_pair_displacements``) the relaxed quartic energy locked in the element
+(``flexmb.fe.reduction.stiffening.rigid_face_pair_displacements``) the relaxed quartic energy locked in the element
 layer next to it, "full" was 14 % too stiff on X3 (0.00841) and fell with mesh refinement
 (0.00805 / 0.00881 / 0.00930 for 12 / 24 / 48 elements).
 """
@@ -99,9 +99,9 @@ MASSLESS = 1e-6
 
 
 def rod_data(n_modes: int = 4, basis: str = "bending+axial"):
-    """The X3/X4 rod (:func:`flexmb.catalog_flex.slider_crank_rod_data`), cached: ``n_modes``
+    """The X3/X4 rod (:func:`flexmb.catalog.flexible.slider_crank_rod_data`), cached: ``n_modes``
     in-plane bending shapes and (default) the axial shape."""
-    from flexmb.catalog_flex import slider_crank_rod_data
+    from flexmb.catalog.flexible import slider_crank_rod_data
 
     return slider_crank_rod_data(n_modes, basis)
 
@@ -143,10 +143,10 @@ def midpoint_deflection(sol, data) -> np.ndarray:
     Mid-point: the ``mid_axis`` node (L/2, 0, 0) moved by the mode shapes; chord: from the
     ``big_end`` interface point (the frame origin, undeformed) to the ``small_end`` one
     (``c + Phi_t q``); in the rod frame, signed along z x chord (the rod frame's y for an undeformed
-    chord): :func:`flexmb.flexible_outputs.modal_chord_deflection`, what
+    chord): :func:`flexmb.results.flexible_outputs.modal_chord_deflection`, what
     ``sol.body("rod").chord_deflection((L / 2, 0, 0), ("big_end", "small_end"), axis=(0, 0, 1))``
     gives when the solution knows its model.  ModelError if the data has no node at (L/2, 0, 0)."""
-    from flexmb.flexible_outputs import modal_chord_deflection
+    from flexmb.results.flexible_outputs import modal_chord_deflection
 
     d = modal_chord_deflection(data, sol.body("rod").modal, (L / 2, 0.0, 0.0), ("big_end", "small_end"),
                                axis=(0.0, 0.0, 1.0), tol=1e-9 * L, what="midpoint_deflection (X3 rod mid-point)")

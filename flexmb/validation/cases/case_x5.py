@@ -27,7 +27,7 @@ det(diag(omega2) + P Kg) = 0; reference pi^2 E I / (4 L^2) (Euler, clamped-free)
 
 Through the dynamics. The first flapwise frequency at gamma = 2, 6, 10 measured from a small free
 vibration of a :class:`~flexmb.FlexibleBody` spinning at a constant rate, no linearization involved.
-Body: the X1 strip (:func:`flexmb.catalog_flex.spinup_beam_data` ``("x1", 4, "flapwise",
+Body: the X1 strip (:func:`flexmb.catalog.flexible.spinup_beam_data` ``("x1", 4, "flapwise",
 tip=False)``: L = 10 m, 0.07746 m x 5.164 mm, bending along the spin axis z about its weak axis,
 I_y = 8.889e-10 m^4, T = 13.887 s; the shipped hexahedron20 mesh, nu = 0.3; Craig-Bampton clamped at
 the root face, the 4 lowest flapwise clamped-free modes, lambda = 3.5244 at rest, +0.24 % above
@@ -58,9 +58,9 @@ import numpy as np
 
 import flexmb as fm
 from flexmb.validation.cases.case_f1 import structured_box
-from flexmb.fe import assembly as fe
+from flexmb.fe.elements import assembly as fe
 from flexmb.fe import reduction as red
-from flexmb.fe.mesh import Material
+from flexmb.fe.mesh.femesh import Material
 
 CASE = dict(
     id="X5",
@@ -99,14 +99,14 @@ def flapwise_lambda(basis, Kg_spin, gamma, T):
 # ---------------------------------------------------------------------------------------------- dynamics
 def flapwise_data(n_modes: int = 4):
     """The X1 strip with ``n_modes`` flapwise (along z) clamped-free modes (catalog, cached)."""
-    from flexmb.catalog_flex import spinup_beam_data
+    from flexmb.catalog.flexible import spinup_beam_data
 
     return spinup_beam_data("x1", n_modes, "flapwise", tip=False)
 
 
 def strip_time_scale() -> float:
     """T = sqrt(rho A L^4 / (E I_y)) [s] of the X1 strip bending about its weak axis (y)."""
-    from flexmb.catalog_flex import CASES
+    from flexmb.catalog.flexible import CASES
 
     s = CASES["x1"]
     h = math.sqrt(12 * s.inertia / s.area)  # in-plane height (y); the thickness along z is A / h

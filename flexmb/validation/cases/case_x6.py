@@ -25,9 +25,9 @@ import math
 import numpy as np
 
 import flexmb as fm
-from flexmb.fe.body_data import build_flexible_body
-from flexmb.fe.mesh import Material
-from flexmb.fe.structured import structured_box
+from flexmb.fe.reduction.body_data import build_flexible_body
+from flexmb.fe.mesh.femesh import Material
+from flexmb.fe.mesh.structured import structured_box
 
 CASE = dict(
     id="X6",

@@ -1,0 +1,1 @@
+"""What a run writes: the output recorder (:mod:`.recorder`) and checkpoints (:mod:`.checkpoint`)."""

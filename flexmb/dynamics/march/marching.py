@@ -1,0 +1,225 @@
+"""Time marching between elements: the initial guess of an element's unknowns (predictor) and the
+element's end values (next element's start), through the body types' own functions."""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb import rotations as rot
+from flexmb.dynamics.elements.attachments import ElementKin
+from flexmb.dynamics.node.constraints import multiplier_momenta
+from flexmb.dynamics.elements.joints import consistent_transport, onto_bodies, unpack_joints
+from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
+from flexmb.dynamics.node.projection import attachment_velocities
+from flexmb.dynamics.rigid import march as rigid_march
+from flexmb.dynamics.rigid.node import rigid_node
+from flexmb.dynamics.system import CompiledModel, ElementStart
+from flexmb.dynamics.time_elements import TimeElement, _lagrange_matrices, once_per_time_element
+
+
+log = logging.getLogger(__name__)
+
+_JSLOTS = np.array([JS, JPHI, JLAM], dtype=np.int64)
+
+
+def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
+             prev: tuple | None) -> NDArray:
+    """Initial guess.
+
+    After an element of the same length: the previous element's polynomials extrapolated to the
+    new internal points (degree p through the start value and the internal values for unknowns
+    with end values, degree p - 1 for internal-only unknowns, increments re-based on the new
+    start for the rotations).  Otherwise a constant-velocity guess.
+    """
+    U = np.zeros(lay.size)
+    Jv = lay.joint_view(U)
+    if prev is not None:
+        U_prev, st_prev, h_prev = prev
+        if abs(h_prev - h) <= 1e-12 * h:
+            Pe, Pi = _extrapolation_matrices(te)
+            rn = rigid_node(cm)
+            if rn is not None and len(cm.groups) == 1:  # compiled (dynamics/rigid/node.py), same formulas
+                grp = cm.groups[0]
+                rigid_march.predict_warm(Pe, Pi, te.end, grp.bodies, rn.voff, lay.group_view(U_prev, grp.bodies, grp.slots),
+                                   lay.group_view(U, grp.bodies, grp.slots), grp._slot_starts, st_prev.x, st_prev.pi,
+                                   st.pi, lay.joint_view(U_prev), Jv, _JSLOTS, st_prev.s, st_prev.lam, st.lam)
+                return U
+
+            def ext(Y, y1):  # degree p through (0, y1), (c_j, Y_j)
+                return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
+
+            def ext_internal(Y):  # degree p - 1 through the internal values
+                return np.einsum("kj,bjd->bkd", Pi, Y)
+
+            for grp in cm.groups:
+                grp.predict_warm(te, st, st_prev, lay.group_view(U, grp.bodies, grp.slots),
+                                 lay.group_view(U_prev, grp.bodies, grp.slots), ext, ext_internal)
+            if cm.nj:
+                Jp = lay.joint_view(U_prev)
+                Jv[:] = ext_internal(Jp)
+                Jv[..., JS:JS + 3] = ext(Jp[..., JS:JS + 3], st_prev.s)
+                lam_p = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
+                lam_end_prev = te.end_value(st_prev.lam, Jp[..., JLAM:JLAM + 6])
+                Jv[..., JLAM:JLAM + 6] = lam_p - (lam_end_prev - st.lam)[:, None]
+                ph = ext(Jp[..., JPHI:JPHI + 3], np.zeros_like(st_prev.s))
+                Jv[..., JPHI:JPHI + 3] = ph - te.end_value(None, Jp[..., JPHI:JPHI + 3])[:, None]
+            return U
+    for grp in cm.groups:
+        grp.predict_cold(te, st, h, w[grp.vel_cols], lay.group_view(U, grp.bodies, grp.slots))
+    if cm.nj:
+        Jv[..., JS:JS + 3] = st.s[:, None]
+        Jv[..., JLAM:JLAM + 6] = st.lam[:, None]
+        for slot, att in ((JNA, cm.att_a), (JNB, cm.att_b)):
+            Jv[..., slot:slot + 6] = attachment_velocities(att.node_velocity_map(cm, st), w, cm.nj)[:, None]
+        # the relative rotation consistent with the bodies' constant-velocity rotations (theta = c h omega):
+        # phi = c h R_B1^T (omega_b - omega_a) in frame B (R_A^T R_B = Rr1 exp(phi)).  Left at zero, the
+        # joint's rotation equation axial((Rr1 exp phi)^T R_A^T R_B) = 0 starts Newton at a mismatch of
+        # h |omega_rel|, and Newton on a sine overshoots beyond ~1.17 rad: a rotor at 150 rad/s, p = 3,
+        # h = 8e-3 then landed on the equation's aliases (phi off by 2 pi or pi) and its spring went wrong
+        _, Rb = cm.att_b.node_pose(cm, st)
+        om_rel = np.einsum("nji,nj->ni", Rb, Jv[:, 0, JNB + 3:JNB + 6] - Jv[:, 0, JNA + 3:JNA + 6])
+        Jv[..., JPHI:JPHI + 3] = h * te.c[None, :, None] * om_rel[:, None, :]
+    return U
+
+
+@once_per_time_element  # they depend on c only
+def _extrapolation_matrices(te: TimeElement):
+    """Lagrange extrapolation from the previous element to the new internal points ``1 + c_k``.
+
+    ``Pe (p, p+1)`` on the nodes ``{0, c}`` (degree p), ``Pi (p, p)`` on the nodes ``c`` (degree p-1).
+    """
+    Pe, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
+    Pi, _ = _lagrange_matrices(te.c, 1.0 + te.c)
+    return Pe, Pi
+
+
+def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
+    """The element's end node (the next element's start) from its internal values ``U``, with the
+    gauge reset of the multipliers.  Rigid-only models: one compiled kernel
+    (:func:`flexmb.dynamics.rigid.march.end_node`), the same formulas."""
+    rn = rigid_node(cm)
+    if rn is not None and not consistent_transport(te):
+        new = rigid_march.end_node(rn, cm, lay, te, st, h, U, _POLAR_NEAR, _POLAR_FAR, reset=True)
+        if new is not None:
+            return new
+    x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
+    extra = dict(st.extra)
+    for grp in cm.groups:
+        out = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))
+        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = out[:3]
+        if len(out) > 3:  # body-type end values (e.g. modal coordinates)
+            extra.update(out[3])
+    Jv = lay.joint_view(U)
+    if cm.nj:
+        s = te.end_value(st.s, Jv[..., JS:JS + 3])
+        phi = te.end_value(None, Jv[..., JPHI:JPHI + 3])
+        Rr = st.Rr @ rot.exp(phi)
+        lam = te.end_value(st.lam, Jv[..., JLAM:JLAM + 6])
+        acc = st.acc + phi
+    else:
+        s, Rr, lam, acc = st.s, st.Rr, st.lam, st.acc
+    # re-orthonormalize the reference rotations (round-off only)
+    R = _orthonormalize(R) if cm.nb else R
+    Rr = _orthonormalize(Rr) if cm.nj else Rr
+    new = ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam, extra=extra)
+    # Gauge reset of the multipliers: (pi, lambda) -> (pi + Lambda, 0), so that the next element
+    # starts with pi = p (the momenta) and lambda = 0: the multipliers stay impulses over one element
+    # instead of growing without bound.  Lambda is the end value of the polynomial of the bodies'
+    # multiplier momenta at the Gauss points (the transported multipliers with the transport moment
+    # of joints._transport_moment), not the end multipliers transported with the end node's
+    # levers: then the body momenta p = pi + Lambda are one polynomial over the element, the
+    # Gauss collocation of Newton-Euler with the reactions at the Gauss points, and the element is
+    # time-reversible (issue 8 section 3, docs/energy-drift.md).
+    if cm.nj and consistent_transport(te):
+        # the joints' impulse over the element (force; moment about x_B(t2)) is kept for the reactions
+        Lam, new.lam_end = gauss_multiplier_end(cm, lay, te, st, h, U, cm.att_b.node_pose(cm, new)[0])
+        new.pi = pi + Lam
+        new.lam = np.zeros_like(lam)
+    elif cm.nj:
+        new.pi = pi + multiplier_momenta(cm, new, lam)
+        new.lam = np.zeros_like(lam)
+    return new
+
+
+def gauss_multiplier_end(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float,
+                         U: NDArray, xb2: NDArray) -> tuple[NDArray, NDArray]:
+    """End value ``Lambda_2 = sum_j e_j Lambda_j (nv,)`` of the bodies' multiplier momenta, from
+    their values ``Lambda_j`` at the Gauss points (what the constitutive rows receive; the start
+    value is zero after the gauge reset), and the joints' impulses over the element ``(nj, 6)``:
+    ``h sum_i b_i Q_i`` (force) and ``h sum_i b_i (Q_m,i + (x_B,i - x_B2) x Q_f,i)`` (moment about
+    ``xb2 (nj, 3)``, B's origins at the end node), ``Q_i = R_A Qbar_i`` the reactions at the Gauss
+    points: what the bodies' momenta receive."""
+    plain = _plain_layout(cm, lay)
+    ek = ElementKin(te=te, h=h, st=st, lay=plain, groups=[], t_gauss=st.t + h * te.c, t_cons=st.t + h * te.tau_c)
+    for grp in cm.groups:
+        ek.groups.append(grp.unpack(ek, plain.group_view(U, grp.bodies, grp.slots)))
+    res = np.zeros(plain.size)
+    Ga, Gb = cm.att_a.pose(ek, "gauss"), cm.att_b.pose(ek, "gauss")
+    onto_bodies(cm, ek, unpack_joints(plain, te, st, U), res, Triplets(jacobian=False), Ga, Gb)
+    Lam = np.zeros(cm.nv)
+    e = te.end[1:]
+    for grp in cm.groups:
+        nw = grp.vel_cols.shape[-1]
+        rows = plain.group_view(res, grp.bodies, grp.slots)[..., grp.BW:grp.BW + nw]  # -Lambda_j
+        Lam[grp.vel_cols] = -np.einsum("j,bjd->bd", e, rows)
+    Qb = plain.joint_view(U)[..., JQ:JQ + 6]
+    Qf = np.einsum("jiab,jib->jia", Ga.R, Qb[..., :3])
+    Qm = np.einsum("jiab,jib->jia", Ga.R, Qb[..., 3:]) + rot.cross(Gb.x - xb2[:, None], Qf)
+    impulse = h * np.einsum("i,jid->jd", te.b, np.concatenate([Qf, Qm], axis=-1))
+    return Lam, impulse
+
+
+def _plain_layout(cm: CompiledModel, lay: Layout) -> Layout:
+    """A :class:`Layout` without index replay (the element system's records one sequence of index
+    requests per evaluation, which an extra evaluation here must not disturb)."""
+    if type(lay) is Layout:
+        return lay
+    cache = cm.__dict__.setdefault("_plain_layouts", {})
+    hit = cache.get(lay.p)
+    if hit is None or hit.size != lay.size:
+        hit = cache[lay.p] = Layout(cm.body_slots(), cm.group_of, cm.nj, lay.p)
+    return hit
+
+
+#: largest deviation ``max|I - R^T R|`` that the Newton-Schulz polar iteration handles; beyond it SVD
+_POLAR_FAR = 0.5
+#: deviation below which one more Newton-Schulz step is exact to round-off (error ~ 0.75 e^2)
+_POLAR_NEAR = 1e-8
+
+
+def _orthonormalize(R: NDArray) -> NDArray:
+    """Orthogonal polar factor ``U V^T`` of each ``R (..., 3, 3)`` (``R = U S V^T``, its SVD).
+
+    The end-value rotations are orthonormal to a few ulps, so the Newton-Schulz iteration
+    ``X <- X + X (I - X^T X) / 2`` (quadratic convergence to the same polar factor) replaces the
+    batched SVD: one step when the deviation ``e = max|I - X^T X|`` is below ``_POLAR_NEAR``
+    (the next error, ~0.75 e^2, is below round-off), a few more up to ``_POLAR_FAR``; matrices
+    farther from orthonormal go to the SVD; non-finite entries are passed through (as NaN), for the
+    caller's finiteness checks."""
+    R = np.asarray(R, dtype=float)
+    if R.size == 0:
+        return R.copy()
+    X = R.reshape(-1, 3, 3)
+    eye = np.eye(3)
+    far = None
+    for _ in range(8):
+        E = eye - np.matmul(np.swapaxes(X, -1, -2), X)
+        e = np.abs(E).max(axis=(-2, -1))
+        if far is None:
+            far = ~(e <= _POLAR_FAR)  # NaN-safe
+            anyfar = bool(far.any())
+        if anyfar:  # left as they are here, replaced below
+            E[far] = 0.0
+            e[far] = 0.0
+        X = X + 0.5 * np.matmul(X, E)
+        if e.max() <= _POLAR_NEAR:
+            break
+    else:  # not converged within the iterations allowed: SVD for those
+        far |= e > _POLAR_NEAR
+    far &= np.isfinite(R.reshape(-1, 9)).all(axis=1)  # a NaN/inf stays visible (the SVD would raise)
+    if far.any():  # (includes rows that did not converge)
+        u, _, vt = np.linalg.svd(R.reshape(-1, 3, 3)[far])
+        X[far] = u @ vt
+    return X.reshape(R.shape)

@@ -1,0 +1,3 @@
+"""Work at a time node: velocity-level constraints and the node projection (:mod:`.constraints`,
+:mod:`.projection`), joint reactions recovered from the impulses (:mod:`.reactions`), redundant
+constraint equations of closed loops (:mod:`.redundancy`)."""

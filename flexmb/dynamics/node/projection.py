@@ -1,0 +1,563 @@
+"""The joints at a time node: attachment frames, relative rates, multipliers as body momenta, and the
+node-velocity projection in the mass metric, with everything that depends only on the model built
+once per model.
+
+At a node the end momenta give the body velocities ``w2 = M^-1 (pi + Lambda)`` (``nv,``), which
+satisfy the velocity constraints ``G w = target`` only to O(h^2).  The output velocities are
+
+    w = w2 - M^-1 G^T mu,   (G M^-1 G^T) mu = G w2 - target,
+
+the least kinetic-energy change onto the constraints.  ``G`` (``n_rows x nv``, one row per
+constrained component of a joint, plus the ``x_A . y_B`` row of a universal joint) is never
+assembled: with ``C_b, C_a (nj, 7, 6)`` the rate blocks of a joint on its attachments' velocities
+``nu = B w`` (``B (6, c)``: the body type's node velocity map),
+
+* ``G w``: the joints' relative rates :func:`joint_rates` of ``nu_a, nu_b``;
+* ``G^T mu``: the multipliers ``loc (nj, 7)`` as a wrench on B (:func:`joint_wrench`) handed to the
+  bodies as generalized momenta (:func:`generalized`, the same map as the gauge reset's);
+* ``G M^-1 G^T``: a sum over the bodies of ``G_b M_b^-1 G_b^T``, ``G_b`` the rows ``C B`` of G on the
+  attachments of body ``b``; the bodies are bucketed by their number of rows and each bucket is one
+  batched product.  The rows, buckets, sparsity pattern, its ordering and the symbolic factorization
+  are fixed per model (:class:`NodeProjector`, built at the first node and cached on the compiled
+  model); per node only the values are computed and scattered (``np.bincount``) into the factor's
+  storage.
+
+``G M^-1 G^T`` is symmetric positive definite once redundant equations are dropped: dense LAPACK
+Cholesky up to :data:`DENSE_ROWS` rows; above, CHOLMOD (scikit-sparse, extra ``sparse``: analysis
+once, numeric factorization per node) or without it SuperLU in symmetric mode on the pattern
+permuted once by a minimum-degree ordering (``benchmarks/README.md``, "Output recording and the
+node-velocity projection", has the measurements).  When the factorization declines or has a pivot
+below :data:`SINGULAR_PIVOT` of its row's diagonal (a singular configuration, dependent rows left),
+every backend takes the least-norm solution (:func:`_least_norm`, dense up to
+:data:`LEAST_NORM_DENSE` rows, LSQR above): nothing along the null space, where an LU solve put
+multipliers of ~1e16 (docs/theory.md section 4); when that fails too, no projection (``mu = None``)
+or, for the set-up projection, least squares.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.linalg.lapack as lapack
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from numpy.typing import NDArray
+
+from flexmb import rotations as rot
+
+#: largest number of constraint rows factored as a dense matrix (measured crossover, see module doc)
+DENSE_ROWS = 60
+
+
+class NodeFrames:
+    """Joint attachment frames at one node: ``xa, xb (nj, 3)``, ``Ra, Rb (nj, 3, 3)``; the velocity
+    maps ``map_a``, ``map_b`` (lists of ``(mask, cols, B)``, :meth:`AttachmentSet.node_velocity_map`;
+    built on first use); derived once on request: ``RaT`` (``Ra^T``), ``d = xb - xa``, ``ncross =
+    x_A x y_B`` (the axis of a universal joint's cross condition; zero when the model has no
+    universal joint).  For a rigid-only model (:func:`flexmb.dynamics.rigid.node.rigid_node`) the
+    frames come from one compiled kernel, with the levers ``ra``, ``rb (nj, 3)`` (``R c``) and
+    ``rigid`` (the model's :class:`~flexmb.dynamics.rigid.node.RigidNode`; None otherwise)."""
+
+    __slots__ = ("xa", "Ra", "xb", "Rb", "ra", "rb", "rigid", "_cm", "_st", "_maps", "_universal", "_RaT", "_d",
+                 "_ncross")
+
+    def __init__(self, cm, st):
+        from flexmb.dynamics.rigid.node import rigid_node
+
+        self.rigid = rigid_node(cm)
+        if self.rigid is not None:
+            self.xa, self.Ra, self.xb, self.Rb, self.ra, self.rb = self.rigid.frames(st)
+        else:
+            self.xa, self.Ra = cm.att_a.node_pose(cm, st)
+            self.xb, self.Rb = cm.att_b.node_pose(cm, st)
+            self.ra = self.rb = None
+        self._cm, self._st, self._maps = cm, st, None
+        self._universal = bool(cm.jnt_universal.any())
+        self._RaT = self._d = self._ncross = None
+
+    def _velocity_maps(self):
+        if self._maps is None:
+            cm, st = self._cm, self._st
+            self._maps = (cm.att_a.node_velocity_map(cm, st), cm.att_b.node_velocity_map(cm, st))
+        return self._maps
+
+    @property
+    def map_a(self) -> list:
+        return self._velocity_maps()[0]
+
+    @property
+    def map_b(self) -> list:
+        return self._velocity_maps()[1]
+
+    @property
+    def RaT(self) -> NDArray:
+        if self._RaT is None:
+            self._RaT = np.swapaxes(self.Ra, 1, 2)
+        return self._RaT
+
+    @property
+    def d(self) -> NDArray:
+        if self._d is None:
+            self._d = self.xb - self.xa
+        return self._d
+
+    @property
+    def ncross(self) -> NDArray:
+        if self._ncross is None:
+            self._ncross = (rot.cross(self.Ra[:, :, 0], self.Rb[:, :, 1]) if self._universal
+                            else np.zeros_like(self.xa))
+        return self._ncross
+
+
+def node_frames(cm, st) -> NodeFrames:
+    """The :class:`NodeFrames` of node ``st``, computed once per node: kept on ``st`` with the
+    arrays they were computed from (positions, rotations, body-type end values), so that the gauge
+    reset of the end values and the node's output (projection, reactions) share them; a node whose
+    arrays were replaced gets fresh frames.  The frames do not depend on the momenta or multipliers."""
+    key = (st.x, st.R, tuple(st.extra.values()))
+    hit = getattr(st, "_node_frames", None)
+    if hit is not None and hit[0][0] is key[0] and hit[0][1] is key[1] and len(hit[0][2]) == len(key[2]) \
+            and all(a is b for a, b in zip(hit[0][2], key[2])):
+        return hit[1]
+    fr = NodeFrames(cm, st)
+    st._node_frames = (key, fr)
+    return fr
+
+
+def keep_rigid_frames(cm, st, rigid, xa, Ra, xb, Rb, ra, rb) -> None:
+    """Keep on ``st`` the :class:`NodeFrames` of a rigid-only model computed elsewhere (the compiled
+    end values with their gauge reset, :meth:`flexmb.dynamics.rigid.node.RigidNode.end_values`):
+    what :func:`node_frames` returns for ``st``."""
+    fr = NodeFrames.__new__(NodeFrames)
+    fr.rigid, fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb = rigid, xa, Ra, xb, Rb, ra, rb
+    fr._cm, fr._st, fr._maps = cm, st, None
+    fr._universal = bool(cm.jnt_universal.any())
+    fr._RaT = fr._d = fr._ncross = None
+    st._node_frames = ((st.x, st.R, tuple(st.extra.values())), fr)
+
+
+def attachment_velocities(maps, w: NDArray, n: int) -> NDArray:
+    """``nu = B w (n, 6)``: the velocities of ``n`` attachments (``maps`` of
+    :meth:`AttachmentSet.node_velocity_map`) for body velocities ``w (nv,)``; zero on the ground."""
+    nu = np.zeros((n, 6))
+    for m, cols, B in maps:
+        nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
+    return nu
+
+
+def joint_rates(fr: NodeFrames, nu_a: NDArray, nu_b: NDArray) -> NDArray:
+    """Rates ``(nj, 7)`` of the joints' relative coordinates for attachment velocities ``nu (nj, 6)``:
+    velocity of B's origin relative to frame A, relative angular velocity (frame A components), and
+    the rate ``(x_A x y_B) . (omega_b - omega_a)`` of a universal joint's ``x_A . y_B``."""
+    out = np.empty((nu_a.shape[0], 7))
+    out[:, :3] = np.einsum("jde,je->jd", fr.RaT, nu_b[:, :3] - nu_a[:, :3] - rot.cross(nu_a[:, 3:], fr.d))
+    dw = nu_b[:, 3:] - nu_a[:, 3:]
+    out[:, 3:6] = np.einsum("jde,je->jd", fr.RaT, dw)
+    out[:, 6] = np.einsum("jd,jd->j", fr.ncross, dw)
+    return out
+
+
+def rate_blocks(fr: NodeFrames) -> tuple[NDArray, NDArray]:
+    """``C_b, C_a (nj, 7, 6)``: :func:`joint_rates` as ``C_b nu_b + C_a nu_a``."""
+    n = fr.Ra.shape[0]
+    RAt = fr.RaT
+    Cb = np.zeros((n, 7, 6))
+    Ca = np.zeros((n, 7, 6))
+    Cb[:, :3, :3] = RAt
+    Cb[:, 3:6, 3:] = RAt
+    Ca[:, :3, :3] = -RAt
+    Ca[:, :3, 3:] = RAt @ rot.skew(fr.d)
+    Ca[:, 3:6, 3:] = -RAt
+    Cb[:, 6, 3:] = fr.ncross
+    Ca[:, 6, 3:] = -fr.ncross
+    return Cb, Ca
+
+
+def joint_wrench(fr: NodeFrames, loc: NDArray) -> NDArray:
+    """The transpose of :func:`joint_rates` on B's side: multipliers ``loc (nj, 7)`` of the rate rows
+    as the wrench on B ``(nj, 6)`` (force; moment at B's origin; inertial components).  A receives
+    the opposite wrench transported to its origin (:func:`generalized`)."""
+    out = np.empty((loc.shape[0], 6))
+    if fr.rigid is not None:  # compiled (dynamics/rigid/node.py), the same sums
+        from flexmb.dynamics.rigid.node import joint_wrench as _wrench
+
+        _wrench(fr.Ra, fr.ncross, np.ascontiguousarray(loc, dtype=float), out)
+        return out
+    out[:, :3] = np.einsum("jde,je->jd", fr.Ra, loc[:, :3])
+    out[:, 3:] = np.einsum("jde,je->jd", fr.Ra, loc[:, 3:6]) + loc[:, 6:7] * fr.ncross
+    return out
+
+
+def generalized(cm, fr: NodeFrames, lam: NDArray) -> NDArray:
+    """Joint wrenches ``lam (nj, 6)`` (on B at its origin; inertial) as generalized momenta of the
+    bodies ``(nv,)``: ``+lam`` through B's map on body b, ``-lam`` transported to A's origin on body a."""
+    if fr.rigid is not None:
+        return fr.rigid.generalized(fr, lam)
+    Lf = lam[:, :3]
+    wa = -np.concatenate([Lf, lam[:, 3:] + rot.cross(fr.d, Lf)], axis=1)
+    cols, vals = [], []
+    for maps, wr in ((fr.map_b, lam), (fr.map_a, wa)):
+        for m, c, B in maps:
+            cols.append(c.reshape(-1))
+            vals.append(np.einsum("ndc,nd->nc", B, wr[m]).reshape(-1))
+    if not cols:
+        return np.zeros(cm.nv)
+    return np.bincount(np.concatenate(cols), np.concatenate(vals), minlength=cm.nv)
+
+
+def _cholmod():
+    """scikit-sparse's CHOLMOD module, or None (optional dependency, extra ``sparse``)."""
+    global _CHOLMOD
+    if _CHOLMOD is None:
+        try:
+            from sksparse import cholmod
+        except ImportError:  # pragma: no cover - depends on the installation
+            cholmod = False
+        _CHOLMOD = cholmod
+    return _CHOLMOD or None
+
+
+_CHOLMOD = None
+
+
+#: relative pivot (diagonally scaled Cholesky, squared) below which the rows count as dependent
+SINGULAR_PIVOT = 1e-12
+#: the least-norm fallback of the sparse backends is dense up to this many rows (LSQR above)
+LEAST_NORM_DENSE = 2000
+
+
+def _numerically_singular(A: NDArray, c: NDArray) -> bool:
+    """Whether the Cholesky factor ``c`` (lower) of ``A`` has a pivot below :data:`SINGULAR_PIVOT`
+    relative to ``A``'s diagonal (scale-free: rows of different units)."""
+    d = np.diag(A)
+    return bool(np.any(np.diag(c) ** 2 < SINGULAR_PIVOT * np.where(d > 0, d, 1.0)))
+
+
+def _least_norm(A: NDArray, b: NDArray) -> NDArray:
+    """Least-norm solution of the symmetric ``A x = b`` (dense) in the metric of its diagonal: the
+    eigenvalues of the scaled matrix below :data:`SINGULAR_PIVOT` are dropped.  At a change point of a
+    loop (a parallelogram's cranks aligned) ``G M^-1 G^T`` loses a rank and the plain solve puts
+    ``1 / sigma^2`` into the self-stress direction: impulses of 1e9 N s where the reactions are 30 N
+    (they do not change the velocities, ``G^T n = 0``, but the reactions are recovered from them)."""
+    d = np.diag(A)
+    sc = 1.0 / np.sqrt(np.where(d > 0, d, 1.0))
+    lam, V = np.linalg.eigh(sc[:, None] * A * sc[None, :])
+    keep = lam > SINGULAR_PIVOT * max(float(lam.max()), 0.0)
+    y = V[:, keep] @ ((V[:, keep].T @ (sc * b)) / lam[keep])
+    return sc * y
+
+
+class _SpdFactor:
+    """Factorization of the ``n x n`` symmetric matrix with entries at ``(rows, cols)`` (fixed pattern).
+
+    ``slot (k,)`` maps each pattern entry to its place in the storage (``np.bincount`` target, ``size``
+    values); :meth:`solve` factors the values and solves.  ``backend``: ``"dense"`` (LAPACK Cholesky,
+    ``n <=`` :data:`DENSE_ROWS`), ``"cholmod"`` (symbolic analysis once, numeric factorization per
+    call) or ``"superlu"`` (symmetric mode, minimum-degree ordering of the pattern computed once)."""
+
+    def __init__(self, n: int, rows: NDArray, cols: NDArray):
+        self.n = n
+        self.perm = self.iperm = None
+        if n <= DENSE_ROWS:
+            self.backend = "dense"
+            self.slot = rows * n + cols
+            self.size = n * n
+            return
+        key = np.sort(rows * n + cols)
+        key = key[np.r_[True, key[1:] != key[:-1]]]  # the pattern (np.unique, without its hashing)
+        r0, c0 = key // n, key % n
+        deg = np.bincount(r0, minlength=n).astype(float)
+        dummy = np.where(r0 == c0, deg[r0] + 1.0, -1.0)  # an SPD matrix of the pattern (diagonally dominant)
+        if _cholmod() is not None:
+            self.backend = "cholmod"
+            pr, pc = rows, cols
+        else:
+            self.backend = "superlu"
+            P = sp.csc_matrix((dummy, (r0, c0)), shape=(n, n))
+            # SuperLU's perm_c: original index -> position (A Pc = L U); perm: position -> original index
+            self.iperm = spla.splu(P, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0,
+                                   options=dict(SymmetricMode=True)).perm_c.astype(np.int64)
+            self.perm = np.argsort(self.iperm)
+            pr, pc = self.iperm[rows], self.iperm[cols]
+        # CSC storage (permuted for SuperLU: Ap[i, j] = A[perm[i], perm[j]])
+        keyp, self.slot = np.unique(pc * n + pr, return_inverse=True)
+        self.indices = (keyp % n).astype(np.int32)
+        self.indptr = np.searchsorted(keyp // n, np.arange(n + 1)).astype(np.int32)
+        self.size = keyp.size
+        if self.backend == "cholmod":
+            self._chol = _cholmod().analyze(self.matrix(dummy[np.argsort(c0 * n + r0)]), mode="simplicial")
+
+    def matrix(self, data: NDArray):
+        """The stored matrix (dense, or CSC, permuted for SuperLU)."""
+        if self.backend == "dense":
+            return data.reshape(self.n, self.n)
+        return sp.csc_matrix((data, self.indices, self.indptr), shape=(self.n, self.n))
+
+    def solve(self, data: NDArray, rhs: NDArray, singular: str = "none") -> NDArray | None:
+        """``A^-1 rhs`` for the values ``data`` of A; the least-norm solution when A is singular (a pivot
+        below :data:`SINGULAR_PIVOT` of its diagonal, any backend); None only when that fails too and
+        ``singular="none"``."""
+        A = self.matrix(data)
+        b = rhs if self.perm is None else rhs[self.perm]
+        try:
+            if self.backend == "dense":  # LAPACK directly: the SciPy wrappers cost more than n <= 60 itself
+                c, info = lapack.dpotrf(A, lower=1, clean=0, overwrite_a=0)
+                x = lapack.dpotrs(c, b, lower=1)[0] if info == 0 else None
+                if info != 0 or _numerically_singular(A, c):
+                    # at a singular configuration: no 1 / sigma^2 multipliers.  A = G M^-1 G^T is positive
+                    # semi-definite, so a declined Cholesky (info > 0) is a zero eigenvalue that round-off
+                    # made slightly negative (a node on a parallelogram's change point: -5e-17 of the
+                    # largest, scaled), not an indefinite matrix: LU would solve it with multipliers of
+                    # 1e16 and node velocities of 300 m/s (docs/theory.md, section 4)
+                    x = _least_norm(A, b)
+            elif self.backend == "cholmod":
+                self._chol.cholesky_inplace(A)
+                # a pivot below SINGULAR_PIVOT of its row's diagonal: singular, like the dense test
+                d = A.diagonal()[self._chol.P()]
+                if np.any(self._chol.D() < SINGULAR_PIVOT * np.where(d > 0, d, 1.0)):
+                    x = None  # -> least norm (_fallback)
+                else:
+                    x = self._chol(b)
+            else:
+                lu = spla.splu(A, permc_spec="NATURAL", diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+                d = A.diagonal()
+                x = None if np.any(np.abs(lu.U.diagonal()) < SINGULAR_PIVOT * np.where(d > 0, d, 1.0)) else lu.solve(b)
+        except Exception as exc:
+            chol = _cholmod()
+            if not isinstance(exc, (sla.LinAlgError, RuntimeError) + ((chol.CholmodError,) if chol else ())):
+                raise
+            x = None
+        if x is None or not np.all(np.isfinite(x)):
+            x = self._fallback(A, b, singular)
+            if x is None:
+                return None
+        return x if self.iperm is None else x[self.iperm]
+
+    def dense(self, data: NDArray) -> NDArray:
+        """The matrix of the values ``data`` as a dense array in the original row order."""
+        if self.backend == "dense":
+            return data.reshape(self.n, self.n)
+        A = self._both_triangles(self.matrix(data)).toarray()
+        return A if self.iperm is None else A[self.iperm][:, self.iperm]
+
+    def _both_triangles(self, A):
+        """The stored matrix ``A`` (CSC) with both triangles: CHOLMOD's storage may hold the lower one
+        only, so it is symmetrized from that one; the other backends store both."""
+        return (sp.tril(A) + sp.tril(A, -1).T).tocsc() if self.backend == "cholmod" else A
+
+    def _fallback(self, A, b, singular: str):
+        """Singular (a declined or near-zero pivot of the positive semi-definite ``G M^-1 G^T``: dependent
+        rows, a singular configuration): the least-norm solution, which puts nothing along the null
+        space (LU with partial pivoting, used before for the sparse backends, put multipliers of ~1e16
+        there: the dense backend's finding, docs/theory.md section 4).  Dense eigen-decomposition up to
+        :data:`LEAST_NORM_DENSE` rows, LSQR from zero (which converges to the minimum-norm solution of a
+        consistent system) above; None when that fails and ``singular="none"``."""
+        A = self._both_triangles(A)
+        if A.shape[0] <= LEAST_NORM_DENSE:
+            x = _least_norm(A.toarray() if sp.issparse(A) else np.asarray(A), b)
+            if np.all(np.isfinite(x)):
+                return x
+        x = spla.lsqr(sp.csc_matrix(A), b, atol=1e-14, btol=1e-14)[0]
+        if np.all(np.isfinite(x)):
+            return x
+        return None if singular == "none" else x
+
+
+class NodeProjector:
+    """The node-velocity projection of a compiled model: rows, labels, attachment pairs, sparsity
+    pattern and ordering of ``G M^-1 G^T`` (built once; rebuilt by :func:`node_projector` when the
+    set of constrained components changes, e.g. after redundant equations are dropped)."""
+
+    def __init__(self, cm):
+        self.key = _mask_key(cm)
+        mask = np.concatenate([cm.jnt_constrained, cm.jnt_universal[:, None]], axis=1)
+        self.jj, self.cc = np.nonzero(mask)
+        self.n = self.jj.size
+        self._labels = None
+        row_of = -np.ones((cm.nj, 7), dtype=np.int64)
+        row_of[self.jj, self.cc] = np.arange(self.n)
+        # prescribed rates of driven constrained components
+        drv = [(row_of[j, c], j, c) for (j, c, _f, _df) in cm.jnt_drives if row_of[j, c] >= 0]
+        self.drv_row, self.drv_j, self.drv_c = (np.array(v, dtype=np.int64).reshape(-1) for v in zip(*drv)) \
+            if drv else (np.zeros(0, np.int64),) * 3
+        # per body-type group: the rows of G on each attachment of a body of the group ("entry rows":
+        # one per attachment and constrained component); the bodies bucketed by their number z of
+        # entry rows, so that each bucket's blocks (n_z, z, z) of G_b M_b^-1 G_b^T are one batched product
+        self.groups = []  # (g, [(side, part, joint, comp, entry)], [(rows (n_z, z), local body (n_z,))])
+        rows, cols = [], []
+        for g in range(len(cm.groups)):
+            srcs, rowA, lrow = [], [], []
+            for side, att in enumerate((cm.att_b, cm.att_a)):
+                for k, (gg, m, local, _data) in enumerate(att.parts):
+                    if gg != g:
+                        continue
+                    e, comp = np.nonzero(row_of[np.nonzero(m)[0]] >= 0)  # entry in the part, component
+                    joint = np.nonzero(m)[0][e]
+                    srcs.append((side, k, joint, comp, e))
+                    rowA.append(row_of[joint, comp])
+                    lrow.append(local[e])
+            if not srcs:
+                continue
+            rowA, lrow = np.concatenate(rowA), np.concatenate(lrow)
+            order = np.argsort(lrow, kind="stable")
+            starts = np.flatnonzero(np.r_[True, lrow[order][1:] != lrow[order][:-1]])
+            sizes = np.diff(np.r_[starts, order.size])
+            buckets = []
+            for z in np.unique(sizes):  # a few distinct row counts per model
+                er = order[starts[sizes == z][:, None] + np.arange(z)]  # (n_z, z) entry rows of each body
+                buckets.append((er, lrow[er[:, 0]]))
+                ra = rowA[er]
+                rows.append(np.broadcast_to(ra[:, :, None], (er.shape[0], z, z)).reshape(-1))
+                cols.append(np.broadcast_to(ra[:, None, :], (er.shape[0], z, z)).reshape(-1))
+            self.groups.append((g, srcs, buckets))
+        rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+        self.factor = _SpdFactor(self.n, rows, cols)
+
+    def _singular_node(self, cm, st, data: NDArray, viol: NDArray, found=False):
+        """At a node on a singular configuration of the loops (``found``, or looked up): the rows'
+        multipliers by :func:`deflated_solve` (no component along the self-stresses); else None."""
+        if found is False:
+            found = _singular_node(cm, st)
+        if found is None:
+            return None
+        labels, n, _ = found
+        row = {lab: r for r, lab in enumerate(self.labels)}
+        V = np.zeros((self.n, n.shape[1]))
+        for a, lab in enumerate(labels):
+            if lab in row:
+                V[row[lab]] = n[a]
+        rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in self.labels])
+        return deflated_solve(self.factor.dense(data), viol, rs, V)
+
+    @property
+    def labels(self) -> list:
+        """Row labels ``(joint, component)``, component 0-5 or ``"cross"`` (built at the first request)."""
+        if self._labels is None:
+            self._labels = [(int(j), int(c) if c < 6 else "cross") for j, c in zip(self.jj, self.cc)]
+        return self._labels
+
+    def target(self, cm, t: float) -> NDArray:
+        """Right-hand side of ``G w = target`` at ``t``: the drive rates of driven components."""
+        out = np.zeros(self.n)
+        if self.drv_row.size:
+            from flexmb.dynamics.elements.joints import drive_targets
+
+            _, rate = drive_targets(cm, np.array([t]))
+            out[self.drv_row] = rate[self.drv_j, self.drv_c, 0]
+        return out
+
+    def matrix_values(self, cm, st, fr: NodeFrames, Mi: dict) -> NDArray:
+        """Values of ``G M^-1 G^T`` in the factor's storage; ``Mi[g]`` the inverse mass blocks of group g.
+
+        Per group: the entry rows ``g_i = C[joint_i, comp_i] B_e(i)`` (rows of G on the attached body),
+        then per bucket of bodies with z entry rows the blocks ``G_b M_b^-1 G_b^T (n_z, z, z)``."""
+        C = rate_blocks(fr)
+        maps = (fr.map_b, fr.map_a)
+        vals = []
+        for g, srcs, buckets in self.groups:
+            GE = np.concatenate([(C[side][maps[side][k][0]] @ maps[side][k][2])[e, comp]  # (R, c)
+                                 for side, k, _joint, comp, e in srcs])
+            for er, lb in buckets:
+                Gb = GE[er]  # (n_z, z, c)
+                vals.append(((Gb @ Mi[g][lb]) @ np.swapaxes(Gb, 1, 2)).reshape(-1))
+        return np.bincount(self.factor.slot, np.concatenate(vals), minlength=self.factor.size)
+
+    def project(self, cm, st, w2: NDArray, fr: NodeFrames, singular: str = "none", Mi: dict | None = None):
+        """``(w, mu, loc)``: the projected velocities ``(nv,)``, the multipliers ``mu (n,)`` of the rows
+        and the same as ``loc (nj, 7)`` (``mu``, ``loc`` None and ``w = w2`` when the rows are
+        singular and ``singular="none"``).  ``Mi``: the groups' inverse mass blocks, if computed."""
+        if Mi is None:
+            Mi = inverse_mass_blocks(cm, st)
+        nu_a = attachment_velocities(fr.map_a, w2, cm.nj)
+        nu_b = attachment_velocities(fr.map_b, w2, cm.nj)
+        viol = joint_rates(fr, nu_a, nu_b)[self.jj, self.cc] - self.target(cm, st.t)
+        data = self.matrix_values(cm, st, fr, Mi)
+        mu = self._singular_node(cm, st, data, viol)
+        if mu is None:
+            mu = self.factor.solve(data, viol, singular)
+        if mu is None:
+            return w2, None, None
+        loc = np.zeros((cm.nj, 7))
+        loc[self.jj, self.cc] = mu
+        gen = generalized(cm, fr, joint_wrench(fr, loc))
+        return w2 - apply_blocks(cm, Mi, gen), mu, loc
+
+
+    def project_rigid(self, cm, st, p: NDArray, fr: NodeFrames, tol: float = SINGULAR_PIVOT):
+        """:meth:`project` of the momenta ``p (nv,)`` for a rigid-only model with a dense factor
+        (compiled, :func:`flexmb.dynamics.rigid.node.project`; a Cholesky that declines, a pivot
+        below ``tol``, hands the matrix to the factor's solve with its singular-row handling):
+        ``(w, w2, mu, loc)``."""
+        from flexmb.dynamics.rigid import node as rn_mod
+
+        rn = fr.rigid
+        n, nb = self.n, rn.minv.size
+        Ji, w2, A = np.empty((nb, 3, 3)), np.empty(cm.nv), np.zeros((n, n))
+        mu, loc, w = np.empty(n), np.empty((cm.nj, 7)), np.empty(cm.nv)
+        args = (fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb, fr.ncross, rn.side[0][0], rn.side[1][0])
+        singular = _singular_node(cm, st)
+        if singular is not None:
+            tol = np.inf  # the compiled Cholesky declines: the matrix and the violation for the deflated solve
+        if not rn_mod.project(st.R, rn.J0inv, rn.minv, rn.voff, np.ascontiguousarray(p, dtype=float), *args,
+                              rn.universal, self.jj, self.cc, self.target(cm, st.t), tol, Ji, w2, A, mu,
+                              loc, w):
+            x = self._singular_node(cm, st, A.reshape(-1), mu, singular)
+            mu = self.factor.solve(A.reshape(-1), mu, "none") if x is None else x  # (mu holds the violation)
+            if mu is None:
+                return w2, w2, None, None
+            xa, Ra, xb, Rb, ra, rb, ncross, body_a, body_b = args
+            rn_mod._correct(Ji, rn.minv, rn.voff, Ra, ncross, xa, xb, ra, rb, body_a, body_b, self.jj, self.cc,
+                            np.ascontiguousarray(mu), w2, loc, w)
+        return w, w2, mu, loc
+
+
+def _singular_node(cm, st):
+    """The self-stresses of the loops at a node on a singular configuration, as
+    :func:`flexmb.dynamics.variants.singular_node.node_self_stresses` remembered them for this node (the element
+    that ended there checked it), or None; only looked up here (no import of the run's modules)."""
+    key = _mask_key(cm)
+    for node, k, found in getattr(cm, "_singular_memo", ()):
+        if node is st and k == key:
+            return found
+    return None
+
+
+def deflated_solve(A: NDArray, b: NDArray, rs: NDArray, V: NDArray) -> NDArray:
+    """``mu (n,)`` with ``A mu = b`` on the complement of the self-stresses ``V (n, k)`` (orthonormal in
+    the rows scaled by ``rs``: ``1/L`` on translations) and no component along them: with
+    ``A^ = D A D``, ``D = diag(rs)``, ``P = I - V V^T``, ``(P A^ P + V V^T) y = P D b`` and ``mu = D y``.
+    At a node on a change point ``A = G M^-1 G^T`` is singular along ``V`` (``G^T D V = 0``) and
+    nearly so at 1e-5 of one (its eigenvalue ~ sigma^2): the plain solve puts ``(G w2)_V / sigma^2``
+    there, multipliers of 1e16 (exactly singular: LU) or a 1 N s impulse at 9e-6 of the change point
+    (p = 1: reactions of 140 N at the neighbouring nodes against 18 N), which leave the velocities alone
+    (``G^T D V = 0``) but are recovered as node reactions; here they are zero (least norm)."""
+    P = np.eye(rs.size) - V @ V.T
+    Ah = rs[:, None] * A * rs[None, :]
+    return rs * _least_norm(P @ Ah @ P + V @ V.T, P @ (rs * b))
+
+
+def inverse_mass_blocks(cm, st) -> dict:
+    """``{group index: M^-1 blocks (n, c, c)}`` of every body-type group at a node."""
+    return {g: grp.inverse_mass_blocks(st) for g, grp in enumerate(cm.groups)}
+
+
+def apply_blocks(cm, blocks: dict, x: NDArray) -> NDArray:
+    """The block-diagonal matrix ``blocks`` (per group, :func:`inverse_mass_blocks`) times ``x (nv,)``."""
+    out = np.empty(cm.nv)
+    for g, Mg in blocks.items():
+        vc = cm.groups[g].vel_cols
+        out[vc] = np.einsum("nij,nj->ni", Mg, x[vc])
+    return out
+
+
+def _mask_key(cm) -> bytes:
+    return cm.jnt_constrained.tobytes() + cm.jnt_universal.tobytes()
+
+
+def node_projector(cm) -> NodeProjector:
+    """The model's :class:`NodeProjector` (built at the first call, cached on ``cm``)."""
+    proj = getattr(cm, "_node_projector", None)
+    if proj is None or proj.key != _mask_key(cm):
+        proj = NodeProjector(cm)
+        cm._node_projector = proj
+    return proj

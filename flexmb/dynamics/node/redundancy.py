@@ -1,0 +1,568 @@
+"""Redundant (dependent) constraint equations of closed kinematic loops.
+
+* set-up: which joints lie on loops (:func:`loop_joints`), the rank decision in a scaled metric at a
+  generic configuration and the choice of the equations to drop (:func:`detect_redundant`,
+  :func:`scaled_loop_matrix`), dropping them (:func:`apply_dropped`);
+* during the run, at every node: the violation of the dropped equations (:func:`dropped_violation`),
+  the quality of the choice and its revision (:func:`choice_quality`, :func:`monitor_node`);
+* output: the reactions of the statically indeterminate loops with the dependences removed
+  (:func:`least_norm_reactions`, :func:`add_least_norm`), ``meta`` entries, checkpoint restore.
+
+``docs/theory.md`` (section 4, redundant constraints) states the criteria and the measured numbers.
+"""
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager, nullcontext
+
+import numpy as np
+import scipy.linalg as sla
+from numpy.typing import NDArray
+
+from flexmb.dynamics.node.constraints import velocity_constraint_matrix
+from flexmb.dynamics.elements.joints import drive_targets
+from flexmb.dynamics.layout import COMPONENT_NAMES
+
+log = logging.getLogger(__name__)
+
+
+def loop_joints(cm) -> NDArray:
+    """Indices of the joints that lie on closed kinematic loops (the ground is a node).
+
+    Joints of a tree (bridges of the body graph) can never be redundant; only the loop joints
+    need a rank test.  Leaves of the graph are pruned until only cycles (and paths between them)
+    remain.
+    """
+    from collections import deque
+
+    n_nodes = cm.nb + 1
+    ja, jb = cm.jnt_a, cm.jnt_b
+    deg = np.bincount(np.concatenate([ja, jb]), minlength=n_nodes)
+    incident: list[list[int]] = [[] for _ in range(n_nodes)]
+    for j, (a, b) in enumerate(zip(ja.tolist(), jb.tolist())):
+        incident[a].append(j)
+        incident[b].append(j)
+    alive = np.ones(cm.nj, bool)
+    queue = deque(np.nonzero(deg == 1)[0].tolist())
+    while queue:
+        v = queue.popleft()
+        if deg[v] != 1:
+            continue
+        for j in incident[v]:
+            if alive[j]:
+                alive[j] = False
+                other = jb[j] if ja[j] == v else ja[j]
+                deg[v] -= 1
+                deg[other] -= 1
+                if deg[other] == 1:
+                    queue.append(other)
+                break
+    return np.nonzero(alive)[0]
+
+
+#: a constraint set whose smallest singular value in the scaled metric (:func:`scaled_loop_matrix`),
+#: relative to the largest, is below this is dependent: round-off of exact dependence (the X3 rod's
+#: out-of-plane interface entries, 1e-13 of the in-plane ones) sits far below, a genuinely
+#: independent set far above (the loops of the examples: 1e-2 .. 1e-1)
+DEPENDENT_TOL = 1e-8
+#: an independent set this close to dependent (below it, above DEPENDENT_TOL) is kept with a WARNING:
+#: its equations hold the motion through lever arms of < 1e-6 of the natural ones
+NEAR_DEPENDENT_TOL = 1e-6
+#: the choice of the dropped equations is revised when its quality (:func:`choice_quality`: 1 for
+#: a kept set as well conditioned as the full set's dependence allows, 0 for a singular one; the
+#: reactions are within 1 / quality of the least-norm ones) falls below RESELECT_TOL and a fresh
+#: choice is RESELECT_GAIN times better
+RESELECT_TOL = 0.25
+RESELECT_GAIN = 2.0
+#: the loop matrix is monitored at every node up to this many entries, every k-th node above
+MONITOR_SIZE = 2e5
+#: modal (non-rigid) velocity columns are scaled by their own interface magnitude, floored at this
+#: fraction of the body's largest one (a mode that barely moves the interfaces stays small)
+MODAL_FLOOR = 1e-3
+
+
+def column_magnitudes(cm, st) -> NDArray:
+    """Natural magnitude ``(nv,)`` of each body velocity coordinate as seen by the joints: the largest
+    entry of the attachments' velocity maps ``nu = B w`` in that column, translational rows divided
+    by the model length ``L``: 1/L for a rigid translation (so its scaled unit is L per second),
+    ``max(1, |r|/L)`` for a rotation, ``max(|Phi_t|/L, |Phi_r|)`` over the interfaces for a modal
+    coordinate (floored at :data:`MODAL_FLOOR` of the body's largest modal one).  Columns no joint
+    sees get 1."""
+    L = cm.length_scale
+    mag = np.zeros(cm.nv)
+    for att in (cm.att_a, cm.att_b):
+        for _, vcols, B in att.node_velocity_map(cm, st):
+            Bh = np.abs(B)
+            Bh[:, :3] /= L
+            np.maximum.at(mag, np.asarray(vcols).reshape(-1), Bh.max(axis=1).reshape(-1))
+    rigid = np.zeros(cm.nv, bool)
+    rigid[(cm.vel_off[:, None] + np.arange(6)).reshape(-1)] = True
+    # body of each column: the last body offset at or before it
+    order = np.argsort(cm.vel_off)
+    body = order[np.searchsorted(cm.vel_off[order], np.arange(cm.nv), side="right") - 1] if cm.nb else np.zeros(0, int)
+    modal = ~rigid
+    if modal.any():
+        top = np.zeros(cm.nb)
+        np.maximum.at(top, body[modal], mag[modal])
+        mag[modal] = np.maximum(mag[modal], MODAL_FLOOR * top[body[modal]])
+    mag[rigid & (mag == 0)] = 1.0
+    mag[mag == 0] = 1.0
+    return mag
+
+
+def scaled_loop_matrix(cm, st, js):
+    """The velocity constraint matrix of joints ``js`` in the scaled metric, dense:
+    ``Gs = Dr G Dc`` with ``Dr = 1/L`` on translational rows, 1 on rotational ones, and
+    ``Dc = 1 / column_magnitudes`` so that every entry is a dimensionless rate of O(1) when it is a
+    real lever and round-off when it is round-off.  Returns ``(Gs, labels, cols, colscale)`` with
+    ``cols`` the velocity columns touched and ``colscale (nv,)`` the column scaling ``Dc``."""
+    G, labels = velocity_constraint_matrix(cm, st, joints=js)
+    cols = np.unique(G.indices)
+    Gs = G[:, cols].toarray()
+    rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in labels])
+    colscale = 1.0 / column_magnitudes(cm, st)
+    Gs *= rs[:, None]
+    Gs *= colscale[cols][None, :]
+    return Gs, labels, cols, colscale
+
+
+def _rank_select(Gs, svd=None):
+    """Rank decision and choice of the rows to drop, from the SVD of ``Gs`` ``(n_rows, n_cols)``.
+
+    The rank counts the singular values above :data:`DEPENDENT_TOL` of the largest; the left null
+    space ``N (n_rows, n_dep)`` (``N^T Gs = 0``) holds the exact dependences.  The rows to drop are
+    chosen from ``N`` by a QR with column pivoting of ``N^T``: the ``n_dep`` rows whose block
+    ``N[D]`` has the largest volume.  Rows that take part in no exact dependence (e.g. an in-plane
+    equation near a change point, nearly but not exactly dependent) are never chosen.  Returns
+    ``(rank, order, sv, N)``: ``order`` lists the kept rows first and the dropped ones last.
+    """
+    n = Gs.shape[0]
+    if Gs.size == 0:
+        return 0, np.arange(n), np.zeros(0), np.zeros((n, n))
+    U, sv = svd if svd is not None else np.linalg.svd(Gs, full_matrices=True)[:2]
+    rank = int(np.sum(sv > DEPENDENT_TOL * max(sv[0], 1e-300)))
+    N = U[:, rank:]
+    if N.shape[1] == 0:
+        return rank, np.arange(n), sv, N
+    _, _, piv = sla.qr(N.T, mode="economic", pivoting=True)
+    drop = np.sort(piv[:N.shape[1]])
+    keep = np.setdiff1d(np.arange(n), drop)
+    return rank, np.concatenate([keep, drop]), sv, N
+
+
+def _quality(N, drop) -> float:
+    """Smallest singular value of ``N[drop]`` (``N`` orthonormal): 1 when the dropped rows carry the
+    dependences cleanly, 0 when the kept rows are singular.  With the dropped reaction components set
+    to zero, the reactions differ from the least-norm ones by at most |their dropped part| / this."""
+    if N.shape[1] == 0:
+        return 1.0
+    return float(np.linalg.svd(N[np.asarray(drop)], compute_uv=False)[-1])
+
+
+def conditioning(Gs) -> float:
+    """Smallest over largest singular value of a (full-row-rank) scaled constraint matrix (1 if empty)."""
+    if Gs.shape[0] == 0:
+        return 1.0
+    sv = np.linalg.svd(Gs, compute_uv=False)
+    if sv.size < Gs.shape[0]:
+        return 0.0
+    return float(sv[-1] / max(sv[0], 1e-300))
+
+
+def _dependent_rows(cm, st, js, tol: float = DEPENDENT_TOL):
+    """Rank decision on the loop constraints at ``st`` in the scaled metric:
+    ``(Gs, labels, cols, rank, pivots, colscale)``."""
+    Gs, labels, cols, colscale = scaled_loop_matrix(cm, st, js)
+    rank, piv, _, _ = _rank_select(Gs)
+    return Gs, labels, cols, rank, piv, colscale
+
+
+#: relative size of the step to the generic neighbour (:func:`_generic_neighbour`)
+NEIGHBOUR_STEP = 0.1 * np.sqrt(DEPENDENT_TOL)
+
+
+def _generic_neighbour(cm, st, Gs, cols, colscale, seed: int = 0):
+    """A configuration near ``st`` reached along a random motion that the constraints allow at
+    ``st`` (first order): at a singular configuration this leaves the singularity.
+
+    The step (:data:`NEIGHBOUR_STEP`, 1e-5 of the model's size) sits between the two effects it must
+    separate: at a singular configuration the lost singular value returns in proportion to the step
+    (1e-5, far above :data:`DEPENDENT_TOL`), while the first-order step leaves the constraint manifold by
+    the square of it, which can make equations that are dependent along the whole motion look
+    independent (an over-constrained mechanism such as Bricard's: 1.3e-8 of the largest singular
+    value, above the tolerance, at a step of 1e-3; ~1e-12 at 1e-5)."""
+    from types import SimpleNamespace
+
+    from flexmb import rotations as rot
+
+    rng = np.random.default_rng(seed)
+    _, sv, vt = np.linalg.svd(Gs, full_matrices=True)
+    rank = int(np.sum(sv > DEPENDENT_TOL * max(sv.max(initial=0.0), 1e-300)))
+    null = vt[rank:]
+    if null.shape[0] == 0:
+        return None
+    dw = np.zeros(cm.nv)
+    dw[cols] = (rng.standard_normal(null.shape[0]) @ null) * colscale[cols]  # undo the column scaling
+    first6 = (cm.vel_off[:, None] + np.arange(6))
+    d6 = dw[first6]
+    eps = NEIGHBOUR_STEP / max(np.abs(d6[:, 3:]).max(initial=0.0), np.abs(d6[:, :3]).max(initial=0.0) / cm.length_scale, 1e-300)
+    return SimpleNamespace(x=st.x + eps * d6[:, :3], R=rot.exp(eps * d6[:, 3:]) @ st.R, extra=getattr(st, "extra", {}))
+
+
+def format_labels(cm, labels) -> str:
+    """``"joint:component, ..."`` for (joint, component) labels."""
+    return ", ".join(f"{cm.model.joints[j].name}:{COMPONENT_NAMES[c] if isinstance(c, int) else c}" for j, c in labels)
+
+
+def _involved(cm, Gs, labels, n: int = 6) -> str:
+    """The rows that carry the smallest singular value of ``Gs`` (the near-dependent combination)."""
+    u, _, _ = np.linalg.svd(Gs, full_matrices=False)
+    w = np.abs(u[:, -1])
+    rows = [r for r in np.argsort(-w)[:n] if w[r] > 0.05 * w.max()]
+    return format_labels(cm, [labels[r] for r in sorted(rows)])
+
+
+def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
+    """Dependent constraint equations of the model, decided at a generic configuration.
+
+    Only joints on closed loops are examined, in the scaled metric of :func:`scaled_loop_matrix`
+    (rows and columns at their natural magnitudes, modal columns by their interface shapes): the
+    rank counts the singular values above ``tol`` (:data:`DEPENDENT_TOL`) of the largest, and a
+    QR with column pivoting of the transposed matrix chooses the rows to keep.  When equations are
+    dependent at ``st``, the test is repeated at a nearby configuration reached along a random
+    admissible motion: if the rank is higher there, ``st`` is a singular configuration (e.g. a
+    parallelogram four-bar at its change point) and only the generically dependent equations are
+    reported (a WARNING names the singularity).  A kept set that is independent but barely (smallest
+    singular value below :data:`NEAR_DEPENDENT_TOL` of the largest) is reported with a WARNING
+    naming the equations involved.
+
+    Returns
+    -------
+    dependent : list of (joint, component)
+        Labels of the dependent rows (empty if the constraints are independent).
+    inconsistent : list of (joint, component)
+        Dependent rows whose prescribed rate (drives) contradicts the independent rows: such a
+        model has no motion at all.
+    """
+    if cm.nj == 0:
+        return [], []
+    js = loop_joints(cm)
+    if js.size == 0:
+        return [], []
+    n_rows = int(np.count_nonzero(cm.jnt_constrained[js]) + np.count_nonzero(cm.jnt_universal[js]))
+    if n_rows * 6 * (cm.nb + 1) > 2e7:
+        log.warning("redundancy check skipped: %d loop constraints on %d bodies is too large for a dense test",
+                    n_rows, cm.nb)
+        return [], []
+    Gs, labels, cols, rank, piv, colscale = _dependent_rows(cm, st, js, tol)
+    if rank < Gs.shape[0]:
+        near = _generic_neighbour(cm, st, Gs, cols, colscale)
+        if near is not None:
+            Gn, labels_n, cols_n, rank_n, piv_n, _ = _dependent_rows(cm, near, js, tol)
+            if rank_n > rank and labels_n == labels:
+                lost = sorted(set(piv[rank:].tolist()) - set(piv_n[rank_n:].tolist()))
+                log.warning(
+                    "the initial configuration is singular: %d constraint equation(s) are dependent there but not "
+                    "in the neighbouring configurations (candidates: %s); redundancy is decided at a generic "
+                    "configuration. The motion may bifurcate at this position", rank_n - rank,
+                    format_labels(cm, [labels[r] for r in lost]) or "-")
+                Gs, rank, piv = Gn, rank_n, piv_n
+    kept = sorted(piv[:rank].tolist())
+    kappa = conditioning(Gs[kept])
+    if kappa < NEAR_DEPENDENT_TOL:
+        log.warning(
+            "the joint constraints on closed loops are barely independent: the smallest singular value of the "
+            "kept equations is %.2e of the largest (scaled by the natural lengths and interface shapes); the "
+            "equations involved (%s) hold the motion through lever arms of round-off size and will distort it. "
+            "Check the joints (a revolute where a spherical or universal joint belongs?) or the interface modes",
+            kappa, _involved(cm, Gs[kept], [labels[r] for r in kept]))
+    dep = sorted(piv[rank:].tolist())
+    if not dep:
+        return [], []
+    _, rate = drive_targets(cm, np.array([t0]))
+    rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in labels])
+    target = np.array([rate[j, c, 0] if isinstance(c, int) else 0.0 for j, c in labels]) * rs
+    # dependent rows are combinations of the independent ones: their rates must be too
+    C = np.linalg.lstsq(Gs[kept].T, Gs[dep].T, rcond=None)[0]
+    mismatch = np.abs(target[dep] - C.T @ target[kept])
+    scale = max(np.abs(target).max(initial=0.0), 1.0)
+    inconsistent = [labels[dep[k]] for k in np.nonzero(mismatch > 1e-8 * scale)[0]]
+    return [labels[r] for r in dep], inconsistent
+
+
+def dropped_violation(cm, st):
+    """Position-level violation of the dropped (redundant) constraint equations at a node: the largest
+    ``(value, joint, component)`` relative to the assembly tolerance (lengths scaled by the model size),
+    or None when nothing was dropped.
+
+    Measured twice and the larger kept: on the joint's relative coordinates in the state (``s``,
+    ``acc``) and on the geometry of its attachment frames at the node (``R_A^T (x_B - x_A)``, and the
+    relative rotation ``R_A^T R_B`` against the state's ``Rr``), which goes through the attachments and
+    so sees a flexible body's interface motion (modal coordinates) like a rigid one's."""
+    labels = getattr(cm, "redundant_labels", [])
+    if not labels:
+        return None
+    from flexmb import rotations as rot
+
+    tgt, _ = drive_targets(cm, np.array([st.t]))
+    q = np.concatenate([st.s, st.acc], axis=1)
+    js = np.array(sorted({j for j, _ in labels}))
+    xa, Ra = cm.att_a.node_pose(cm, st)
+    xb, Rb = cm.att_b.node_pose(cm, st)
+    RAt = np.swapaxes(Ra[js], 1, 2)
+    geo = np.zeros((cm.nj, 6))
+    geo[js, :3] = np.einsum("jde,je->jd", RAt, xb[js] - xa[js])
+    geo[js, 3:] = st.acc[js] + rot.axial(np.swapaxes(st.Rr[js], 1, 2) @ RAt @ Rb[js])
+    worst = (0.0, None, None)
+    tol = cm.model.assembly_tol
+    for j, c in labels:
+        if isinstance(c, int):
+            dev = max(abs(q[j, c] - tgt[j, c, 0]), abs(geo[j, c] - tgt[j, c, 0]))
+            v = dev / (tol * (cm.length_scale if c < 3 else 1.0))
+        else:  # universal cross condition: x_A . y_B
+            v = max(abs(st.Rr[j, 0, 1]), abs(float(Ra[j][:, 0] @ Rb[j][:, 1]))) / tol
+        if v > worst[0]:
+            worst = (v, j, c)
+    return worst
+
+
+# ---------------------------------------------------------------------------------------------- during the run
+def init_selection(cm) -> None:
+    """Remember the model's full constraint set (before anything is dropped) and its loop joints on
+    ``cm.redundancy``; :func:`apply_dropped` and :func:`reselect` start from it."""
+    from types import SimpleNamespace
+
+    js = loop_joints(cm) if cm.nj else np.zeros(0, int)
+    n_rows = int(np.count_nonzero(cm.jnt_constrained[js]) + np.count_nonzero(cm.jnt_universal[js]))
+    every = int(np.ceil(n_rows * 6 * (cm.nb + 1) / MONITOR_SIZE)) if js.size else 1
+    cm.redundancy = SimpleNamespace(js=js, cons0=cm.jnt_constrained.copy(), univ0=cm.jnt_universal.copy(),
+                                    events=[], every=max(every, 1), last=None, null=None, nulls=None)
+    cm.redundant_labels = []
+
+
+def apply_dropped(cm, labels) -> None:
+    """Drop the equations ``labels`` ((joint, component) pairs) from the model's full set: each becomes
+    a free component with an ideal law (reaction component zero); a universal joint's cross condition
+    becomes a free moment about z."""
+    red = getattr(cm, "redundancy", None)
+    if red is None:
+        init_selection(cm)
+        red = cm.redundancy
+    cm.jnt_constrained[:] = red.cons0
+    cm.jnt_universal[:] = red.univ0
+    for j, c in labels:
+        if isinstance(c, int):
+            cm.jnt_constrained[j, c] = False
+        else:  # universal cross condition: make it a plain free moment about z
+            cm.jnt_universal[j] = False
+            cm.jnt_constrained[j] = [True, True, True, False, False, False]
+    cm.redundant_labels = [(int(j), c) for j, c in labels]
+
+
+def _full_loop_matrix(cm, st):
+    """The scaled loop matrix of the model's full constraint set (nothing dropped) and its labels."""
+    with _full_set(cm):
+        Gs, labels, _, _ = scaled_loop_matrix(cm, st, cm.redundancy.js)
+    return Gs, labels
+
+
+def node_svd(cm, st):
+    """``(Gs, labels, U, sv)``: the scaled loop matrix of the full constraint set at the node ``st`` and
+    its SVD (``full_matrices=True``), remembered for the last node asked about (by identity): the
+    singular-node check of an element's end node (:mod:`flexmb.dynamics.variants.singular_node`) and the monitor
+    at that node (:func:`choice_quality`) share one SVD."""
+    red = cm.redundancy
+    memo = getattr(red, "svd_memo", None)
+    if memo is not None and memo[0] is st:
+        return memo[1]
+    Gs, labels = _full_loop_matrix(cm, st)
+    U, sv = np.linalg.svd(Gs, full_matrices=True)[:2] if Gs.size else (np.eye(Gs.shape[0]), np.zeros(0))
+    red.svd_memo = (st, (Gs, labels, U, sv))
+    return red.svd_memo[1]
+
+
+def choice_quality(cm, st):
+    """How good the current choice of dropped equations is at ``st``, and a fresh choice.
+
+    Returns ``(quality, kappa, fresh, fresh_quality)``: ``quality`` in [0, 1] (:func:`_quality` of
+    the dropped rows in the left null space of the full scaled loop matrix: the reactions are
+    within 1 / quality of the least-norm ones), ``kappa`` the full set's conditioning (its smallest
+    kept singular value over the largest: small near a singular configuration of the mechanism,
+    whatever the choice), ``fresh`` the labels :func:`_rank_select` would drop here and their
+    quality.  When the number of dependences at ``st`` differs from the current choice's (``st`` is
+    a singular configuration) the quality is not defined: ``(nan, kappa, None, 0)``.
+    """
+    red = getattr(cm, "redundancy", None)
+    if red is None or red.js.size == 0:
+        return 1.0, 1.0, None, 0.0
+    Gs, labels, U, sv = node_svd(cm, st)
+    rank, order, sv, N = _rank_select(Gs, (U, sv))
+    red.null = (labels, N)  # for the least-norm reactions (:func:`least_norm_reactions`)
+    kappa = float(sv[rank - 1] / sv[0]) if rank else 1.0
+    if N.shape[1] != len(cm.redundant_labels):
+        return float("nan"), kappa, None, 0.0
+    if N.shape[1] == 0:
+        return 1.0, kappa, None, 0.0
+    index = {lab: r for r, lab in enumerate(labels)}
+    current = [index[(j, c)] for j, c in cm.redundant_labels]
+    drop = np.sort(order[rank:])
+    return _quality(N, current), kappa, [labels[r] for r in drop], _quality(N, drop)
+
+
+def restore_selection(cm, meta: dict) -> bool:
+    """Re-apply the dropped equations recorded in a run's ``meta`` (``redundant_constraints``: the
+    choice made at t0, ``redundancy_reselections``: its revisions; a checkpoint written after a
+    re-selection); True if that changed the compiled model's choice."""
+    if not hasattr(cm, "redundancy"):
+        return False
+    names = {jn.name: j for j, jn in enumerate(cm.model.joints)}
+    labels = [(names[n], int(c) if c.isdigit() else c) for n, c in meta.get("redundant_constraints", [])]
+    events = []
+    for e in meta.get("redundancy_reselections", []):
+        lab = [[(names[n], int(c) if c.isdigit() else c) for n, c in e[k]] for k in ("before", "dropped")]
+        events.append((float(e["t"]), lab[0], lab[1], *map(float, e["quality"])))
+    cm.redundancy.events = events
+    if events:  # meta["redundant_constraints"] is the choice made at t0; the current one is the last event's
+        labels = events[-1][2]
+    if set(labels) == set(cm.redundant_labels):
+        return False
+    apply_dropped(cm, labels)
+    return True
+
+
+def null_basis(cm, st):
+    """``(labels, N)``: the full loop set's row labels and its left null space ``N (n_rows, n_dep)``
+    (orthonormal, scaled metric) at ``st``."""
+    Gs, labels = _full_loop_matrix(cm, st)
+    return labels, _rank_select(Gs)[3]
+
+
+def least_norm_reactions(cm, labels, N, force, moment):
+    """The least-norm reactions of a node: ``force``, ``moment`` ``(nj, 3)`` (frame A, any particular
+    solution of the statically indeterminate loops) minus their component in the dependences ``N``
+    (:func:`null_basis`), in the scaled metric (forces x L, moments).  The bodies' generalized forces
+    ``G^T r`` are unchanged (``N^T Gs = 0``), so this is the same motion's reaction, independent of
+    which equations were dropped.  Returns new ``(force, moment)``; universal cross rows are not
+    handled (returned unchanged)."""
+    force, moment = np.array(force, dtype=float), np.array(moment, dtype=float)
+    if N.shape[1] == 0 or any(not isinstance(c, int) for _, c in labels):
+        return force, moment
+    j = np.array([j for j, _ in labels])
+    c = np.array([c for _, c in labels])
+    t = c < 3
+    r = np.where(t, force[j, np.minimum(c, 2)], moment[j, np.maximum(c - 3, 0)])
+    rs = np.where(t, 1.0 / cm.length_scale, 1.0)
+    rh = r / rs
+    rh -= N @ (N.T @ rh)
+    r = rh * rs
+    force[j[t], c[t]] = r[t]
+    moment[j[~t], c[~t] - 3] = r[~t]
+    return force, moment
+
+
+# ---------------------------------------------------------------------------------------------- run hooks
+def monitor_node(cm, st, stats: dict, n_nodes: int, controlled: bool) -> bool:
+    """The choice of dropped equations at a new node of a run (``n_nodes`` recorded so far).
+
+    Records ``stats["constraint_conditioning"]`` (the full set's smallest kept singular value over
+    the largest, scaled metric: small near a singular configuration) and
+    ``stats["redundancy_quality"]`` (:func:`choice_quality`: 1 when the dropped equations carry the
+    dependences cleanly, 0 when the kept ones are singular and the reactions blow up like its
+    inverse) for the elements that ended here.  When the quality is below :data:`RESELECT_TOL` and a
+    fresh choice here is :data:`RESELECT_GAIN` times better, the dropped set is re-selected for the
+    following elements (WARNING for the first, INFO after; ``stats["reselected"]`` = 1 on the element
+    that ended here; ``cm.redundancy.events``) and True is returned: the caller rebuilds the Jacobian
+    pattern.  The node multipliers ``lam`` are the joints' full wrenches whatever is dropped, so the
+    newly kept equations start from them; their reaction components are unknowns of the next
+    element.  Keeps the dependences of every output node for :func:`add_least_norm` (not with
+    error-controlled steps, ``controlled``, whose middle nodes are not seen here).
+    """
+    if "constraint_conditioning" not in stats:
+        return False
+    red = cm.redundancy
+    if red.every > 1 and red.last is not None and n_nodes % red.every:  # large loop sets: every k-th node
+        quality, kappa, fresh, fresh_q = *red.last, None, 0.0
+    else:
+        quality, kappa, fresh, fresh_q = choice_quality(cm, st)
+        red.last = (quality, kappa)
+    switched = 0
+    if fresh is not None and quality < RESELECT_TOL and fresh_q > RESELECT_GAIN * quality:
+        old = list(cm.redundant_labels)
+        apply_dropped(cm, fresh)
+        red.events.append((float(st.t), old, list(fresh), quality, fresh_q))
+        switched = 1
+        # the first re-selection is a WARNING; a mechanism that turns may need one every half turn
+        (log.warning if len(red.events) == 1 else log.info)(
+            "t = %.6g s: the kept closed-loop constraint equations are becoming singular (quality of the "
+            "choice of redundant equations %.2e: the reactions may be %.0f x the least-norm ones); the "
+            "redundant equations are re-selected: %s dropped instead of %s (quality %.2f)",
+            st.t, quality, 1.0 / max(quality, 1e-300), format_labels(cm, fresh), format_labels(cm, old), fresh_q)
+    if red.nulls is not None:  # the dependences at every output node, for the least-norm reactions
+        if red.every > 1 or controlled or n_nodes - len(red.nulls) != 1:
+            red.nulls = None  # not at every node (large loop sets, error-controlled steps, resumed run)
+        else:
+            red.nulls.append(red.null)
+    n_new = len(stats["t_start"]) - len(stats["constraint_conditioning"])
+    stats["constraint_conditioning"].extend([kappa] * n_new)
+    stats["redundancy_quality"].extend([quality] * n_new)
+    stats["reselected"].extend([0] * (n_new - 1) + [switched] if n_new else [])
+    return bool(switched)
+
+
+def pad_monitor_stats(stats: dict) -> None:
+    """Give the elements recorded since the last monitored node NaN monitor entries (a run stopped
+    before :func:`monitor_node` saw their end node), so that the partial results stay consistent."""
+    if "constraint_conditioning" not in stats:
+        return
+    n_new = len(stats["t_start"]) - len(stats["constraint_conditioning"])
+    for key, fill in (("constraint_conditioning", np.nan), ("redundancy_quality", np.nan), ("reselected", 0)):
+        stats[key].extend([fill] * n_new)
+
+
+def redundancy_meta(cm) -> dict:
+    """``meta`` entries of a run: ``redundant_constraints`` (the choice made at t0, [joint name,
+    component]) and ``redundancy_reselections`` (t, dropped, before, quality before and after)."""
+    red = getattr(cm, "redundancy", None)
+
+    def names(labels):
+        return [[cm.model.joints[j].name, str(c)] for j, c in labels]
+
+    return {"redundant_constraints": names(getattr(red, "initial", getattr(cm, "redundant_labels", []))),
+            "redundancy_reselections": [{"t": t, "dropped": names(new), "before": names(old), "quality": [k0, k1]}
+                                        for t, old, new, k0, k1 in getattr(red, "events", [])]}
+
+
+@contextmanager
+def _full_set(cm):
+    red = cm.redundancy
+    cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
+    try:
+        cm.jnt_constrained[:] = red.cons0
+        cm.jnt_universal[:] = red.univ0
+        yield
+    finally:
+        cm.jnt_constrained[:] = cons
+        cm.jnt_universal[:] = univ
+
+
+def reaction_set(cm):
+    """Context in which to recover a run's node reactions: after a re-selection, the full constraint
+    set (a component dropped now was kept before: its reaction comes from the impulses, not from a
+    zero law; while it was dropped its impulse was zero anyway); otherwise nothing changes."""
+    red = getattr(cm, "redundancy", None)
+    return _full_set(cm) if red is not None and red.events else nullcontext()
+
+
+def add_least_norm(cm, sol):
+    """Add the least-norm node reactions of a model with dropped equations to ``sol.extra``
+    (``joint_force_least_norm``, ``joint_moment_least_norm``, (nt, nj, 3), frame A like
+    ``joint_force``; :func:`least_norm_reactions`), independent of the choice of dropped equations.
+    Only when the dependences are known at every output node; returns ``sol``."""
+    red = getattr(cm, "redundancy", None)
+    if (red is None or not cm.redundant_labels or red.nulls is None or len(red.nulls) != sol.t.size
+            or sol.joint_force is None):
+        return sol
+    out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(red.nulls, sol.joint_force, sol.joint_moment)]
+    sol.extra.update(sol._checked_extra({"joint_force_least_norm": np.array([f for f, _ in out]),
+                                         "joint_moment_least_norm": np.array([m for _, m in out])}))
+    return sol

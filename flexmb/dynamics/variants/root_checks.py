@@ -1,0 +1,102 @@
+"""Roots of a time element that are not the motion, refused like a Newton failure (the step is halved).
+
+Newton's root of the element equations is accepted only if it resolves the motion: no body turns, and no
+joint's relative rotation turns, by more than half a revolution within the element
+(:func:`largest_turn`), and no joint ends half a turn away from its bodies (:func:`flipped_joint`: the
+rotation equation ``axial((Rr1 exp phi)^T R_A^T R_B) = 0`` also vanishes at a half-turn mismatch).
+docs/theory.md section 4; tests/test_fast_rotation.py, tests/test_nothing_lost.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb.dynamics.layout import JOINT_SLOTS, JPHI, Layout
+from flexmb.dynamics.march.rotation_predictor import largest_turn as _largest
+from flexmb.dynamics.system import CompiledModel, ElementStart
+from flexmb.dynamics.time_elements import TimeElement
+
+
+#: largest rotation of a body, or of a joint's relative rotation, within one time element [rad]
+#: (:func:`largest_turn`)
+MAX_TURN = np.pi
+
+
+def largest_turn(cm: CompiledModel, lay: Layout, te: TimeElement, U: NDArray):
+    """``(angle, index, what)`` of the largest rotation increment over the element, at its internal
+    points and its end, of a body (``theta`` at slot ``BTH`` of each body type that has one) or of a
+    joint's relative rotation (``phi``), relative to the element's start, when it exceeds
+    :data:`MAX_TURN`; else None (``what``: e.g. ``"body 'bob'"``).  A Newton root with a body turning by
+    more than half a revolution within one element is an alias of the motion, not a resolution of it (an
+    absurd load of 1e30 N on a 1 kg pendulum at h = 0.05: roots with 1e29 m/s and 1e58 J of kinetic
+    energy, impossible by the work of the load), and is refused like a Newton failure.  So is a joint's
+    ``phi`` beyond half a revolution: ``exp(phi)`` is periodic, and a root with ``phi`` off by 2 pi
+    satisfies the rotation equation while a torsional spring or a drive on the accumulated angle sees a
+    jump of 2 pi (a rotor at 150 rad/s on a revolute with a spring, p = 3, h = 8e-3, before the cold
+    predictor's ``phi`` was made consistent: 1e9 J of spurious energy)."""
+    worst = None
+    for grp in cm.groups:
+        bth = getattr(grp, "BTH", None)
+        if bth is None or len(grp.bodies) == 0:
+            continue
+        # |theta| at the internal points and the end, the largest (compiled: rotation_predictor.largest_turn)
+        ang, kb, kp = _largest(te.end, lay.group_view(U, grp.bodies, grp.slots), bth)
+        if ang > MAX_TURN and (worst is None or ang > worst[0]):
+            b = int(grp.bodies[kb])
+            worst = (float(ang), int(lay.body_start[b] + min(kp, te.p - 1) * lay.body_slots[b] + bth),
+                     f"body {cm.model.bodies[b].name!r}")
+    if cm.nj:
+        ang, j, kp = _largest(te.end, lay.joint_view(U), JPHI)
+        if ang > MAX_TURN and (worst is None or ang > worst[0]):
+            worst = (float(ang), int(lay.joint_off + (j * te.p + min(kp, te.p - 1)) * JOINT_SLOTS + JPHI),
+                     f"joint {cm.model.joints[j].name!r} (relative rotation)")
+    return worst
+
+
+#: a converged element whose rotation unknowns moved farther than this from the predictor [rad] has its
+#: joints' rotations checked against their bodies' at the end node (:func:`flipped_joint`)
+FLIP_CHECK = 0.5
+
+
+def _rotation_slots(lay: Layout, cm: CompiledModel) -> NDArray:
+    """Indices of the rotation unknowns (bodies' ``theta``, joints' ``phi``) of ``lay`` (cached)."""
+    hit = getattr(lay, "_rotation_slots", None)
+    if hit is None:
+        idx = [np.zeros(0, dtype=np.int64)]
+        probe = np.zeros(lay.size)
+        for grp in cm.groups:
+            bth = getattr(grp, "BTH", None)
+            if bth is not None and len(grp.bodies):
+                probe[:] = 0.0
+                lay.group_view(probe, grp.bodies, grp.slots)[..., bth:bth + 3] = 1.0
+                idx.append(np.flatnonzero(probe))
+        if cm.nj:
+            probe[:] = 0.0
+            lay.joint_view(probe)[..., JPHI:JPHI + 3] = 1.0
+            idx.append(np.flatnonzero(probe))
+        hit = lay._rotation_slots = np.unique(np.concatenate(idx))
+    return hit
+
+
+def flipped_joint(cm: CompiledModel, lay: Layout, U0: NDArray, U: NDArray, st_end: ElementStart):
+    """``(joint, index, angle)`` of the joint whose relative rotation at the element's end is farthest
+    from its bodies' when that exceeds pi / 2; else None.  The rotation equation
+    ``axial((Rr1 exp phi)^T R_A^T R_B) = 0`` also holds when the mismatch is a half turn (``axial`` of a
+    rotation by pi is zero): a root there is not the motion (a torsional spring sees an angle off by pi;
+    a rotor at 150 rad/s, p = 3, h = 8e-3, with a relative rotation predicted inconsistently with its
+    bodies: 8.7 rad of angle error and 950 J of spurious energy).  Newton reaches it only from far, so the
+    check (two node poses) runs only when a rotation unknown moved more than :data:`FLIP_CHECK` from the
+    predictor ``U0``."""
+    if not cm.nj:
+        return None
+    rs = _rotation_slots(lay, cm)
+    if rs.size == 0 or np.abs(U[rs] - U0[rs]).max() <= FLIP_CHECK:
+        return None
+    _, Ra = cm.att_a.node_pose(cm, st_end)
+    _, Rb = cm.att_b.node_pose(cm, st_end)
+    Q = np.einsum("nji,njk,nkl->nil", st_end.Rr, Ra, Rb)  # Rr^T Ra^T Rb: identity on the motion
+    cos = np.clip(0.5 * (np.trace(Q, axis1=1, axis2=2) - 1.0), -1.0, 1.0)
+    j = int(np.argmin(cos))
+    if cos[j] >= 0.0:
+        return None
+    return j, int(lay.joint_off + j * lay.p * JOINT_SLOTS + JPHI), float(np.arccos(cos[j]))

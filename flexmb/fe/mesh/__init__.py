@@ -1,0 +1,32 @@
+"""FE model input: the mesh values (:mod:`.femesh`: :class:`FEMesh`, :class:`Material`,
+:class:`RawMesh`), reading files (:mod:`.readers`, the reader registry, with the format parsers
+:mod:`.meshio_formats` for Gmsh, VTK and MED, :mod:`.abaqus`, :mod:`.nastran`, and :mod:`.integrity`
+for files cut short), exported matrices (:mod:`.matrices`), mesh checks (:mod:`.checks`) and
+structured box meshes (:mod:`.structured`).
+
+The value types are imported here; the names of the modules that build on them (``read_mesh``,
+``check_mesh``, ``structured_box``, ...) load on first access (PEP 562, :data:`_REEXPORTS`), so that
+``import flexmb.fe.mesh`` stays light and ``from flexmb.fe.mesh import read_mesh`` keeps working.
+"""
+from __future__ import annotations
+
+from flexmb.fe.mesh.femesh import SOLID_PREFIXES, FEMesh, Material, RawMesh
+from flexmb.reexport import lazy_attributes
+
+__all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES"]
+
+#: name -> module that defines it (loaded on first access; those modules import :mod:`.femesh`)
+_REEXPORTS: dict[str, str] = {
+    "READERS": "flexmb.fe.mesh.readers",
+    "read_mesh": "flexmb.fe.mesh.readers",
+    "register_reader": "flexmb.fe.mesh.readers",
+    "check_mesh": "flexmb.fe.mesh.checks",
+    "connected_components": "flexmb.fe.mesh.checks",
+    "plausibility": "flexmb.fe.mesh.checks",
+    "quadratic_from_linear": "flexmb.fe.mesh.structured",
+    "structured_box": "flexmb.fe.mesh.structured",
+    "ABAQUS_TYPES": "flexmb.fe.mesh.abaqus",
+    "_med_to_vtk": "flexmb.fe.mesh.meshio_formats",
+}
+
+__getattr__, __dir__ = lazy_attributes(__name__, _REEXPORTS, globals())

@@ -1,0 +1,205 @@
+"""Mesh checks: connectivity, inverted and degenerate cells, unused nodes, and the plausibility note
+(size, mass, first frequency, unit-system hint)."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from flexmb.errors import MeshImportError
+from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
+from flexmb.fe.mesh.femesh import FEMesh, _format_ids
+
+logger = logging.getLogger(__name__)
+
+
+def connected_components(mesh: FEMesh) -> tuple[int, NDArray[np.int64]]:
+    """Connected components of the solid cells (through shared nodes).
+
+    Returns
+    -------
+    n_components : int
+        Number of components among the used nodes.
+    labels : ndarray, shape (n_nodes,)
+        Component label of each node; -1 for unused nodes.
+    """
+    from scipy.sparse.csgraph import connected_components as cc
+
+    n = mesh.n_nodes
+    rows, cols = [], []
+    for conn in mesh.cells.values():
+        # a chain through each cell's nodes connects them all
+        rows.append(conn[:, :-1].ravel())
+        cols.append(conn[:, 1:].ravel())
+    if not rows:
+        return 0, np.full(n, -1)
+    r = np.concatenate(rows)
+    c = np.concatenate(cols)
+    g = sp.coo_array((np.ones(r.size), (r, c)), shape=(n, n)).tocsr()
+    _, labels = cc(g, directed=False)
+    used = mesh.used_nodes()
+    lab = np.full(n, -1)
+    _, lab_used = np.unique(labels[used], return_inverse=True)
+    lab[used] = lab_used.ravel()
+    return int(lab_used.max() + 1) if used.size else 0, lab
+
+
+def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = False) -> list[str]:
+    """Check a mesh; raise on fatal problems, return warnings.
+
+    Fatal (``MeshImportError``): unsupported solid cell types, non-finite (NaN, inf) coordinates of
+    nodes used by solid cells, inverted cells (negative Jacobian determinant at a quadrature point)
+    or degenerate cells (|det J| < ``rel_tol`` * h^3 relative to the cell size h, zero volume), node
+    sets naming missing nodes, and, with ``solid_required`` (the modes path:
+    :func:`~flexmb.fe.reduction.body_data.build_flexible_body`, ``flexmb modes``), a mesh without solid cells
+    (surface-only). The message names the node or element ids (at most 10, plus the count) and the fix.
+
+    Warnings (returned strings, also logged): several disconnected parts (each adds six rigid-body
+    modes), nodes that no solid cell uses, no solid cells at all.
+
+    Returns
+    -------
+    list of str
+    """
+    name = Path(mesh.source).name if mesh.source else "mesh"
+    warnings: list[str] = []
+    unsupported = sorted(t for t in mesh.cells if t not in ELEMENTS)
+    if unsupported:
+        raise MeshImportError(
+            f"{name}: unsupported cell type(s) {', '.join(unsupported)}; supported: {', '.join(sorted(ELEMENTS))}."
+        )
+    for set_name, idx in mesh.node_sets.items():
+        bad = idx[(idx < 0) | (idx >= mesh.n_nodes)]
+        if bad.size:
+            raise MeshImportError(
+                f"{name}: node set {set_name!r} names {bad.size} missing node(s) (indices {_format_ids(bad)}); "
+                f"the mesh has {mesh.n_nodes} nodes."
+            )
+    for set_name, by_type in mesh.element_sets.items():
+        for t, rows in by_type.items():
+            n_t = len(mesh.cells.get(t, ()))
+            if rows.size and (rows.min() < 0 or rows.max() >= n_t):
+                raise MeshImportError(f"{name}: element set {set_name!r} names {t} rows beyond the {n_t} cells.")
+    if not mesh.cells:
+        msg = (f"{name}: no solid cells (only surface/line cells or none): nothing to assemble. A flexible body "
+               "needs a volume mesh: mesh the volume (Gmsh: 3D mesh, with the volume in a physical group).")
+        if solid_required:
+            raise MeshImportError(msg)
+        warnings.append(msg)
+    used = mesh.used_nodes()
+    nonfinite = used[~np.isfinite(mesh.points[used]).all(axis=1)]
+    if nonfinite.size:
+        raise MeshImportError(
+            f"{name}: {nonfinite.size} node(s) used by solid cells have non-finite coordinates (ids "
+            f"{_format_ids(mesh.node_ids[nonfinite])}, first {mesh.points[nonfinite[0]].tolist()}); "
+            "fix the coordinates (they come from the file or the code that built the mesh)."
+        )
+    bad_msgs = []
+    for t, conn in mesh.cells.items():
+        elem = get_element(t)
+        coords = mesh.points[conn]
+        det_j, _ = isoparametric_map(elem, coords, elem.stiffness_rule.points)
+        h = np.ptp(coords, axis=1).max(axis=1)  # cell size (m)
+        scale = np.maximum(h, np.finfo(float).tiny) ** 3 / elem.ref_volume
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rel = det_j.min(axis=1) / scale
+        inverted = np.flatnonzero(rel < 0.0)
+        degenerate = np.flatnonzero(~(rel >= rel_tol) & ~(rel < 0.0))  # NaN: all nodes coincide
+        if inverted.size:
+            bad_msgs.append(
+                f"{inverted.size} inverted {t} element(s) (negative Jacobian determinant; ids "
+                f"{_format_ids(mesh.cell_ids[t][inverted])})"
+            )
+        if degenerate.size:
+            bad_msgs.append(
+                f"{degenerate.size} degenerate {t} element(s) (zero volume; ids "
+                f"{_format_ids(mesh.cell_ids[t][degenerate])})"
+            )
+    if bad_msgs:
+        raise MeshImportError(
+            f"{name}: " + "; ".join(bad_msgs) + ". Fix the node ordering or re-mesh "
+            "(Gmsh: Mesh.Optimize / Mesh.OptimizeNetgen; check the orientation of the source geometry)."
+        )
+    n_unused = mesh.n_nodes - mesh.used_nodes().size
+    if n_unused and mesh.cells:
+        unused = np.setdiff1d(np.arange(mesh.n_nodes), mesh.used_nodes())
+        warnings.append(
+            f"{name}: {n_unused} node(s) used by no solid element (ids {_format_ids(mesh.node_ids[unused])}); "
+            "they carry no stiffness or mass (drop them with read_mesh(..., drop_unused_nodes=True))."
+        )
+    n_comp, _ = connected_components(mesh)
+    if n_comp > 1:
+        warnings.append(
+            f"{name}: {n_comp} disconnected parts: a free-free analysis has {6 * n_comp} rigid-body modes "
+            f"instead of 6 ({6 * (n_comp - 1)} extra). Merge coincident nodes or connect the parts."
+        )
+    for w in warnings:
+        logger.warning(w)
+    return warnings
+
+
+#: plausibility rule: material constants that look SI (Pa, kg/m^3) ...
+SI_LIKE_E, SI_LIKE_RHO = 1e8, 100.0
+#: ... on a mesh whose largest extent exceeds this many length units suggest a mesh in mm
+MM_SIZE = 10.0
+#: material constants that look mm-t-s (MPa, t/mm^3) on a mesh smaller than MM_T_S_SIZE units suggest m
+MMTS_RHO, MMTS_SIZE = 1e-3, 1.0
+
+
+def plausibility(mesh: FEMesh, materials=None, *, f1: float | None = None) -> dict:
+    """A plausibility note: size, mass, first frequency, and a unit-system hint.
+
+    Rule (a WARNING, not an error: the numbers may be right): every material with ``E >= 1e8`` and
+    ``rho >= 100`` (values that only SI, Pa and kg/m^3, gives a structural solid) on a mesh whose
+    largest bounding-box extent exceeds 10 length units suggests a mesh in mm with an SI material:
+    then the mass is 1e9 times and the frequencies are 1000 times off (too heavy, too low). The
+    converse, ``rho < 1e-3`` (t/mm^3-like) on a mesh under 1 length unit, suggests a mesh in m with
+    an mm-t-s material (frequencies 1000 times too high).
+
+    Parameters
+    ----------
+    mesh : FEMesh
+    materials : Material or dict, optional
+        Override ``mesh.materials`` (as :meth:`FEMesh.cell_materials`).
+    f1 : float, optional
+        First elastic (or fixed-interface) frequency (Hz), when known.
+
+    Returns
+    -------
+    dict
+        ``size`` (largest extent, length unit), ``extent`` (3,), ``mass`` (None without materials),
+        ``f1``, ``warning`` (str or None) and ``note`` (one line, also logged at INFO).
+    """
+    name = Path(mesh.source).name if mesh.source else "mesh"
+    lo, hi = mesh.bounding_box()
+    extent = hi - lo
+    size = float(extent.max())
+    summary = mesh.summary(materials)
+    mass = summary["mass"]
+    mats = list(summary["materials"].values())
+    warning = None
+    if mats and all(m["E"] >= SI_LIKE_E and m["rho"] >= SI_LIKE_RHO for m in mats) and size > MM_SIZE:
+        warning = (
+            f"{name}: the mesh is {size:.4g} length units across with SI-like material constants (E = "
+            f"{mats[0]['E']:.3g}, rho = {mats[0]['rho']:.4g}): if the mesh is in mm, the mass is 1e9 times too "
+            "large and the frequencies 1000 times too low. Scale the mesh to m (points * 1e-3) or give E in "
+            "MPa and rho in t/mm^3; ignore this if the part really is that large in m."
+        )
+    elif mats and all(m["rho"] < MMTS_RHO for m in mats) and size < MMTS_SIZE:
+        warning = (
+            f"{name}: the mesh is {size:.4g} length units across with a density of {mats[0]['rho']:.3g} (t/mm^3-"
+            "like): if the mesh is in m with an mm-t-s material, the frequencies are 1000 times too high. Use "
+            "one unit system (SI: E in Pa, rho in kg/m^3)."
+        )
+    parts = [f"size {extent[0]:.4g} x {extent[1]:.4g} x {extent[2]:.4g}"]
+    parts.append(f"mass {mass:.4g}" if mass is not None else "mass unknown (no material)")
+    if f1 is not None:
+        parts.append(f"f1 {f1:.4g} Hz")
+    note = f"{name}: " + ", ".join(parts) + (f" (units: {mesh.units})" if mesh.units else "")
+    logger.info("plausibility: %s", note)
+    if warning:
+        logger.warning(warning)
+    return dict(size=size, extent=extent.tolist(), mass=mass, f1=f1, warning=warning, note=note)

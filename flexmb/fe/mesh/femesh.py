@@ -1,0 +1,433 @@
+"""Solid FE meshes: the values only (:class:`FEMesh`, :class:`Material`, and :class:`RawMesh`, what a
+reader returns).
+
+Reading files is :mod:`flexmb.fe.mesh.readers` (:func:`~flexmb.fe.mesh.readers.read_mesh`, the reader
+registry); the format parsers are :mod:`flexmb.fe.mesh.meshio_formats` (Gmsh, VTK, MED through meshio),
+:mod:`flexmb.fe.mesh.abaqus` and :mod:`flexmb.fe.mesh.nastran`; the checks :mod:`flexmb.fe.mesh.checks`;
+structured box meshes :mod:`flexmb.fe.mesh.structured`. Those modules import this one, never the
+reverse, so there is no import cycle; the package :mod:`flexmb.fe.mesh` re-exports their public names.
+
+Units: flexmb is unit-agnostic; a mesh and its materials must use one consistent system (SI: m, kg,
+s, N, Pa is what the shipped meshes use). ``FEMesh.units`` is a label only; nothing is converted.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from flexmb.errors import ModelError
+from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
+
+__all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES"]
+
+logger = logging.getLogger(__name__)
+
+#: meshio cell-type name prefixes of three-dimensional (solid) cells
+SOLID_PREFIXES = ("tetra", "hexahedron", "wedge", "pyramid", "polyhedron")
+
+
+def _is_solid(cell_type: str) -> bool:
+    return cell_type.startswith(SOLID_PREFIXES)
+
+
+# ============================================================================================
+# values
+# ============================================================================================
+
+
+@dataclass(frozen=True)
+class Material:
+    """Isotropic linear-elastic material.
+
+    Attributes
+    ----------
+    E : float
+        Young's modulus (Pa), > 0.
+    nu : float
+        Poisson's ratio, -1 < nu < 0.5.
+    rho : float
+        Density (kg/m^3), > 0.
+    name : str
+        Label used in messages and summaries.
+    """
+
+    E: float
+    nu: float
+    rho: float
+    name: str = "material"
+
+    def __post_init__(self) -> None:
+        for attr in ("E", "nu", "rho"):
+            value = getattr(self, attr)
+            if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value):
+                raise ModelError(f"Material {self.name!r}: `{attr}` = {value!r} is not a finite number.")
+            object.__setattr__(self, attr, float(value))
+        if not self.E > 0.0:
+            raise ModelError(
+                f"Material {self.name!r}: Young's modulus `E` = {self.E!r} must be > 0 "
+                "(in the mesh's unit system, e.g. Pa for SI)."
+            )
+        if not -1.0 < self.nu < 0.5:
+            raise ModelError(
+                f"Material {self.name!r}: Poisson's ratio `nu` = {self.nu!r} must satisfy -1 < nu < 0.5 "
+                "(nu = 0.5, incompressible, needs a mixed formulation; use e.g. 0.499)."
+            )
+        if not self.rho > 0.0:
+            raise ModelError(
+                f"Material {self.name!r}: density `rho` = {self.rho!r} must be > 0 "
+                "(in the mesh's unit system, e.g. kg/m^3 for SI)."
+            )
+
+    @property
+    def lame(self) -> tuple[float, float]:
+        """Lamé parameters (lambda, mu) (Pa)."""
+        lam = self.E * self.nu / ((1.0 + self.nu) * (1.0 - 2.0 * self.nu))
+        mu = self.E / (2.0 * (1.0 + self.nu))
+        return lam, mu
+
+
+def _as_index_array(idx: ArrayLike) -> NDArray[np.int64]:
+    return np.asarray(idx, dtype=np.int64).reshape(-1)
+
+
+@dataclass(frozen=True, eq=False)
+class FEMesh:
+    """A solid finite-element mesh with node/element sets and materials.
+
+    Attributes
+    ----------
+    points : ndarray, shape (n_nodes, 3)
+        Node coordinates (length unit of the file, m for SI).
+    cells : dict of str to ndarray, shape (n_cells, k)
+        Solid cells by meshio cell-type name, 0-based node indices in meshio/VTK order.
+    cell_ids : dict of str to ndarray, shape (n_cells,)
+        Original element ids (for messages).
+    node_ids : ndarray, shape (n_nodes,)
+        Original node ids.
+    node_sets : dict of str to ndarray
+        0-based node indices of each named node set.
+    element_sets : dict of str to dict of str to ndarray
+        Set name -> {cell type -> row indices into ``cells[type]``}.
+    materials : dict of str to Material
+        Element-set name -> material; the key ``"*"`` applies to the whole mesh (named sets
+        override it).
+    units : str or None
+        Label of the unit system (not used for any conversion).
+    source : str or None
+        File the mesh was read from.
+    checksum : str or None
+        sha256 of that file.
+
+    Degrees of freedom are node-major: ``[ux0, uy0, uz0, ux1, ...]``.
+    """
+
+    points: NDArray[np.float64]
+    cells: dict[str, NDArray[np.int64]]
+    cell_ids: dict[str, NDArray[np.int64]] = field(default_factory=dict)
+    node_ids: NDArray[np.int64] | None = None
+    node_sets: dict[str, NDArray[np.int64]] = field(default_factory=dict)
+    element_sets: dict[str, dict[str, NDArray[np.int64]]] = field(default_factory=dict)
+    materials: dict[str, Material] = field(default_factory=dict)
+    units: str | None = None
+    source: str | None = None
+    checksum: str | None = None
+
+    def __post_init__(self) -> None:
+        pts = np.asarray(self.points, dtype=float)
+        if pts.ndim != 2 or pts.shape[1] not in (2, 3):
+            raise ModelError(f"FEMesh: `points` must have shape (n_nodes, 3), got {pts.shape}.")
+        if pts.shape[1] == 2:
+            pts = np.column_stack([pts, np.zeros(len(pts))])
+        object.__setattr__(self, "points", pts)
+        cells = {t: np.array(c, dtype=np.int64).reshape(len(c), -1) for t, c in self.cells.items() if len(c)}
+        for t, c in cells.items():
+            if t in ELEMENTS and c.shape[1] != ELEMENTS[t].n_nodes:
+                raise ModelError(f"FEMesh: cells[{t!r}] has {c.shape[1]} nodes per cell, expected {ELEMENTS[t].n_nodes}.")
+            if c.size and (c.min() < 0 or c.max() >= len(pts)):
+                raise ModelError(
+                    f"FEMesh: cells[{t!r}] reference node index {int(c.max())} but there are {len(pts)} nodes."
+                )
+        for c in cells.values():
+            c.flags.writeable = False  # assembly caches the sparsity pattern per mesh object
+        object.__setattr__(self, "cells", cells)
+        ids = {t: np.asarray(self.cell_ids.get(t, np.arange(1, len(c) + 1)), dtype=np.int64) for t, c in cells.items()}
+        object.__setattr__(self, "cell_ids", ids)
+        nid = np.arange(1, len(pts) + 1) if self.node_ids is None else np.asarray(self.node_ids, dtype=np.int64)
+        object.__setattr__(self, "node_ids", nid)
+        object.__setattr__(self, "node_sets", {k: _as_index_array(v) for k, v in self.node_sets.items()})
+        object.__setattr__(
+            self,
+            "element_sets",
+            {k: {t: _as_index_array(r) for t, r in v.items()} for k, v in self.element_sets.items()},
+        )
+        object.__setattr__(self, "materials", dict(self.materials))
+
+    # ---------------------------------------------------------------- sizes
+    @property
+    def n_nodes(self) -> int:
+        return int(self.points.shape[0])
+
+    @property
+    def n_dofs(self) -> int:
+        """Number of displacement DOFs, 3 * n_nodes."""
+        return 3 * self.n_nodes
+
+    @property
+    def n_cells(self) -> int:
+        return int(sum(len(c) for c in self.cells.values()))
+
+    # ---------------------------------------------------------------- node queries (vectorized)
+    def nodes_in_box(self, lo: ArrayLike, hi: ArrayLike) -> NDArray[np.int64]:
+        """Indices of the nodes with lo <= x <= hi component-wise (lo, hi: shape (3,), m)."""
+        lo_, hi_ = np.asarray(lo, float), np.asarray(hi, float)
+        return np.flatnonzero(np.all((self.points >= lo_) & (self.points <= hi_), axis=1))
+
+    def nodes_on_plane(self, point: ArrayLike, normal: ArrayLike, tol: float = 1e-9) -> NDArray[np.int64]:
+        """Indices of the nodes within distance ``tol`` (m) of the plane through ``point`` with ``normal``."""
+        n = np.asarray(normal, float)
+        n = n / np.linalg.norm(n)
+        d = (self.points - np.asarray(point, float)) @ n
+        return np.flatnonzero(np.abs(d) <= tol)
+
+    def nodes_within(self, center: ArrayLike, radius: float) -> NDArray[np.int64]:
+        """Indices of the nodes within ``radius`` (m) of ``center`` (3,)."""
+        d2 = ((self.points - np.asarray(center, float)) ** 2).sum(axis=1)
+        return np.flatnonzero(d2 <= radius * radius)
+
+    def used_nodes(self) -> NDArray[np.int64]:
+        """Sorted indices of the nodes used by at least one solid cell."""
+        if not self.cells:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate([c.ravel() for c in self.cells.values()]))
+
+    # ---------------------------------------------------------------- transformations
+    def with_node_set(self, name: str, idx: ArrayLike) -> FEMesh:
+        """A new mesh with node set ``name`` = ``idx`` (0-based node indices) added or replaced."""
+        idx_ = np.unique(_as_index_array(idx))
+        if idx_.size and (idx_[0] < 0 or idx_[-1] >= self.n_nodes):
+            raise ModelError(
+                f"node set {name!r}: index {int(idx_[-1] if idx_[-1] >= self.n_nodes else idx_[0])} "
+                f"is outside 0..{self.n_nodes - 1}; pass 0-based node indices (see FEMesh.node_ids for ids)."
+            )
+        return replace(self, node_sets={**self.node_sets, name: idx_})
+
+    def with_material(self, material: Material, element_set: str = "*") -> FEMesh:
+        """A new mesh with ``material`` assigned to ``element_set`` ("*" = whole mesh).
+
+        Override rule (also for :func:`read_mesh` ``materials=``, ``build_flexible_body(materials=)``
+        and ``flexmb info/modes --material``): ``"*"`` replaces *every* material the mesh has,
+        including those a file assigns to element sets (Abaqus ``*SOLID SECTION``, Nastran
+        ``PSOLID``), so the whole mesh gets ``material``; a named set replaces that set's material
+        only and takes precedence over ``"*"``.
+        """
+        return self.with_materials({element_set: material})
+
+    def with_materials(self, materials: Material | Mapping[str, Material]) -> FEMesh:
+        """A new mesh with ``materials`` (a Material for the whole mesh, or set name -> Material)
+        overriding the mesh's own by the rule of :meth:`with_material`: a ``"*"`` entry first
+        replaces all existing materials, then named sets are assigned."""
+        given = {"*": materials} if isinstance(materials, Material) else dict(materials)
+        for name, material in given.items():
+            if not isinstance(material, Material):
+                raise ModelError(
+                    f"materials[{name!r}]: expected a Material, got {type(material).__name__} "
+                    "(use Material(E, nu, rho))."
+                )
+            if name != "*" and name not in self.element_sets:
+                raise ModelError(
+                    f"with_material: element set {name!r} does not exist; known sets: "
+                    f"{sorted(self.element_sets) or 'none'} (use '*' for the whole mesh)."
+                )
+        base = {} if "*" in given else dict(self.materials)
+        if "*" in given:
+            base["*"] = given["*"]
+        base.update({k: v for k, v in given.items() if k != "*"})
+        return replace(self, materials=base)
+
+    def translated(self, d: ArrayLike) -> FEMesh:
+        """A new mesh with all points moved by ``d`` (3,) (m)."""
+        return replace(self, points=self.points + np.asarray(d, float))
+
+    def compacted(self) -> FEMesh:
+        """A new mesh without the nodes that no solid cell uses (node sets keep their used nodes)."""
+        used = self.used_nodes()
+        if used.size == self.n_nodes:
+            return self
+        new_index = np.full(self.n_nodes, -1, dtype=np.int64)
+        new_index[used] = np.arange(used.size)
+        node_sets = {k: new_index[v][new_index[v] >= 0] for k, v in self.node_sets.items()}
+        return replace(
+            self,
+            points=self.points[used],
+            node_ids=self.node_ids[used],
+            cells={t: new_index[c] for t, c in self.cells.items()},
+            node_sets=node_sets,
+        )
+
+    # ---------------------------------------------------------------- geometry
+    def bounding_box(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(lo, hi), each shape (3,) (m), over the nodes used by solid cells (all nodes if none)."""
+        used = self.used_nodes()
+        pts = self.points[used] if used.size else self.points
+        if not len(pts):
+            return np.zeros(3), np.zeros(3)
+        return pts.min(axis=0), pts.max(axis=0)
+
+    def cell_volumes(self) -> dict[str, NDArray[np.float64]]:
+        """Volume of each solid cell by type (m^3), with the element's mass quadrature rule."""
+        out = {}
+        for t, conn in self.cells.items():
+            elem = get_element(t)
+            det_j, _ = isoparametric_map(elem, self.points[conn], elem.mass_rule.points)
+            out[t] = det_j @ elem.mass_rule.weights
+        return out
+
+    def volume(self) -> float:
+        """Total volume of the solid cells (m^3)."""
+        return float(sum(v.sum() for v in self.cell_volumes().values()))
+
+    # ---------------------------------------------------------------- materials
+    def cell_materials(
+        self, materials: Material | Mapping[str, Material] | None = None
+    ) -> dict[str, NDArray[np.float64]]:
+        """Material constants of every solid cell.
+
+        Parameters
+        ----------
+        materials : Material, dict of str to Material, or None
+            Overrides ``self.materials``: a single Material for the whole mesh, or element-set name
+            -> Material ("*" = whole mesh). None uses ``self.materials``.
+
+        Returns
+        -------
+        dict of str to ndarray, shape (n_cells, 3)
+            Per cell type, columns (E, nu, rho).
+
+        Raises
+        ------
+        ModelError
+            If a cell has no material; names the element sets (or element ids) concerned.
+        """
+        if materials is None:
+            mats = dict(self.materials)
+        elif isinstance(materials, Material):
+            mats = {"*": materials}
+        else:
+            mats = dict(materials)
+        for name, mat in mats.items():
+            if not isinstance(mat, Material):
+                raise ModelError(f"materials[{name!r}] is a {type(mat).__name__}, expected a Material.")
+            if name != "*" and name not in self.element_sets:
+                raise ModelError(
+                    f"materials: element set {name!r} does not exist in {self.source or 'the mesh'}; "
+                    f"known sets: {sorted(self.element_sets) or 'none'} (use '*' for the whole mesh)."
+                )
+        out: dict[str, NDArray[np.float64]] = {}
+        for t, conn in self.cells.items():
+            vals = np.full((len(conn), 3), np.nan)
+            if "*" in mats:
+                m = mats["*"]
+                vals[:] = (m.E, m.nu, m.rho)
+            for name, m in mats.items():
+                if name == "*":
+                    continue
+                rows = self.element_sets[name].get(t)
+                if rows is not None and rows.size:
+                    vals[rows] = (m.E, m.nu, m.rho)
+            out[t] = vals
+        missing = {t: np.flatnonzero(np.isnan(v[:, 0])) for t, v in out.items()}
+        missing = {t: r for t, r in missing.items() if r.size}
+        if missing:
+            n_missing = sum(r.size for r in missing.values())
+            sets = sorted(
+                name
+                for name, rows_by_type in self.element_sets.items()
+                if any(np.intersect1d(rows_by_type.get(t, []), r).size for t, r in missing.items())
+            )
+            ids = np.concatenate([self.cell_ids[t][r] for t, r in missing.items()])
+            where = f"element set(s) {', '.join(map(repr, sets))}" if sets else "no element set"
+            raise ModelError(
+                f"{n_missing} solid element(s) of {self.source or 'the mesh'} have no material "
+                f"({where}; element ids {_format_ids(ids)}). Assign one with "
+                "mesh.with_material(Material(E, nu, rho), element_set=...) or pass `materials=`."
+            )
+        return out
+
+    # ---------------------------------------------------------------- summary
+    def summary(self, materials: Material | Mapping[str, Material] | None = None) -> dict:
+        """Plain-dict description (JSON-serializable) used by ``flexmb info``.
+
+        Keys: source, checksum, units, n_nodes, n_dofs, n_unused_nodes, cells (type -> count),
+        node_sets (name -> size), element_sets (name -> size), bounding_box {lo, hi} (m),
+        volume (m^3), materials (set -> {E, nu, rho, name}), and mass (kg) when every cell has a
+        material (else None).
+        """
+        lo, hi = self.bounding_box()
+        vols = self.cell_volumes()
+        mass = None
+        mats = self.materials if materials is None else (
+            {"*": materials} if isinstance(materials, Material) else dict(materials)
+        )
+        try:
+            fields = self.cell_materials(mats) if mats and self.cells else None
+        except ModelError:
+            fields = None
+        if fields is not None:
+            mass = float(sum((vols[t] * fields[t][:, 2]).sum() for t in vols))
+        return {
+            "source": self.source,
+            "checksum": self.checksum,
+            "units": self.units,
+            "n_nodes": self.n_nodes,
+            "n_dofs": self.n_dofs,
+            "n_unused_nodes": int(self.n_nodes - self.used_nodes().size),
+            "cells": {t: int(len(c)) for t, c in self.cells.items()},
+            "node_sets": {k: int(v.size) for k, v in self.node_sets.items()},
+            "element_sets": {k: int(sum(r.size for r in v.values())) for k, v in self.element_sets.items()},
+            "bounding_box": {"lo": lo.tolist(), "hi": hi.tolist()},
+            "volume": float(sum(v.sum() for v in vols.values())),
+            "materials": {
+                k: {"name": m.name, "E": m.E, "nu": m.nu, "rho": m.rho} for k, m in mats.items()
+            },
+            "mass": mass,
+        }
+
+
+def _format_ids(ids: ArrayLike, limit: int = 10) -> str:
+    ids = np.asarray(ids).ravel()
+    shown = ", ".join(str(int(i)) for i in ids[:limit])
+    return shown + (f", ... ({ids.size} in total)" if ids.size > limit else "")
+
+
+# ============================================================================================
+# what a reader returns
+# ============================================================================================
+
+
+@dataclass
+class RawMesh:
+    """What a reader returns: every cell block as read, with sets (internal, mutable while built).
+
+    Attributes
+    ----------
+    points : ndarray, shape (n_nodes, 3)
+    node_ids : ndarray, shape (n_nodes,)
+    blocks : list of (cell_type, conn (m, k) 0-based, ids (m,))
+    node_sets : dict of str to ndarray (0-based node indices)
+    block_sets : dict of str to list of (block index, row indices)
+    materials : dict of str to Material (element-set name -> material)
+    units : str or None
+    """
+
+    points: NDArray[np.float64]
+    node_ids: NDArray[np.int64]
+    blocks: list[tuple[str, NDArray[np.int64], NDArray[np.int64]]]
+    node_sets: dict[str, NDArray[np.int64]] = field(default_factory=dict)
+    block_sets: dict[str, list[tuple[int, NDArray[np.int64]]]] = field(default_factory=dict)
+    materials: dict[str, Material] = field(default_factory=dict)
+    units: str | None = None
+    dedupe: bool = False

@@ -1,0 +1,100 @@
+"""Structured box meshes of every supported cell type (tests, examples, benchmarks)."""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from flexmb.errors import ModelError
+from flexmb.fe.elements.solid import ELEMENTS
+from flexmb.fe.mesh.femesh import FEMesh, Material
+
+# splits of the unit hexahedron (VTK corner order) into positively oriented sub-cells
+# two 5-tetrahedra splits with all face diagonals flipped, used in a checkerboard so faces match
+_HEX_TO_TETS_EVEN = np.array([[1, 3, 4, 6], [0, 1, 3, 4], [2, 3, 1, 6], [5, 4, 6, 1], [7, 6, 4, 3]])
+_HEX_TO_TETS_ODD = np.array([[0, 2, 5, 7], [1, 0, 2, 5], [3, 0, 2, 7], [4, 0, 5, 7], [6, 2, 5, 7]])
+_HEX_TO_WEDGES = np.array([[0, 1, 3, 4, 5, 7], [1, 2, 3, 5, 6, 7]])
+_HEX_FACES = np.array([[0, 3, 2, 1], [4, 5, 6, 7], [0, 1, 5, 4], [1, 2, 6, 5], [2, 3, 7, 6], [3, 0, 4, 7]])
+
+
+def quadratic_from_linear(
+    points: NDArray[np.float64], conn: NDArray[np.int64], cell_type: str
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """Add straight mid-edge nodes: tetra -> tetra10, hexahedron -> hexahedron20.
+
+    Returns
+    -------
+    points : ndarray, shape (n_nodes + n_edges, 3)
+    conn : ndarray, shape (n_cells, 10 or 20)
+    """
+    target = {"tetra": "tetra10", "hexahedron": "hexahedron20"}[cell_type]
+    edges = np.array(ELEMENTS[target].edges)
+    pairs = np.sort(conn[:, edges], axis=2).reshape(-1, 2)  # (n*E, 2)
+    uniq, inverse = np.unique(pairs, axis=0, return_inverse=True)
+    mid = 0.5 * (points[uniq[:, 0]] + points[uniq[:, 1]])
+    new_conn = np.hstack([conn, len(points) + inverse.reshape(len(conn), -1)])
+    return np.vstack([points, mid]), new_conn
+
+
+def structured_box(
+    lengths: ArrayLike = (1.0, 1.0, 1.0),
+    divisions: ArrayLike = (1, 1, 1),
+    cell_type: str = "hexahedron",
+    *,
+    origin: ArrayLike = (0.0, 0.0, 0.0),
+    material: Material | None = None,
+) -> FEMesh:
+    """A structured mesh of the box origin + [0, Lx] x [0, Ly] x [0, Lz].
+
+    Each of the nx*ny*nz hexahedra is kept (``hexahedron``, ``hexahedron20``) or split into five
+    tetrahedra (``tetra``, ``tetra10``), two wedges (``wedge``) or six pyramids around its centre
+    (``pyramid``). Quadratic types get straight mid-edge nodes. Node sets: ``xmin``, ``xmax``,
+    ``ymin``, ``ymax``, ``zmin``, ``zmax`` (the six faces). Element set ``all``.
+    """
+    lx, ly, lz = (float(v) for v in lengths)
+    nx, ny, nz = (int(v) for v in divisions)
+    if min(nx, ny, nz) < 1 or min(lx, ly, lz) <= 0:
+        raise ModelError(f"structured_box: lengths {lengths} must be > 0 and divisions {divisions} >= 1.")
+    x, y, z = np.meshgrid(np.linspace(0, lx, nx + 1), np.linspace(0, ly, ny + 1), np.linspace(0, lz, nz + 1), indexing="ij")
+    points = np.column_stack([x.ravel(), y.ravel(), z.ravel()]) + np.asarray(origin, float)
+    nid = np.arange(points.shape[0]).reshape(nx + 1, ny + 1, nz + 1)
+    i, j, k = (a.ravel() for a in np.meshgrid(np.arange(nx), np.arange(ny), np.arange(nz), indexing="ij"))
+    hexes = np.column_stack(
+        [nid[i, j, k], nid[i + 1, j, k], nid[i + 1, j + 1, k], nid[i, j + 1, k],
+         nid[i, j, k + 1], nid[i + 1, j, k + 1], nid[i + 1, j + 1, k + 1], nid[i, j + 1, k + 1]]
+    )
+    if cell_type in ("hexahedron", "hexahedron20"):
+        conn = hexes
+    elif cell_type in ("tetra", "tetra10"):
+        # alternate the 5-tet split in a checkerboard so that faces of neighbours match
+        even = ((i + j + k) % 2 == 0)[:, None, None]
+        conn = np.where(even, hexes[:, _HEX_TO_TETS_EVEN], hexes[:, _HEX_TO_TETS_ODD]).reshape(-1, 4)
+        d = points[conn[:, 1:]] - points[conn[:, :1]]
+        flip = np.einsum("ni,ni->n", np.cross(d[:, 0], d[:, 1]), d[:, 2]) < 0
+        conn[flip] = conn[flip][:, [0, 2, 1, 3]]
+    elif cell_type == "wedge":
+        conn = hexes[:, _HEX_TO_WEDGES].reshape(-1, 6)
+    elif cell_type == "pyramid":
+        centers = points[hexes].mean(axis=1)
+        cid = points.shape[0] + np.arange(len(hexes))
+        points = np.vstack([points, centers])
+        faces = hexes[:, _HEX_FACES[:, ::-1]]  # (n, 6, 4), right-hand normal towards the centre
+        conn = np.concatenate([faces, np.broadcast_to(cid[:, None, None], (len(hexes), 6, 1))], axis=2).reshape(-1, 5)
+    else:
+        raise ModelError(f"structured_box: cell_type {cell_type!r} not supported; use one of {sorted(ELEMENTS)}.")
+    if cell_type in ("tetra10", "hexahedron20"):
+        points, conn = quadratic_from_linear(points, conn, cell_type.rstrip("0123456789"))
+    lo = np.asarray(origin, float)
+    hi = lo + (lx, ly, lz)
+    tol = 1e-9 * max(lx, ly, lz)
+    node_sets = {}
+    for axis, name in enumerate("xyz"):
+        node_sets[f"{name}min"] = np.flatnonzero(np.abs(points[:, axis] - lo[axis]) <= tol)
+        node_sets[f"{name}max"] = np.flatnonzero(np.abs(points[:, axis] - hi[axis]) <= tol)
+    return FEMesh(
+        points=points,
+        cells={cell_type: conn},
+        node_sets=node_sets,
+        element_sets={"all": {cell_type: np.arange(len(conn))}},
+        materials={"*": material} if material is not None else {},
+        units="SI",
+    )

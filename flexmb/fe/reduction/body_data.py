@@ -1,0 +1,543 @@
+"""The flexible-body data set of a modal body: modes, interface frames, inertia invariants, geometric
+stiffness, modal stresses and damping, stored in one ``.npz`` file.
+
+``build_flexible_body(mesh, ...)`` makes it from an FE mesh in one call; ``FlexibleBodyData.load``
+reads it back without the original mesh file. Everything is in the body (floating) frame, which is
+the mesh coordinate system; see :mod:`flexmb.fe.reduction` for the conventions and formulas.
+"""
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from flexmb.fe import reduction as red
+from flexmb.errors import MeshImportError, ModelError
+from flexmb.fe.reduction import PRELOAD_NAMES, InertiaInvariants, Interface, InterfaceFrame
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "FlexibleBodyData", "build_flexible_body"]
+
+logger = logging.getLogger(__name__)
+
+#: tag and version written into every file
+FORMAT = "flexmb.FlexibleBodyData"
+FORMAT_VERSION = 1
+
+_INVARIANT_FIELDS = tuple(f.name for f in fields(InertiaInvariants))
+#: arrays stored only when computed (absent entries load as None; older files lack the last three)
+_OPTIONAL_ARRAYS = ("geometric_stiffness", "preload_stiffness", "modal_stresses", "quartic_stiffness",
+                    "preload_stiffness_residual", "preload_coordinates")
+
+
+@dataclass(frozen=True, eq=False)
+class FlexibleBodyData:
+    """Reduced flexible-body model in its floating frame (the mesh coordinate system).
+
+    Attributes
+    ----------
+    name : str
+        Body label.
+    kind : str
+        Reduction: "free-free" (mean-axis frame), "craig-bampton" or "clamped".
+    reference : str or None
+        Interface the floating frame is attached to (None: mean axes).
+    frequencies : ndarray, shape (nm,)
+        Natural frequencies (Hz) of the reduced model (reference interface clamped, or free).
+    omega2 : ndarray, shape (nm,)
+        Modal stiffness diagonal ((rad/s)^2); ``modal_stiffness = diag(omega2)``.
+    mode_shapes : ndarray, shape (n_nodes, 3, nm)
+        Nodal displacement per unit modal coordinate (m), mass-normalized.
+    interfaces : tuple of InterfaceFrame
+        Frames with node set, position (3,) (m), ``modal_map`` (6, nm) giving the frame's
+        translation (m) and small rotation (rad) per unit modal coordinate, ``is_reference``.
+    invariants : InertiaInvariants
+        Mass, first/second moments and their modal counterparts (exact for the consistent mass).
+    damping : ndarray, shape (nm, nm)
+        Modal damping matrix (1/s per unit modal mass).
+    geometric_stiffness : ndarray, shape (nm, nm, nm) or None
+        ``G[k, i, j]`` of the modes' own stresses (see :func:`flexmb.fe.reduction.modal_geometric_stiffness`).
+    preload_stiffness : ndarray, shape (12, nm, nm) or None
+        Unit inertial preload geometric stiffness ``Kg[c]`` of the full static response of each unit
+        load, order :data:`flexmb.fe.reduction.PRELOAD_NAMES` (see
+        :func:`flexmb.fe.reduction.preload_geometric_stiffness` for the scaling). For a linear modal
+        body (no ``G``, ``H`` terms).
+    quartic_stiffness : ndarray, shape (nm, nm, nm, nm) or None
+        Coefficients of the quartic strain energy ``1/8 H q^4``; which ones is recorded in
+        ``settings["quartic"]``:
+
+        * ``"relaxed"`` (default of :func:`build_flexible_body`): ``H_rel = H - b_ij . K_c^+ b_kl``,
+          the SVK energy minimized, to fourth order in q, over the FE displacements outside the
+          basis (:func:`flexmb.fe.reduction.condensation.quartic_condensation`): the axial displacements that
+          follow the quadratic strain of bending shapes relax, as in the full FE model, instead of
+          locking the membrane energy in (a bending-only cantilever basis keeps ~1e-3 of the raw
+          quartic energy). Same complement as ``preload_stiffness_residual``: nothing counted twice.
+          ``settings["quartic_coupling"]`` ("full": exact to fourth order in q; "mixed";
+          "membrane") and ``settings["quartic_geometric_weight"]`` say how the geometric-stiffness
+          part of the coupling was kept (reduced where the truncated form would be unbounded below,
+          see ``quartic_condensation``).
+        * ``"raw"``: ``H`` of :func:`flexmb.fe.reduction.stiffening.modal_quartic_stiffness`, the exact
+          SVK energy of the field ``Phi q`` alone (with ``geometric_stiffness`` and
+          ``modal_stiffness``); right only when the basis holds the axial/static shapes. Files
+          written before the setting existed load as ``"raw"``.
+
+        None when not computed and in files written before it existed.
+    preload_stiffness_residual : ndarray, shape (12, nm, nm) or None
+        ``Kg_res[c]``: the unit preload stiffness of the part of each static response the basis
+        cannot represent (:func:`flexmb.fe.reduction.preloads.load_stiffening`); the one to add to a body
+        that has the ``G`` (and ``H``) terms, so nothing is counted twice.
+        ``Kg_res[c] = Kg[c] - sum_k preload_coordinates[c, k] G[k]``. None in older files.
+    preload_coordinates : ndarray, shape (12, nm) or None
+        ``a[c]``: modal coordinates of the stiffness-metric projection of each unit static response
+        on the basis (the reduced model's quasi-static deflection per unit ``s_c``). None in older
+        files.
+    modal_stresses : ndarray, shape (nm, n_nodes, 6) or None
+        Nodal stresses per unit modal coordinate (Pa), Voigt [xx, yy, zz, yz, xz, xy].
+    points : ndarray, shape (n_nodes, 3)
+        Undeformed node positions x0 in the body frame (m).
+    cells : dict of str to ndarray, shape (n_cells, k)
+        Solid cells (meshio types), for visualization.
+    units : str or None
+        Unit-system label of the source mesh.
+    source : str or None
+        Source mesh file.
+    source_checksum : str or None
+        sha256 of the source mesh file.
+    settings : dict
+        Reduction settings (JSON-serializable).
+    """
+
+    name: str
+    kind: str
+    reference: str | None
+    frequencies: NDArray[np.float64]
+    omega2: NDArray[np.float64]
+    mode_shapes: NDArray[np.float64]
+    interfaces: tuple[InterfaceFrame, ...]
+    invariants: InertiaInvariants
+    damping: NDArray[np.float64]
+    geometric_stiffness: NDArray[np.float64] | None
+    preload_stiffness: NDArray[np.float64] | None
+    modal_stresses: NDArray[np.float64] | None
+    points: NDArray[np.float64]
+    cells: dict[str, NDArray[np.int64]]
+    quartic_stiffness: NDArray[np.float64] | None = None
+    preload_stiffness_residual: NDArray[np.float64] | None = None
+    preload_coordinates: NDArray[np.float64] | None = None
+    units: str | None = None
+    source: str | None = None
+    source_checksum: str | None = None
+    settings: dict = field(default_factory=dict)
+
+    # ---------------------------------------------------------------- sizes and access
+    @property
+    def n_modes(self) -> int:
+        """Number of modal coordinates, nm."""
+        return int(self.mode_shapes.shape[2])
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.points.shape[0])
+
+    @property
+    def mass(self) -> float:
+        """Total mass (kg)."""
+        return self.invariants.mass
+
+    @property
+    def modal_stiffness(self) -> NDArray[np.float64]:
+        """diag(omega2), shape (nm, nm)."""
+        return np.diag(self.omega2)
+
+    def interface(self, name: str) -> InterfaceFrame:
+        """The interface frame called ``name``."""
+        for f in self.interfaces:
+            if f.name == name:
+                return f
+        raise ModelError(f"body {self.name!r} has no interface {name!r}; it has {[f.name for f in self.interfaces]}.")
+
+    def displacement(self, eta: ArrayLike) -> NDArray[np.float64]:
+        """Nodal displacements (n_nodes, 3) (m) for modal coordinates ``eta`` (nm,)."""
+        return self.mode_shapes @ np.asarray(eta, dtype=float)
+
+    def stress(self, eta: ArrayLike) -> NDArray[np.float64]:
+        """Nodal stresses (n_nodes, 6) (Pa) for modal coordinates ``eta`` (nm,)."""
+        if self.modal_stresses is None:
+            raise ModelError(f"body {self.name!r} was built without stresses; use build_flexible_body(..., stresses=True).")
+        return np.einsum("k,knv->nv", np.asarray(eta, dtype=float), self.modal_stresses)
+
+    def von_mises(self, eta: ArrayLike) -> NDArray[np.float64]:
+        """Nodal von Mises stress (n_nodes,) (Pa) for modal coordinates ``eta``."""
+        return red.von_mises(self.stress(eta))
+
+    # ---------------------------------------------------------------- persistence
+    def save(self, path: str | Path) -> Path:
+        """Write the data set to one ``.npz`` file (no pickles; metadata as a JSON string array).
+
+        Returns
+        -------
+        Path
+            The file written (``.npz`` appended when missing).
+        """
+        path = Path(path)
+        if path.suffix != ".npz":
+            path = path.with_name(path.name + ".npz")
+        meta = dict(
+            format=FORMAT, version=FORMAT_VERSION, name=self.name, kind=self.kind, reference=self.reference,
+            units=self.units, source=self.source, source_checksum=self.source_checksum, settings=self.settings,
+            cell_types=list(self.cells), preload_names=list(PRELOAD_NAMES),
+            interfaces=[dict(name=f.name, kind=f.kind, is_reference=bool(f.is_reference)) for f in self.interfaces],
+        )
+        arrays: dict[str, NDArray] = dict(
+            meta=np.array(json.dumps(meta)),
+            frequencies=self.frequencies, omega2=self.omega2, mode_shapes=self.mode_shapes,
+            damping=self.damping, points=self.points,
+        )
+        for t, c in self.cells.items():
+            arrays[f"cells/{t}"] = c
+        for i, f in enumerate(self.interfaces):
+            arrays[f"interface/{i}/nodes"] = f.nodes
+            arrays[f"interface/{i}/position"] = f.position
+            arrays[f"interface/{i}/weights"] = f.weights
+            arrays[f"interface/{i}/modal_map"] = f.modal_map
+        for name in _INVARIANT_FIELDS:
+            arrays[f"invariants/{name}"] = np.asarray(getattr(self.invariants, name))
+        for key in _OPTIONAL_ARRAYS:
+            value = getattr(self, key)
+            if value is not None:
+                arrays[key] = value
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as fh:
+            np.savez_compressed(fh, **arrays)
+        logger.info("wrote %s (%d modes, %d nodes)", path, self.n_modes, self.n_nodes)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> FlexibleBodyData:
+        """Read a file written by :meth:`save` (``allow_pickle=False``); any damage (truncated,
+        random bytes, missing entry) raises :class:`MeshImportError` naming the file."""
+        try:
+            return cls._load(Path(path))
+        except MeshImportError:
+            raise
+        except Exception as exc:  # a damaged entry: missing key, bad JSON, truncated member
+            raise MeshImportError(
+                f"{path}: damaged flexible-body file ({type(exc).__name__}: {exc}); write it again with "
+                "FlexibleBodyData.save() or build_flexible_body()."
+            ) from exc
+
+    @classmethod
+    def _load(cls, path: Path) -> FlexibleBodyData:
+        """Read a file written by :meth:`save` (``allow_pickle=False``).
+
+        Raises
+        ------
+        MeshImportError
+            If the file is missing, damaged or truncated, not a flexmb flexible-body file, or has a
+            newer format version (a format error, not a model error).
+        """
+        path = Path(path)
+        try:
+            data = np.load(path, allow_pickle=False)
+        except Exception as exc:  # OSError, ValueError, zipfile.BadZipFile, EOFError: all unreadable
+            raise MeshImportError(f"{path}: cannot read as a flexible-body .npz file ({exc}).") from exc
+        with data:
+            if "meta" not in data.files:
+                raise MeshImportError(f"{path}: no 'meta' entry; not written by FlexibleBodyData.save().")
+            meta = json.loads(str(data["meta"]))
+            if meta.get("format") != FORMAT:
+                raise MeshImportError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}.")
+            if int(meta.get("version", 0)) > FORMAT_VERSION:
+                raise MeshImportError(
+                    f"{path}: format version {meta['version']} is newer than this flexmb ({FORMAT_VERSION}); upgrade flexmb."
+                )
+            arr = {k: data[k] for k in data.files}
+        interfaces = tuple(
+            InterfaceFrame(
+                name=f["name"], nodes=arr[f"interface/{i}/nodes"], position=arr[f"interface/{i}/position"],
+                kind=f["kind"], weights=arr[f"interface/{i}/weights"], modal_map=arr[f"interface/{i}/modal_map"],
+                is_reference=bool(f["is_reference"]),
+            )
+            for i, f in enumerate(meta["interfaces"])
+        )
+        inv = {name: arr[f"invariants/{name}"] for name in _INVARIANT_FIELDS}
+        inv["mass"] = float(inv["mass"])
+        settings = dict(meta["settings"])
+        if "quartic" not in settings:
+            settings["quartic"] = "raw" if arr.get("quartic_stiffness") is not None else None
+            if settings["quartic"] == "raw":
+                logger.info("%s: written before settings['quartic'] existed; its quartic_stiffness is the raw H "
+                            "(energy of the reduced field alone, not relaxed over the complement of the basis)", path)
+        return cls(
+            name=meta["name"], kind=meta["kind"], reference=meta["reference"],
+            frequencies=arr["frequencies"], omega2=arr["omega2"], mode_shapes=arr["mode_shapes"],
+            interfaces=interfaces, invariants=InertiaInvariants(**inv), damping=arr["damping"],
+            **{key: arr.get(key) for key in _OPTIONAL_ARRAYS}, points=arr["points"],
+            cells={t: arr[f"cells/{t}"] for t in meta["cell_types"]},
+            units=meta["units"], source=meta["source"], source_checksum=meta["source_checksum"],
+            settings=settings,
+        )
+
+    # ---------------------------------------------------------------- visualization
+    def to_vtu(self, directory: str | Path, *, stem: str = "mode") -> Path:
+        """Write each mode shape as a VTU file plus a ParaView ``.pvd`` collection (meshio).
+
+        Each ``{stem}_{k:03d}.vtu`` holds the undeformed mesh with point data ``displacement``
+        (n_nodes, 3) (m per unit modal coordinate) and, when available, ``von_mises`` (Pa per unit
+        modal coordinate); in the collection the "timestep" is the frequency in Hz (mode number
+        order is kept).
+
+        Returns
+        -------
+        Path
+            The ``.pvd`` file.
+        """
+        import meshio  # visualization only
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        cells = [(t, c) for t, c in self.cells.items()]
+        entries = []
+        for k in range(self.n_modes):  # loop over modes
+            point_data = {"displacement": self.mode_shapes[:, :, k]}
+            if self.modal_stresses is not None:
+                point_data["von_mises"] = red.von_mises(self.modal_stresses[k])
+            fname = f"{stem}_{k + 1:03d}.vtu"
+            meshio.write(directory / fname, meshio.Mesh(self.points, cells, point_data=point_data), binary=True)
+            entries.append((float(self.frequencies[k]), fname))
+        lines = ['<?xml version="1.0"?>', '<VTKFile type="Collection" version="0.1">', "  <Collection>"]
+        lines += [f'    <DataSet timestep="{f:.9g}" part="0" file="{fn}"/>' for f, fn in entries]
+        lines += ["  </Collection>", "</VTKFile>", ""]
+        pvd = directory / f"{stem}s.pvd"
+        pvd.write_text("\n".join(lines))
+        return pvd
+
+
+def _damping_matrix(omega2: NDArray[np.float64], damping: Any) -> NDArray[np.float64]:
+    if damping is None:
+        return red.modal_damping(omega2)
+    if isinstance(damping, Mapping):
+        unknown = set(damping) - {"ratio", "rayleigh"}
+        if unknown:
+            raise ModelError(f"`damping` keys {sorted(unknown)} unknown; use {{'ratio': z}} or {{'rayleigh': (alpha, beta)}}.")
+        return red.modal_damping(omega2, ratio=damping.get("ratio"), rayleigh=damping.get("rayleigh"))
+    return red.modal_damping(omega2, ratio=damping)
+
+
+def _quartic_mode(quartic) -> str | None:
+    """``build_flexible_body(quartic=...)`` as "relaxed", "raw" or None."""
+    if quartic is True or quartic == "relaxed":
+        return "relaxed"
+    if quartic == "raw":
+        return "raw"
+    if quartic is False or quartic is None:
+        return None
+    raise ModelError(
+        f"build_flexible_body: `quartic` = {quartic!r}; use True or 'relaxed' (quartic energy relaxed over the "
+        "FE displacements outside the basis, the default), 'raw' (energy of the reduced field alone) or False."
+    )
+
+
+def _n_normal_modes(basis) -> int:
+    """Normal modes in a basis: fixed-interface modes of a Craig-Bampton basis, else all shapes."""
+    if basis.kind == "craig-bampton":
+        return int(basis.settings.get("n_fixed_interface_modes", basis.n_modes))
+    return int(basis.n_modes)
+
+
+def build_flexible_body(
+    mesh,
+    *,
+    interfaces: Sequence[str | Interface] | Mapping | None = None,
+    n_modes: int = 10,
+    interface_kind: str = "rigid",
+    reference: str | None = "first",
+    method: str = "auto",
+    static_modes=None,
+    damping: Any = None,
+    materials=None,
+    geometric: bool = True,
+    quartic: bool | str = True,
+    preloads: bool = True,
+    stresses: bool = True,
+    name: str | None = None,
+    backend: str = "auto",
+    basis_transform=None,
+) -> FlexibleBodyData:
+    """Assemble, reduce and package an FE mesh as a flexible body, in one call.
+
+    Parameters
+    ----------
+    mesh : FEMesh
+        With materials (or pass ``materials``). Nodes without solid cells are dropped first.
+    interfaces : sequence of str / Interface, or dict, optional
+        Interface frames (see :func:`flexmb.fe.reduction.craig_bampton`). None or empty: free-free
+        modes with a mean-axis floating frame.
+    n_modes : int
+        Fixed-interface normal modes (Craig-Bampton) or elastic modes (free-free).
+    interface_kind : {"rigid", "average"}
+        Kind of interfaces given by node-set name (RBE2-like or RBE3-like).
+    method : {"auto", "craig-bampton", "free-free"}
+        "auto": Craig-Bampton when interfaces are given, else free-free. "free-free" with
+        interfaces: free-free modes, frames attached by least-squares averaging
+        (:func:`flexmb.fe.reduction.attach_interfaces`), mean-axis floating frame.
+    reference : "first", name or None
+        Interface the floating frame is attached to (Craig-Bampton only).
+    static_modes : optional
+        Attachment-mode nodes (Craig-Bampton only).
+    damping : float, array_like (nm,), dict, or None
+        Modal damping ratio(s), or ``{"ratio": z}`` / ``{"rayleigh": (alpha, beta)}``.
+    materials : Material or dict, optional
+        Overrides ``mesh.materials`` by the rule of :meth:`flexmb.fe.mesh.FEMesh.with_material`
+        (a single Material replaces the file's set materials too).
+    geometric, preloads, stresses : bool
+        Compute the modal geometric stiffness ``G`` (nm FE assemblies), the 12 unit inertial
+        preload stiffnesses, full and residual (12 static solves and 24 assemblies), and the modal
+        stresses.
+    quartic : True, "relaxed", "raw" or False
+        The quartic energy term (needs ``geometric``): True / "relaxed" (default) relaxes it over
+        the FE displacements outside the basis (:func:`flexmb.fe.reduction.condensation.quartic_condensation`:
+        one quadrature pass and ``nm (nm + 1) / 2`` static solves), "raw" keeps the energy of the
+        reduced field alone (about ``7 n_qp (nm (nm + 1) / 2)^2`` flops, ``n_qp`` quadrature
+        points), False skips it. Recorded in ``settings["quartic"]`` (None when skipped) and
+        ``settings["quartic_coupling"]`` ("full" or "membrane", see ``quartic_condensation``).
+    name : str, optional
+        Body label (default: the mesh file stem).
+    backend : str
+        SPD factorization backend (:func:`flexmb.fe.spd_solve.factorize_spd`).
+    basis_transform : callable, optional
+        ``f(basis, K, M, mesh) -> ModalBasis`` applied to the reduced basis before anything else is
+        computed from it (e.g. keep one symmetry class: :func:`flexmb.fe.reduction.symmetry.symmetric_sub_basis`);
+        the invariants, ``G``, ``H``, the residual preloads and the stresses then belong to the
+        returned basis, which must stay M-orthonormal and K-diagonal.
+
+    Returns
+    -------
+    FlexibleBodyData
+        ``settings`` records ``n_modes_requested``, ``n_modes_returned`` (fewer is also logged as a
+        WARNING) and the ``plausibility`` note (size, mass, f1, unit warning; see
+        :func:`flexmb.fe.mesh.checks.plausibility`).
+
+    Raises
+    ------
+    MeshImportError
+        From :func:`flexmb.fe.mesh.checks.check_mesh`: non-finite coordinates, inverted or zero-volume
+        cells, no solid cells.
+    ModelError
+        Craig-Bampton of a mesh in several disconnected pieces; bad arguments.
+    """
+    from flexmb.fe.elements import assembly as fe  # assembly imported lazily like in reduction
+
+    if materials is not None:
+        mesh = mesh.with_materials(materials)
+    if hasattr(mesh, "compacted"):
+        n0 = mesh.n_nodes
+        mesh = mesh.compacted()
+        if mesh.n_nodes != n0:
+            logger.info("build_flexible_body: dropped %d nodes without solid cells", n0 - mesh.n_nodes)
+    from flexmb.fe.mesh.checks import check_mesh, connected_components, plausibility
+
+    check_mesh(mesh, solid_required=True)  # NaN, inverted, zero-volume, surface-only: raise
+    quartic_mode = _quartic_mode(quartic)
+    craig_bampton = bool(interfaces) and method != "free-free"
+    if craig_bampton:
+        n_pieces, labels = connected_components(mesh)
+        if n_pieces > 1:
+            sizes = np.bincount(labels[labels >= 0])
+            raise ModelError(
+                f"build_flexible_body: {Path(mesh.source).name if mesh.source else 'the mesh'} has {n_pieces} "
+                f"disconnected pieces ({', '.join(map(str, sizes))} nodes): a Craig-Bampton body of it keeps "
+                f"{6 * (n_pieces - 1)} zero-frequency modes of the pieces that float. Merge coincident nodes "
+                "(Gmsh: Coherence; one conformal mesh), connect the pieces, or make one body per piece."
+            )
+    K = fe.assemble_stiffness(mesh)
+    Ms = fe.assemble_scalar_mass(mesh)
+    import scipy.sparse as sp
+
+    M = sp.csr_matrix(sp.kron(Ms, sp.eye(3), format="csr"))
+    if method not in ("auto", "craig-bampton", "free-free"):
+        raise ModelError(f"build_flexible_body: `method` = {method!r}; use 'auto', 'craig-bampton' or 'free-free'.")
+    if method == "craig-bampton" and not interfaces:
+        raise ModelError("build_flexible_body: method='craig-bampton' needs `interfaces` (node sets of the joints).")
+    if craig_bampton:
+        basis = red.craig_bampton(K, M, mesh, interfaces, n_modes, reference=reference, static_modes=static_modes,
+                                  interface_kind=interface_kind, backend=backend)
+    else:
+        if static_modes is not None:
+            raise ModelError("build_flexible_body: `static_modes` need interfaces (Craig-Bampton); pass `interfaces`.")
+        basis = red.free_free_modes(K, M, n_modes, points=mesh.points, backend=backend)
+        if interfaces:
+            basis = red.attach_interfaces(basis, mesh, interfaces, interface_kind=interface_kind)
+    n_got = _n_normal_modes(basis)
+    if n_got < n_modes:
+        logger.warning(
+            "build_flexible_body: %d %s modes asked, %d returned (the mesh has too few degrees of freedom%s); "
+            "refine the mesh for more modes, or ask for fewer.", n_modes, basis.kind, n_got,
+            f", or {basis.n_extra_zero_modes} extra zero-frequency modes" if basis.n_extra_zero_modes else "",
+        )
+    if basis_transform is not None:
+        basis = basis_transform(basis, K, M, mesh)
+    P = basis.shapes
+    inv = red.inertia_invariants(Ms, mesh.points, P, K)
+    G = red.modal_geometric_stiffness(mesh, P) if geometric else None
+    if not geometric:
+        quartic_mode = None
+    quartic_coupling = quartic_weight = None
+    if quartic_mode == "relaxed":
+        from flexmb.fe.reduction.condensation import quartic_condensation
+
+        qc = quartic_condensation(K, M, mesh, basis, backend=backend)
+        H, quartic_coupling, quartic_weight = qc.relaxed, qc.coupling, qc.geometric_weight
+        if G is not None:
+            G = G + qc.cubic_correction
+    elif quartic_mode == "raw":
+        H = red.modal_quartic_stiffness(mesh, P)
+    else:
+        H = None
+    pre = red.preload_stiffening(K, M, mesh, basis, backend=backend) if preloads else None
+    S = red.modal_stresses(mesh, P) if stresses else None
+    f1 = float(basis.frequencies[0]) if len(basis.frequencies) else None
+    note = plausibility(mesh, f1=f1)
+    settings = dict(basis.settings)
+    settings.update(n_modes_requested=int(n_modes), n_modes_returned=int(n_got),
+                    plausibility={k: note[k] for k in ("size", "mass", "f1", "warning")})
+    settings.update(
+        kind=basis.kind, n_shapes=basis.n_modes, interface_kind=interface_kind,
+        n_extra_zero_modes=basis.n_extra_zero_modes,
+        method=method, quartic=quartic_mode, quartic_coupling=quartic_coupling,
+        quartic_geometric_weight=quartic_weight,
+        # relaxation fields (relaxed H, residual preloads) with the non-reference rigid interfaces
+        # turning exactly (flexmb.fe.reduction.stiffening.rigid_face_pair_displacements); absent in data built
+        # before the faces' locking was removed
+        relaxation_interfaces="exact rotation",
+        damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
+    )
+    src = getattr(mesh, "source", None)
+    return FlexibleBodyData(
+        name=name or (Path(src).stem if src else "body"),
+        kind=basis.kind,
+        reference=basis.reference,
+        frequencies=basis.frequencies,
+        omega2=basis.omega2,
+        mode_shapes=basis.nodal_shapes(),
+        interfaces=basis.interfaces if basis.interfaces else (),
+        invariants=inv,
+        damping=_damping_matrix(basis.omega2, damping),
+        geometric_stiffness=G,
+        preload_stiffness=None if pre is None else pre.full,
+        quartic_stiffness=H,
+        preload_stiffness_residual=None if pre is None else pre.residual,
+        preload_coordinates=None if pre is None else pre.coordinates,
+        modal_stresses=S,
+        points=np.asarray(mesh.points, dtype=float),
+        cells={t: np.asarray(c) for t, c in mesh.cells.items()},
+        units=getattr(mesh, "units", None),
+        source=src,
+        source_checksum=getattr(mesh, "checksum", None),
+        settings=settings,
+    )

@@ -1,0 +1,366 @@
+"""Geometric nonlinearity of a modal body: the cubic and quartic strain-energy terms of the reduced field.
+
+For a displacement field ``u = sum_i phi_i q_i`` (shapes ``phi_i``, modal coordinates ``q``) the
+Green-Lagrange strain is, with ``H_i = grad phi_i`` (``(H_i)_ab = d phi_i,a / d x0_b``)::
+
+    E(q) = sum_i q_i eps_i + 1/2 sum_ij q_i q_j E_nl(i, j),
+    eps_i = sym(H_i),   E_nl(i, j) = sym(H_i^T H_j) = (H_i^T H_j + H_j^T H_i) / 2
+
+and the St. Venant-Kirchhoff strain energy ``U = int 1/2 E : C : E dV`` is exactly the quartic
+polynomial ::
+
+    U(q) = 1/2 q^T K q + 1/2 sum_kij G[k,i,j] q_k q_i q_j + 1/8 sum_ijkl H[i,j,k,l] q_i q_j q_k q_l
+
+    K[i, j]       = int eps_i : C : eps_j dV                  (modal stiffness, Phi^T K Phi)
+    G[k, i, j]    = int sigma_k : E_nl(i, j) dV = phi_i^T K_sigma(sigma_k) phi_j,  sigma_k = C : eps_k
+    H[i, j, k, l] = int E_nl(i, j) : C : E_nl(k, l) dV
+
+All three integrals use the element stiffness quadrature rule, so the identity holds to round-off
+for the FE field (the FE total-Lagrangian SVK energy of the nodal displacement ``Phi q`` with that
+rule). ``G`` is symmetric in (i, j); ``H`` in (i, j), in (k, l) and under (i, j) <-> (k, l). Units:
+U in J; each coefficient is energy per unit q^2, q^3, q^4 (for mass-normalized shapes q is in
+kg^1/2 m and K = diag(omega2) in 1/s^2). See docs/theory.md, "Modal geometric stiffening data".
+
+Without the quartic term the energy is unbounded below (the cubic term changes sign with q); with it
+``U >= 0`` for every q since ``C`` is positive definite.
+
+This ``H`` is the energy of ``Phi q`` with every other FE displacement held at zero; for a basis
+without the axial/static shapes it locks the membrane energy. :mod:`flexmb.fe.reduction.condensation`
+relaxes it over the complement of the basis with the pair loads of :func:`pair_quadrature` (the
+default of ``build_flexible_body``).
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = [
+    "expand_pairs",
+    "modal_elastic_force",
+    "modal_geometric_stiffness",
+    "modal_quartic_stiffness",
+    "modal_strain_energy",
+    "modal_tangent_stiffness",
+    "pair_quadrature",
+    "rigid_face_pair_displacements",
+]
+
+logger = logging.getLogger(__name__)
+
+#: rows x pair-columns of the quadrature-point matrix handled per chunk in modal_quartic_stiffness
+#: (bounds its temporaries to roughly 3 x QUARTIC_CHUNK_ENTRIES x 8 bytes)
+QUARTIC_CHUNK_ENTRIES = 4_000_000
+
+_VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
+
+
+def _fe():
+    from flexmb.fe.elements import assembly as fe_assembly  # local import: assembly needs the mesh module, reduction does not
+
+    return fe_assembly
+
+
+def modal_geometric_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[np.float64]:
+    """Projected geometric stiffness of each mode's own stress state (the cubic energy term).
+
+    ``G[k, i, j] = phi_i^T K_sigma(sigma(phi_k)) phi_j = int sigma_k : E_nl(i, j) dV``, with
+    ``sigma(phi_k)`` the linear-elastic stress of shape k (per unit modal coordinate) and
+    ``K_sigma`` the FE geometric stiffness (:func:`flexmb.fe.elements.assembly.assemble_geometric_stiffness`).
+
+    The elastic energy of ``u = Phi q`` gains the cubic term ``U3 = 1/2 G[k,i,j] q_k q_i q_j`` (the
+    quartic term is :func:`modal_quartic_stiffness`; see the module docstring), so
+
+    * cubic part of the generalized elastic force: ``1/2 G[m,i,j] q_i q_j + G[k,m,j] q_k q_j``;
+    * cubic part of the tangent stiffness: ``sum_k q_k (G[k] + G[:, :, k] + G[:, :, k]^T)``, where
+      ``sum_k q_k G[k]`` is the stress stiffening by the current elastic stress.
+
+    Parameters
+    ----------
+    mesh : FEMesh
+    shapes : array_like, shape (3 n_nodes, nm)
+
+    Returns
+    -------
+    G : ndarray, shape (nm, nm, nm)
+        Energy per unit q^3, symmetric in the last two indices.
+    """
+    fe = _fe()
+    P = np.asarray(shapes, dtype=float)
+    nm = P.shape[1]
+    G = np.empty((nm, nm, nm))
+    for k in range(nm):  # loop over modes: each is one vectorized stress + assembly pass
+        Ks = fe.assemble_geometric_stiffness(mesh, fe.element_stresses(mesh, P[:, k], materials))
+        g = P.T @ (Ks @ P)
+        G[k] = 0.5 * (g + g.T)
+    return G
+
+
+def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[np.float64]:
+    """Quartic strain-energy coefficients ``H[i,j,k,l] = int E_nl(i,j) : C : E_nl(k,l) dV``.
+
+    ``E_nl(i, j) = sym(H_i^T H_j)`` with ``H_i = grad phi_i``; the energy term is
+    ``U4 = 1/8 H[i,j,k,l] q_i q_j q_k q_l`` (module docstring). Computed with the element stiffness
+    quadrature rule, vectorized over cells and quadrature points: for the ``P = nm (nm + 1) / 2``
+    index pairs i <= j, each quadrature point contributes seven rows (``sqrt(lambda w) tr E`` and
+    ``sqrt(2 mu w)`` times the Voigt components, shear ones times sqrt(2)) to a matrix ``A``, and
+    the pair matrix is ``A^T A`` (one BLAS product per chunk of cells), expanded to the four
+    indices at the end.
+
+    Cost: about ``7 n_qp P^2`` flops (``n_qp`` quadrature points of the mesh), linear in the mesh
+    size; measured 1.4 s for nm = 30 (P = 465) on the shipped connecting rod (tet10, 6,704 points,
+    2 shared cores), i.e. ~0.2 ms per point; memory ``P^2 + nm^4`` doubles plus the chunk
+    (:data:`QUARTIC_CHUNK_ENTRIES`).
+
+    Parameters
+    ----------
+    mesh : FEMesh
+    shapes : array_like, shape (3 n_nodes, nm)
+        Node-major shape functions.
+    materials : optional
+        Overrides ``mesh.materials`` (see :func:`flexmb.fe.elements.assembly.assemble_stiffness`).
+
+    Returns
+    -------
+    H : ndarray, shape (nm, nm, nm, nm)
+        Energy per unit q^4; ``H[i,j,k,l] = H[j,i,k,l] = H[i,j,l,k] = H[k,l,i,j]``; positive
+        semi-definite as a (pair, pair) matrix.
+    """
+    Hp, _, _ = pair_quadrature(mesh, shapes, materials, loads=False)
+    return expand_pairs(Hp, np.asarray(shapes).shape[1])
+
+
+def expand_pairs(Hp: NDArray[np.float64], nm: int) -> NDArray[np.float64]:
+    """Expand a (pair, pair) matrix over the pairs ``i <= j`` (``np.triu_indices(nm)`` order) to
+    the four-index array ``H[i, j, k, l] = Hp[p(i, j), p(k, l)]``, shape (nm, nm, nm, nm)."""
+    iu, ju = np.triu_indices(nm)
+    idx = np.empty((nm, nm), dtype=np.int64)
+    idx[iu, ju] = np.arange(iu.size)
+    idx[ju, iu] = np.arange(iu.size)
+    return Hp[idx[:, :, None, None], idx[None, None, :, :]]
+
+
+def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = False):
+    """Quadrature pass over the index pairs ``i <= j`` of the shapes: quartic pair matrix and pair loads.
+
+    Returns ``(Hp, Bm, Bk)``:
+
+    * ``Hp`` (P, P), ``P = nm (nm + 1) / 2`` pairs in ``np.triu_indices(nm)`` order:
+      ``Hp[p(i,j), p(k,l)] = int E_nl(i,j) : C : E_nl(k,l) dV`` (:func:`modal_quartic_stiffness`
+      expands it), symmetric positive semi-definite.
+    * ``Bm``, ``Bk`` (P, 3 n_nodes) when ``loads`` (else None): the membrane and geometric-stiffness
+      parts, ``b_ij = Bm[p] + Bk[p]``, of the FE vectors ``b_ij`` of the part of the
+      SVK energy of ``u = Phi q + v`` that is quadratic in q and linear in v,
+      ``U(Phi q + v) = U(Phi q) + q^T Phi^T K v + 1/2 sum_ij q_i q_j b_ij . v + O(q^3 v, q v^2)``::
+
+          b_ij . v = int [ eps(v) : C : E_nl(i,j) + sigma_i : E_nl(v, phi_j) + sigma_j : E_nl(v, phi_i) ] dV
+                   = g_ij . v + v^T (K_sigma(sigma_i) phi_j + K_sigma(sigma_j) phi_i)
+
+      (``g_ij = int B^T C E_nl(i,j) dV``, the membrane part; the second, geometric-stiffness part is
+      of relative order (thickness / length)^2 in a slender beam). Node-major, N per unit q^2.
+      ``Bm[p(i,j)] = g_ij``, ``Bk[p(i,j)] = K_sigma(sigma_i) phi_j + K_sigma(sigma_j) phi_i``.
+
+    Vectorized over cells and quadrature points in chunks (:data:`QUARTIC_CHUNK_ENTRIES`); the
+    pair loads are scattered to the nodes with one sparse product per chunk.
+    """
+    import scipy.sparse as sp
+
+    from flexmb.fe.elements.solid import get_element, isoparametric_map
+
+    P = np.asarray(shapes, dtype=float)
+    n_nodes = mesh.n_nodes
+    nm = P.shape[1]
+    Pn = P.reshape(n_nodes, 3, nm)
+    iu, ju = np.triu_indices(nm)
+    npair = iu.size
+    fields = mesh.cell_materials(materials)
+    Hp = np.zeros((npair, npair))
+    Bn = np.zeros((2, n_nodes, 3 * npair)) if loads else None
+    eye = np.eye(3)
+    for t, conn in mesh.cells.items():
+        elem = get_element(t)
+        rule = elem.stiffness_rule
+        k_nodes = conn.shape[1]
+        e, nu = fields[t][:, 0], fields[t][:, 1]
+        lam_all = e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))
+        mu_all = e / (2.0 * (1.0 + nu))
+        per_cell = rule.n_points * (7 * npair + ((9 * nm * nm + 36 * npair) if loads else 0)) \
+            + (3 * k_nodes * npair if loads else 0)
+        step = max(1, QUARTIC_CHUNK_ENTRIES // per_cell)
+        for s0 in range(0, len(conn), step):  # chunks of cells
+            sl = slice(s0, min(s0 + step, len(conn)))
+            det_j, g = isoparametric_map(t, mesh.points[conn[sl]], rule.points)  # (c, q), (c, q, k, 3)
+            c, q = det_j.shape
+            # Hm[c, q, a, b, m] = d phi_m,a / d x_b
+            Hm = np.einsum("ckam,cqkb->cqabm", Pn[conn[sl]], g, optimize=True)
+            Hm = Hm.reshape(c * q, 3, 3, nm)
+            # F[r, b, d, m, n] = sum_a Hm[a, b, m] Hm[a, d, n]  (H_m^T H_n)_bd
+            Ab = Hm.transpose(0, 2, 3, 1).reshape(c * q, 3 * nm, 3)  # (r, (b, m), a)
+            F = np.matmul(Ab, Ab.transpose(0, 2, 1)).reshape(c * q, 3, nm, 3, nm)
+            w = (det_j * rule.weights).reshape(-1)
+            lam = np.repeat(lam_all[sl], q)
+            mu = np.repeat(mu_all[sl], q)
+            A = np.empty((7, c * q, npair))
+            comps = []
+            for b, d in _VOIGT:  # E_nl(m, n)_bd for the pairs m <= n
+                comps.append(0.5 * (F[:, b, iu, d, ju] + F[:, d, iu, b, ju]))
+            tr = comps[0] + comps[1] + comps[2]
+            A[0] = np.sqrt(np.maximum(lam * w, 0.0))[:, None] * tr
+            s_n = np.sqrt(np.maximum(2.0 * mu * w, 0.0))[:, None]
+            for v in range(3):
+                A[1 + v] = s_n * comps[v]
+            for v in range(3, 6):
+                A[1 + v] = (np.sqrt(2.0) * s_n) * comps[v]
+            A2 = A.reshape(7 * c * q, npair)
+            Hp += A2.T @ A2
+            if not loads:
+                continue
+            # T_ij = C : E_nl(i,j) (membrane) and H_j sigma_i + H_i sigma_j (geometric)  (r, 3, 3, P), index [comp, b]
+            T = np.empty((2, c * q, 3, 3, npair))
+            for v, (b, d) in enumerate(_VOIGT):
+                T[0, :, b, d] = 2.0 * mu[:, None] * comps[v]
+                T[0, :, d, b] = T[0, :, b, d]
+            T[0] += (lam[:, None] * tr)[:, None, None, :] * eye[None, :, :, None]
+            eps = 0.5 * (Hm + Hm.transpose(0, 2, 1, 3))  # (r, 3, 3, nm)
+            sig = 2.0 * mu[:, None, None, None] * eps
+            sig += (lam[:, None] * np.trace(eps, axis1=1, axis2=2))[:, None, None, :] * eye[None, :, :, None]
+            X = np.einsum("rcdj,rdbi->rcbij", Hm, sig, optimize=True)  # X[..., i, j] = (H_j sigma_i)[c, b]
+            T[1] = X[..., iu, ju] + X[..., ju, iu]
+            T *= w[None, :, None, None, None]
+            T = T.reshape(2, c, q, 3, 3, npair)
+            scatter = sp.csr_matrix((np.ones(c * k_nodes), (conn[sl].ravel(), np.arange(c * k_nodes))),
+                                    shape=(n_nodes, c * k_nodes))
+            for part in range(2):
+                # nodal vector: b_ij[a, comp] = sum_qp dN_a/dx_b T_ij[comp, b]
+                contrib = np.einsum("xqkb,xqcbp->xkcp", g, T[part], optimize=True).reshape(c * k_nodes, 3 * npair)
+                Bn[part] += scatter @ contrib
+    Hp = 0.5 * (Hp + Hp.T)
+    if Bn is None:
+        return Hp, None, None
+    Bm, Bk = (Bn[part].reshape(n_nodes, 3, npair).transpose(2, 0, 1).reshape(npair, 3 * n_nodes) for part in range(2))
+    return Hp, Bm, Bk
+
+
+def rigid_face_pair_displacements(points: ArrayLike, basis) -> NDArray[np.float64] | None:
+    """Second-order displacements of the rigid interface faces that rotate with the modal coordinates.
+
+    A rigid (RBE2-like) interface couples its nodes to the frame by the *linearized* rigid motion
+    ``t + theta x r`` (``r`` = node minus frame point), and the shapes carry only that. The frame itself
+    turns by ``exp(Phi_r q)`` in the dynamics, so its nodes are at ``t + exp(theta) r``: beyond the
+    linear part, the face moves by ``1/2 theta x (theta x r) = 1/2 sum_ij q_i q_j s_ij`` with ::
+
+        s_ij(r) = 1/2 [theta_i (theta_j . r) + theta_j (theta_i . r)] - (theta_i . theta_j) r
+
+    (``theta_i`` the face rotation of shape i, rows 3:6 of the interface's ``modal_map``). Without it
+    the relaxation (:mod:`flexmb.fe.reduction.condensation`) holds the face to its linearized rotation, whose
+    Green strain is not zero (``E = theta^2 / 2`` in the face plane for a rotation about a face axis):
+    that strain locks in the elements next to the face, measured 98 % of the relaxed quartic energy of
+    the X3 rod's first shape, and does not converge with refinement along the length (it is a
+    boundary layer of thickness ~ the section size).
+
+    Only for a basis whose complement keeps the rigid couplings (a reference interface: the static
+    solves of :func:`flexmb.fe.reduction.preloads.static_preload_displacements`); the reference face does not
+    turn (zero ``modal_map``). None when no rigid face turns.
+
+    Parameters
+    ----------
+    points : array_like, shape (n_nodes, 3)
+        Node coordinates (m).
+    basis : ModalBasis
+
+    Returns
+    -------
+    S : ndarray, shape (P, 3 n_nodes) or None
+        ``s_ij`` over the pairs ``i <= j`` (``np.triu_indices(nm)`` order), node-major, m per unit q^2;
+        zero outside the rigid faces.
+    """
+    if getattr(basis, "reference", None) is None:
+        return None
+    x = np.asarray(points, dtype=float)
+    nm = basis.n_modes
+    iu, ju = np.triu_indices(nm)
+    S = None
+    for f in basis.interfaces:
+        if f.kind != "rigid" or f.is_reference:
+            continue
+        th = np.asarray(f.modal_map, dtype=float)[3:6]  # (3, nm) rad per unit q
+        if not np.any(th):
+            continue
+        if S is None:
+            S = np.zeros((iu.size, x.shape[0], 3))
+        r = x[f.nodes] - f.position  # (m, 3)
+        tr = r @ th  # (m, nm): theta_i . r
+        ti, tj = th[:, iu], th[:, ju]  # (3, P)
+        S[:, f.nodes, :] += (0.5 * (ti.T[:, None, :] * tr[:, ju].T[:, :, None] + tj.T[:, None, :] * tr[:, iu].T[:, :, None])
+                             - np.einsum("ap,ap->p", ti, tj)[:, None, None] * r[None, :, :])
+    return None if S is None else S.reshape(iu.size, 3 * x.shape[0])
+
+
+def modal_strain_energy(q: ArrayLike, K: ArrayLike, G: ArrayLike | None = None,
+                        H: ArrayLike | None = None) -> float:
+    """Strain energy ``1/2 q^T K q + 1/2 G[k,i,j] q_k q_i q_j + 1/8 H[i,j,k,l] q_i q_j q_k q_l``.
+
+    Parameters
+    ----------
+    q : array_like, shape (nm,)
+        Modal coordinates.
+    K : array_like, shape (nm, nm)
+        Modal stiffness (``diag(omega2)`` for mass-normalized modes).
+    G : array_like, shape (nm, nm, nm), optional
+        :func:`modal_geometric_stiffness` (cubic term; omitted if None).
+    H : array_like, shape (nm, nm, nm, nm), optional
+        :func:`modal_quartic_stiffness` (quartic term; omitted if None).
+
+    Returns
+    -------
+    float
+        Energy (J for SI data).
+    """
+    q = np.asarray(q, dtype=float)
+    u = 0.5 * q @ (np.asarray(K) @ q)
+    if G is not None:
+        u += 0.5 * q @ (np.tensordot(np.asarray(G), q, axes=([2], [0])) @ q)
+    if H is not None:
+        h2 = np.tensordot(np.tensordot(np.asarray(H), q, axes=([3], [0])), q, axes=([2], [0]))  # (nm, nm)
+        u += 0.125 * q @ (h2 @ q)
+    return float(u)
+
+
+def modal_elastic_force(q: ArrayLike, K: ArrayLike, G: ArrayLike | None = None,
+                        H: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Generalized elastic force ``dU/dq`` of :func:`modal_strain_energy`, shape (nm,).
+
+    ``f_m = K[m,j] q_j + 1/2 G[m,i,j] q_i q_j + G[k,m,j] q_k q_j + 1/2 H[m,j,k,l] q_j q_k q_l``.
+    """
+    q = np.asarray(q, dtype=float)
+    f = np.asarray(K) @ q
+    if G is not None:
+        G = np.asarray(G)
+        Gq = np.tensordot(G, q, axes=([2], [0]))  # Gq[k, i] = G[k,i,j] q_j
+        f = f + 0.5 * Gq @ q + q @ Gq
+    if H is not None:
+        h2 = np.tensordot(np.tensordot(np.asarray(H), q, axes=([3], [0])), q, axes=([2], [0]))
+        f = f + 0.5 * h2 @ q
+    return f
+
+
+def modal_tangent_stiffness(q: ArrayLike, K: ArrayLike, G: ArrayLike | None = None,
+                            H: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Tangent stiffness ``d^2 U / dq dq`` of :func:`modal_strain_energy`, shape (nm, nm), symmetric.
+
+    ``T = K + sum_j q_j (G[j] + G[:, :, j] + G[:, :, j]^T)
+    + 1/2 H[m,n,k,l] q_k q_l + H[m,j,n,l] q_j q_l``.
+    """
+    q = np.asarray(q, dtype=float)
+    T = np.array(K, dtype=float)
+    if G is not None:
+        G = np.asarray(G)
+        a = np.tensordot(q, G, axes=([0], [0]))  # sum_j q_j G[j]
+        b = np.tensordot(G, q, axes=([2], [0]))  # [m, n] = G[m, n, j] q_j
+        T = T + a + b + b.T
+    if H is not None:
+        H = np.asarray(H)
+        T = T + 0.5 * np.tensordot(np.tensordot(H, q, axes=([3], [0])), q, axes=([2], [0]))
+        T = T + np.tensordot(np.tensordot(H, q, axes=([1], [0])), q, axes=([2], [0]))  # [m, n] = H[m,j,n,l] q_j q_l
+    return T

@@ -1,0 +1,282 @@
+"""The :class:`FlexibleBody` model element: a modal (floating-frame) body built from a
+:class:`~flexmb.fe.reduction.body_data.FlexibleBodyData`, evaluated by
+:class:`flexmb.dynamics.bodies.modal.FlexibleBodies`.
+
+Frames and attachments
+----------------------
+* The body's *frame* (``position``, ``orientation``, ``velocity``, ``angular_velocity``, and the
+  output of ``Solution.body(name)``) is the floating frame of the data: the reference interface
+  for Craig-Bampton data (it does not deform), the mesh frame (mean axes) for free-free data.
+* Joints and force elements attach to an interface with ``(body_name, interface_name)`` wherever a
+  body name is accepted, e.g. ``Revolute("pin", "crank", ("rod", "big_end"), point=..., axis=...)``
+  or ``SpringDamper("s", ("rod", "tip"), "ground", ...)``: the attachment point is the interface
+  frame's point and it moves and turns with the interface (``x + R (c + Phi_t q)``,
+  ``R exp(Phi_r q) A``).  Joint frames given by ``point``/``axis`` refer to the undeformed body.
+  A joint on a flexible body given by its plain name, or an unknown interface, is a ModelError
+  listing the interfaces.  A plain name in a force element is a point of the floating frame.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from flexmb.model.checks import vec3 as _vec3
+from flexmb.errors import ModelError
+from flexmb.model.frames import GROUND, Frame, _rotation
+
+logger = logging.getLogger(__name__)
+
+STIFFENING = ("full", "preload", "none")
+
+
+def _warn_locked_relaxation(owner: str, data) -> None:
+    """Log a WARNING when ``stiffening="full"`` meets data built before the relaxation fields
+    let the non-reference rigid interface faces turn (``settings["relaxation_interfaces"]`` absent):
+    their relaxed quartic energy keeps a spurious membrane energy in the element layer next to each
+    such interface (linearized rigid rotation), proportional to the mesh size; measured on the X1
+    spin-up with the tip interface's stretch mode in the basis 34 % too stiff (-0.380 m against
+    -0.574 m), on the X3 slider-crank rod 14 % too stiff.  Rebuilding the data fixes it."""
+    settings = data.settings or {}
+    if settings.get("quartic") != "relaxed" or settings.get("relaxation_interfaces") in ("released", "exact rotation"):
+        return
+    rigid = [f.name for f in data.interfaces if f.name != data.reference and getattr(f, "kind", "rigid") == "rigid"]
+    if data.kind != "craig-bampton" or not rigid:
+        return
+    logger.warning(
+        "%s: its data (%r) was built by an older flexmb whose relaxed quartic energy locks at the rigid "
+        "interfaces %s (too stiff at large deflection: X1 spin-up 34 %%); rebuild it with "
+        "flexmb.build_flexible_body (or `flexmb modes`), or use stiffening='preload'", owner, data.name, rigid)
+
+
+def select_modes(data, modes) -> Any:
+    """The data set restricted to the modal coordinates ``modes`` (indices into the data's modes).
+
+    The dropped modes become part of the relaxation (the shapes are K-orthogonal, ``K = diag(omega2)``):
+    the residual preload stiffness gains what they carried (``Kg_res + sum_d a_c[d] G[d]``) and the
+    relaxed quartic energy is condensed over those stiffer than every kept mode (whose ``q_d = O(q^2)``
+    follows the kept ones quasi-statically): the cubic energy is linear in such a dropped ``q_d``,
+    ``q_d C_d[i,j] q_i q_j`` with ``C_d`` the symmetrized ``G`` entries with one index ``d``, and its
+    minimum ``-(C_d q q)^2 / (2 omega2_d)`` adds ``-4 C_d[i,j] C_d[k,l] / omega2_d`` to ``H`` (the
+    terms with ``q_d^2`` are of fifth order, as ``q_d = O(q^2)``).  So a subset that drops the
+    axial shape of a spinning beam keeps its membrane relaxation."""
+    idx = np.asarray(modes, dtype=np.int64).reshape(-1)
+    inv = data.invariants
+    ix = np.ix_
+    inv2 = replace(inv, modal_first_moment=inv.modal_first_moment[idx], modal_cross_moment=inv.modal_cross_moment[idx],
+                   modal_second_moment=inv.modal_second_moment[ix(idx, idx)], modal_mass=inv.modal_mass[ix(idx, idx)],
+                   modal_stiffness=inv.modal_stiffness[ix(idx, idx)])
+    ifs = tuple(replace(f, modal_map=np.asarray(f.modal_map)[:, idx]) for f in data.interfaces)
+    G = data.geometric_stiffness
+    Kg = data.preload_stiffness
+    Kr = data.preload_stiffness_residual
+    a = data.preload_coordinates
+    if Kr is not None:
+        rest = np.setdiff1d(np.arange(data.n_modes), idx)
+        Kr = Kr[:, idx][:, :, idx]
+        if G is not None and a is not None and rest.size:
+            Kr = Kr + np.einsum("ck,kij->cij", a[:, rest], G[rest][:, idx][:, :, idx])
+    H = data.quartic_stiffness
+    if H is not None:
+        H = H[ix(idx, idx, idx, idx)]
+        rest = np.setdiff1d(np.arange(data.n_modes), idx)
+        # only modes stiffer than every kept one: their q_d = O(q^2) follows the kept ones quasi-
+        # statically (a dropped soft mode is not condensable, and its terms would break the order)
+        rest = rest[data.omega2[rest] > float(np.max(data.omega2[idx], initial=0.0))]
+        if G is not None and rest.size and data.settings.get("quartic") == "relaxed":
+            C = 0.5 * (G[ix(rest, idx, idx)] + G[ix(idx, rest, idx)].transpose(1, 0, 2)
+                       + G[ix(idx, idx, rest)].transpose(2, 0, 1))
+            C = 0.5 * (C + C.transpose(0, 2, 1))
+            H = H - 4.0 * np.einsum("dij,dkl,d->ijkl", C, C, 1.0 / data.omega2[rest])
+    return replace(
+        data, frequencies=data.frequencies[idx], omega2=data.omega2[idx], mode_shapes=data.mode_shapes[:, :, idx],
+        interfaces=ifs, invariants=inv2, damping=data.damping[ix(idx, idx)],
+        geometric_stiffness=None if G is None else G[ix(idx, idx, idx)],
+        preload_stiffness=None if Kg is None else Kg[:, idx][:, :, idx],
+        quartic_stiffness=H,
+        preload_stiffness_residual=Kr, preload_coordinates=None if a is None else a[:, idx],
+        modal_stresses=None if data.modal_stresses is None else data.modal_stresses[idx],
+    )
+
+
+@dataclass(frozen=True)
+class FlexibleBody:
+    """A flexible body described by modes (floating frame of reference).
+
+    Parameters
+    ----------
+    name : str
+    data : FlexibleBodyData or str or Path
+        The reduced body (or the path of its ``.npz`` file, :meth:`FlexibleBodyData.save`).
+    position, orientation, velocity, angular_velocity
+        Initial pose and motion of the floating frame (see the module docstring): origin [m],
+        rotation (3x3 or a dict as for :class:`~flexmb.model.RigidBody`), origin velocity [m/s],
+        angular velocity, inertial components [rad/s].
+    q0, qd0 : array_like, shape (nm,), optional
+        Initial modal coordinates and rates (default 0; mass-normalized shapes: [m sqrt(kg)]).
+    modes : sequence of int, optional
+        Subset of the data's modes to keep (default: all); ``[]`` gives a rigid body with the
+        data's mass properties.  ``Kg_res`` and the relaxed quartic ``H`` are condensed over the
+        dropped modes (:func:`select_modes`), so a subset relaxes what the dropped shapes carried.
+    damping : float, array_like (nm,) or (nm, nm), optional
+        Overrides the data's modal damping: damping ratio(s) ``zeta`` (``C = diag(2 zeta omega)``)
+        or the modal damping matrix [1/s].
+    stiffening : {"full", "preload", "none"}
+        ``"full"`` (default): exact strain energy of the reduced field (cubic ``G``, quartic ``H``)
+        plus the *residual* unit inertial preload stiffness scaled by the frame's spin;
+        ``"preload"``: the *full* unit preload stiffnesses scaled by the frame's spin, no ``G``/``H``
+        (the SID/Wallrapp way); ``"none"``: linear modal body.  The preloads are scaled by the
+        frame's angular-velocity products, angular acceleration and acceleration minus gravity.
+        Validated: X1 spin-up within 0.5 % with and without the axial shape, X3/X4 slider-crank
+        within 1 % with the axial shape in the basis.  ``"preload"`` does not stiffen under joint
+        or applied forces (only the body's own inertial loads): keep ``"full"`` with an axial shape
+        where joint forces load the body axially (X4: the slider's inertia).
+    """
+
+    name: str
+    data: Any
+    position: Any = (0.0, 0.0, 0.0)
+    orientation: Any = None
+    velocity: Any = (0.0, 0.0, 0.0)
+    angular_velocity: Any = (0.0, 0.0, 0.0)
+    q0: Any = None
+    qd0: Any = None
+    modes: Any = None
+    damping: Any = None
+    stiffening: str = "full"
+
+    def __post_init__(self):
+        from flexmb.fe.reduction.body_data import FlexibleBodyData
+
+        owner = f"FlexibleBody {self.name!r}"
+        if not isinstance(self.name, str) or not self.name or self.name == GROUND:
+            raise ModelError(f"{owner}: name must be a non-empty string other than {GROUND!r}")
+        data = self.data
+        if isinstance(data, (str, Path)):
+            data = FlexibleBodyData.load(data)
+        if not isinstance(data, FlexibleBodyData):
+            raise ModelError(f"{owner}: data={type(data).__name__} is not a FlexibleBodyData or the path of its .npz file; "
+                             f"make one with flexmb.fe.build_flexible_body(mesh, ...)")
+        if self.modes is not None:
+            idx = np.asarray(self.modes, dtype=float).reshape(-1)
+            if idx.size and (np.any(idx != np.round(idx)) or idx.min() < 0 or idx.max() >= data.n_modes
+                             or np.unique(idx).size != idx.size):
+                raise ModelError(f"{owner}: modes={list(self.modes)!r} must be distinct indices 0 .. {data.n_modes - 1}")
+            data = select_modes(data, idx.astype(np.int64))
+        object.__setattr__(self, "data", data)
+        nm = data.n_modes
+        if self.stiffening not in STIFFENING:
+            raise ModelError(f"{owner}: stiffening={self.stiffening!r}; use 'full', 'preload' or 'none'")
+        if nm and self.stiffening == "full" and data.geometric_stiffness is None:
+            raise ModelError(f"{owner}: stiffening='full' needs the geometric stiffness G of the data (built with "
+                             f"geometric=True); rebuild the data or use stiffening='preload' or 'none'")
+        if nm and self.stiffening == "preload" and data.preload_stiffness is None:
+            raise ModelError(f"{owner}: stiffening='preload' needs the unit preload stiffnesses (built with "
+                             f"preloads=True); rebuild the data or use stiffening='none'")
+        if nm and self.stiffening == "full":
+            _warn_locked_relaxation(owner, data)
+        for key in ("position", "velocity", "angular_velocity"):
+            object.__setattr__(self, key, _vec3(key, getattr(self, key), owner))
+        object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, owner))
+        for key in ("q0", "qd0"):
+            v = getattr(self, key)
+            a = np.zeros(nm) if v is None else np.asarray(v, dtype=float).reshape(-1)
+            if a.shape != (nm,) or not np.all(np.isfinite(a)):
+                raise ModelError(f"{owner}: {key} must be {nm} finite modal values (one per mode), got {v!r}")
+            object.__setattr__(self, key, a)
+        C = data.damping
+        if self.damping is not None:
+            d = np.asarray(self.damping, dtype=float)
+            om = np.sqrt(np.maximum(data.omega2, 0.0))
+            if d.ndim <= 1 and d.size in (1, nm):
+                C = np.diag(2.0 * np.broadcast_to(d, (nm,)) * om)
+            elif d.shape == (nm, nm):
+                C = d
+            else:
+                raise ModelError(f"{owner}: damping must be a ratio, {nm} ratios or a ({nm}, {nm}) matrix; got shape {d.shape}")
+            if not np.all(np.isfinite(C)) or (nm and np.linalg.eigvalsh(0.5 * (C + C.T)).min() < -1e-12 * max(np.abs(C).max(), 1.0)):
+                raise ModelError(f"{owner}: damping={self.damping!r} must be finite and non-negative")
+        object.__setattr__(self, "damping", np.asarray(C, dtype=float))
+        if not math.isfinite(data.mass) or data.mass <= 0:
+            raise ModelError(f"{owner}: the data's mass {data.mass!r} is not positive")
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def mass(self) -> float:
+        """Total mass [kg]."""
+        return float(self.data.mass)
+
+    @property
+    def com(self) -> np.ndarray:
+        """Undeformed centre of mass in the body frame [m]."""
+        return np.asarray(self.data.invariants.center_of_mass, dtype=float)
+
+    @property
+    def n_modes(self) -> int:
+        return self.data.n_modes
+
+    @property
+    def interface_names(self) -> list[str]:
+        return [f.name for f in self.data.interfaces]
+
+    def interface(self, name: str):
+        """The interface frame ``name`` (ModelError listing the interfaces if unknown)."""
+        for f in self.data.interfaces:
+            if f.name == name:
+                return f
+        raise ModelError(f"FlexibleBody {self.name!r} has no interface {name!r}; its interfaces are "
+                         f"{self.interface_names}")
+
+
+# ---------------------------------------------------------------------------------------------- model helpers
+def _name_of(value: Any) -> Any:
+    return value[0] if isinstance(value, tuple) else value
+
+
+def check_site(model, owner: str, side: str, value: Any, joint: bool) -> None:
+    """``(body, interface)`` only on flexible bodies and naming one of its interfaces; a joint on a
+    flexible body with modes must name an interface (ModelError listing them)."""
+    name = _name_of(value)
+    if name == GROUND:
+        if isinstance(value, tuple):
+            raise ModelError(f"{owner}: {side}={value!r}: the ground has no interfaces; write 'ground'")
+        return
+    body = model.bodies[model.body_index(name)]
+    ifaces = getattr(body, "interface_names", None)
+    if isinstance(value, tuple):
+        if ifaces is None:
+            raise ModelError(f"{owner}: {side}={value!r}: {name!r} is a {type(body).__name__}, which has no interfaces; "
+                             f"give its name {name!r} and a point")
+        if value[1] not in ifaces:
+            raise ModelError(f"{owner}: {side}={value!r}: flexible body {name!r} has no interface {value[1]!r}; "
+                             f"its interfaces are {ifaces}")
+    elif joint and ifaces is not None and body.n_modes:
+        raise ModelError(f"{owner}: {side}={value!r} is a flexible body: attach joints to one of its interfaces "
+                         f"with ({name!r}, interface), interfaces: {ifaces}")
+
+
+def site_offset(model, value: Any):
+    """Interface point (body frame) and rotation of the interface ``(body, interface)`` at the body's
+    initial modal coordinates ``q0``: ``c + Phi_t q0``, ``exp(Phi_r q0)``."""
+    from flexmb.rotations.so3 import exp
+
+    body = model.bodies[model.body_index(value)]
+    f = body.interface(value[1])
+    mm = np.asarray(f.modal_map, dtype=float)
+    q0 = np.asarray(body.q0, dtype=float)
+    return np.asarray(f.position, dtype=float) + mm[:3] @ q0, exp(mm[3:] @ q0)
+
+
+def site_frame(model, value: Any, frame):
+    """An attachment frame on an interface: origin at the interface point ``c`` (the deformation
+    ``Phi_t q`` is added by the body type), orientation relative to the interface as it is turned
+    by ``q0`` at t = 0, ``site`` = the interface name.  Other sides are returned unchanged."""
+    if not isinstance(value, tuple):
+        return frame
+    body = model.bodies[model.body_index(value)]
+    _, turn = site_offset(model, value)
+    return Frame(np.asarray(body.interface(value[1]).position, dtype=float), turn.T @ frame.orientation, site=value[1])

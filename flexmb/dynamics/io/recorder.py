@@ -45,35 +45,27 @@ class Recorder:
         self.t.append(st.t)
         # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
         self.mom.append(nv.p[self._first6].reshape(cm.nb, 6))
-        rn = nv.frames.rigid if nv.frames is not None else None
-        if rn is not None:  # rigid-only model: compiled (dynamics/rigid/node.py)
-            pos, rotm, vel, om, ke, pe_g = rn.output(st, w, cm.gravity)
-        else:
-            pos = np.zeros((cm.nb, 3))
-            rotm = np.zeros((cm.nb, 3, 3))
-            vel = np.zeros((cm.nb, 3))
-            om = np.zeros((cm.nb, 3))
-            ke = 0.0
-            for grp in cm.groups:
-                wg = w[grp.vel_cols]
-                pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
-                ke += grp.kinetic_energy(st, wg)
-                if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
-                    for key, value in grp.node_output(st, wg).items():
-                        self.body_extra.setdefault(key, []).append(value)
+        pos = np.zeros((cm.nb, 3))
+        rotm = np.zeros((cm.nb, 3, 3))
+        vel = np.zeros((cm.nb, 3))
+        om = np.zeros((cm.nb, 3))
+        ke = 0.0
+        for grp in cm.groups:
+            wg = w[grp.vel_cols]
+            pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
+            ke += grp.kinetic_energy(st, wg)
+            if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
+                for key, value in grp.node_output(st, wg).items():
+                    self.body_extra.setdefault(key, []).append(value)
         self.pos.append(pos)
         self.rotm.append(rotm)
         self.vel.append(vel)
         self.om.append(om)
         self.ke.append(ke)
-        self.pe.append(potential_energy(cm, st, None if rn is None else pe_g))
+        self.pe.append(potential_energy(cm, st))
         if cm.nj:
             fr = nv.frames
-            if fr.rigid is not None:  # compiled (dynamics/rigid/node.py)
-                qdot = fr.rigid.rates(fr, w)[:, :6]
-            else:
-                qdot = joint_rates(fr, attachment_velocities(fr.map_a, w, cm.nj),
-                                   attachment_velocities(fr.map_b, w, cm.nj))[:, :6]
+            qdot = joint_rates(fr, *attachment_velocities(fr, w))[:, :6]
             self.srel.append(st.s.copy())
             self.rrel.append(st.acc.copy())
             self.vrel.append(qdot)
@@ -99,7 +91,7 @@ class Recorder:
         Jv = lay.joint_view(U)
         mu = None
         if xb is not None and consistent_transport(te):  # the impulse polynomial of the consistent transport
-            mu = transport_moment(te, h, Jv[..., JLAM:JLAM + 3], xb - xb[:, :1], Jv[..., JNB:JNB + 3])[0]
+            mu = transport_moment(te, h, Jv[..., JLAM:JLAM + 3], xb - xb[:, :1], Jv[..., JNB:JNB + 3])
         rec = element_record(te, Jv[..., JLAM:JLAM + 6], xb, mu)
         start_imp = getattr(st, "start_impulse", None)  # the symmetric projection's impulse at the start node
         if start_imp is not None and te.p > 1:

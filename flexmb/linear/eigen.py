@@ -1,0 +1,209 @@
+"""Eigen analysis of a linearization: :func:`eigen` and its result :class:`EigenResult`.
+
+Eigenvalues ``s`` of ``M z'' + C z' + K z = W mu, G z = 0``: in independent coordinates, the state
+matrix ``[[0, I], [-Mr^-1 Kr, -Mr^-1 Cr]]`` (dense, ``method="dense"``), or for large models the
+``n`` eigenvalues nearest a shift ``sigma`` of the physical descriptor pencil (sparse LU of
+``A - sigma E`` and ARPACK, ``method="sparse"``): the element's pencil with the modified momenta and
+the multipliers replaced by the bodies' momentum balance (no gauge modes), the kinematic,
+constitutive and joint rows kept.
+
+Per eigenvalue ``s = -zeta omega_n + i omega_d``: ``frequency = omega_d / 2 pi`` [Hz] (damped),
+``natural_frequency = |s| / 2 pi`` [Hz], ``damping_ratio = -Re(s) / |s|``; one of each complex pair is
+kept (``Im s >= 0``).  Stability: ``Re s > tol |s|`` flags *divergence* (real ``s``) or *flutter*
+(complex ``s``); ``|s|`` below ``ZERO_TOL`` times a reference rate is a *zero* mode (a free degree of freedom).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from numpy.typing import NDArray
+
+from flexmb.errors import ModelError
+
+#: |s| below this fraction of the reference rate is a zero mode (a zero stiffness eigenvalue at 1e-12)
+ZERO_TOL = 1e-6
+#: largest number of independent coordinates solved densely by method="auto"
+DENSE_MAX = 400
+#: relative real part (of |s|) above which a mode is unstable
+STABILITY_TOL = 1e-7
+
+
+@dataclass
+class EigenResult:
+    """Eigenvalues and modes, sorted by ``|s|``.
+
+    ``eigenvalues (k,)`` complex [1/s]; ``frequency``, ``natural_frequency (k,)`` [Hz];
+    ``damping_ratio (k,)``; ``modes (nv, k)`` complex, in the bodies' coordinates
+    (``coordinates``: their names; normalized to a largest component of 1); ``kind (k,)``:
+    ``"stable"``, ``"zero"``, ``"divergence"``, ``"flutter"``."""
+
+    eigenvalues: NDArray
+    modes: NDArray
+    coordinates: list
+    #: reference rate [1/s] of the zero test (the largest |s|, or that of the model's stiffness and gravity)
+    reference: float = 0.0
+    kind: NDArray = field(default=None)
+
+    def __post_init__(self):
+        s = self.eigenvalues
+        big = max(np.abs(s).max(initial=0.0), self.reference, 1e-300)
+        kind = np.full(s.size, "stable", dtype=object)
+        kind[np.abs(s) <= ZERO_TOL * big] = "zero"
+        uns = (s.real > STABILITY_TOL * np.abs(s)) & (kind != "zero")
+        kind[uns & (np.abs(s.imag) <= STABILITY_TOL * np.abs(s))] = "divergence"
+        kind[uns & (np.abs(s.imag) > STABILITY_TOL * np.abs(s))] = "flutter"
+        self.kind = kind
+
+    @property
+    def frequency(self) -> NDArray:
+        return np.abs(self.eigenvalues.imag) / (2 * np.pi)
+
+    @property
+    def natural_frequency(self) -> NDArray:
+        return np.abs(self.eigenvalues) / (2 * np.pi)
+
+    @property
+    def damping_ratio(self) -> NDArray:
+        a = np.abs(self.eigenvalues)
+        return np.where(a > 0, -self.eigenvalues.real / np.where(a > 0, a, 1.0), 0.0)
+
+    @property
+    def stable(self) -> bool:
+        """No divergence and no flutter (zero modes allowed)."""
+        return not np.any((self.kind == "divergence") | (self.kind == "flutter"))
+
+    def mode(self, k: int, coordinate: str | None = None):
+        """Mode ``k`` ``(nv,)``, or its component of ``coordinate`` (a name of :attr:`coordinates`)."""
+        if coordinate is None:
+            return self.modes[:, k]
+        if coordinate not in self.coordinates:
+            raise ModelError(f"unknown coordinate {coordinate!r}; coordinates are 'body:x', 'body:theta_z', "
+                             f"'body:q1', ...: {', '.join(self.coordinates[:8])}{' ...' if len(self.coordinates) > 8 else ''}")
+        return self.modes[self.coordinates.index(coordinate), k]
+
+    def table(self):
+        """A pandas DataFrame: frequency [Hz], natural frequency [Hz], damping ratio, real and
+        imaginary parts, kind, and the coordinate of each mode's largest component."""
+        import pandas as pd
+
+        dom = [self.coordinates[int(i)] for i in np.argmax(np.abs(self.modes), axis=0)] if self.modes.size else []
+        return pd.DataFrame({"frequency_Hz": self.frequency, "natural_frequency_Hz": self.natural_frequency,
+                             "damping_ratio": self.damping_ratio, "real": self.eigenvalues.real,
+                             "imag": self.eigenvalues.imag, "kind": self.kind, "dominant": dom})
+
+    def plot(self, path=None, ax=None):
+        """The eigenvalues in the complex plane (``Re s``, ``Im s / 2 pi`` [Hz]); saved to ``path``."""
+        import matplotlib
+
+        if path is not None and ax is None:
+            matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        fig = None
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(6, 4))
+        s = self.eigenvalues
+        for kind, mk in (("stable", "o"), ("zero", "s"), ("divergence", "x"), ("flutter", "^")):
+            sel = self.kind == kind
+            if sel.any():
+                ax.plot(s.real[sel], s.imag[sel] / (2 * np.pi), mk, label=kind, linestyle="none")
+        ax.axvline(0.0, color="k", lw=0.5)
+        ax.set_xlabel("Re s [1/s]")
+        ax.set_ylabel("frequency [Hz]")
+        ax.legend()
+        if path is not None and fig is not None:
+            fig.savefig(path, dpi=120, bbox_inches="tight")
+            plt.close(fig)
+        return ax
+
+
+def _pairs(s: NDArray, V: NDArray, n: int | None, sigma: float | None):
+    """One of each complex pair (``Im s >= 0``; real ones kept once), sorted by ``|s - sigma|``."""
+    scale = max(np.abs(s).max(initial=0.0), 1e-300)
+    keep = s.imag >= -1e-12 * scale
+    s, V = s[keep], V[:, keep]
+    order = np.argsort(np.abs(s - (0.0 if sigma is None else sigma)), kind="stable")
+    if n is not None:
+        order = order[:n]
+    return s[order], V[:, order]
+
+
+def _normalize(V: NDArray) -> NDArray:
+    if not V.size:
+        return V
+    i = np.argmax(np.abs(V), axis=0)
+    return V / V[i, np.arange(V.shape[1])]
+
+
+def eigen(lin, n: int | None = None, *, sigma: float = 0.0, method: str = "auto") -> EigenResult:
+    """Eigenvalues and modes of the linearization ``lin`` (:func:`flexmb.linear.linearize`).
+
+    ``n``: how many (default all, dense); ``sigma``: the shift [1/s] the ``n`` nearest are taken
+    around (default 0: the lowest); ``method``: ``"dense"``, ``"sparse"`` (shift-invert on the
+    sparse descriptor pencil, needs ``n``) or ``"auto"`` (dense up to ``DENSE_MAX`` independent
+    coordinates or when ``n`` is None).
+    """
+    if method not in ("auto", "dense", "sparse"):
+        raise ModelError(f"eigen: method={method!r}; use 'auto', 'dense' or 'sparse'")
+    if n is not None and (not isinstance(n, (int, np.integer)) or n < 1):
+        raise ModelError(f"eigen: n={n!r}; give a positive number of eigenvalues (or None for all)")
+    if method == "auto":
+        method = "dense" if (n is None or lin.ndof <= DENSE_MAX) else "sparse"
+    if method == "sparse" and n is None:
+        raise ModelError("eigen: method='sparse' needs n, the number of eigenvalues nearest sigma")
+    if method == "dense":
+        S = lin.state_matrix()
+        s, V = np.linalg.eig(S)
+        s, V = _pairs(s, V, n, sigma)
+        modes = lin.Z @ V[:lin.ndof]
+    else:
+        s, modes = _sparse(lin, n, sigma)
+    return EigenResult(eigenvalues=s, modes=_normalize(modes), coordinates=list(lin.coordinates),
+                       reference=_reference(lin))
+
+
+def _reference(lin) -> float:
+    """A rate [1/s] of the model: ``sqrt(max diag Kr / max diag Mr)`` or ``sqrt(|g| / L)``."""
+    cm = lin.equilibrium.pencil.cm
+    ref = np.sqrt(np.linalg.norm(cm.gravity) / max(cm.length_scale, 1e-6))
+    if lin.ndof:
+        ref = max(ref, np.sqrt(np.abs(np.diag(lin.Kr)).max() / max(np.abs(np.diag(lin.Mr)).max(), 1e-300)))
+    return float(ref)
+
+
+def physical_pencil(lin):
+    """``(E, A)`` sparse over ``y = (z, w, k, Qbar)`` (``k``: the joints' relative coordinates and
+    attachment velocities): rows kinematics ``z' = w``, momentum balance ``M w' = ...``, the joints'
+    kinematic and law rows.  Its finite eigenvalues are the system's (no gauge modes)."""
+    ix = lin.equilibrium.pencil.ix
+    E, A = lin.E, lin.A
+    J0 = lin.J0
+    Bt = -J0[ix.w][:, ix.lam]
+    Em = E[ix.pi] + Bt @ E[ix.lam]
+    Em = Em + Em[:, ix.pi] @ J0[ix.w]
+    Am = A[ix.pi] + Bt @ A[ix.lam]
+    cols = np.concatenate([ix.z, ix.w, ix.rel, ix.nu, ix.q])
+    rows_alg = np.concatenate([ix.rel, ix.nu, ix.q])
+    Ep = sp.vstack([E[ix.z][:, cols], Em[:, cols], sp.csr_matrix((rows_alg.size, cols.size))]).tocsc()
+    Ap = sp.vstack([A[ix.z][:, cols], Am[:, cols], A[rows_alg][:, cols]]).tocsc()
+    return Ep, Ap
+
+
+def _sparse(lin, n: int, sigma: float):
+    Ep, Ap = physical_pencil(lin)
+    nv = lin.M.shape[0]
+    # shift off an exact zero mode / eigenvalue so that A - sigma E is regular
+    sig = sigma if sigma != 0.0 else -1e-3 * max(np.sqrt(np.abs(np.diag(lin.Kr)).max(initial=1.0) /
+                                                         max(np.abs(np.diag(lin.Mr)).max(initial=1.0), 1e-300)), 1e-6)
+    lu = spla.splu((Ap - sig * Ep).tocsc())
+    op = spla.LinearOperator(Ap.shape, matvec=lambda v: lu.solve(Ep @ v), dtype=float)
+    k = min(2 * n + 2, Ap.shape[0] - 2)
+    nu, V = spla.eigs(op, k=k, which="LM", ncv=min(max(2 * k + 1, 40), Ap.shape[0] - 1))
+    ok = np.abs(nu) > 1e-14 * np.abs(nu).max()
+    s = sig + 1.0 / nu[ok]
+    V = V[:, ok]
+    s, V = _pairs(s, V, n, sigma)
+    return s, V[:nv]

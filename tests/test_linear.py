@@ -1,0 +1,267 @@
+"""Equilibrium, linearization and eigen analysis (issue 19): static Jacobian against finite
+differences for every body and joint type, closed-form equilibria and frequencies, the three
+eigen routes (independent coordinates, the element's descriptor pencil, sparse shift-invert) against
+each other, against ``simulate``, and clear errors."""
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from functools import lru_cache
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+
+import flexmb as fm
+from flexmb.errors import ConvergenceError, ModelError
+from flexmb.fe.mesh import Material
+from flexmb.fe.mesh.structured import structured_box
+from flexmb.fe.reduction.body_data import build_flexible_body
+from flexmb.linear.eigen import physical_pencil
+from flexmb.linear.equilibrium import _scales, _update, static_system
+from flexmb.linear.pencil import ElementPencil
+from flexmb.dynamics.system import initial_state
+
+G = 9.81
+
+
+def spring_pendulum(k=20.0, m=1.0, L=1.0, Jc=1e-3, damping=0.0):
+    bob = fm.RigidBody("bob", mass=m, inertia=np.full(3, Jc), position=(L, 0.0, 0.0))
+    pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1), stiffness=k, damping=damping)
+    return fm.Model([bob], [pin], [fm.Gravity((0.0, -G, 0.0))])
+
+
+def double_pendulum(m1=1.0, m2=0.5, l1=1.0, l2=0.7, J=1e-2):
+    b1 = fm.RigidBody("b1", mass=m1, inertia=np.full(3, J), position=(0, -l1, 0))
+    b2 = fm.RigidBody("b2", mass=m2, inertia=np.full(3, J), position=(0, -l1 - l2, 0))
+    p1 = fm.Revolute("p1", "ground", "b1", point=(0, 0, 0), axis=(0, 0, 1))
+    p2 = fm.Revolute("p2", "b1", "b2", point=(0, -l1, 0), axis=(0, 0, 1))
+    return fm.Model([b1, b2], [p1, p2], [fm.Gravity((0, -G, 0))])
+
+
+def double_pendulum_exact(m1=1.0, m2=0.5, l1=1.0, l2=0.7, J=1e-2):
+    """Small-oscillation frequencies [Hz] in the absolute angles (centres of mass at the rod ends)."""
+    M = np.array([[(m1 + m2) * l1**2 + J, m2 * l1 * l2], [m2 * l1 * l2, m2 * l2**2 + J]])
+    K = np.diag([(m1 + m2) * G * l1, m2 * G * l2])
+    return np.sqrt(sla.eigh(K, M, eigvals_only=True)) / (2 * np.pi)
+
+
+def every_joint_chain():
+    """Seven rigid bodies hanging from the ground by a chain of every joint type, with springs on the
+    free components, a spring-damper and a point load: every joint carries a reaction."""
+    kinds = [("Revolute", dict(stiffness=3.0)), ("Spherical", {}), ("Universal", {}),
+             ("Prismatic", dict(stiffness=50.0)), ("Cylindrical", {}), ("Planar", {}), ("Fixed", {})]
+    bodies, joints = [], []
+    prev, rng = "ground", np.random.default_rng(3)
+    for k, (kind, kw) in enumerate(kinds):
+        pos = np.array([0.3 * k + 0.3, -0.1 * k, 0.05 * k])
+        J = np.diag([0.02, 0.03, 0.04]) + 0.002 * np.ones((3, 3))
+        bodies.append(fm.RigidBody(f"b{k}", mass=1.0 + 0.1 * k, inertia=J, position=pos,
+                                   orientation={"rotvec": 0.2 * rng.standard_normal(3)}))
+        axis = rng.standard_normal(3)
+        if kind == "Universal":
+            axis = np.array([0.0, 0.0, 1.0])
+            kw = dict(axis2=(1.0, 0.0, 0.0))
+        joints.append(getattr(fm, kind)(f"j{k}", prev, f"b{k}", point=pos - (0.15, -0.05, 0.02), axis=axis, **kw))
+        prev = f"b{k}"
+    forces = [fm.Gravity((0, -G, 0)), fm.SpringDamper("sd", "b0", "b6", (0, 0, 0), (0.1, 0, 0), stiffness=40.0, damping=0.5),
+              fm.PointForce("b3", (1.0, 2.0, -0.5), point=(0.05, 0.0, 0.0))]
+    return fm.Model(bodies, joints, forces)
+
+
+@lru_cache(maxsize=None)
+def bar_data(n_modes=3):
+    mesh = structured_box((1.0, 0.05, 0.05), (6, 1, 1), "hexahedron20", origin=(0.0, -0.025, -0.025),
+                          material=Material(E=7e7, nu=0.3, rho=3000.0))
+    return build_flexible_body(mesh, interfaces=["xmin", "xmax"], n_modes=n_modes)
+
+
+def flexible_pendulum(stiffening="full"):
+    data = bar_data()
+    bar = fm.FlexibleBody("bar", data, stiffening=stiffening, q0=1e-3 * np.sin(np.arange(1, data.n_modes + 1)))
+    pin = fm.Revolute("pin", "ground", ("bar", "xmin"), axis=(0, 0, 1), stiffness=30.0)
+    tip = fm.RigidBody("tip", mass=0.3, inertia=np.full(3, 1e-3), position=(1.0, 0.0, 0.0))
+    weld = fm.Fixed("weld", ("bar", "xmax"), "tip")
+    return fm.Model([bar, tip], [pin, weld], [fm.Gravity((0, -G, 0.3))])
+
+
+def static_fd_error(model, seed=0, eps=1e-6):
+    """Largest scaled difference between the static Jacobian and central differences at a generic
+    state (the initial configuration, random reactions)."""
+    pen = ElementPencil(model, 0.0)
+    st, _ = initial_state(pen.cm, 0.0)
+    st.pi[:] = 0.0
+    Q = np.random.default_rng(seed).standard_normal((pen.cm.nj, 6))
+    F, J, _ = static_system(pen, st, Q)
+    xs, fs = _scales(pen, st, F.size)
+    J = J.toarray()
+    Jfd = np.zeros_like(J)
+    for i in range(J.shape[1]):
+        d = np.zeros(J.shape[1])
+        d[i] = eps * xs[i]
+        Fp = static_system(pen, *_update(pen, st, Q, d))[0]
+        Fm = static_system(pen, *_update(pen, st, Q, -d))[0]
+        Jfd[:, i] = (Fp - Fm) / (2 * eps * xs[i])
+    scaled = np.abs(J - Jfd) * xs[None, :] / fs[:, None]
+    return scaled.max(), np.abs(J * xs[None, :] / fs[:, None]).max()
+
+
+# ---------------------------------------------------------------------------------------------- Jacobians
+def test_static_jacobian_of_every_joint_type_matches_finite_differences():
+    err, size = static_fd_error(every_joint_chain())
+    assert size > 1.0
+    assert err < 1e-6 * size
+
+
+def test_static_jacobian_of_a_flexible_body_matches_finite_differences():
+    err, size = static_fd_error(flexible_pendulum(), eps=1e-6)
+    assert size > 1.0
+    assert err < 1e-6 * size
+
+
+def test_element_pencil_is_affine_in_h():
+    """The split J(h) = J0 + h J1 the linearization rests on: a third length gives the same J."""
+    pen = ElementPencil(every_joint_chain(), 0.0)
+    st, _ = initial_state(pen.cm, 0.0)
+    Q = np.random.default_rng(1).standard_normal((pen.cm.nj, 6))
+    U = pen.unknowns(st, Q)
+    r0, r1, J0, J1 = pen.evaluate(st, U)
+    r, J = pen.system.evaluate(U, replace(st, t=-0.37), 0.37)
+    scale = np.ones(U.size)
+    scale[pen.ix.cons] = 0.5
+    Jp = (J0 + 0.37 * J1).toarray()
+    assert np.abs(scale[:, None] * J.toarray() - Jp).max() < 1e-12 * np.abs(Jp).max()
+    assert np.abs(r - (r0 + 0.37 * r1)).max() < 1e-12 * max(np.abs(r).max(), 1.0)
+
+
+# ---------------------------------------------------------------------------------------------- equilibrium
+def test_spring_pendulum_equilibrium_and_frequency_closed_form():
+    k, m, L, Jc = 20.0, 1.0, 1.0, 1e-3
+    eq = fm.equilibrium(spring_pendulum(k, m, L, Jc))
+    x = eq.body_position("bob")
+    th = np.arctan2(x[1], x[0])
+    assert abs(k * th + m * G * L * np.cos(th)) < 1e-9  # moment balance
+    assert abs(np.linalg.norm(x) - L) < 1e-12
+    assert np.allclose(eq.joint_force("pin"), [0.0, m * G, 0.0], atol=1e-9)  # frame A = inertial here
+    assert abs(eq.joint_moment("pin")[2] + k * th) < 1e-9
+    assert eq.stable and eq.isolated
+    lin = fm.linearize(eq)
+    assert lin.ndof == 1
+    res = fm.eigen(lin)
+    exact = np.sqrt((k - m * G * L * np.sin(th)) / (Jc + m * L**2)) / (2 * np.pi)
+    assert abs(res.frequency[0] / exact - 1) < 1e-9
+    assert abs(res.damping_ratio[0]) < 1e-12
+
+
+def test_damping_ratio_of_a_damped_hinge():
+    k, m, L, Jc, c = 20.0, 1.0, 1.0, 1e-3, 0.3
+    eq = fm.equilibrium(spring_pendulum(k, m, L, Jc, damping=c))
+    th = np.arctan2(*eq.body_position("bob")[[1, 0]])
+    I = Jc + m * L**2
+    wn = np.sqrt((k - m * G * L * np.sin(th)) / I)
+    res = fm.eigen(fm.linearize(eq))
+    assert abs(res.natural_frequency[0] * 2 * np.pi / wn - 1) < 1e-9
+    assert abs(res.damping_ratio[0] / (c / (2 * I * wn)) - 1) < 1e-9
+
+
+def test_double_pendulum_three_eigen_routes_and_closed_form():
+    eq = fm.equilibrium(double_pendulum())
+    lin = fm.linearize(eq)
+    exact = double_pendulum_exact()
+    dense = fm.eigen(lin)
+    assert np.allclose(dense.frequency, exact, rtol=1e-9)
+    sparse = fm.eigen(lin, 2, method="sparse")
+    assert np.allclose(sparse.frequency, exact, rtol=1e-8)
+    Ep, Ap = physical_pencil(lin)
+    s = sla.eig(Ap.toarray(), Ep.toarray(), right=False)
+    s = s[np.isfinite(s) & (np.abs(s) < 1e6)]
+    assert np.allclose(np.sort(np.abs(s)) / (2 * np.pi), np.repeat(exact, 2), rtol=1e-8)
+    # the mode shapes: the lower mode swings both links the same way
+    m0 = dense.mode(0)
+    assert np.sign(dense.mode(0, "b1:theta_z").real) == np.sign(dense.mode(0, "b2:theta_z").real)
+    assert np.sign(m0[lin.coordinates.index("b1:theta_z")].real) != 0
+    with pytest.raises(ModelError, match="unknown coordinate"):
+        dense.mode(0, "b3:theta_z")
+
+
+def test_inverted_pendulum_is_flagged_unstable(caplog):
+    bob = fm.RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-3), position=(0.0, 1.0, 0.0))
+    pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1), stiffness=5.0)
+    model = fm.Model([bob], [pin], [fm.Gravity((0.0, -G, 0.0))])
+    with caplog.at_level(logging.WARNING, logger="flexmb.linear.equilibrium"):
+        eq = fm.equilibrium(model)
+    assert eq.stable is False and "unstable" in caplog.text
+    res = fm.eigen(fm.linearize(eq))
+    assert not res.stable and "divergence" in set(res.kind)
+    assert abs(res.eigenvalues.real.max() - np.sqrt((G - 5.0) / (1 + 1e-3))) < 1e-9
+
+
+def test_free_mechanism_is_flagged_not_isolated(caplog):
+    bob = fm.RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-3), position=(1.0, 0.0, 0.0))
+    pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))  # gravity along the axis
+    model = fm.Model([bob], [pin], [fm.Gravity((0.0, 0.0, -G))])
+    with caplog.at_level(logging.WARNING, logger="flexmb.linear.equilibrium"):
+        eq = fm.equilibrium(model)
+    assert eq.isolated is False and "not isolated" in caplog.text
+    assert "zero" in set(fm.eigen(fm.linearize(eq)).kind)
+
+
+def test_no_equilibrium_is_a_clear_error():
+    """A torque beyond the largest gravity moment: no equilibrium; the error names the balance."""
+    bob = fm.RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-3), position=(1.0, 0.0, 0.0))
+    pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))
+    model = fm.Model([bob], [pin], [fm.Gravity((0.0, -G, 0.0)), fm.PointTorque("bob", (0, 0, 2 * G))])
+    with pytest.raises(ConvergenceError, match="no static equilibrium.*residual"):
+        fm.equilibrium(model, max_iter=30)
+
+
+def test_linearize_refuses_a_state_that_is_not_an_equilibrium():
+    eq = fm.equilibrium(double_pendulum())
+    bad = replace(eq, reactions=eq.reactions * 1.5)
+    with pytest.raises(ModelError, match="not an equilibrium"):
+        fm.linearize(bad)
+    with pytest.raises(ModelError, match="not an Equilibrium"):
+        fm.linearize(double_pendulum())
+
+
+def test_eigen_bad_arguments():
+    lin = fm.linearize(fm.equilibrium(double_pendulum()))
+    with pytest.raises(ModelError, match="method"):
+        fm.eigen(lin, method="lanczos")
+    with pytest.raises(ModelError, match="n="):
+        fm.eigen(lin, 0)
+    with pytest.raises(ModelError, match="needs n"):
+        fm.eigen(lin, method="sparse")
+
+
+def test_simulate_starts_at_rest_from_the_equilibrium():
+    """The equilibrium model is a state simulate keeps: nothing moves (flexible body welded to a
+    rigid tip at its deformed interface, under out-of-plane gravity and a hinge spring)."""
+    eq = fm.equilibrium(flexible_pendulum())
+    sol = fm.simulate(eq.model, 0.05, 0.01, p=2)
+    for name in ("bar", "tip"):
+        drift = np.abs(sol.body(name).position - sol.body(name).position[0]).max()
+        assert drift < 1e-9
+    assert np.abs(sol.body("bar").modal - sol.body("bar").modal[0]).max() < 1e-9
+    assert np.allclose(sol.joint("pin").force[-1], eq.joint_force("pin"), rtol=1e-6, atol=1e-8)
+
+
+def test_frequency_against_a_simulate_run():
+    """The small-oscillation period of the spring pendulum from simulate (p = 3, 80 steps per
+    period, started from the equilibrium with a small angular velocity) matches the eigenvalue."""
+    k, m, L, Jc = 20.0, 1.0, 1.0, 1e-3
+    eq = fm.equilibrium(spring_pendulum(k, m, L, Jc))
+    f = fm.eigen(fm.linearize(eq)).frequency[0]
+    T = 1.0 / f
+    bob = replace(eq.model.bodies[0], angular_velocity=(0.0, 0.0, 1e-4))
+    pos = np.asarray(eq.model.bodies[0].position)
+    bob = replace(bob, velocity=tuple(np.cross([0, 0, 1e-4], pos)))
+    sol = fm.simulate(replace(eq.model, bodies=[bob]), 3 * T, T / 80, p=3)
+    th = np.unwrap(np.arctan2(sol.body("bob").position[:, 1], sol.body("bob").position[:, 0]))
+    y = th - th[0]
+    t = sol.t
+    up = np.nonzero((y[:-1] < 0) & (y[1:] >= 0))[0]
+    tc = t[up] - y[up] * (t[up + 1] - t[up]) / (y[up + 1] - y[up])
+    assert len(tc) >= 2
+    period = np.diff(tc).mean()
+    assert abs(period / T - 1) < 2e-4

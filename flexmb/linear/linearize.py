@@ -23,6 +23,7 @@ multipliers ``mu``, with the constraints ``G z = 0`` from the left null space).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.linalg as sla
@@ -44,34 +45,34 @@ class Linearization:
     """Linearized equations at an equilibrium (see the module docstring for the symbols).
 
     ``E``, ``A``: sparse ``(n, n)`` descriptor pencil over the p = 1 element's unknowns; ``M``,
-    ``C``, ``K (nv, nv)``; ``G (nc, nv)``; ``W (nv, nm)``; ``Z (nv, ndof)``; ``Mr``, ``Cr``, ``Kr (ndof,
-    ndof)``; ``coordinates``: names of the ``nv`` coordinates (``"body:x"``, ``"body:theta_z"``,
+    ``C``, ``K (nv, nv)``, ``G (nc, nv)``, ``W (nv, nc)``: sparse (CSR); ``Z (nv, ndof)``, ``Mr``,
+    ``Cr``, ``Kr (ndof, ndof)``: dense; ``coordinates``: names of the ``nv`` coordinates (``"body:x"``, ``"body:theta_z"``,
     ``"body:q3"``); ``equilibrium``: the state linearized about."""
 
     E: sp.csr_matrix
     A: sp.csr_matrix
-    M: NDArray
-    C: NDArray
-    K: NDArray
-    G: NDArray
-    W: NDArray
+    M: sp.csr_matrix
+    C: sp.csr_matrix
+    K: sp.csr_matrix
+    G: sp.csr_matrix
+    W: sp.csr_matrix
     Z: NDArray
     coordinates: list
     equilibrium: object = field(repr=False)
     #: the element's Jacobian at h = 0 (end-node rows per unit weight), for the physical pencil
     J0: sp.csr_matrix = field(default=None, repr=False)
 
-    @property
+    @cached_property
     def Mr(self) -> NDArray:
-        return self.Z.T @ self.M @ self.Z
+        return self.Z.T @ (self.M @ self.Z)
 
-    @property
+    @cached_property
     def Cr(self) -> NDArray:
-        return self.Z.T @ self.C @ self.Z
+        return self.Z.T @ (self.C @ self.Z)
 
-    @property
+    @cached_property
     def Kr(self) -> NDArray:
-        return self.Z.T @ self.K @ self.Z
+        return self.Z.T @ (self.K @ self.Z)
 
     @property
     def ndof(self) -> int:
@@ -145,20 +146,42 @@ def linearize(eq, *, check: bool = True) -> Linearization:
         if res > EQUILIBRIUM_TOL:
             raise ModelError(f"linearize: the state is not an equilibrium (largest scaled static residual "
                              f"{res:.3e} > {EQUILIBRIUM_TOL:.0e}); linearize about fm.equilibrium(model, t)")
+    if getattr(eq, "linearization", None) is not None:
+        return eq.linearization
     E, A, (U, r0, r1, J0, J1, KB) = pencil(pen, st, Q)
     M, C, K, G, W = second_order(pen, E, A, J0)
     Z = null_space(G, M.shape[0])
-    return Linearization(E=E, A=A, M=M, C=C, K=K, G=G, W=W, Z=Z, coordinates=coordinate_names(pen.cm), equilibrium=eq,
-                         J0=J0)
+    eq.linearization = Linearization(E=E, A=A, M=M, C=C, K=K, G=G, W=W, Z=Z, coordinates=coordinate_names(pen.cm),
+                                     equilibrium=eq, J0=J0)
+    return eq.linearization
 
 
-def null_space(G: NDArray, n: int) -> NDArray:
-    """Orthonormal basis ``(n, ndof)`` of the null space of ``G`` (SVD; relative tolerance ``NULL_TOL``)."""
+def null_space(G: sp.spmatrix, n: int) -> NDArray:
+    """Orthonormal basis ``(n, ndof)`` of the null space of ``G`` (QR of ``G^T`` with column pivoting,
+    rank from ``|R_kk|`` above ``NULL_TOL`` of the largest: redundant rows count once)."""
     if G.shape[0] == 0:
         return np.eye(n)
-    _, s, Vt = np.linalg.svd(G, full_matrices=True)
-    rank = int(np.count_nonzero(s > NULL_TOL * max(s.max(initial=0.0), 1e-300)))
-    return Vt[rank:].T.copy()
+    Q, R, _ = sla.qr(G.T.toarray(), mode="full", pivoting=True)
+    d = np.abs(np.diag(R))
+    rank = int(np.count_nonzero(d > NULL_TOL * max(d.max(initial=0.0), 1e-300)))
+    return Q[:, rank:].copy()
+
+
+def _blocks(S: sp.spmatrix, b: int) -> NDArray:
+    """The diagonal blocks ``(n / b, b, b)`` of a sparse block-diagonal matrix (AssertionError if an
+    entry lies off the blocks)."""
+    coo = S.tocoo()
+    if np.any(coo.row // b != coo.col // b):
+        raise AssertionError("linearize: a joint's rows couple the unknowns of another joint")
+    out = np.zeros((S.shape[0] // b, b, b))
+    np.add.at(out, (coo.row // b, coo.row % b, coo.col % b), coo.data)
+    return out
+
+
+def _bsr(blocks: NDArray) -> sp.csr_matrix:
+    """The block-diagonal sparse matrix of ``blocks (n, b, b)``."""
+    n, b, _ = blocks.shape
+    return sp.bsr_matrix((blocks, np.arange(n), np.arange(n + 1)), shape=(n * b, n * b)).tocsr()
 
 
 def second_order(pen: ElementPencil, E: sp.csr_matrix, A: sp.csr_matrix, J0: sp.csr_matrix):
@@ -175,50 +198,41 @@ def second_order(pen: ElementPencil, E: sp.csr_matrix, A: sp.csr_matrix, J0: sp.
     for name, blk in (("pi", Am[:, ix.pi]), ("lambda", Am[:, ix.lam])):
         if blk.nnz and abs(blk).max() > 1e-9 * max(abs(Am).max(), 1.0):
             raise AssertionError(f"linearize: the momentum rows depend on {name} at rest; not supported")
-    kcols = np.concatenate([ix.rel, ix.nu])
+    # joint by joint: relative coordinates (6) then attachment velocities (12)
+    kcols = np.concatenate([ix.rel.reshape(nj, 6), ix.nu.reshape(nj, 12)], axis=1).reshape(-1)
     krows = kcols  # each kinematic unknown's row sits at its slot
-    # kinematic algebraic unknowns k = P_z z + P_w w from their rows (A k-rows = -J0 k-rows)
-    Akk = A[krows][:, kcols].tocsc()
-    if nj:
-        lu = spla.splu(Akk)
-        Pz = -lu.solve(A[krows][:, ix.z].toarray())
-        Pw = -lu.solve(A[krows][:, ix.w].toarray())
-    else:
-        Pz = np.zeros((0, nv))
-        Pw = np.zeros((0, nv))
+    # kinematic algebraic unknowns k = P_z z + P_w w from their rows (A k-rows = -J0 k-rows; block
+    # diagonal, 18 x 18 per joint: inverted block by block, so P_z and P_w are sparse)
+    Akk_inv = _bsr(np.linalg.inv(_blocks(A[krows][:, kcols], 18)))
+    Pz = -(Akk_inv @ A[krows][:, ix.z]).tocsr()
+    Pw = -(Akk_inv @ A[krows][:, ix.w]).tocsr()
 
     def through_k(B):  # B y with k substituted: (on z, on w, on Qbar)
-        Bk = B[:, kcols].toarray()
-        return (B[:, ix.z].toarray() + Bk @ Pz, B[:, ix.w].toarray() + Bk @ Pw, B[:, ix.q].toarray())
+        Bk = B[:, kcols]
+        return (B[:, ix.z] + Bk @ Pz).tocsr(), (B[:, ix.w] + Bk @ Pw).tocsr(), B[:, ix.q].tocsr()
 
     Mz, Mw, MQ = through_k(Am)
-    Lrows = A[ix.q]
-    Lz, Lw, LQ = through_k(Lrows)
-    # per joint: LQ block (6 x 6) -> pseudo-inverse, null spaces
-    pinv = np.zeros((6 * nj, 6 * nj))
-    Nr, Nl = [], []
-    for j in range(nj):
-        sl = slice(6 * j, 6 * j + 6)
-        Uj, sj, Vtj = np.linalg.svd(LQ[sl, sl])
-        r = int(np.count_nonzero(sj > NULL_TOL * max(sj.max(initial=0.0), 1.0)))
-        pinv[sl, sl] = (Vtj[:r].T / sj[:r]) @ Uj[:, :r].T
-        for c in range(r, 6):
-            e = np.zeros(6 * nj)
-            e[sl] = Vtj[c]
-            Nr.append(e)
-            e = np.zeros(6 * nj)
-            e[sl] = Uj[:, c]
-            Nl.append(e)
-    Nr = np.array(Nr).reshape(-1, 6 * nj).T
-    Nl = np.array(Nl).reshape(-1, 6 * nj).T
-    K = -(Mz - MQ @ pinv @ Lz)
-    C = -(Mw - MQ @ pinv @ Lw)
-    G = Nl.T @ Lz
+    Lz, Lw, LQ = through_k(A[ix.q])
+    # per joint: its law block LQ (6 x 6) -> pseudo-inverse (free components), null spaces (held ones)
+    blocks = _blocks(LQ, 6)
+    Ub, sb, Vtb = np.linalg.svd(blocks)
+    keep = sb > NULL_TOL * np.maximum(sb.max(axis=1, initial=0.0), 1.0)[:, None]
+    inv_s = np.where(keep, 1.0 / np.where(keep, sb, 1.0), 0.0)
+    pblocks = np.einsum("jki,jk,jlk->jil", Vtb, inv_s, Ub)  # V diag(1/s) U^T on the kept part
+    pinv = _bsr(pblocks)
+    jn, cn = np.nonzero(~keep)  # one null direction per (joint, singular value)
+    rows6 = 6 * jn[:, None] + np.arange(6)[None, :]
+    colsn = np.repeat(np.arange(jn.size), 6).reshape(-1, 6)
+    Nr = sp.csr_matrix((Vtb[jn, cn, :].ravel(), (rows6.ravel(), colsn.ravel())), shape=(6 * nj, jn.size))
+    Nl = sp.csr_matrix((Ub[jn, :, cn].ravel(), (rows6.ravel(), colsn.ravel())), shape=(6 * nj, jn.size))
+    K = (-(Mz - MQ @ pinv @ Lz)).tocsr()
+    C = (-(Mw - MQ @ pinv @ Lw)).tocsr()
+    G = (Nl.T @ Lz).tocsr()
     Gw = Nl.T @ Lw
-    if Gw.size and np.abs(Gw).max() > 1e-8 * max(np.abs(G).max(initial=0.0), 1.0):
+    if Gw.nnz and abs(Gw).max() > 1e-8 * max(abs(G).max() if G.nnz else 0.0, 1.0):
         raise AssertionError("linearize: a held joint component depends on the velocities (nonholonomic)")
-    W = MQ @ Nr
-    Mm = Em[:, ix.w].toarray()
-    if Em[:, ix.z].nnz and abs(Em[:, ix.z]).max() > 1e-9 * np.abs(Mm).max():
+    W = (MQ @ Nr).tocsr()
+    Mm = Em[:, ix.w].tocsr()
+    if Em[:, ix.z].nnz and abs(Em[:, ix.z]).max() > 1e-9 * abs(Mm).max():
         raise AssertionError("linearize: the momentum rows carry a rate of the configuration; not supported")
     return Mm, C, K, G, W

@@ -176,19 +176,30 @@ def _reference(lin) -> float:
 
 def physical_pencil(lin):
     """``(E, A)`` sparse over ``y = (z, w, k, Qbar)`` (``k``: the joints' relative coordinates and
-    attachment velocities): rows kinematics ``z' = w``, momentum balance ``M w' = ...``, the joints'
-    kinematic and law rows.  Its finite eigenvalues are the system's (no gauge modes)."""
-    ix = lin.equilibrium.pencil.ix
+    attachment velocities): rows kinematics ``z' = w``, momentum balance ``M w' = ...``
+    (:func:`flexmb.linear.linearize.momentum_rows`), the joints' kinematic and law rows; in steady
+    motion the perturbations in the turning frame (:func:`flexmb.linear.linearize.rotating_frame`).  Its finite eigenvalues are the system's (no gauge modes)."""
+    from flexmb.linear.linearize import momentum_rows
+
+    pen = lin.equilibrium.pencil
+    ix = pen.ix
     E, A = lin.E, lin.A
-    J0 = lin.J0
-    Bt = -J0[ix.w][:, ix.lam]
-    Em = E[ix.pi] + Bt @ E[ix.lam]
-    Em = Em + Em[:, ix.pi] @ J0[ix.w]
-    Am = A[ix.pi] + Bt @ A[ix.lam]
+    Em, Am = momentum_rows(pen, E, A, lin.J0)
     cols = np.concatenate([ix.z, ix.w, ix.rel, ix.nu, ix.q])
     rows_alg = np.concatenate([ix.rel, ix.nu, ix.q])
     Ep = sp.vstack([E[ix.z][:, cols], Em[:, cols], sp.csr_matrix((rows_alg.size, cols.size))]).tocsc()
     Ap = sp.vstack([A[ix.z][:, cols], Am[:, cols], A[rows_alg][:, cols]]).tocsc()
+    spin = getattr(lin.equilibrium, "spin", None)
+    if spin is not None:  # perturbations in the turning frame: A - E Om (Om on z and w)
+        from flexmb.linear.equilibrium import spin_matrix
+
+        # kinematic rows: moving-base rotation kinematics (linearize.moving_base_kinematics) and
+        # - Om z; momentum rows: - Om (M w + Ez z) (linearize.rotating_frame)
+        Om = spin_matrix(pen, spin)
+        nv, n = Om.shape[0], cols.size
+        kin = sp.hstack([0.5 * spin_matrix(pen, spin, parts=(3,)) - Om, sp.csr_matrix((nv, n - nv))])
+        mom = -(Om @ Ep[nv:2 * nv])
+        Ap = (Ap + sp.vstack([kin, mom, sp.csr_matrix((n - 2 * nv, n))])).tocsc()
     return Ep, Ap
 
 

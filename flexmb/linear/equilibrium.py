@@ -68,6 +68,8 @@ class Equilibrium:
     start: ElementStart = field(default=None, repr=False)
     pencil: ElementPencil = field(default=None, repr=False)
     source: Model = field(default=None, repr=False)
+    #: the steady rotation (``omega (3,)``, ``center (3,)``) or None (at rest)
+    spin: object = field(default=None, repr=False)
     #: the linearization at this state, once computed (:func:`flexmb.linear.linearize`)
     linearization: object = field(default=None, repr=False)
 
@@ -87,11 +89,65 @@ class Equilibrium:
         return np.asarray(self.model.bodies[self.model.body_index(name)].position, float)
 
 
-def static_system(pen: ElementPencil, st: ElementStart, Q: NDArray):
-    """Residual ``(f, g)`` and Jacobian (CSC) of the static equations at ``(st, Q)``, unknowns
-    ``[z (nv), s phi (6 nj), Qbar (6 nj)]``.  Also returns the evaluation ``(U, r0, r1, J0, J1)``."""
+def steady_velocities(pen: ElementPencil, st: ElementStart, spin) -> NDArray:
+    """Velocities ``w (nv,)`` of the rigid rotation ``spin`` (``omega (3,)`` [rad/s] about the axis
+    through ``center (3,)``): ``v = omega x (x - center)`` of every body's reference point, ``omega``,
+    modal rates zero.  Zero when ``spin`` is None."""
+    w = np.zeros(pen.cm.nv)
+    if spin is None:
+        return w
+    for grp in pen.cm.groups:
+        r = st.x[grp.bodies] - spin.center
+        w[grp.vel_cols[:, :3]] = np.cross(spin.omega, r)
+        w[grp.vel_cols[:, 3:6]] = spin.omega
+    return w
+
+
+def spin_matrix(pen: ElementPencil, spin, parts=(0, 3)) -> sp.csr_matrix:
+    """``(nv, nv)``: ``omega x`` on every body's translational and rotational coordinates (the generator
+    of the rigid rotation on the configuration, the velocities and the momenta), zero on modal ones;
+    ``parts=(3,)``: on the rotational ones only."""
+    nv = pen.cm.nv
+    if spin is None:
+        return sp.csr_matrix((nv, nv))
+    S = rot.skew(np.asarray(spin.omega, float))
+    rows, cols, vals = [], [], []
+    for grp in pen.cm.groups:
+        for c in grp.vel_cols:
+            for blk in (c[k:k + 3] for k in parts):
+                rows.append(np.repeat(blk, 3))
+                cols.append(np.tile(blk, 3))
+                vals.append(S.ravel())
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nv, nv))
+
+
+def node_unknowns(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
+    """The element's unknowns at the node ``st`` in the steady motion ``spin`` (None: at rest): velocities
+    of the rigid rotation, the modified momenta ``pi = M w`` (gauge ``lambda = 0``, also the start
+    momenta of ``st``), attachment velocities ``B w``.  Returns ``(U, st)``."""
     ix = pen.ix
-    U = pen.unknowns(st, Q)
+    w = steady_velocities(pen, st, spin)
+    st = st.copy()
+    st.pi = np.zeros(pen.cm.nv)
+    U = pen.unknowns(st, Q, w=w)
+    if spin is not None:
+        from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
+
+        st.extra[NODE_VELOCITY] = w
+        r0, _, _, _ = pen.evaluate(st, U, jacobian=False)
+        U[ix.pi] = r0[ix.w]  # M w - pi - Lambda with pi = Lambda = 0
+        U[ix.nu] = -r0[ix.nu]  # nu - B w with nu = 0
+        st.pi = U[ix.pi].copy()
+    return U, st
+
+
+def static_system(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
+    """Residual ``(f, g)`` and Jacobian (CSC) of the static (or steady, ``spin``) equations at
+    ``(st, Q)``, unknowns ``[z (nv), s phi (6 nj), Qbar (6 nj)]``: ``f = p' - omega^ p`` (the momentum
+    rate of the bodies minus that of the rigid rotation, zero at rest), ``g`` the joints' relative
+    kinematics and laws.  Also returns the evaluation ``(U, r0, r1, J0, J1)``."""
+    ix = pen.ix
+    U, st = node_unknowns(pen, st, Q, spin)
     r0, r1, J0, J1 = pen.evaluate(st, U)
     Bt = -J0[ix.w][:, ix.lam]
     lam_dot = -r1[ix.lam]
@@ -100,9 +156,29 @@ def static_system(pen: ElementPencil, st: ElementStart, Q: NDArray):
     g = r0[alg]
     cols = np.concatenate([ix.z, ix.rel, ix.q])
     KB = pen.lever_stiffness(st, U, lam_dot.reshape(-1, 6), J0)
-    df = -(J1[ix.pi][:, cols] + Bt @ J1[ix.lam][:, cols])
-    df = df + sp.hstack([KB, sp.csr_matrix((KB.shape[0], cols.size - KB.shape[1]))])
-    J = sp.vstack([df, J0[alg][:, cols]]).tocsc()
+    n = ix.size
+    # dU / d(unknowns): the unknowns' own columns, and for a spin the velocities, momenta and attachment
+    # velocities that follow the configuration (w = omega x (x - c), pi = M w, nu = B w)
+    T = sp.csr_matrix((np.ones(cols.size), (cols, np.arange(cols.size))), shape=(n, cols.size))
+    if spin is not None:
+        nv = pen.cm.nv
+        Om = spin_matrix(pen, spin)
+        dW = sp.csr_matrix(Om[:, :])  # d v / d x = omega x  (rows v of w, columns x of z)
+        trans = np.zeros(nv, bool)
+        for grp in pen.cm.groups:
+            trans[grp.vel_cols[:, :3]] = True
+        dW = sp.diags(trans.astype(float)) @ dW @ sp.diags(trans.astype(float))
+        dPi = J0[ix.w][:, ix.z] + J0[ix.w][:, ix.w] @ dW
+        dNu = -(J0[ix.nu][:, ix.z] + J0[ix.nu][:, ix.w] @ dW)
+        Sel = lambda idx: sp.csr_matrix((np.ones(idx.size), (idx, np.arange(idx.size))), shape=(n, idx.size))  # noqa: E731
+        Tz = Sel(ix.w) @ dW + Sel(ix.pi) @ dPi + Sel(ix.nu) @ dNu
+        T = T + sp.hstack([Tz, sp.csr_matrix((n, cols.size - nv))]).tocsr()
+        p = U[ix.pi]
+        f = f - Om @ p
+    df = -(J1[ix.pi] + Bt @ J1[ix.lam]) @ T
+    extra = KB if spin is None else KB - spin_matrix(pen, spin) @ dPi
+    df = df + sp.hstack([extra, sp.csr_matrix((extra.shape[0], cols.size - extra.shape[1]))])
+    J = sp.vstack([df, (J0[alg] @ T)]).tocsc()
     return np.concatenate([f, g]), J, (U, r0, r1, J0, J1)
 
 
@@ -174,14 +250,14 @@ def _solve(J: sp.csc_matrix, rhs: NDArray, xs: NDArray, fs: NDArray) -> tuple[ND
     return d * xs, True
 
 
-def _initial_reactions(pen: ElementPencil, st: ElementStart, Q: NDArray, xs: NDArray, fs: NDArray) -> NDArray:
+def _initial_reactions(pen: ElementPencil, st: ElementStart, Q: NDArray, xs: NDArray, fs: NDArray, spin=None) -> NDArray:
     """Reactions that balance the loads at the start configuration (least squares, configuration
     held): without them the lever stiffness is zero and the first Newton matrix is singular along every
     free degree of freedom.  Regularized normal equations (sparse), scaled as the Newton step."""
     nq = 6 * pen.cm.nj
     if not nq:
         return Q
-    F, J, _ = static_system(pen, st, Q)
+    F, J, _ = static_system(pen, st, Q, spin)
     Jq = (sp.diags(1.0 / fs) @ J[:, -nq:] @ sp.diags(xs[-nq:])).tocsc()
     N = (Jq.T @ Jq).tocsc()
     eps = 1e-12 * max(abs(N.diagonal()).max(), 1e-300)
@@ -189,7 +265,7 @@ def _initial_reactions(pen: ElementPencil, st: ElementStart, Q: NDArray, xs: NDA
     return Q + (dq * xs[-nq:]).reshape(-1, 6) if np.all(np.isfinite(dq)) else Q
 
 
-def equilibrium(model: Model, t: float = 0.0, *, tol: float = 1e-10, max_iter: int = 50,
+def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-10, max_iter: int = 50,
                 stability: bool = True) -> Equilibrium:
     """Static equilibrium of ``model`` at time ``t`` (drives and loads held at their values at
     ``t``), by Newton from the model's initial configuration.
@@ -201,6 +277,12 @@ def equilibrium(model: Model, t: float = 0.0, *, tol: float = 1e-10, max_iter: i
         gravity, springs, joint springs and preloads, point loads.
     t : float
         Time [s] at which drives and time-dependent loads are evaluated.
+    steady : bool or array_like (3,)
+        ``True``: the relative equilibrium of the whole model turning rigidly with the constant rate of
+        its revolute drive to the ground (``angular_velocity=``), about that joint's axis (a spinning
+        flexible blade deflects and stretches under its centrifugal load); a 3-vector: that angular
+        velocity [rad/s] about an axis through the origin.  Every body then has the velocity of the
+        rotation; the linearization is in the rotating frame.
     tol : float
         Convergence: largest residual, scaled by the model's force ``F = M g`` (or the largest
         load), ``F L`` (moments), length ``L`` (relative positions) and 1 (rotations).
@@ -236,9 +318,10 @@ def equilibrium(model: Model, t: float = 0.0, *, tol: float = 1e-10, max_iter: i
     xs, fs = _scales(pen, st, n)
     singular = False
     res = np.inf
-    Q = _initial_reactions(pen, st, Q, xs, fs)
+    spin = steady_spin(model, pen, steady)
+    Q = _initial_reactions(pen, st, Q, xs, fs, spin)
     for it in range(1, max_iter + 1):
-        F, J, _ = static_system(pen, st, Q)
+        F, J, _ = static_system(pen, st, Q, spin)
         res = float(np.max(np.abs(F) / fs, initial=0.0))
         if res <= tol:
             break
@@ -252,14 +335,14 @@ def equilibrium(model: Model, t: float = 0.0, *, tol: float = 1e-10, max_iter: i
             d = d * (0.5 / big)
         st, Q = _update(pen, st, Q, d)
     if not res <= tol:
-        F, _, _ = static_system(pen, st, Q)
+        F, _, _ = static_system(pen, st, Q, spin)
         k = int(np.argmax(np.abs(F) / fs))
         raise ConvergenceError(f"equilibrium: no static equilibrium found at t = {t} after {it} Newton iterations: "
                                f"largest scaled residual {res:.3e} in {_describe(pen, k)}; check the loads, "
                                f"the drives and the joints (a mechanism with an unloaded free degree of freedom "
                                f"has no isolated equilibrium; a load beyond a limit point none nearby)")
-    eq = Equilibrium(t=float(t), model=_model_at(model, pen, st), reactions=Q, residual=res, iterations=it,
-                     singular=singular, start=st, pencil=pen, source=model)
+    eq = Equilibrium(t=float(t), model=_model_at(model, pen, st, spin), reactions=Q, residual=res, iterations=it,
+                     singular=singular, start=st, pencil=pen, source=model, spin=spin)
     if stability:
         _classify(eq)
     if singular:
@@ -275,6 +358,17 @@ def _classify(eq: Equilibrium) -> None:
     lin = linearize(eq, check=False)
     if lin.ndof == 0:
         eq.stable, eq.isolated = True, True
+        return
+    if eq.spin is not None:  # gyroscopic: the eigenvalues decide
+        from flexmb.linear.eigen import eigen
+
+        kinds = set(eigen(lin).kind)
+        eq.stable = not ({"divergence", "flutter"} & kinds)
+        eq.isolated = "zero" not in kinds
+        if not eq.stable:
+            log.warning("steady state at t = %g is unstable (%s)", eq.t, ", ".join(sorted(kinds - {"stable", "zero"})))
+        if not eq.isolated:
+            log.warning("steady state at t = %g is not isolated (a zero eigenvalue: a free degree of freedom)", eq.t)
         return
     Mr = lin.Mr
     d = 1.0 / np.sqrt(np.maximum(np.abs(np.diag(Mr)), 1e-300))
@@ -321,7 +415,32 @@ def _body_frame(bodies, model: Model, side, frame):
     return replace(frame, orientation=turn @ frame.orientation, site=None)
 
 
-def _model_at(model: Model, pen: ElementPencil, st: ElementStart) -> Model:
+def steady_spin(model: Model, pen: ElementPencil, steady):
+    """The rigid rotation of ``steady`` (see :func:`equilibrium`): None, or ``omega``, ``center``."""
+    from types import SimpleNamespace
+
+    from flexmb.model.model import GROUND, Revolute
+
+    if steady is False or steady is None:
+        return None
+    if steady is True:
+        for jt in model.joints:
+            if isinstance(jt, Revolute) and jt.angular_velocity is not None and GROUND in (jt.body_a, jt.body_b):
+                fa, fb = model.attachment_frames(jt)
+                rate = float(jt.angular_velocity)
+                if jt.body_a == GROUND:
+                    return SimpleNamespace(omega=rate * fa.orientation[:, 2], center=np.asarray(fa.origin, float))
+                xb, Rb = model.body_pose(jt.body_b)
+                return SimpleNamespace(omega=-rate * (Rb @ fb.orientation[:, 2]), center=xb + Rb @ fb.origin)
+        raise ModelError("equilibrium(steady=True): no revolute joint to the ground with a constant "
+                         "angular_velocity drive; give one, or steady=(wx, wy, wz) [rad/s] (axis through the origin)")
+    om = np.asarray(steady, dtype=float).reshape(-1)
+    if om.shape != (3,) or not np.all(np.isfinite(om)):
+        raise ModelError(f"equilibrium: steady={steady!r}; give True or an angular velocity (wx, wy, wz) [rad/s]")
+    return SimpleNamespace(omega=om, center=np.zeros(3))
+
+
+def _model_at(model: Model, pen: ElementPencil, st: ElementStart, spin=None) -> Model:
     """``model`` with its bodies at the node ``st`` (at rest) and its joints given by body frames
     (their inertial ``point``/``axis`` are those of the original configuration)."""
     cm = pen.cm
@@ -330,7 +449,8 @@ def _model_at(model: Model, pen: ElementPencil, st: ElementStart) -> Model:
         for k, b in enumerate(grp.bodies):
             src = model.bodies[b]
             R = st.R[b]
-            kw = dict(orientation=R, velocity=np.zeros(3), angular_velocity=np.zeros(3))
+            om = np.zeros(3) if spin is None else np.asarray(spin.omega, float)
+            kw = dict(orientation=R, angular_velocity=om)
             if isinstance(src, RigidBody):
                 kw["position"] = st.x[b] - R @ np.asarray(src.com, float)
             else:
@@ -338,6 +458,7 @@ def _model_at(model: Model, pen: ElementPencil, st: ElementStart) -> Model:
                 kw["position"] = st.x[b]
                 kw["q0"] = st.extra[QKEY][k, :src.n_modes]
                 kw["qd0"] = np.zeros(src.n_modes)
+            kw["velocity"] = np.zeros(3) if spin is None else np.cross(om, kw["position"] - spin.center)
             bodies[b] = replace(src, **kw)
     joints = []
     for jt in model.joints:

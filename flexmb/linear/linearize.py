@@ -102,12 +102,15 @@ def coordinate_names(cm) -> list:
     return names
 
 
-def pencil(pen: ElementPencil, st, Q: NDArray):
-    """The descriptor pencil ``(E, A)`` (CSR, element unknowns) at the node ``st`` at rest with
-    reactions ``Q (nj, 6)``, and the evaluation ``(U, r0, r1, J0, J1, KB)``."""
+def pencil(pen: ElementPencil, st, Q: NDArray, spin=None):
+    """The descriptor pencil ``(E, A)`` (CSR, element unknowns) at the node ``st`` at rest (or in the
+    steady rotation ``spin``, frozen: inertial components) with reactions ``Q (nj, 6)``, and the
+    evaluation ``(U, r0, r1, J0, J1, KB)``."""
+    from flexmb.linear.equilibrium import node_unknowns
+
     ix = pen.ix
     n = ix.size
-    U = pen.unknowns(st, Q)
+    U, st = node_unknowns(pen, st, Q, spin)
     r0, r1, J0, J1 = pen.evaluate(st, U)
     lam_dot = -r1[ix.lam]
     KB = pen.lever_stiffness(st, U, lam_dot.reshape(-1, 6), J0)
@@ -140,7 +143,7 @@ def linearize(eq, *, check: bool = True) -> Linearization:
                          f"fm.equilibrium(model, t)")
     pen, st, Q = eq.pencil, eq.start, eq.reactions
     if check:
-        F, _, _ = static_system(pen, st, Q)
+        F, _, _ = static_system(pen, st, Q, getattr(eq, "spin", None))
         _, fs = _scales(pen, st, F.size)
         res = float(np.max(np.abs(F) / fs, initial=0.0))
         if res > EQUILIBRIUM_TOL:
@@ -148,12 +151,52 @@ def linearize(eq, *, check: bool = True) -> Linearization:
                              f"{res:.3e} > {EQUILIBRIUM_TOL:.0e}); linearize about fm.equilibrium(model, t)")
     if getattr(eq, "linearization", None) is not None:
         return eq.linearization
-    E, A, (U, r0, r1, J0, J1, KB) = pencil(pen, st, Q)
+    spin = getattr(eq, "spin", None)
+    E, A, (U, r0, r1, J0, J1, KB) = pencil(pen, st, Q, spin)
     M, C, K, G, W = second_order(pen, E, A, J0)
+    if spin is not None:
+        C, K = rotating_frame(pen, spin, A, M, C, K, second_order.Ez)
+    elif second_order.Ez.nnz and abs(second_order.Ez).max() > 1e-9 * abs(M).max():
+        raise AssertionError("linearize: the momenta depend on the configuration at rest")
     Z = null_space(G, M.shape[0])
     eq.linearization = Linearization(E=E, A=A, M=M, C=C, K=K, G=G, W=W, Z=Z, coordinates=coordinate_names(pen.cm),
                                      equilibrium=eq, J0=J0)
     return eq.linearization
+
+
+def moving_base_kinematics(pen: ElementPencil, spin, A: sp.csr_matrix) -> sp.csr_matrix:
+    """``A_zz`` of the kinematic rows for rotation perturbations relative to the *moving* steady
+    rotation.  The element's rotation increment is relative to the fixed start rotation:
+    ``theta' = T(theta)^-1 omega`` gives ``A_zz = omega x / 2`` at ``theta = 0``; a perturbation of a
+    motion turning at ``omega``, ``R = exp(d) R*(t)``, has the increment ``log(exp(d) exp(omega t)) =
+    d + omega t + (d x omega t) / 2 + ...`` (Baker-Campbell-Hausdorff), whose rate adds the other
+    half: ``d' = d omega + omega x d``."""
+    from flexmb.linear.equilibrium import spin_matrix
+
+    ix = pen.ix
+    return (A[ix.z][:, ix.z] + 0.5 * spin_matrix(pen, spin, parts=(3,))).tocsr()
+
+
+def rotating_frame(pen: ElementPencil, spin, A: sp.csr_matrix, M, C, K, Ez):
+    """``C``, ``K`` of the perturbations in the frame turning with ``spin`` (the rigid rotation's
+    generator ``Om`` on the bodies' translations and rotations).  The frozen rows read
+    ``s z = A_zz z + w`` (kinematics, :func:`moving_base_kinematics`) and ``s (M w + Ez z) = -K z - C w``
+    (momenta ``p = M w``, reactions eliminated; ``Ez = (dM/dz) w``).  In the turning frame the
+    configuration, the velocities and the momenta turn: ``s -> s + Om`` on the configuration and on
+    the momentum vector (``(s + Om)(M w + Ez z)``: the momenta's rows turn, so ``M`` and ``Ez`` take
+    ``Om`` from the left; ``d/dt`` of the substituted ``M(t) w`` carries ``M' = Om M - M Om``), so
+    ``w = (s + L) z`` with ``L = Om - A_zz`` and
+
+        M s^2 + (C + Ez + M L + Om M) s + (K + C L + Om M L + Om Ez)."""
+    from flexmb.linear.equilibrium import spin_matrix
+
+    ix = pen.ix
+    Om = spin_matrix(pen, spin)
+    Azw = A[ix.z][:, ix.w]
+    if abs(Azw - sp.eye(Azw.shape[0])).max() > 1e-9:
+        raise AssertionError("linearize: the kinematic rows are not z' = w + A_zz z at the node")
+    Lm = (Om - moving_base_kinematics(pen, spin, A)).tocsr()
+    return (C + Ez + M @ Lm + Om @ M).tocsr(), (K + C @ Lm + Om @ M @ Lm + Om @ Ez).tocsr()
 
 
 def null_space(G: sp.spmatrix, n: int) -> NDArray:
@@ -165,6 +208,28 @@ def null_space(G: sp.spmatrix, n: int) -> NDArray:
     d = np.abs(np.diag(R))
     rank = int(np.count_nonzero(d > NULL_TOL * max(d.max(initial=0.0), 1e-300)))
     return Q[:, rank:].copy()
+
+
+def momentum_rows(pen: ElementPencil, E: sp.csr_matrix, A: sp.csr_matrix, J0: sp.csr_matrix):
+    """``(Em, Am)``: the bodies' momentum balance ``s Em y = Am y`` over the element unknowns, with no
+    modified momenta nor multipliers (``nv`` rows).
+
+    The modified-momentum rows plus ``B^T`` times the multiplier rows give ``s (pi + B^T lambda)``;
+    the constitutive rows ``M w - pi - B^T lambda = 0`` (``J0_w,pi = -I``, ``J0_w,lam = -B^T``) replace
+    ``pi + B^T lambda`` on the left and ``pi`` on the right (``v x pi`` of a reference point that moves
+    in steady motion).  What is left on ``lambda`` is ``(S(v) B^T - B^T S(v_B)) lambda = -(B^T)' lambda``,
+    the rate of the transport that the frozen constitutive rows do not carry (paper Eq. 8: ``Q_G =
+    Lambda' + S(v) Lambda``): Newton-Euler ``p' + S(v) p = F + B^T R_A Qbar`` has no multiplier, so those
+    columns are dropped (zero at rest)."""
+    ix = pen.ix
+    Bt = -J0[ix.w][:, ix.lam]
+    Em = E[ix.pi] + Bt @ E[ix.lam]
+    Am = A[ix.pi] + Bt @ A[ix.lam]
+    Em = Em + Em[:, ix.pi] @ J0[ix.w]  # the pi and lambda columns cancel
+    Am = Am + Am[:, ix.pi] @ J0[ix.w]  # the pi columns cancel
+    keep = np.ones(ix.size)
+    keep[ix.lam] = 0.0
+    return sp.csr_matrix(Em), sp.csr_matrix(Am @ sp.diags(keep))
 
 
 def _blocks(S: sp.spmatrix, b: int) -> NDArray:
@@ -188,16 +253,7 @@ def second_order(pen: ElementPencil, E: sp.csr_matrix, A: sp.csr_matrix, J0: sp.
     """``M, C, K (nv, nv)``, ``G (nc, nv)``, ``W (nv, nc)`` from the pencil (module docstring)."""
     ix, cm = pen.ix, pen.cm
     nv, nj = cm.nv, cm.nj
-    # physical momentum rows: pi rows + B^T lambda rows; pi and lambda columns through the w rows
-    Bt = -J0[ix.w][:, ix.lam]
-    Em = E[ix.pi] + Bt @ E[ix.lam]
-    Am = A[ix.pi] + Bt @ A[ix.lam]
-    # (pi + B^T lambda) = J0_w,rest y_rest by the constitutive rows (J0_w,pi = -I, J0_w,lam = -B^T):
-    # the pi and lambda columns cancel
-    Em = sp.csr_matrix(Em + Em[:, ix.pi] @ J0[ix.w])
-    for name, blk in (("pi", Am[:, ix.pi]), ("lambda", Am[:, ix.lam])):
-        if blk.nnz and abs(blk).max() > 1e-9 * max(abs(Am).max(), 1.0):
-            raise AssertionError(f"linearize: the momentum rows depend on {name} at rest; not supported")
+    Em, Am = momentum_rows(pen, E, A, J0)
     # joint by joint: relative coordinates (6) then attachment velocities (12)
     kcols = np.concatenate([ix.rel.reshape(nj, 6), ix.nu.reshape(nj, 12)], axis=1).reshape(-1)
     krows = kcols  # each kinematic unknown's row sits at its slot
@@ -233,6 +289,6 @@ def second_order(pen: ElementPencil, E: sp.csr_matrix, A: sp.csr_matrix, J0: sp.
         raise AssertionError("linearize: a held joint component depends on the velocities (nonholonomic)")
     W = (MQ @ Nr).tocsr()
     Mm = Em[:, ix.w].tocsr()
-    if Em[:, ix.z].nnz and abs(Em[:, ix.z]).max() > 1e-9 * abs(Mm).max():
-        raise AssertionError("linearize: the momentum rows carry a rate of the configuration; not supported")
+    #: the momenta's dependence on the configuration, (dM/dz) w (nonzero in steady motion only)
+    second_order.Ez = Em[:, ix.z].tocsr()
     return Mm, C, K, G, W

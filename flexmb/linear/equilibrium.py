@@ -70,6 +70,8 @@ class Equilibrium:
     source: Model = field(default=None, repr=False)
     #: the steady rotation (``omega (3,)``, ``center (3,)``) or None (at rest)
     spin: object = field(default=None, repr=False)
+    #: the element's evaluation at this state (``static_system``), for the linearization
+    evaluation: object = field(default=None, repr=False)
     #: the linearization at this state, once computed (:func:`flexmb.linear.linearize`)
     linearization: object = field(default=None, repr=False)
 
@@ -134,7 +136,7 @@ def node_unknowns(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
         from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 
         st.extra[NODE_VELOCITY] = w
-        r0, _, _, _ = pen.evaluate(st, U, jacobian=False)
+        r0 = pen.algebraic_residual(st, U)
         U[ix.pi] = r0[ix.w]  # M w - pi - Lambda with pi = Lambda = 0
         U[ix.nu] = -r0[ix.nu]  # nu - B w with nu = 0
         st.pi = U[ix.pi].copy()
@@ -145,7 +147,8 @@ def static_system(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
     """Residual ``(f, g)`` and Jacobian (CSC) of the static (or steady, ``spin``) equations at
     ``(st, Q)``, unknowns ``[z (nv), s phi (6 nj), Qbar (6 nj)]``: ``f = p' - omega^ p`` (the momentum
     rate of the bodies minus that of the rigid rotation, zero at rest), ``g`` the joints' relative
-    kinematics and laws.  Also returns the evaluation ``(U, r0, r1, J0, J1)``."""
+    kinematics and laws.  Also returns the evaluation ``(U, r0, r1, J0, J1, KB)`` (reused by
+    :func:`flexmb.linear.linearize.pencil` at the converged state)."""
     ix = pen.ix
     U, st = node_unknowns(pen, st, Q, spin)
     r0, r1, J0, J1 = pen.evaluate(st, U)
@@ -179,7 +182,7 @@ def static_system(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
     extra = KB if spin is None else KB - spin_matrix(pen, spin) @ dPi
     df = df + sp.hstack([extra, sp.csr_matrix((extra.shape[0], cols.size - extra.shape[1]))])
     J = sp.vstack([df, (J0[alg] @ T)]).tocsc()
-    return np.concatenate([f, g]), J, (U, r0, r1, J0, J1)
+    return np.concatenate([f, g]), J, (U, r0, r1, J0, J1, KB)
 
 
 def _update(pen: ElementPencil, st: ElementStart, Q: NDArray, d: NDArray) -> tuple[ElementStart, NDArray]:
@@ -321,7 +324,7 @@ def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-1
     spin = steady_spin(model, pen, steady)
     Q = _initial_reactions(pen, st, Q, xs, fs, spin)
     for it in range(1, max_iter + 1):
-        F, J, _ = static_system(pen, st, Q, spin)
+        F, J, evaluation = static_system(pen, st, Q, spin)
         res = float(np.max(np.abs(F) / fs, initial=0.0))
         if res <= tol:
             break
@@ -343,6 +346,7 @@ def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-1
                                f"has no isolated equilibrium; a load beyond a limit point none nearby)")
     eq = Equilibrium(t=float(t), model=_model_at(model, pen, st, spin), reactions=Q, residual=res, iterations=it,
                      singular=singular, start=st, pencil=pen, source=model, spin=spin)
+    eq.evaluation = evaluation if res <= tol else None
     if stability:
         _classify(eq)
     if singular:

@@ -102,18 +102,21 @@ def coordinate_names(cm) -> list:
     return names
 
 
-def pencil(pen: ElementPencil, st, Q: NDArray, spin=None):
+def pencil(pen: ElementPencil, st, Q: NDArray, spin=None, evaluation=None):
     """The descriptor pencil ``(E, A)`` (CSR, element unknowns) at the node ``st`` at rest (or in the
     steady rotation ``spin``, frozen: inertial components) with reactions ``Q (nj, 6)``, and the
-    evaluation ``(U, r0, r1, J0, J1, KB)``."""
+    evaluation ``(U, r0, r1, J0, J1, KB)`` (given: that of :func:`~flexmb.linear.equilibrium.static_system`
+    at the same state)."""
     from flexmb.linear.equilibrium import node_unknowns
 
     ix = pen.ix
     n = ix.size
-    U, st = node_unknowns(pen, st, Q, spin)
-    r0, r1, J0, J1 = pen.evaluate(st, U)
-    lam_dot = -r1[ix.lam]
-    KB = pen.lever_stiffness(st, U, lam_dot.reshape(-1, 6), J0)
+    if evaluation is None:
+        U, st = node_unknowns(pen, st, Q, spin)
+        r0, r1, J0, J1 = pen.evaluate(st, U)
+        KB = pen.lever_stiffness(st, U, -r1[ix.lam].reshape(-1, 6), J0)
+    else:
+        U, r0, r1, J0, J1, KB = evaluation
     diff = np.zeros(n, bool)
     diff[ix.diff] = True
     Dd = sp.diags(diff.astype(float))
@@ -142,17 +145,20 @@ def linearize(eq, *, check: bool = True) -> Linearization:
         raise ModelError(f"linearize: state={type(eq).__name__} is not an Equilibrium; compute one with "
                          f"fm.equilibrium(model, t)")
     pen, st, Q = eq.pencil, eq.start, eq.reactions
-    if check:
+    ev = getattr(eq, "evaluation", None)
+    if ev is not None and not np.array_equal(ev[0][pen.ix.q], np.asarray(Q, float).ravel()):
+        ev = eq.evaluation = None  # the reactions were changed after the solve
+    if check and ev is None:  # (an evaluation kept by equilibrium() is that of its converged residual)
         F, _, _ = static_system(pen, st, Q, getattr(eq, "spin", None))
         _, fs = _scales(pen, st, F.size)
         res = float(np.max(np.abs(F) / fs, initial=0.0))
         if res > EQUILIBRIUM_TOL:
             raise ModelError(f"linearize: the state is not an equilibrium (largest scaled static residual "
                              f"{res:.3e} > {EQUILIBRIUM_TOL:.0e}); linearize about fm.equilibrium(model, t)")
-    if getattr(eq, "linearization", None) is not None:
+    if getattr(eq, "linearization", None) is not None and ev is not None:
         return eq.linearization
     spin = getattr(eq, "spin", None)
-    E, A, (U, r0, r1, J0, J1, KB) = pencil(pen, st, Q, spin)
+    E, A, (U, r0, r1, J0, J1, KB) = pencil(pen, st, Q, spin, ev)
     M, C, K, G, W = second_order(pen, E, A, J0)
     if spin is not None:
         C, K = rotating_frame(pen, spin, A, M, C, K, second_order.Ez)

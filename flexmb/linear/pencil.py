@@ -170,7 +170,14 @@ class ElementPencil:
         ix = self.ix
         if not self.cm.nj:
             return sp.csr_matrix((self.cm.nv, self.cm.nv))
+        if not np.any(lam_dot):
+            return sp.csr_matrix((self.cm.nv, self.cm.nv))
         Ul = U.copy()
         self.lay.joint_view(Ul)[:, 0, JLAM:JLAM + 6] = lam_dot
-        _, _, Jl, _ = self.evaluate(st, Ul)
-        return -(Jl[ix.w][:, ix.z] - J0[ix.w][:, ix.z]).tocsr()
+        # the constitutive rows are algebraic (no h): one evaluation at h = 1 gives their J0
+        _, Jl = self.system.evaluate(Ul, replace(st, t=self.t - 1.0), 1.0)
+        return -(Jl.tocsr()[ix.w][:, ix.z] - J0[ix.w][:, ix.z]).tocsr()
+
+    def algebraic_residual(self, st: ElementStart, U: NDArray) -> NDArray:
+        """The residual at ``h = 1`` (one evaluation): exact on the algebraic rows, which have no ``h``."""
+        return self.system.evaluate(U, replace(st, t=self.t - 1.0), 1.0, jacobian=False)[0]

@@ -70,6 +70,8 @@ _LAZY: dict[str, str] = {
     "Linearization": "flexmb.linear.linearize",
     "eigen": "flexmb.linear.eigen",
     "EigenResult": "flexmb.linear.eigen",
+    "campbell": "flexmb.linear.campbell",
+    "CampbellResult": "flexmb.linear.campbell",
     "sweep": "flexmb.studies",
     "linear_range": "flexmb.studies",
     "log_range": "flexmb.studies",
@@ -124,6 +126,8 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.linear.linearize import Linearization as Linearization
     from flexmb.linear.eigen import eigen as eigen
     from flexmb.linear.eigen import EigenResult as EigenResult
+    from flexmb.linear.campbell import campbell as campbell
+    from flexmb.linear.campbell import CampbellResult as CampbellResult
     from flexmb.studies import sweep as sweep
     from flexmb.studies import linear_range as linear_range
     from flexmb.studies import log_range as log_range

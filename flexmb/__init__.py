@@ -65,7 +65,7 @@ _LAZY: dict[str, str] = {
     "PointView": "flexmb.results.solution",
     "NodeSetView": "flexmb.results.flexible_outputs",
     "equilibrium": "flexmb.linear.equilibrium",
-    "Equilibrium": "flexmb.linear.equilibrium",
+    "Equilibrium": "flexmb.linear.statics",
     "linearize": "flexmb.linear.linearize",
     "Linearization": "flexmb.linear.linearize",
     "eigen": "flexmb.linear.eigen",
@@ -121,7 +121,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.results.solution import PointView as PointView
     from flexmb.results.flexible_outputs import NodeSetView as NodeSetView
     from flexmb.linear.equilibrium import equilibrium as equilibrium
-    from flexmb.linear.equilibrium import Equilibrium as Equilibrium
+    from flexmb.linear.statics import Equilibrium as Equilibrium
     from flexmb.linear.linearize import linearize as linearize
     from flexmb.linear.linearize import Linearization as Linearization
     from flexmb.linear.eigen import eigen as eigen

@@ -18,7 +18,7 @@ from flexmb.fe.mesh import Material
 from flexmb.fe.mesh.structured import structured_box
 from flexmb.fe.reduction.body_data import build_flexible_body
 from flexmb.linear.eigen import physical_pencil
-from flexmb.linear.equilibrium import _scales, _update, static_system
+from flexmb.linear.statics import scales, static_system, update
 from flexmb.linear.pencil import ElementPencil
 from flexmb.dynamics.system import initial_state
 
@@ -93,14 +93,14 @@ def static_fd_error(model, seed=0, eps=1e-6, spin=None):
     st.pi[:] = 0.0
     Q = np.random.default_rng(seed).standard_normal((pen.cm.nj, 6))
     F, J, _ = static_system(pen, st, Q, spin)
-    xs, fs = _scales(pen, st, F.size)
+    xs, fs = scales(pen, st, F.size)
     J = J.toarray()
     Jfd = np.zeros_like(J)
     for i in range(J.shape[1]):
         d = np.zeros(J.shape[1])
         d[i] = eps * xs[i]
-        Fp = static_system(pen, *_update(pen, st, Q, d), spin)[0]
-        Fm = static_system(pen, *_update(pen, st, Q, -d), spin)[0]
+        Fp = static_system(pen, *update(pen, st, Q, d), spin)[0]
+        Fm = static_system(pen, *update(pen, st, Q, -d), spin)[0]
         Jfd[:, i] = (Fp - Fm) / (2 * eps * xs[i])
     scaled = np.abs(J - Jfd) * xs[None, :] / fs[:, None]
     return scaled.max(), np.abs(J * xs[None, :] / fs[:, None]).max()

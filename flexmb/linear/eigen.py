@@ -22,6 +22,7 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
+from flexmb.linear.statics import spin_matrix
 
 #: |s| below this fraction of the reference rate is a zero mode (a zero stiffness eigenvalue at 1e-12)
 ZERO_TOL = 1e-6
@@ -191,9 +192,7 @@ def physical_pencil(lin):
     Ap = sp.vstack([A[ix.z][:, cols], Am[:, cols], A[rows_alg][:, cols]]).tocsc()
     spin = getattr(lin.equilibrium, "spin", None)
     if spin is not None:  # perturbations in the turning frame: A - E Om (Om on z and w)
-        from flexmb.linear.equilibrium import spin_matrix
-
-        # kinematic rows: moving-base rotation kinematics (linearize.moving_base_kinematics) and
+            # kinematic rows: moving-base rotation kinematics (linearize.moving_base_kinematics) and
         # - Om z; momentum rows: - Om (M w + Ez z) (linearize.rotating_frame)
         Om = spin_matrix(pen, spin)
         nv, n = Om.shape[0], cols.size

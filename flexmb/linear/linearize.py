@@ -28,11 +28,11 @@ from functools import cached_property
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
-import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
 from flexmb.linear.pencil import ElementPencil
+from flexmb.linear.statics import Equilibrium, node_unknowns, scales, spin_matrix, static_system
 
 #: singular values of a joint's law block / of G below this fraction of the largest are zero
 NULL_TOL = 1e-9
@@ -107,8 +107,6 @@ def pencil(pen: ElementPencil, st, Q: NDArray, spin=None, evaluation=None):
     steady rotation ``spin``, frozen: inertial components) with reactions ``Q (nj, 6)``, and the
     evaluation ``(U, r0, r1, J0, J1, KB)`` (given: that of :func:`~flexmb.linear.equilibrium.static_system`
     at the same state)."""
-    from flexmb.linear.equilibrium import node_unknowns
-
     ix = pen.ix
     n = ix.size
     if evaluation is None:
@@ -139,8 +137,6 @@ def linearize(eq, *, check: bool = True) -> Linearization:
     Raises :class:`~flexmb.errors.ModelError` when ``eq`` is not an equilibrium (its static residual,
     recomputed, exceeds ``EQUILIBRIUM_TOL`` in the scales of :func:`equilibrium`; ``check=False`` skips
     the test: a frozen-time linearization about a state that is not at rest is not supported)."""
-    from flexmb.linear.equilibrium import Equilibrium, _scales, static_system
-
     if not isinstance(eq, Equilibrium):
         raise ModelError(f"linearize: state={type(eq).__name__} is not an Equilibrium; compute one with "
                          f"fm.equilibrium(model, t)")
@@ -150,7 +146,7 @@ def linearize(eq, *, check: bool = True) -> Linearization:
         ev = eq.evaluation = None  # the reactions were changed after the solve
     if check and ev is None:  # (an evaluation kept by equilibrium() is that of its converged residual)
         F, _, _ = static_system(pen, st, Q, getattr(eq, "spin", None))
-        _, fs = _scales(pen, st, F.size)
+        _, fs = scales(pen, st, F.size)
         res = float(np.max(np.abs(F) / fs, initial=0.0))
         if res > EQUILIBRIUM_TOL:
             raise ModelError(f"linearize: the state is not an equilibrium (largest scaled static residual "
@@ -177,8 +173,6 @@ def moving_base_kinematics(pen: ElementPencil, spin, A: sp.csr_matrix) -> sp.csr
     motion turning at ``omega``, ``R = exp(d) R*(t)``, has the increment ``log(exp(d) exp(omega t)) =
     d + omega t + (d x omega t) / 2 + ...`` (Baker-Campbell-Hausdorff), whose rate adds the other
     half: ``d' = d omega + omega x d``."""
-    from flexmb.linear.equilibrium import spin_matrix
-
     ix = pen.ix
     return (A[ix.z][:, ix.z] + 0.5 * spin_matrix(pen, spin, parts=(3,))).tocsr()
 
@@ -194,8 +188,6 @@ def rotating_frame(pen: ElementPencil, spin, A: sp.csr_matrix, M, C, K, Ez):
     ``w = (s + L) z`` with ``L = Om - A_zz`` and
 
         M s^2 + (C + Ez + M L + Om M) s + (K + C L + Om M L + Om Ez)."""
-    from flexmb.linear.equilibrium import spin_matrix
-
     ix = pen.ix
     Om = spin_matrix(pen, spin)
     Azw = A[ix.z][:, ix.w]

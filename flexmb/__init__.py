@@ -71,6 +71,7 @@ _LAZY: dict[str, str] = {
     "eigen": "flexmb.linear.eigen",
     "EigenResult": "flexmb.linear.eigen",
     "campbell": "flexmb.linear.campbell",
+    "load_path": "flexmb.linear.loadpath",
     "CampbellResult": "flexmb.linear.campbell",
     "sweep": "flexmb.studies",
     "linear_range": "flexmb.studies",
@@ -127,6 +128,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.linear.eigen import eigen as eigen
     from flexmb.linear.eigen import EigenResult as EigenResult
     from flexmb.linear.campbell import campbell as campbell
+    from flexmb.linear.loadpath import load_path as load_path
     from flexmb.linear.campbell import CampbellResult as CampbellResult
     from flexmb.studies import sweep as sweep
     from flexmb.studies import linear_range as linear_range

@@ -380,3 +380,44 @@ def test_campbell_critical_speed_of_a_flapping_arm():
     assert len(crit) == 1 and abs(crit.speed_rad_s[0] / np.sqrt(k / (Ih - cc)) - 1) < 1e-3
     assert c.unstable_speeds.size == 0
     assert list(c.table().columns) == ["speed_rad_s", "speed_rpm", "f0_Hz"]
+
+
+def test_load_path_finds_the_buckling_load_of_a_sprung_column():
+    """A rigid column of length L on a base hinge with a torsional spring k, a dead load P down at
+    its top (no gravity): the straight column's stiffness is k - P L, so it buckles at P = k / L; the
+    load path (continuation, margin interpolated) finds it to 1e-9 and the margin is (k - P L) / I."""
+    k, L, m, J = 40.0, 0.8, 1.5, 1e-3
+
+    def build(P):
+        top = fm.RigidBody("top", mass=m, inertia=np.full(3, J), position=(0.0, L, 0.0))
+        base = fm.Revolute("base", "ground", "top", point=(0, 0, 0), axis=(0, 0, 1), stiffness=k)
+        return fm.Model([top], [base], [fm.PointForce("top", (0.0, -P, 0.0))])
+
+    factors = np.linspace(0.0, 1.5, 7) * k / L
+    path = fm.load_path(build, factors, n=1)
+    assert path.stopped is None and path.factors.size == 7
+    assert np.allclose(path.margin, (k - factors * L) / (J + m * L**2), rtol=1e-9, atol=1e-9)
+    assert abs(path.buckling_factor / (k / L) - 1) < 1e-9
+
+
+def test_state_space_transfer_function_of_the_spring_pendulum():
+    """Torque on the bob about z to its rotation: G(s) = 1 / (I s^2 + K) (I about the pivot,
+    K = k - m g L sin th); the rate output is s G(s); unknown names are refused."""
+    import scipy.signal as signal
+
+    k, m, L, Jc = 20.0, 1.0, 1.0, 1e-3
+    eq = fm.equilibrium(spring_pendulum(k, m, L, Jc))
+    lin = fm.linearize(eq)
+    th = np.arctan2(*eq.body_position("bob")[[1, 0]])
+    I, K = Jc + m * L**2, k - m * G * L * np.sin(th)
+    A, B, C, D = lin.state_space(["bob:theta_z"], ["bob:theta_z", "bob:theta_z'"])
+    sys = signal.StateSpace(A, B, C, D)  # scipy takes it
+    assert sys.A.shape == (2, 2)
+    w = np.array([0.5, 2.0, 7.0])
+    H = np.array([C @ np.linalg.solve(1j * x * np.eye(2) - A, B) + D for x in w])[:, :, 0]
+    assert np.allclose(H[:, 0], 1.0 / (K - I * w**2), rtol=1e-9)
+    assert np.allclose(H[:, 1], 1j * w / (K - I * w**2), rtol=1e-9)
+    with pytest.raises(ModelError, match="unknown input 'bob:phi'"):
+        lin.state_space(["bob:phi"], ["bob:x"])
+    with pytest.raises(ModelError, match="unknown output 'pin:x'"):
+        lin.state_space(["bob:x"], ["pin:x"])

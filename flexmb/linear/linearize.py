@@ -78,6 +78,11 @@ class Linearization:
     def ndof(self) -> int:
         return self.Z.shape[1]
 
+    def state_space(self, inputs, outputs):
+        """``(A, B, C, D)`` with generalized forces on named coordinates as inputs and named
+        coordinates (or their rates, ``"name'"``) as outputs (:func:`state_space`)."""
+        return state_space(self, inputs, outputs)
+
     def state_matrix(self) -> NDArray:
         """``A_ss (2 ndof, 2 ndof)`` of ``d/dt (xi, xi') = A_ss (xi, xi')`` (independent coordinates)."""
         Mr = self.Mr
@@ -89,6 +94,38 @@ class Linearization:
                              "degree of freedom); give the bodies mass and inertia in every direction they can move") from None
         n = self.ndof
         return np.block([[np.zeros((n, n)), np.eye(n)], [-Mi_K, -Mi_C]])
+
+
+def _coordinate_index(lin, name, what: str) -> int:
+    if name not in lin.coordinates:
+        shown = ", ".join(lin.coordinates[:8]) + (" ..." if len(lin.coordinates) > 8 else "")
+        raise ModelError(f"state_space: unknown {what} {name!r}; use a coordinate name 'body:x', 'body:theta_z', "
+                         f"'body:q1' (velocity: append \"'\"): {shown}")
+    return lin.coordinates.index(name)
+
+
+def state_space(lin, inputs, outputs):
+    """``(A, B, C, D)`` of ``x' = A x + B u``, ``y = C x + D u`` in independent coordinates
+    ``x = (xi, xi')`` (usable with :mod:`scipy.signal`, e.g. ``signal.StateSpace(*ss)``).
+
+    ``inputs``: coordinate names (:attr:`Linearization.coordinates`) whose generalized force is an
+    input (``"body:x"``: a force along x at the body's reference point [N], ``"body:theta_z"``: a
+    moment about z [N m], ``"body:q1"``: a modal force); ``outputs``: coordinate names (the
+    displacement or rotation of that coordinate) or the same with ``"'"`` appended (its rate)."""
+    if isinstance(inputs, str) or isinstance(outputs, str):
+        raise ModelError("state_space: inputs and outputs are lists of coordinate names (a single name: ['bob:x'])")
+    n = lin.ndof
+    A = lin.state_matrix()
+    Mr = lin.Mr
+    Bz = np.zeros((lin.Z.shape[0], len(inputs)))
+    for k, name in enumerate(inputs):
+        Bz[_coordinate_index(lin, name, "input"), k] = 1.0
+    B = np.vstack([np.zeros((n, len(inputs))), np.linalg.solve(Mr, lin.Z.T @ Bz)])
+    C = np.zeros((len(outputs), 2 * n))
+    for k, name in enumerate(outputs):
+        rate = name.endswith("'")
+        C[k, n if rate else 0:(2 * n if rate else n)] = lin.Z[_coordinate_index(lin, name.rstrip("'"), "output")]
+    return A, B, C, np.zeros((len(outputs), len(inputs)))
 
 
 def coordinate_names(cm) -> list:

@@ -421,3 +421,22 @@ def test_state_space_transfer_function_of_the_spring_pendulum():
         lin.state_space(["bob:phi"], ["bob:x"])
     with pytest.raises(ModelError, match="unknown output 'pin:x'"):
         lin.state_space(["bob:x"], ["pin:x"])
+
+
+def test_fe_node_shapes_of_a_flexible_mode_and_paraview(tmp_path):
+    """The clamped X1 strip at rest: the first mode's FE node displacements are the first
+    clamped-free shape (modal coordinates only: the frame is held), zero at the root; the animated
+    ParaView series has one .vtu per phase."""
+    from flexmb.validation.cases.case_l3 import strip_model
+    from flexmb.validation.cases.case_x5 import flapwise_data
+
+    data = flapwise_data()
+    res = fm.eigen(fm.linearize(fm.equilibrium(strip_model(data.n_modes, 0.0))))
+    u = res.node_displacements(0, "strip")
+    ref = data.mode_shapes[:, :, 0]
+    c = (ref.ravel() @ u.real.ravel()) / (ref.ravel() @ ref.ravel())
+    assert np.abs(u.real - c * ref).max() < 1e-12 * np.abs(u).max() and np.abs(u.imag).max() < 1e-12 * np.abs(u).max()
+    pvd = res.to_paraview(tmp_path, "strip", 0, frames=4, scale=0.1)
+    assert pvd.is_file() and len(list(tmp_path.glob("*.vtu"))) == 4
+    with pytest.raises(ModelError, match="rigid"):
+        fm.eigen(fm.linearize(fm.equilibrium(spring_pendulum()))).node_displacements(0, "bob")

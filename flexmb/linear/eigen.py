@@ -26,8 +26,8 @@ from flexmb.linear.statics import spin_matrix
 
 #: |s| below this fraction of the reference rate is a zero mode (a zero stiffness eigenvalue at 1e-12)
 ZERO_TOL = 1e-6
-#: largest number of independent coordinates solved densely by method="auto"
-DENSE_MAX = 400
+#: largest number of body coordinates (velocity coordinates) solved densely by method="auto"
+DENSE_MAX = 1200
 #: relative real part (of |s|) above which a mode is unstable
 STABILITY_TOL = 1e-7
 
@@ -47,6 +47,8 @@ class EigenResult:
     #: reference rate [1/s] of the zero test (the largest |s|, or that of the model's stiffness and gravity)
     reference: float = 0.0
     kind: NDArray = field(default=None)
+    #: the model at the state linearized about (for the FE node shapes of flexible bodies)
+    model: object = field(default=None, repr=False)
 
     def __post_init__(self):
         s = self.eigenvalues
@@ -84,6 +86,52 @@ class EigenResult:
             raise ModelError(f"unknown coordinate {coordinate!r}; coordinates are 'body:x', 'body:theta_z', "
                              f"'body:q1', ...: {', '.join(self.coordinates[:8])}{' ...' if len(self.coordinates) > 8 else ''}")
         return self.modes[self.coordinates.index(coordinate), k]
+
+    def node_displacements(self, k: int, body: str) -> NDArray:
+        """FE node displacements ``(n_nodes, 3)`` (complex, inertial components) of flexible body ``body``
+        in mode ``k``: ``dx + dtheta x R (X0 + Phi q) + R Phi dq`` (``X0``: the data's node points in
+        the body frame)."""
+        if self.model is None:
+            raise ModelError("node_displacements: this result has no model (compute it with fm.eigen(lin))")
+        b = self.model.bodies[self.model.body_index(body)]
+        if not hasattr(b, "data"):
+            raise ModelError(f"node_displacements: body {body!r} is rigid; FE node shapes need a FlexibleBody")
+        v = self.modes[:, k]
+        get = lambda c: v[self.coordinates.index(f"{body}:{c}")]  # noqa: E731
+        dx = np.array([get(c) for c in ("x", "y", "z")])
+        dth = np.array([get(c) for c in ("theta_x", "theta_y", "theta_z")])
+        dq = np.array([get(f"q{i + 1}") for i in range(b.n_modes)])
+        R = np.asarray(b.orientation, float)
+        Phi = b.data.mode_shapes
+        pos = (b.data.points + Phi @ np.asarray(b.q0, float)) @ R.T
+        return dx[None, :] + np.cross(dth[None, :], pos) + (Phi @ dq) @ R.T
+
+    def to_paraview(self, directory, body: str, k: int = 0, frames: int = 16, scale: float = 1.0):
+        """An animated ``.pvd`` of mode ``k`` of flexible body ``body``: ``frames`` phases of one period,
+        the deformed mesh (inertial positions, the mode scaled to ``scale`` [m] at its largest node
+        displacement) with point data ``displacement`` [m].  Returns the ``.pvd`` path."""
+        from pathlib import Path
+
+        import meshio  # visualization only
+
+        u = self.node_displacements(k, body)
+        u = u * (scale / max(np.abs(u).max(), 1e-300))
+        b = self.model.bodies[self.model.body_index(body)]
+        R = np.asarray(b.orientation, float)
+        X = np.asarray(b.position, float) + (b.data.points + b.data.mode_shapes @ np.asarray(b.q0, float)) @ R.T
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        cells = list(b.data.cells.items())
+        lines = ['<?xml version="1.0"?>', '<VTKFile type="Collection" version="0.1">', "  <Collection>"]
+        for i in range(frames):
+            d = np.real(u * np.exp(2j * np.pi * i / frames))
+            name = f"{body}_mode{k}_{i:03d}.vtu"
+            meshio.write(directory / name, meshio.Mesh(X + d, cells, point_data={"displacement": d}), binary=True)
+            lines.append(f'    <DataSet timestep="{i / frames:.6g}" part="0" file="{name}"/>')
+        lines += ["  </Collection>", "</VTKFile>", ""]
+        pvd = directory / f"{body}_mode{k}.pvd"
+        pvd.write_text("\n".join(lines))
+        return pvd
 
     def table(self):
         """A pandas DataFrame: frequency [Hz], natural frequency [Hz], damping ratio, real and
@@ -144,15 +192,15 @@ def eigen(lin, n: int | None = None, *, sigma: float = 0.0, method: str = "auto"
 
     ``n``: how many (default all, dense); ``sigma``: the shift [1/s] the ``n`` nearest are taken
     around (default 0: the lowest); ``method``: ``"dense"``, ``"sparse"`` (shift-invert on the
-    sparse descriptor pencil, needs ``n``) or ``"auto"`` (dense up to ``DENSE_MAX`` independent
-    coordinates or when ``n`` is None).
+    sparse descriptor pencil, needs ``n``; no null space is formed) or ``"auto"`` (dense up to
+    ``DENSE_MAX`` body coordinates or when ``n`` is None).
     """
     if method not in ("auto", "dense", "sparse"):
         raise ModelError(f"eigen: method={method!r}; use 'auto', 'dense' or 'sparse'")
     if n is not None and (not isinstance(n, (int, np.integer)) or n < 1):
         raise ModelError(f"eigen: n={n!r}; give a positive number of eigenvalues (or None for all)")
     if method == "auto":
-        method = "dense" if (n is None or lin.ndof <= DENSE_MAX) else "sparse"
+        method = "dense" if (n is None or lin.M.shape[0] <= DENSE_MAX) else "sparse"
     if method == "sparse" and n is None:
         raise ModelError("eigen: method='sparse' needs n, the number of eigenvalues nearest sigma")
     if method == "dense":
@@ -163,16 +211,15 @@ def eigen(lin, n: int | None = None, *, sigma: float = 0.0, method: str = "auto"
     else:
         s, modes = _sparse(lin, n, sigma)
     return EigenResult(eigenvalues=s, modes=_normalize(modes), coordinates=list(lin.coordinates),
-                       reference=_reference(lin))
+                       reference=_reference(lin), model=lin.equilibrium.model)
 
 
 def _reference(lin) -> float:
-    """A rate [1/s] of the model: ``sqrt(max diag Kr / max diag Mr)`` or ``sqrt(|g| / L)``."""
+    """A rate [1/s] of the model: ``sqrt(max |diag K| / max |diag M|)`` or ``sqrt(|g| / L)``."""
     cm = lin.equilibrium.pencil.cm
     ref = np.sqrt(np.linalg.norm(cm.gravity) / max(cm.length_scale, 1e-6))
-    if lin.ndof:
-        ref = max(ref, np.sqrt(np.abs(np.diag(lin.Kr)).max() / max(np.abs(np.diag(lin.Mr)).max(), 1e-300)))
-    return float(ref)
+    k = np.abs(lin.K.diagonal()).max(initial=0.0)
+    return float(max(ref, np.sqrt(k / max(np.abs(lin.M.diagonal()).max(initial=0.0), 1e-300))))
 
 
 def physical_pencil(lin):
@@ -206,8 +253,7 @@ def _sparse(lin, n: int, sigma: float):
     Ep, Ap = physical_pencil(lin)
     nv = lin.M.shape[0]
     # shift off an exact zero mode / eigenvalue so that A - sigma E is regular
-    sig = sigma if sigma != 0.0 else -1e-3 * max(np.sqrt(np.abs(np.diag(lin.Kr)).max(initial=1.0) /
-                                                         max(np.abs(np.diag(lin.Mr)).max(initial=1.0), 1e-300)), 1e-6)
+    sig = sigma if sigma != 0.0 else -1e-3 * max(_reference(lin), 1e-6)
     lu = spla.splu((Ap - sig * Ep).tocsc())
     op = spla.LinearOperator(Ap.shape, matvec=lambda v: lu.solve(Ep @ v), dtype=float)
     k = min(2 * n + 2, Ap.shape[0] - 2)

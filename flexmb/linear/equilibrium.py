@@ -157,20 +157,21 @@ def _classify(eq: Equilibrium) -> None:
     """Set ``eq.stable`` and ``eq.isolated`` from the eigenvalues of ``sym(Kr)`` scaled by ``Mr``."""
     from flexmb.linear.linearize import linearize
 
+    from flexmb.linear.eigen import DENSE_MAX, eigen
+
     lin = linearize(eq, check=False)
-    if lin.ndof == 0:
+    large = lin.M.shape[0] > DENSE_MAX  # no dense null space: the 6 eigenvalues nearest 0 decide
+    if not large and lin.ndof == 0:
         eq.stable, eq.isolated = True, True
         return
-    if eq.spin is not None:  # gyroscopic: the eigenvalues decide
-        from flexmb.linear.eigen import eigen
-
-        kinds = set(eigen(lin).kind)
+    if eq.spin is not None or large:  # gyroscopic (or large): the eigenvalues decide
+        kinds = set(eigen(lin, 6, method="sparse").kind if large else eigen(lin).kind)
         eq.stable = not ({"divergence", "flutter"} & kinds)
         eq.isolated = "zero" not in kinds
         if not eq.stable:
-            log.warning("steady state at t = %g is unstable (%s)", eq.t, ", ".join(sorted(kinds - {"stable", "zero"})))
+            log.warning("equilibrium at t = %g is unstable (%s)", eq.t, ", ".join(sorted(kinds - {"stable", "zero"})))
         if not eq.isolated:
-            log.warning("steady state at t = %g is not isolated (a zero eigenvalue: a free degree of freedom)", eq.t)
+            log.warning("equilibrium at t = %g is not isolated (a zero eigenvalue: a free degree of freedom)", eq.t)
         return
     Mr = lin.Mr
     d = 1.0 / np.sqrt(np.maximum(np.abs(np.diag(Mr)), 1e-300))

@@ -56,11 +56,15 @@ class Linearization:
     K: sp.csr_matrix
     G: sp.csr_matrix
     W: sp.csr_matrix
-    Z: NDArray
     coordinates: list
     equilibrium: object = field(repr=False)
     #: the element's Jacobian at h = 0 (end-node rows per unit weight), for the physical pencil
     J0: sp.csr_matrix = field(default=None, repr=False)
+
+    @cached_property
+    def Z(self) -> NDArray:
+        """Basis ``(nv, ndof)`` of the null space of ``G`` (dense pivoted QR, computed on first use)."""
+        return null_space(self.G, self.M.shape[0])
 
     @cached_property
     def Mr(self) -> NDArray:
@@ -197,8 +201,7 @@ def linearize(eq, *, check: bool = True) -> Linearization:
         C, K = rotating_frame(pen, spin, A, M, C, K, second_order.Ez)
     elif second_order.Ez.nnz and abs(second_order.Ez).max() > 1e-9 * abs(M).max():
         raise AssertionError("linearize: the momenta depend on the configuration at rest")
-    Z = null_space(G, M.shape[0])
-    eq.linearization = Linearization(E=E, A=A, M=M, C=C, K=K, G=G, W=W, Z=Z, coordinates=coordinate_names(pen.cm),
+    eq.linearization = Linearization(E=E, A=A, M=M, C=C, K=K, G=G, W=W, coordinates=coordinate_names(pen.cm),
                                      equilibrium=eq, J0=J0)
     return eq.linearization
 

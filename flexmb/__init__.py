@@ -72,6 +72,7 @@ _LAZY: dict[str, str] = {
     "EigenResult": "flexmb.linear.eigen",
     "campbell": "flexmb.linear.campbell",
     "load_path": "flexmb.linear.loadpath",
+    "sensitivity": "flexmb.linear.sensitivity",
     "CampbellResult": "flexmb.linear.campbell",
     "sweep": "flexmb.studies",
     "linear_range": "flexmb.studies",
@@ -129,6 +130,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.linear.eigen import EigenResult as EigenResult
     from flexmb.linear.campbell import campbell as campbell
     from flexmb.linear.loadpath import load_path as load_path
+    from flexmb.linear.sensitivity import sensitivity as sensitivity
     from flexmb.linear.campbell import CampbellResult as CampbellResult
     from flexmb.studies import sweep as sweep
     from flexmb.studies import linear_range as linear_range

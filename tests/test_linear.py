@@ -440,3 +440,29 @@ def test_fe_node_shapes_of_a_flexible_mode_and_paraview(tmp_path):
     assert pvd.is_file() and len(list(tmp_path.glob("*.vtu"))) == 4
     with pytest.raises(ModelError, match="rigid"):
         fm.eigen(fm.linearize(fm.equilibrium(spring_pendulum()))).node_displacements(0, "bob")
+
+
+@pytest.mark.parametrize("param", ["k", "m", "L"])
+def test_eigenvalue_sensitivity_of_the_spring_pendulum(param):
+    """d(omega)/dp of the spring pendulum w.r.t. the hinge stiffness, the mass and the pivot-to-mass
+    distance (a joint position), through the left/right eigenvectors of the pencil (central differences
+    of the pencil, each about its own equilibrium), against the derivative of the closed form
+    omega = sqrt((k - m g L sin th) / (J + m L^2)), k th + m g L cos th = 0 (5e-6)."""
+    from scipy.optimize import brentq
+
+    base = dict(k=20.0, m=1.0, L=1.0)
+
+    def omega(**kw):
+        q = {**base, **kw}
+        th = brentq(lambda t: q["k"] * t + q["m"] * G * q["L"] * np.cos(t), -1.5, 0.0)
+        return np.sqrt((q["k"] - q["m"] * G * q["L"] * np.sin(th)) / (1e-3 + q["m"] * q["L"] ** 2))
+
+    def build(v):
+        return spring_pendulum(**{**base, param: v})
+
+    s, ds = fm.sensitivity(build, base[param], modes=(0,))
+    h = 1e-5
+    ref = (omega(**{param: base[param] + h}) - omega(**{param: base[param] - h})) / (2 * h)
+    assert abs(abs(s[0].imag) - omega()) < 1e-9
+    assert abs(ds[0].imag * np.sign(s[0].imag) - ref) < 5e-6 * max(abs(ref), 1.0)
+    assert abs(ds[0].real) < 1e-6 * abs(ref)  # undamped: the eigenvalue stays on the imaginary axis

@@ -466,3 +466,26 @@ def test_eigenvalue_sensitivity_of_the_spring_pendulum(param):
     assert abs(abs(s[0].imag) - omega()) < 1e-9
     assert abs(ds[0].imag * np.sign(s[0].imag) - ref) < 5e-6 * max(abs(ref), 1.0)
     assert abs(ds[0].real) < 1e-6 * abs(ref)  # undamped: the eigenvalue stays on the imaginary axis
+
+
+def test_gyroscopic_disk_forward_and_backward_whirl():
+    """A rigid disk (polar inertia Jp > transverse Jt) spinning at W on isotropic lateral and tilt
+    springs (their attachment points on the spin axis, so the spin is a steady state; steady=(0, 0, W)):
+    in the turning frame the lateral modes are at |w_l -+ W|, the tilt modes at |w_F - W| and w_B + W,
+    with the inertial whirls w_F,B = +-g + sqrt(g^2 + k_t / Jt), g = Jp W / 2 Jt (Jeffcott rotor with a
+    gyroscopic disk): all four to 1e-10; the axial translation and the spin are zero modes."""
+    m, Jt, Jp, k2, a, ell, W = 2.0, 0.02, 0.035, 500.0, 0.1, 0.3, 40.0
+    disk = fm.RigidBody("disk", mass=m, inertia=(Jt, Jt, Jp), angular_velocity=(0, 0, W))
+    springs = []
+    for zs in (a, -a):
+        springs.append(fm.SpringDamper(f"x{zs:+}", "ground", "disk", (-ell, 0, zs), (0, 0, zs), stiffness=k2,
+                                       point_frame="inertial"))
+        springs.append(fm.SpringDamper(f"y{zs:+}", "ground", "disk", (0, -ell, zs), (0, 0, zs), stiffness=k2,
+                                       point_frame="inertial"))
+    eq = fm.equilibrium(fm.Model([disk], [], springs), steady=(0, 0, W), stability=False)
+    res = fm.eigen(fm.linearize(eq))
+    w = np.sort(res.frequency[res.kind == "stable"] * 2 * np.pi)
+    wl, g = np.sqrt(2 * k2 / m), Jp * W / (2 * Jt)
+    wF, wB = g + np.sqrt(g**2 + 2 * k2 * a**2 / Jt), -g + np.sqrt(g**2 + 2 * k2 * a**2 / Jt)
+    assert np.allclose(w, np.sort([abs(wl - W), wl + W, abs(wF - W), wB + W]), rtol=1e-10)
+    assert set(res.kind) == {"stable", "zero"}

@@ -489,3 +489,19 @@ def test_gyroscopic_disk_forward_and_backward_whirl():
     wF, wB = g + np.sqrt(g**2 + 2 * k2 * a**2 / Jt), -g + np.sqrt(g**2 + 2 * k2 * a**2 / Jt)
     assert np.allclose(w, np.sort([abs(wl - W), wl + W, abs(wF - W), wB + W]), rtol=1e-10)
     assert set(res.kind) == {"stable", "zero"}
+
+
+def test_drive_held_at_its_value_at_t():
+    """A pendulum held by a revolute drive angle = f(t) and a time-dependent point force: the
+    equilibrium at t has the arm at f(t) and the drive's moment balances gravity and the force at t."""
+    m, L = 1.0, 1.0
+    bob = fm.RigidBody("bob", mass=m, inertia=np.full(3, 1e-3), position=(L, 0.0, 0.0))
+    pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1), angle=lambda t: 0.5 * t)
+    push = fm.PointForce("bob", lambda t: (0.0, 2.0 * t, 0.0))
+    model = fm.Model([bob], [pin], [fm.Gravity((0.0, -G, 0.0)), push])
+    t = 0.6
+    eq = fm.equilibrium(model, t)
+    x = eq.body_position("bob")
+    assert abs(np.arctan2(x[1], x[0]) - 0.3) < 1e-10
+    # moment about z of gravity and the force at t on the bob at angle 0.3, balanced by the drive
+    assert abs(eq.joint_moment("pin")[2] - (m * G - 2.0 * t) * L * np.cos(0.3)) < 1e-9

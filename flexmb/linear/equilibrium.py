@@ -18,10 +18,10 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
-from flexmb.dynamics.system import ElementStart, initial_state
+from flexmb.dynamics.system import ElementStart
 from flexmb.errors import ConvergenceError, ModelError
 from flexmb.linear.pencil import ElementPencil
-from flexmb.linear.statics import Equilibrium, scales, static_system, update
+from flexmb.linear.statics import Equilibrium, scales, start_state, static_system, update
 from flexmb.model.model import Model, RigidBody, SpringDamper
 
 log = logging.getLogger(__name__)
@@ -104,16 +104,15 @@ def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-1
     ConvergenceError
         No equilibrium found: the message gives the residual and the equation where it is largest.
     ModelError
-        ``model`` is not a Model, ``t`` not finite, or the joints are not assembled at the start.
+        ``model`` is not a Model or ``t`` not finite.  The model need not be assembled: Newton also
+        closes the joints (a drive's value at ``t``, a loop built open).
     """
     if not isinstance(model, Model):
         raise ModelError(f"equilibrium: model={model!r} is not a flexmb.Model; build one with fm.Model(bodies, joints, forces)")
     if not np.isfinite(t):
         raise ModelError(f"equilibrium: t={t!r} must be a finite time [s]")
     pen = ElementPencil(model, t)
-    st, _ = initial_state(pen.cm, float(t))
-    st.pi[:] = 0.0
-    st.lam = np.zeros((pen.cm.nj, 6))
+    st = start_state(pen)
     Q = np.zeros((pen.cm.nj, 6))
     n = pen.cm.nv + 12 * pen.cm.nj
     xs, fs = scales(pen, st, n)

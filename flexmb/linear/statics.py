@@ -76,6 +76,29 @@ class Equilibrium:
         return np.asarray(self.model.bodies[self.model.body_index(name)].position, float)
 
 
+def start_state(pen: ElementPencil) -> ElementStart:
+    """The node state of the model's initial configuration, at rest, without the assembly check of
+    :func:`flexmb.dynamics.system.initial_state`: the joints' relative coordinates as they are (the
+    accumulated rotation is ``log(Rr)``), so that a drive's value at ``t`` that the configuration does
+    not satisfy is reached by the equilibrium's Newton."""
+    from flexmb.dynamics.system import initial_configuration
+
+    cm = pen.cm
+    x, R, _ = initial_configuration(cm)
+    st = ElementStart(t=pen.t, x=x, R=R, pi=np.zeros(cm.nv), s=np.zeros((cm.nj, 3)),
+                      Rr=np.tile(np.eye(3), (cm.nj, 1, 1)), lam=np.zeros((cm.nj, 6)), acc=np.zeros((cm.nj, 3)))
+    for grp in cm.groups:
+        if hasattr(grp, "initial_extra"):
+            st.extra.update(grp.initial_extra())
+    if cm.nj:
+        xa, Ra = cm.att_a.node_pose(cm, st)
+        xb, Rb = cm.att_b.node_pose(cm, st)
+        st.s = np.einsum("nji,nj->ni", Ra, xb - xa)
+        st.Rr = np.swapaxes(Ra, 1, 2) @ Rb
+        st.acc = rot.log(st.Rr)
+    return st
+
+
 def steady_velocities(pen: ElementPencil, st: ElementStart, spin) -> NDArray:
     """Velocities ``w (nv,)`` of the rigid rotation ``spin`` (``omega (3,)`` [rad/s] about the axis
     through ``center (3,)``): ``v = omega x (x - center)`` of every body's reference point, ``omega``,

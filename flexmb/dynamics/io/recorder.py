@@ -11,7 +11,7 @@ from flexmb.dynamics.node.constraints import project_node
 from flexmb.dynamics.elements.forces import potential_energy
 from flexmb.dynamics.elements.joints import consistent_transport, transport_moment
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
-from flexmb.dynamics.node.projection import attachment_velocities, joint_rates
+from flexmb.dynamics.node.projection import body_rates
 from flexmb.dynamics.node.reactions import element_record, node_reactions, node_record, with_start_impulse
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
@@ -65,7 +65,7 @@ class Recorder:
         self.pe.append(potential_energy(cm, st))
         if cm.nj:
             fr = nv.frames
-            qdot = joint_rates(fr, *attachment_velocities(fr, w))[:, :6]
+            qdot = body_rates(fr, w)[:, :6]
             self.srel.append(st.s.copy())
             self.rrel.append(st.acc.copy())
             self.vrel.append(qdot)

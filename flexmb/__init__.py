@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     "SimulationOptions": "flexmb.dynamics.simulate",
     "simulate": "flexmb.dynamics.simulate",
     "resume": "flexmb.dynamics.simulate",
+    "load_checkpoint": "flexmb.dynamics.simulate",
     "SimulationInterrupted": "flexmb.errors",
     "Solution": "flexmb.results.solution",
     "TimeElement": "flexmb.dynamics.time_elements",
@@ -100,6 +101,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.dynamics.simulate import SimulationOptions as SimulationOptions
     from flexmb.dynamics.simulate import simulate as simulate
     from flexmb.dynamics.simulate import resume as resume
+    from flexmb.dynamics.simulate import load_checkpoint as load_checkpoint
     from flexmb.errors import SimulationInterrupted as SimulationInterrupted
     from flexmb.results.solution import Solution as Solution
     from flexmb.dynamics.time_elements import TimeElement as TimeElement

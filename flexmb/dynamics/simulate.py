@@ -18,7 +18,7 @@ from flexmb.model.checks import _shown, check_simulate_args
 from flexmb.dynamics.elements.attachments import ElementKin
 from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
-from flexmb.dynamics.io.checkpoint import load_run, save_run
+from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
 from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.dynamics.node.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
                                         init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
@@ -274,17 +274,24 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
 def resume(path: str | Path, model: Model | None = None, *, t_end: float | None = None,
            show_progress: bool | None = None, checkpoint: str | Path | None = "same",
            checkpoint_every: float = 60.0, on_step: Callable | None = None) -> Solution:
-    """Continue a run from its checkpoint file (see :func:`simulate`), bit-identically to a run that
-    was never interrupted.
+    """Continue a run from its checkpoint (see :func:`simulate`), bit-identically to a run that was
+    never interrupted.
 
     ``model``: the model of the run; needed only when the checkpoint could not store it (a model
     holding lambdas without ``cloudpickle`` installed).  ``t_end``: a new final time (default: the
-    original one).  ``checkpoint``: where to keep checkpointing (default: the same file; None: off).
+    original one).  ``checkpoint``: where to go on checkpointing (default: the same; None: off).
     """
     with blas_threads(1):
         run = load_run(path, Run, SimulationOptions, model, t_end)
     target = Path(path) if checkpoint == "same" else checkpoint
     return run.go(show_progress=show_progress, checkpoint=target, checkpoint_every=checkpoint_every, on_step=on_step)
+
+
+def load_checkpoint(path: str | Path, model: Model | None = None) -> Solution:
+    """The results a checkpoint holds (up to its last node), without continuing the run; ``model`` as
+    for :func:`resume`."""
+    with blas_threads(1):
+        return load_run(path, Run, SimulationOptions, model).solution()
 
 
 #: the last element of a fixed-step run is stretched by up to this fraction of h instead of leaving a sliver
@@ -449,7 +456,9 @@ class Run:
 
         if checkpoint_every is None or not checkpoint_every > 0:
             raise ModelError(f"checkpoint_every={checkpoint_every!r} must be a positive number of seconds")
-        last_save = last_log = _time.perf_counter()
+        # the target is checked before the run (flexmb.dynamics.io.checkpoint_files.check_target)
+        ck = None if checkpoint is None else Checkpoints(checkpoint, checkpoint_every, self)
+        last_log = _time.perf_counter()
         start_wall = _time.perf_counter() - self.wall
         t_start = self.st.t
         bar_on = progress_enabled() if show_progress is None else bool(show_progress)
@@ -465,9 +474,8 @@ class Run:
                     bar.update(self.st.t - t_prev)
                     now = _time.perf_counter()
                     self.wall = now - start_wall
-                    if checkpoint is not None and now - last_save >= checkpoint_every:
-                        save_run(self, checkpoint)
-                        last_save = now
+                    if ck is not None and ck.due():
+                        ck.write(self)
                     if not bar_on and now - last_log >= PROGRESS_LOG_SECONDS:
                         frac = (self.st.t - t_start) / max(self.t_end - t_start, 1e-300)
                         eta = (now - start_wall) * (1.0 / max(frac, 1e-12) - 1.0)
@@ -479,20 +487,20 @@ class Run:
                         break
         except (ConvergenceError, ConstraintViolationError) as exc:
             exc.solution = self.solution()
-            if checkpoint is not None:
-                save_run(self, checkpoint)
+            if ck is not None:
+                ck.save_on_failure(self)
             raise
         except KeyboardInterrupt:
             sol = self.solution()
-            if checkpoint is not None:
-                save_run(self, checkpoint)
+            if ck is not None:
+                ck.save_on_failure(self)
             raise SimulationInterrupted(
                 f"simulation interrupted at t = {self.st.t:.6g} s; the results up to there are in the exception's "
                 f"`solution`" + (f" and in {checkpoint} (continue with flexmb.resume)" if checkpoint else ""),
                 sol) from None
         self.wall = _time.perf_counter() - start_wall
-        if checkpoint is not None:
-            save_run(self, checkpoint)
+        if ck is not None:
+            ck.write(self)
         return self.solution()
 
     def node_state(self) -> SimpleNamespace:

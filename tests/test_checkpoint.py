@@ -1,0 +1,221 @@
+"""Checkpoints (issue 18 section 3): appended to, never rewritten; safe against kill -9 at any moment
+of a write; resumed bit-identically."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from checkpoint_cases import CASES, pendulum, run
+
+HERE = Path(__file__).parent
+OLD_FILE = HERE / "data" / "checkpoint_single_file.npz"  # written by flexmb before this layout (pendulum, t = 0.5 of 1 s)
+
+ARRAYS = ("t", "body_position", "body_rotation", "body_velocity", "body_angular_velocity", "joint_force",
+          "joint_moment", "joint_force_internal", "joint_moment_internal", "joint_multiplier", "kinetic_energy",
+          "potential_energy")
+
+
+def assert_identical(a: fm.Solution, b: fm.Solution) -> None:
+    for name in ARRAYS:
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.shape == y.shape and np.array_equal(x, y), name
+    for k, v in a.extra.items():
+        assert np.array_equal(v, b.extra[k]), k
+    for k in ("iterations", "h", "t_start"):
+        assert np.array_equal(a.stats[k], b.stats[k]), k
+
+
+def stop_at(t_stop: float):
+    return lambda t, s: t >= t_stop - 1e-12
+
+
+# ------------------------------------------------------------------------------ append-only writes
+def test_a_write_appends_what_is_new(tmp_path):
+    """One write per element: every write adds one chunk holding that element's rows (the same size
+    at the 5th and the 45th write), the state stays small; before, every write rewrote the whole
+    history (a file growing with the run)."""
+    ck = tmp_path / "run.ckpt"
+    full = run("pendulum")
+    part = run("pendulum", checkpoint=ck, checkpoint_every=1e-9, on_step=stop_at(0.9))
+    chunks = sorted(ck.glob("chunk-*.npz"))
+    assert len(chunks) == part.nt - 1  # 45 elements, 45 writes
+    sizes = [c.stat().st_size for c in chunks]
+    assert sizes[4] == sizes[44]
+    with np.load(chunks[44]) as f:
+        assert f["ckpt/rec/t"].tolist() == [part.t[45]]
+    assert (ck / "state.npz").stat().st_size < 3 * sizes[4] + 20_000
+    with pytest.raises(fm.SolutionFileError, match=r"load_checkpoint\(path\)"):
+        fm.Solution.load(ck)
+    assert_identical(full, fm.resume(ck))
+
+
+def test_the_interval_is_timed_from_the_end_of_a_write(tmp_path, monkeypatch):
+    """A write that takes longer than the interval does not make every element write: the next write
+    is due ``checkpoint_every`` after the end of the previous one."""
+    from flexmb.dynamics.io.checkpoint import Checkpoints
+    from flexmb.dynamics.io.checkpoint_files import Appender
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+
+    run_ = Run.start(pendulum(), 1.0, 0.02, 2, 0.0, SimulationOptions())
+    run_.step()
+    slow = Appender.write
+
+    def slow_write(self, *args):
+        time.sleep(0.3)
+        return slow(self, *args)
+
+    monkeypatch.setattr(Appender, "write", slow_write)
+    ck = Checkpoints(tmp_path / "run.ckpt", 0.2, run_)
+    ck.write(run_)
+    assert not ck.due()
+    time.sleep(0.25)
+    assert ck.due()
+
+
+@pytest.mark.parametrize("case", ["pendulum", "adaptive", "flexible"])
+def test_resume_from_a_checkpoint_resumed_into_itself(tmp_path, case):
+    """Stopped twice and resumed into the same checkpoint each time: the chunks of both legs are
+    kept, and the run equals the uninterrupted one bit for bit (fixed steps, error-controlled
+    steps, a flexible body's modal history)."""
+    t_end = CASES[case][1]["t_end"]
+    full = run(case)
+    ck = tmp_path / "run.ckpt"
+    run(case, checkpoint=ck, on_step=stop_at(0.3 * t_end))
+    n_first = len(list(ck.glob("chunk-*.npz")))
+    fm.resume(ck, on_step=stop_at(0.6 * t_end), show_progress=False)
+    assert len(list(ck.glob("chunk-*.npz"))) == n_first + 1
+    assert_identical(full, fm.resume(ck, show_progress=False))
+    assert_identical(full, fm.load_checkpoint(ck))
+
+
+def test_an_older_single_file_checkpoint_resumes(tmp_path):
+    """A checkpoint an older flexmb wrote as one file resumes: its history is kept to the bit, the run
+    goes on to t_end along the pendulum's motion, and the file becomes a checkpoint directory."""
+    ck = tmp_path / "run.npz"
+    shutil.copy(OLD_FILE, ck)
+    old = fm.Solution.load(ck)
+    rest = fm.resume(ck)
+    assert rest.meta["complete"] and ck.is_dir()
+    n = old.nt
+    for name in ("t", "body_position", "body_velocity"):
+        assert np.array_equal(getattr(rest, name)[:n], getattr(old, name)), name
+    # (the node reactions at the last node of a partial run are one-sided: recovered again with the next element)
+    assert np.array_equal(rest.joint_force[:n - 1], old.joint_force[:n - 1])
+    # the rest follows the same pendulum run from the start (to round-off of the engine since then)
+    full = run("pendulum")
+    assert np.abs(rest.body_position - full.body_position).max() < 1e-9
+    assert_identical(rest, fm.load_checkpoint(ck))
+
+
+def test_an_interrupted_replacement_of_an_older_file_is_completed(tmp_path, monkeypatch):
+    """The older flexmb's file is replaced by its directory in two steps (the file removed, the
+    directory built beside it renamed into its place): a run stopped between them (here: the rename
+    fails) leaves the complete directory beside, which the next read puts in place."""
+    from flexmb.dynamics.io.checkpoint import CheckpointWriteError
+
+    ck = tmp_path / "run.npz"
+    shutil.copy(OLD_FILE, ck)
+    rename = os.rename
+    monkeypatch.setattr(os, "rename", lambda *a: (_ for _ in ()).throw(OSError("stopped here")))
+    with pytest.raises(CheckpointWriteError, match="stopped here"):
+        fm.resume(ck, on_step=stop_at(0.6))
+    monkeypatch.setattr(os, "rename", rename)
+    assert not ck.exists() and (tmp_path / "run.npz.converting" / "state.npz").is_file()
+    assert fm.load_checkpoint(ck).t[-1] == pytest.approx(0.6) and ck.is_dir()
+    assert fm.resume(ck).meta["complete"]
+
+
+# ------------------------------------------------------------------------------ kill -9
+def _killed(case: str, ck: Path, kill: str | None = None, delay: float | None = None) -> None:
+    cmd = [sys.executable, str(HERE / "checkpoint_cases.py"), case, str(ck)] + ([kill] if kill else [])
+    env = {**os.environ, "FLEXMB_PROGRESS": "0"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if delay is None:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == -9, (proc.returncode, err.decode()[-2000:])
+        return
+    deadline = time.time() + 600
+    while not (ck / "state.npz").exists():
+        assert proc.poll() is None and time.time() < deadline, proc.stderr.read().decode()[-2000:]
+        time.sleep(0.01)
+    time.sleep(delay)
+    proc.kill()
+    proc.wait()
+    assert proc.returncode == -9, "the run ended before it was killed: lengthen it"
+
+
+# the first write syncs 4 files (chunk, model, state, directory), the next ones 3 (chunk, state, directory)
+@pytest.mark.parametrize("kill", ["fsync:5", "fsync:6", "replace:2", "replaced:2", "fsync:11"],
+                         ids=["in-chunk", "in-state", "before-rename", "after-rename", "later-chunk"])
+def test_kill_during_a_write_leaves_a_checkpoint_that_resumes_bit_identically(tmp_path, kill):
+    """Killed (SIGKILL) at each step of a write: before the new chunk is on disk, before and right
+    after the state's rename; the checkpoint resumes to the uninterrupted run bit for bit, and the
+    unfinished write's files are deleted by the resumed run's first write."""
+    from flexmb.dynamics.io.checkpoint_files import read
+
+    def named(path):
+        files = read(path).files
+        return {"state.npz", files["model"][0], *(c[0] for c in files["chunks"])}
+
+    ck = tmp_path / "run.ckpt"
+    _killed("pendulum", ck, kill)
+    left = {p.name for p in ck.iterdir()} - named(ck)
+    assert bool(left) == (kill in ("fsync:5", "fsync:6", "replace:2", "fsync:11")), left  # the unfinished write
+    assert fm.load_checkpoint(ck).nt >= 2
+    rest = fm.resume(ck, checkpoint_every=1e-9)
+    assert_identical(run("pendulum"), rest)
+    assert {p.name for p in ck.iterdir()} == named(ck)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", ["chain", "adaptive", "flexible"])
+def test_kill_at_random_moments(tmp_path, case):
+    """Killed at random moments of a run that writes after every element (three kills, resuming each
+    time): the final run equals the uninterrupted one bit for bit."""
+    rng = np.random.default_rng(18)
+    ck = tmp_path / "run.ckpt"
+    _killed(case, ck, delay=float(rng.uniform(0.0, 0.3)))
+    for _ in range(2):
+        t_ck = fm.load_checkpoint(ck).t[-1]
+        cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import flexmb as fm; "
+               f"fm.resume({str(ck)!r}, checkpoint_every=1e-9, show_progress=False)"]
+        proc = subprocess.Popen(cmd)
+        time.sleep(float(rng.uniform(2.0, 4.0)))
+        proc.kill()
+        proc.wait()
+        assert fm.load_checkpoint(ck).t[-1] >= t_ck
+    assert_identical(run(case), fm.resume(ck, show_progress=False))
+
+
+def test_a_failed_write_stops_the_run_with_its_results(tmp_path, monkeypatch):
+    """A write the file system refuses (here: the disk is full at the 4th state rename) stops the run
+    with CheckpointWriteError carrying the results; the checkpoint keeps its previous write and
+    resumes bit-identically."""
+    import errno
+
+    from flexmb.dynamics.io.checkpoint import CheckpointWriteError
+
+    calls = [0]
+    replace = os.replace
+
+    def full_disk(*args):
+        calls[0] += 1
+        if calls[0] == 4:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return replace(*args)
+
+    ck = tmp_path / "run.ckpt"
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(CheckpointWriteError, match="No space left") as info:
+        run("pendulum", checkpoint=ck, checkpoint_every=1e-9)
+    monkeypatch.setattr(os, "replace", replace)
+    assert info.value.solution.nt == 5 and fm.load_checkpoint(ck).nt == 4
+    assert_identical(run("pendulum"), fm.resume(ck))

@@ -98,12 +98,18 @@ def test_resume_from_a_checkpoint_resumed_into_itself(tmp_path, case):
 
 def test_an_older_single_file_checkpoint_resumes(tmp_path):
     """A checkpoint an older flexmb wrote as one file resumes: its history is kept to the bit, the run
-    goes on to t_end along the pendulum's motion, and the file becomes a checkpoint directory."""
+    goes on to t_end along the pendulum's motion, and the file becomes a checkpoint directory (its
+    leftover temporary file ``run.npz.tmp.npz`` from a killed write is removed, and is never taken for
+    a checkpoint)."""
     ck = tmp_path / "run.npz"
     shutil.copy(OLD_FILE, ck)
+    tmp = tmp_path / "run.npz.tmp.npz"
+    tmp.write_bytes(b"half a write")
+    with pytest.raises(fm.FlexmbError, match="temporary file.*resume from 'run.npz'"):
+        fm.resume(tmp)
     old = fm.Solution.load(ck)
     rest = fm.resume(ck)
-    assert rest.meta["complete"] and ck.is_dir()
+    assert rest.meta["complete"] and ck.is_dir() and not tmp.exists()
     n = old.nt
     for name in ("t", "body_position", "body_velocity"):
         assert np.array_equal(getattr(rest, name)[:n], getattr(old, name)), name

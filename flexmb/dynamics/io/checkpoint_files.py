@@ -22,7 +22,9 @@ of an older flexmb (replaced by a directory at the first write).
 
 Reading (:func:`read`) takes the state, checks every file it names against its digest, and joins
 the chunks; single-file checkpoints of older flexmb (a Solution ``.npz`` holding the engine state in
-its ``extra`` arrays) are read too.
+its ``extra`` arrays) are read too, and the temporary file an older flexmb left beside one when it
+was killed while writing (``run.npz.tmp.npz``) is deleted, and refused when it is given as the
+checkpoint.
 """
 from __future__ import annotations
 
@@ -46,6 +48,8 @@ VERSION = 1
 STATE = "state.npz"
 #: the files a checkpoint directory may hold (anything else makes a directory a foreign one)
 OURS = re.compile(r"^(state\.npz(\.tmp-[0-9a-f]+)?|chunk-\d{6,}-[0-9a-f]+\.npz|model-[0-9a-f]+\.npz)$")
+#: the temporary file an older flexmb wrote beside a single-file checkpoint (``run.npz.tmp.npz``)
+OLD_TMP = ".tmp.npz"
 #: where a single-file checkpoint's replacement directory is built before it takes the file's place
 CONVERTING = ".converting"
 
@@ -171,6 +175,7 @@ class Appender:
                 os.unlink(self.path)
                 os.rename(target, self.path)
                 _sync_dir(self.path.parent)
+                _remove_old_tmp(self.path)
                 self.kind = "dir"
             self.chunks, self.counts, self.model = chunks, counts, model
             _clean(self.path, {STATE, model[0], *(c[0] for c in chunks)})
@@ -185,6 +190,16 @@ def _clean(path: Path, keep: set) -> None:
                 os.unlink(e.path)
             except OSError:
                 pass
+
+
+def _remove_old_tmp(path: Path) -> None:
+    """An older flexmb's temporary file beside a single-file checkpoint ``path`` (a write it did not finish)."""
+    tmp = path.with_name(path.name + OLD_TMP)
+    try:
+        if tmp.is_file() and not tmp.is_symlink():
+            tmp.unlink()
+    except OSError:
+        pass
 
 
 # ------------------------------------------------------------------------------------------- reading
@@ -220,6 +235,9 @@ def read(path) -> Stored:
     if not path.exists() and path.with_name(path.name + CONVERTING).joinpath(STATE).is_file():
         # killed while an older flexmb's file was being replaced by its directory: finish that
         os.rename(path.with_name(path.name + CONVERTING), path)
+    if path.name.endswith(OLD_TMP) and path.with_name(path.name[:-len(OLD_TMP)]).exists():
+        raise FlexmbError(f"{str(path)!r} is the temporary file of a checkpoint write that did not finish, not a "
+                          f"checkpoint; resume from {path.name[:-len(OLD_TMP)]!r}")
     if not path.exists():
         raise FileNotFoundError(f"no checkpoint {str(path)!r}; write one with simulate(..., checkpoint=PATH)")
     if path.is_dir():
@@ -231,6 +249,7 @@ def read(path) -> Stored:
     if not info:
         raise FlexmbError(f"{path} is a results file but not a checkpoint (no engine state); write checkpoints "
                           f"with simulate(..., checkpoint=PATH)")
+    _remove_old_tmp(path)
     blob = sol.extra.get("ckpt/model")
     return Stored(path=path, meta=sol.meta, arrays=dict(sol.extra), old_format=True,
                   model_blob=None if blob is None else np.asarray(blob, dtype=np.uint8).tobytes())

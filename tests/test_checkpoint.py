@@ -1,5 +1,5 @@
 """Checkpoints (issue 18 section 3): appended to, never rewritten; safe against kill -9 at any moment
-of a write; resumed bit-identically."""
+of a write; resumed bit-identically; their target checked before the run."""
 from __future__ import annotations
 
 import os
@@ -199,6 +199,47 @@ def test_kill_at_random_moments(tmp_path, case):
         proc.wait()
         assert fm.load_checkpoint(ck).t[-1] >= t_ck
     assert_identical(run(case), fm.resume(ck, show_progress=False))
+
+
+# ------------------------------------------------------------------------------ targets
+@pytest.mark.parametrize("target", ["/dev/null", "/dev/full"])
+def test_a_device_is_refused_before_the_run(target):
+    """As root, the atomic rename replaced /dev/full by a regular file; a target that is not a new
+    path, a checkpoint directory or an older checkpoint file is refused before anything runs."""
+    if not os.path.exists(target):
+        pytest.skip(f"no {target}")
+    t0 = time.perf_counter()
+    with pytest.raises(fm.ModelError, match="character device"):
+        run("pendulum", checkpoint=target)
+    assert Path(target).is_char_device()
+    with pytest.raises(fm.ModelError, match="character device"):
+        fm.resume(OLD_FILE, checkpoint=target)
+    assert time.perf_counter() - t0 < 60
+
+
+def test_other_targets(tmp_path):
+    """A file that is not a checkpoint and a directory of other files are refused and left alone; a
+    symbolic link to a directory is followed (the checkpoint goes into the directory, the link
+    stays); a link to a file, or to nothing, is refused."""
+    note = tmp_path / "notes.txt"
+    note.write_text("mine")
+    with pytest.raises(fm.ModelError, match="not a flexmb checkpoint"):
+        run("pendulum", checkpoint=note)
+    assert note.read_text() == "mine"
+    with pytest.raises(fm.ModelError, match="holding other files"):
+        run("pendulum", checkpoint=tmp_path)
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    run("pendulum", checkpoint=link, on_step=stop_at(0.5))
+    assert link.is_symlink() and (real / "state.npz").is_file()
+    assert fm.resume(link).meta["complete"]
+    (tmp_path / "to_file").symlink_to(note)
+    (tmp_path / "to_nothing").symlink_to(tmp_path / "missing")
+    for bad, what in (("to_file", "link to a file"), ("to_nothing", "missing target")):
+        with pytest.raises(fm.ModelError, match=what):
+            run("pendulum", checkpoint=tmp_path / bad)
 
 
 def test_a_failed_write_stops_the_run_with_its_results(tmp_path, monkeypatch):

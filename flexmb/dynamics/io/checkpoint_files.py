@@ -18,7 +18,10 @@ the directory of an old one cannot damage it before its first state replaces the
 
 Targets (:func:`check_target`): a new path (created with its parents), an existing checkpoint
 directory (its run is replaced at the first write), an empty directory, or a single-file checkpoint
-of an older flexmb (replaced by a directory at the first write).
+of an older flexmb (replaced by a directory at the first write). Anything else (a device such as
+``/dev/full``, a FIFO, another file, a directory holding other files) is refused before the run.
+A symbolic link to a directory is followed: the checkpoint is written into the directory it points
+to and the link stays; a link to anything else is refused.
 
 Reading (:func:`read`) takes the state, checks every file it names against its digest, and joins
 the chunks; single-file checkpoints of older flexmb (a Solution ``.npz`` holding the engine state in
@@ -35,6 +38,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +59,14 @@ CONVERTING = ".converting"
 
 
 # ------------------------------------------------------------------------------------------- targets
+def _kind(st: os.stat_result) -> str:
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket")):
+        if test(st.st_mode):
+            return name
+    return "not a regular file or directory"
+
+
 def _is_old_checkpoint(path: Path) -> bool:
     """A single-file checkpoint of an older flexmb: a Solution file whose meta has ``checkpoint``."""
     try:
@@ -66,16 +78,37 @@ def _is_old_checkpoint(path: Path) -> bool:
 
 def check_target(path) -> str:
     """Check a ``checkpoint=`` target before the run: ``"new"``, ``"dir"`` (a checkpoint directory or an
-    empty one) or ``"old"`` (an older flexmb's single-file checkpoint); anything else is a ModelError."""
+    empty one) or ``"old"`` (an older flexmb's single-file checkpoint); anything else is a ModelError
+    naming the path, what it is and the fix."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise ModelError(f"checkpoint={path!r} is not a path; give a directory path such as 'run.ckpt' or None")
     path = Path(path)
+    fix = "give a new path (a directory is created there) or an existing checkpoint directory"
+    if path.is_symlink() and not path.exists():
+        raise ModelError(f"checkpoint={str(path)!r} is a symbolic link to a missing target ({os.readlink(path)}); {fix}")
+    if path.is_symlink() and not path.is_dir():
+        raise ModelError(f"checkpoint={str(path)!r} is a symbolic link to a file; a link is followed only to a "
+                         f"directory: {fix}")
     if not path.exists():
+        parent = next((p for p in path.parents if p.exists()), Path("."))
+        if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+            raise ModelError(f"checkpoint={str(path)!r}: cannot create it, {str(parent)!r} is not a writable directory")
         return "new"
-    if path.is_dir() and all(OURS.match(e.name) for e in os.scandir(path)):
+    if path.is_dir():
+        foreign = sorted(e.name for e in os.scandir(path) if not OURS.match(e.name))
+        if foreign:
+            raise ModelError(f"checkpoint={str(path)!r} is a directory holding other files ({', '.join(foreign[:3])}"
+                             f"{', ...' if len(foreign) > 3 else ''}), not a checkpoint directory; {fix}")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise ModelError(f"checkpoint={str(path)!r} is a checkpoint directory that is not writable")
         return "dir"
-    if path.is_file() and _is_old_checkpoint(path):
-        return "old"
-    raise ModelError(f"checkpoint={str(path)!r} exists and is not a checkpoint; give a new path (a directory is "
-                     f"created there) or an existing checkpoint directory")
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise ModelError(f"checkpoint={str(path)!r} is {_kind(st)}, not a checkpoint; {fix}")
+    if not _is_old_checkpoint(path):
+        raise ModelError(f"checkpoint={str(path)!r} is an existing file that is not a flexmb checkpoint; it would be "
+                         f"replaced: {fix}")
+    return "old"
 
 
 # ------------------------------------------------------------------------------------------- writing

@@ -1,5 +1,6 @@
 """Checkpoints (issue 18 section 3): appended to, never rewritten; safe against kill -9 at any moment
-of a write; resumed bit-identically; their target checked before the run."""
+of a write; resumed bit-identically; their target checked before the run; refused with another
+model unless asked, and then only from a state the model's joints accept."""
 from __future__ import annotations
 
 import os
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from checkpoint_cases import CASES, pendulum, run
+from checkpoint_cases import CASES, flexible_bar, pendulum, run
 
 HERE = Path(__file__).parent
 OLD_FILE = HERE / "data" / "checkpoint_single_file.npz"  # written by flexmb before this layout (pendulum, t = 0.5 of 1 s)
@@ -266,3 +267,88 @@ def test_a_failed_write_stops_the_run_with_its_results(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "replace", replace)
     assert info.value.solution.nt == 5 and fm.load_checkpoint(ck).nt == 4
     assert_identical(run("pendulum"), fm.resume(ck))
+
+# ------------------------------------------------------------------------------ another model
+@pytest.fixture(scope="module")
+def pendulum_checkpoint(tmp_path_factory):
+    """The 1 m pendulum's checkpoint at t = 0.5 s (of 1 s)."""
+    ck = tmp_path_factory.mktemp("pendulum") / "run.ckpt"
+    run("pendulum", checkpoint=ck, on_step=stop_at(0.5))
+    return ck
+
+
+@pytest.mark.parametrize("model, message", [
+    (pendulum(length=2.0), r"joint 'pin' frame B origin: \[1.0, 0.0, 0.0\] in the checkpoint, \[2.0, 0.0, 0.0\] in the model"),
+    (pendulum(mass=2.0), r"body 'bob' mass: 1.0 in the checkpoint, 2.0 in the model"),
+    (pendulum(gravity=1.62), r"force #0 \(Gravity\) g: \[0.0, -9.81, 0.0\] in the checkpoint, \[0.0, -1.62, 0.0\]"),
+], ids=["length", "mass", "gravity"])
+def test_another_model_is_refused_naming_what_differs(pendulum_checkpoint, model, message):
+    """Before: the 2 m pendulum went on from the 1 m one's state, violating its joint, and ended 1.3 m
+    off with only an energy warning.  Now the fingerprint names the difference; the checkpoint is
+    left as it was."""
+    state = (pendulum_checkpoint / "state.npz").read_bytes()
+    with pytest.raises(fm.ModelError, match=message + r".*allow_model_change=True"):
+        fm.resume(pendulum_checkpoint, model)
+    assert (pendulum_checkpoint / "state.npz").read_bytes() == state
+
+
+def test_other_bodies_are_refused_even_when_allowed(pendulum_checkpoint):
+    """Before: a reshape error.  A state and a history cannot be carried over to other bodies."""
+    for allow in (False, True):
+        with pytest.raises(fm.ModelError, match=r"body 'bob1' \(RigidBody #1\) is not in the checkpoint's model.*same "
+                                                r"bodies and joints"):
+            fm.resume(pendulum_checkpoint, pendulum(bodies=2), allow_model_change=allow)
+
+
+def test_an_allowed_change_needs_a_state_the_joints_accept(pendulum_checkpoint):
+    """The 1 m pendulum's bob is 1 m from the pin of the 2 m pendulum: refused even when allowed."""
+    with pytest.raises(fm.ModelError, match=r"violates joint 'pin' \(s_y\) of the model by [0-9.]+e\+07 x its assembly "
+                                            r"tolerance \(its parameters differ"):
+        fm.resume(pendulum_checkpoint, pendulum(length=2.0), allow_model_change=True, checkpoint=None)
+
+
+def test_an_allowed_change_goes_on_with_the_new_model(tmp_path, pendulum_checkpoint, caplog):
+    """Gravity switched off at t = 0.5 s: the pendulum turns on uniformly at the speed it had (closed
+    form); ``meta["model_changes"]`` records the change, the checkpoint stores the new model (resumed
+    again it is the reference: the old model is refused)."""
+    ck = tmp_path / "run.ckpt"
+    shutil.copytree(pendulum_checkpoint, ck)
+    free = pendulum(gravity=0.0)
+    rest = fm.resume(ck, free, allow_model_change=True, t_end=2.0)
+    assert [c["t"] for c in rest.meta["model_changes"]] == [pytest.approx(0.5)]
+    assert "force #0 (Gravity) g" in rest.meta["model_changes"][0]["differences"][0]
+    assert any("with another model" in r.getMessage() for r in caplog.records)
+    k = int(np.argmin(np.abs(rest.t - 0.5)))
+    # (1e-6: the p = 2 element's secular drift is 1e-8 relative per second here; with gravity on, the
+    # speed would change by 100 %)
+    om = rest.body_angular_velocity[k:, 0, 2]
+    assert np.abs(om - om[0]).max() < 1e-6 * abs(om[0])
+    x, y = rest.body_position[k:, 0, 0], rest.body_position[k:, 0, 1]
+    angle = np.unwrap(np.arctan2(y, x))
+    assert np.abs(angle - angle[0] - om[0] * (rest.t[k:] - rest.t[k])).max() < 1e-6
+    assert fm.resume(ck, free, t_end=2.5).meta["complete"]  # the checkpoint's model is now the free one
+    with pytest.raises(fm.ModelError, match="force #0"):
+        fm.resume(ck, pendulum(), t_end=2.5)
+
+
+def test_a_changed_drive_is_caught_at_the_resumed_node(tmp_path):
+    """What a user function computes is not in the fingerprint; a drive that prescribes another angle
+    at the resumed node shows as a violated joint."""
+    def driven(amplitude):
+        bob = fm.RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-3), position=(-1.0, 0.0, 0.0))
+        return fm.Model([bob], [fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1),
+                                            angle=lambda t: amplitude * np.sin(3 * t))])
+
+    ck = tmp_path / "run.ckpt"
+    fm.simulate(driven(0.5), 1.0, 0.02, p=2, checkpoint=ck, on_step=stop_at(0.5))
+    with pytest.raises(fm.ModelError, match=r"violates joint 'pin' \(phi_z\).*drive function"):
+        fm.resume(ck, driven(0.7))
+    assert fm.resume(ck, driven(0.5)).meta["complete"]
+
+
+def test_a_flexible_body_built_from_other_data_is_refused(tmp_path):
+    ck = tmp_path / "run.ckpt"
+    run("flexible", checkpoint=ck, on_step=stop_at(0.1))
+    with pytest.raises(fm.ModelError, match=r"body 'F' data: sha256:\w+ in the checkpoint, sha256:\w+ in the model"):
+        fm.resume(ck, flexible_bar(E=8e7))
+

@@ -273,16 +273,20 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
 
 def resume(path: str | Path, model: Model | None = None, *, t_end: float | None = None,
            show_progress: bool | None = None, checkpoint: str | Path | None = "same",
-           checkpoint_every: float = 60.0, on_step: Callable | None = None) -> Solution:
+           checkpoint_every: float = 60.0, on_step: Callable | None = None,
+           allow_model_change: bool = False) -> Solution:
     """Continue a run from its checkpoint (see :func:`simulate`), bit-identically to a run that was
     never interrupted.
 
     ``model``: the model of the run; needed only when the checkpoint could not store it (a model
-    holding lambdas without ``cloudpickle`` installed).  ``t_end``: a new final time (default: the
-    original one).  ``checkpoint``: where to go on checkpointing (default: the same; None: off).
+    holding lambdas without ``cloudpickle`` installed).  Another model (:mod:`flexmb.dynamics.io.fingerprint`:
+    what is and is not compared) is a ModelError naming what differs, unless ``allow_model_change=True``
+    and it has the same bodies and joints, which hold at the checkpoint's state to the model's
+    assembly tolerance (``meta["model_changes"]`` records it).  ``t_end``: a new final time (default:
+    the original one).  ``checkpoint``: where to go on checkpointing (default: the same; None: off).
     """
     with blas_threads(1):
-        run = load_run(path, Run, SimulationOptions, model, t_end)
+        run = load_run(path, Run, SimulationOptions, model, t_end, allow_model_change=allow_model_change)
     target = Path(path) if checkpoint == "same" else checkpoint
     return run.go(show_progress=show_progress, checkpoint=target, checkpoint_every=checkpoint_every, on_step=on_step)
 
@@ -323,6 +327,8 @@ class Run:
         self.wall = 0.0
         self.fac_time = 0.0
         self.stopped_by = None
+        #: changes of model when resumed with allow_model_change (flexmb.dynamics.io.checkpoint)
+        self.model_changes: list[dict] = []
         #: (rtol, atol) for error-controlled steps, None for fixed steps
         self.tolerances = None
         #: the step controller (flexmb.dynamics.variants.step_control.StepControl) of error-controlled runs
@@ -528,6 +534,8 @@ class Run:
                      "meta['singular_elements'] counts them", len(singular), singular[0])
         if self.control is not None:
             meta.update(self.control.meta())
+        if self.model_changes:  # resumed with another model (resume(..., allow_model_change=True))
+            meta["model_changes"] = self.model_changes
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
         with reaction_set(cm):  # the full constraint set after a re-selection

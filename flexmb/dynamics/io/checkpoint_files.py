@@ -6,7 +6,7 @@
         state.npz                the engine state of the last write, the run's settings and the list
                                  of the files below with their SHA-256 (replaced atomically, last)
         chunk-<n>-<token>.npz    the history rows recorded since the previous write (one per write)
-        model-<token>.npz        the model, when it pickles (once per run)
+        model-<token>.npz        the model's fingerprint and, when it pickles, the model (once per run)
 
 A write (:meth:`Appender.write`) stores the new history rows as a new chunk, the model file when
 it has none yet, then ``state.npz`` through a temporary file and a rename; every file is flushed to
@@ -213,6 +213,10 @@ class Appender:
             self.chunks, self.counts, self.model = chunks, counts, model
             _clean(self.path, {STATE, model[0], *(c[0] for c in chunks)})
 
+    def forget_model(self) -> None:
+        """The next write stores the model file anew (the run's model is not the one on disk)."""
+        self.model = None
+
 
 def _clean(path: Path, keep: set) -> None:
     """Delete the checkpoint files of ``path`` that its state does not name (unfinished writes, a
@@ -239,15 +243,18 @@ def _remove_old_tmp(path: Path) -> None:
 @dataclass
 class Stored:
     """A checkpoint as read: ``meta`` (settings, JSON), ``arrays`` (engine state and the history joined
-    per key, in the keys the engine wrote), the pickled model (or None), ``files`` (what the state
-    names) and whether it is an older single-file checkpoint."""
+    per key, in the keys the engine wrote), the pickled model (or None), the model's fingerprint (None
+    for older checkpoints), ``files`` (what the state names) and, for older single-file checkpoints,
+    the body and joint names of their results."""
 
     path: Path
     meta: dict
     arrays: dict
     model_blob: bytes | None
+    fingerprint: dict | None
     files: dict | None = None
     old_format: bool = False
+    names: tuple | None = None
 
 
 def _damaged(path: Path, what: str) -> SolutionFileError:
@@ -284,8 +291,9 @@ def read(path) -> Stored:
                           f"with simulate(..., checkpoint=PATH)")
     _remove_old_tmp(path)
     blob = sol.extra.get("ckpt/model")
-    return Stored(path=path, meta=sol.meta, arrays=dict(sol.extra), old_format=True,
-                  model_blob=None if blob is None else np.asarray(blob, dtype=np.uint8).tobytes())
+    return Stored(path=path, meta=sol.meta, arrays=dict(sol.extra), old_format=True, fingerprint=None,
+                  model_blob=None if blob is None else np.asarray(blob, dtype=np.uint8).tobytes(),
+                  names=(sol.body_names, sol.joint_names))
 
 
 def _read_dir(path: Path) -> Stored:
@@ -325,5 +333,6 @@ def _read_dir(path: Path) -> Stored:
         if history.get(k, np.zeros(0)).shape[0] != n:
             raise _damaged(path, f"the history {k!r} has {history.get(k, np.zeros(0)).shape[0]} rows, the state says {n}")
     model = load(*files["model"])
+    fp = json.loads(str(model["fingerprint"][()]))
     blob = model["pickle"].tobytes() if "pickle" in model else None
-    return Stored(path=path, meta=head, arrays={**state, **history}, model_blob=blob, files=files)
+    return Stored(path=path, meta=head, arrays={**state, **history}, model_blob=blob, fingerprint=fp, files=files)

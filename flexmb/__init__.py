@@ -76,7 +76,22 @@ __all__ = ["__version__", "ConvergenceError", "FlexmbError", "MeshImportError", 
            "SolutionFileError", "ConstraintViolationError", *_LAZY]
 
 
-__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
+_lazy_getattr, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
+
+
+def __getattr__(name: str):
+    try:
+        return _lazy_getattr(name)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C while `fm.simulate` (or another name of the driver) loads the engine (numba) is part
+        # of the simulation's set-up: SimulationInterrupted, without results
+        from flexmb.errors import SimulationInterrupted
+
+        if _LAZY.get(name) != "flexmb.dynamics.simulate" or isinstance(exc, SimulationInterrupted):
+            raise
+        raise SimulationInterrupted(f"simulation interrupted while loading the engine (flexmb.{name}: numba imports), "
+                                    f"before any simulation: there are no results", None) from None
+
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.model.model import GROUND as GROUND

@@ -1,6 +1,7 @@
 """Checkpoints (issue 18 section 3): appended to, never rewritten; safe against kill -9 at any moment
 of a write; resumed bit-identically; their target checked before the run; refused with another
-model unless asked, and then only from a state the model's joints accept."""
+model unless asked, and then only from a state the model's joints accept; Ctrl-C during the set-up
+is a SimulationInterrupted without results."""
 from __future__ import annotations
 
 import os
@@ -268,6 +269,7 @@ def test_a_failed_write_stops_the_run_with_its_results(tmp_path, monkeypatch):
     assert info.value.solution.nt == 5 and fm.load_checkpoint(ck).nt == 4
     assert_identical(run("pendulum"), fm.resume(ck))
 
+
 # ------------------------------------------------------------------------------ another model
 @pytest.fixture(scope="module")
 def pendulum_checkpoint(tmp_path_factory):
@@ -352,3 +354,57 @@ def test_a_flexible_body_built_from_other_data_is_refused(tmp_path):
     with pytest.raises(fm.ModelError, match=r"body 'F' data: sha256:\w+ in the checkpoint, sha256:\w+ in the model"):
         fm.resume(ck, flexible_bar(E=8e7))
 
+
+# ------------------------------------------------------------------------------ Ctrl-C in the set-up
+def test_ctrl_c_during_the_set_up_is_a_simulation_interrupt(pendulum_checkpoint):
+    """Ctrl-C while the model is compiled and assembled (here: while the set-up evaluates a drive at
+    t0) or while a checkpoint is loaded: SimulationInterrupted without results, saying so."""
+    calls = []
+
+    def interrupted(t):  # Ctrl-C at the n-th call
+        calls.append(t)
+        if len(calls) == n:
+            raise KeyboardInterrupt
+        return 0.0 * np.asarray(t)
+
+    bob = fm.RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-3), position=(-1.0, 0.0, 0.0))
+    model = fm.Model([bob], [fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1), angle=interrupted)])
+    phases = []
+    for n in range(1, 100):  # Ctrl-C at every call of the drive until the run has started
+        calls.clear()
+        with pytest.raises(fm.SimulationInterrupted) as info:
+            fm.simulate(model, 1.0, 0.02)
+        if "interrupted at t = 0 s" in str(info.value):  # in the first element: the initial node is a result
+            assert info.value.solution.nt == 1
+            break
+        assert info.value.solution is None and "no results" in str(info.value)
+        phases.append(str(info.value).split("while ")[1][:11])
+    assert set(phases) == {"checking th", "setting up "}, phases  # check_simulate_args, Run.start
+    calls.clear()
+    n = 1
+    with pytest.raises(fm.SimulationInterrupted, match="while loading the checkpoint.*no results"):
+        fm.resume(pendulum_checkpoint, model, allow_model_change=True)
+
+
+def test_ctrl_c_while_the_engine_loads():
+    """Ctrl-C while ``fm.simulate`` imports numba (here: an import hook raising it) is a
+    SimulationInterrupted; the next access loads the engine."""
+    code = """
+import sys
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numba":
+            raise KeyboardInterrupt
+hook = Interrupt()
+sys.meta_path.insert(0, hook)
+import flexmb as fm
+try:
+    fm.simulate
+except fm.SimulationInterrupted as exc:
+    print("interrupted:", exc.solution is None, exc)
+sys.meta_path.remove(hook)
+print("then:", fm.simulate.__name__)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=HERE.parent, timeout=600)
+    assert "interrupted: True simulation interrupted while loading the engine" in out.stdout, out.stderr[-2000:]
+    assert "then: simulate" in out.stdout

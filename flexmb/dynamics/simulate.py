@@ -19,6 +19,7 @@ from flexmb.dynamics.elements.attachments import ElementKin
 from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
+from flexmb.dynamics.io.interrupts import setup_interrupted
 from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.dynamics.node.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
                                         init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
@@ -247,7 +248,8 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     if not isinstance(model, Model):
         raise ModelError(f"simulate: model={_shown(model)} ({type(model).__name__}) is not a flexmb.Model; "
                          f"build one with fm.Model(bodies, joints, forces)")
-    t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
+    with setup_interrupted("checking the arguments (it calls the user functions at t0)"):
+        t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
     options = options or SimulationOptions()
     if rtol is not None or atol is not None:
         rtol = 0.0 if rtol is None else float(rtol)
@@ -261,11 +263,12 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         if t_eval.size and np.all(np.isfinite(t_eval)) and (t_eval.min() < t0 or t_eval.max() > t_end):
             raise ModelError(f"t_eval spans [{t_eval.min():.6g}, {t_eval.max():.6g}] s, outside the run "
                              f"[{t0:.6g}, {t_end:.6g}] s; request times within the simulated interval")
-    with blas_threads(1):  # the set-up's dense algebra (redundancy SVDs) like the run's: one BLAS thread
+    with setup_interrupted("setting up the simulation"), blas_threads(1):  # the set-up's dense algebra
+        # (redundancy SVDs) like the run's: one BLAS thread
         run = Run.start(model, t_end, h, p, t0, options)
-    if rtol is not None:
-        run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
-        run.control = StepControl(run, *run.tolerances, t_eval=t_eval, estimator=options.step_error)
+        if rtol is not None:
+            run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
+            run.control = StepControl(run, *run.tolerances, t_eval=t_eval, estimator=options.step_error)
     sol = run.go(show_progress=show_progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                  on_step=on_step)
     return sol if t_eval is None else sol.at(t_eval)
@@ -285,7 +288,7 @@ def resume(path: str | Path, model: Model | None = None, *, t_end: float | None 
     assembly tolerance (``meta["model_changes"]`` records it).  ``t_end``: a new final time (default:
     the original one).  ``checkpoint``: where to go on checkpointing (default: the same; None: off).
     """
-    with blas_threads(1):
+    with setup_interrupted("loading the checkpoint"), blas_threads(1):
         run = load_run(path, Run, SimulationOptions, model, t_end, allow_model_change=allow_model_change)
     target = Path(path) if checkpoint == "same" else checkpoint
     return run.go(show_progress=show_progress, checkpoint=target, checkpoint_every=checkpoint_every, on_step=on_step)
@@ -294,7 +297,7 @@ def resume(path: str | Path, model: Model | None = None, *, t_end: float | None 
 def load_checkpoint(path: str | Path, model: Model | None = None) -> Solution:
     """The results a checkpoint holds (up to its last node), without continuing the run; ``model`` as
     for :func:`resume`."""
-    with blas_threads(1):
+    with setup_interrupted("loading the checkpoint"), blas_threads(1):
         return load_run(path, Run, SimulationOptions, model).solution()
 
 

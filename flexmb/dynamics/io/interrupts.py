@@ -1,10 +1,26 @@
-"""Ctrl-C around a run: held back while a checkpoint is written (:func:`held`); in the time loop the
-driver hands back the results so far (:class:`~flexmb.errors.SimulationInterrupted`)."""
+"""Ctrl-C around a run: held back while a checkpoint is written (:func:`held`), and turned into
+:class:`~flexmb.errors.SimulationInterrupted` without results during the set-up
+(:func:`setup_interrupted`); in the time loop the driver hands back the results so far."""
 from __future__ import annotations
 
 import signal
 import threading
 from contextlib import contextmanager
+
+from flexmb.errors import SimulationInterrupted
+
+
+@contextmanager
+def setup_interrupted(what: str):
+    """Ctrl-C while ``what`` (numba compilation, model compilation, redundancy detection, reading a
+    checkpoint) raises :class:`SimulationInterrupted` without results, as nothing was simulated."""
+    try:
+        yield
+    except SimulationInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise SimulationInterrupted(f"simulation interrupted while {what}, before the first time element: there are "
+                                    f"no results (the exception's `solution` is None)", None) from None
 
 
 @contextmanager

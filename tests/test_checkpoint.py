@@ -161,7 +161,9 @@ def _killed(case: str, ck: Path, kill: str | None = None, delay: float | None = 
 
 
 # the first write syncs 4 files (chunk, model, state, directory), the next ones 3 (chunk, state, directory)
-@pytest.mark.parametrize("kill", ["fsync:5", "fsync:6", "replace:2", "replaced:2", "fsync:11"],
+# (the state's own fsync and a later write's chunk are like the rename and the first chunk: slow-marked)
+@pytest.mark.parametrize("kill", ["fsync:5", pytest.param("fsync:6", marks=pytest.mark.slow), "replace:2", "replaced:2",
+                                  pytest.param("fsync:11", marks=pytest.mark.slow)],
                          ids=["in-chunk", "in-state", "before-rename", "after-rename", "later-chunk"])
 def test_kill_during_a_write_leaves_a_checkpoint_that_resumes_bit_identically(tmp_path, kill):
     """Killed (SIGKILL) at each step of a write: before the new chunk is on disk, before and right

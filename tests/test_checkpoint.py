@@ -142,18 +142,27 @@ def test_an_interrupted_replacement_of_an_older_file_is_completed(tmp_path, monk
 
 
 # ------------------------------------------------------------------------------ kill -9
-def _killed(case: str, ck: Path, kill: str | None = None, delay: float | None = None) -> None:
-    cmd = [sys.executable, str(HERE / "checkpoint_cases.py"), case, str(ck)] + ([kill] if kill else [])
+def _killed(case: str, ck: Path, kill: str | None = None, delay: float | None = None, resume: bool = False) -> None:
+    """Run ``case`` with a checkpoint write after every element in a subprocess that is killed (SIGKILL):
+    by itself at the point ``kill`` of a write, or ``delay`` seconds after its first write (``resume``:
+    the subprocess resumes the checkpoint instead)."""
+    if resume:
+        cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import flexmb as fm; "
+               f"fm.resume({str(ck)!r}, checkpoint_every=1e-9, show_progress=False)"]
+    else:
+        cmd = [sys.executable, str(HERE / "checkpoint_cases.py"), case, str(ck)] + ([kill] if kill else [])
     env = {**os.environ, "FLEXMB_PROGRESS": "0"}
+    state = ck / "state.npz"
+    before = state.stat().st_mtime_ns if state.exists() else None
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if delay is None:
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == -9, (proc.returncode, err.decode()[-2000:])
         return
     deadline = time.time() + 600
-    while not (ck / "state.npz").exists():
+    while not state.exists() or state.stat().st_mtime_ns == before:
         assert proc.poll() is None and time.time() < deadline, proc.stderr.read().decode()[-2000:]
-        time.sleep(0.01)
+        time.sleep(0.005)
     time.sleep(delay)
     proc.kill()
     proc.wait()
@@ -188,20 +197,15 @@ def test_kill_during_a_write_leaves_a_checkpoint_that_resumes_bit_identically(tm
 @pytest.mark.slow
 @pytest.mark.parametrize("case", ["chain", "adaptive", "flexible"])
 def test_kill_at_random_moments(tmp_path, case):
-    """Killed at random moments of a run that writes after every element (three kills, resuming each
-    time): the final run equals the uninterrupted one bit for bit."""
+    """Killed at random moments of a run that writes after every element, then of two resumed runs:
+    the final run equals the uninterrupted one bit for bit."""
     rng = np.random.default_rng(18)
     ck = tmp_path / "run.ckpt"
-    _killed(case, ck, delay=float(rng.uniform(0.0, 0.3)))
+    _killed(case, ck, delay=float(rng.uniform(0.0, 0.2)))
     for _ in range(2):
         t_ck = fm.load_checkpoint(ck).t[-1]
-        cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(HERE)!r}); import flexmb as fm; "
-               f"fm.resume({str(ck)!r}, checkpoint_every=1e-9, show_progress=False)"]
-        proc = subprocess.Popen(cmd)
-        time.sleep(float(rng.uniform(2.0, 4.0)))
-        proc.kill()
-        proc.wait()
-        assert fm.load_checkpoint(ck).t[-1] >= t_ck
+        _killed(case, ck, delay=float(rng.uniform(0.0, 0.2)), resume=True)
+        assert fm.load_checkpoint(ck).t[-1] > t_ck
     assert_identical(run(case), fm.resume(ck, show_progress=False))
 
 

@@ -74,6 +74,10 @@ NEAR_DEPENDENT_TOL = 1e-6
 #: choice is RESELECT_GAIN times better
 RESELECT_TOL = 0.25
 RESELECT_GAIN = 2.0
+#: two rows of the left null space whose squared leverages (orthonormal basis: O(1)) differ by less than
+#: this are a tie in the choice of the dropped rows, broken by the row order (:func:`_pivot_rows`):
+#: round-off of the SVD is ~1e-15, a real preference in a non-symmetric loop >> 1e-9
+TIE_TOL = 1e-9
 #: the loop matrix is monitored at every node up to this many entries, every k-th node above
 MONITOR_SIZE = 2e5
 #: modal (non-rigid) velocity columns are scaled by their own interface magnitude, floored at this
@@ -131,8 +135,8 @@ def _rank_select(Gs, svd=None):
 
     The rank counts the singular values above :data:`DEPENDENT_TOL` of the largest; the left null
     space ``N (n_rows, n_dep)`` (``N^T Gs = 0``) holds the exact dependences.  The rows to drop are
-    chosen from ``N`` by a QR with column pivoting of ``N^T``: the ``n_dep`` rows whose block
-    ``N[D]`` has the largest volume.  Rows that take part in no exact dependence (e.g. an in-plane
+    chosen from ``N`` by a QR with column pivoting of ``N^T`` (greedy: the ``n_dep`` rows whose block
+    ``N[D]`` has the largest volume), ties broken by the row order (:func:`_pivot_rows`).  Rows that take part in no exact dependence (e.g. an in-plane
     equation near a change point, nearly but not exactly dependent) are never chosen.  Returns
     ``(rank, order, sv, N)``: ``order`` lists the kept rows first and the dropped ones last.
     """
@@ -144,10 +148,33 @@ def _rank_select(Gs, svd=None):
     N = U[:, rank:]
     if N.shape[1] == 0:
         return rank, np.arange(n), sv, N
-    _, _, piv = sla.qr(N.T, mode="economic", pivoting=True)
-    drop = np.sort(piv[:N.shape[1]])
+    drop = _pivot_rows(N)
     keep = np.setdiff1d(np.arange(n), drop)
     return rank, np.concatenate([keep, drop]), sv, N
+
+
+def _pivot_rows(N) -> NDArray:
+    """The ``n_dep`` rows of ``N (n_rows, n_dep)`` (orthonormal columns) to drop, sorted: a QR with row
+    pivoting (greedy largest volume of ``N[D]``) whose ties are broken by the row order.
+
+    At each step the row with the largest norm of its part orthogonal to the rows already chosen is
+    taken; rows whose squared norm is within :data:`TIE_TOL` of the largest (``N`` is orthonormal: the
+    norms are O(1) leverages) count as equal and the first of them is taken.  A symmetric loop has exact
+    ties (the parallelogram: pairs and fours of rows of equal leverage at every angle; Bricard's
+    mechanism: all 30 rows at 1/30); LAPACK's pivoted QR broke them by the round-off of the SVD, so the
+    choice (and whether it later degrades) depended on the CPU's BLAS kernels.  Invariant under a change
+    of orthonormal basis of the null space (``N -> N Q``): the norms are those of the projector's rows."""
+    A = np.array(N, dtype=float)
+    free = np.ones(A.shape[0], bool)
+    chosen = []
+    for _ in range(A.shape[1]):
+        norms = np.where(free, np.einsum("ij,ij->i", A, A), -np.inf)
+        r = int(np.argmax(norms >= norms.max() - TIE_TOL))  # the first of the (near-)largest
+        chosen.append(r)
+        free[r] = False
+        v = A[r] / np.sqrt(norms[r])
+        A -= np.outer(A @ v, v)
+    return np.sort(np.array(chosen, dtype=int))
 
 
 def _quality(N, drop) -> float:
@@ -228,7 +255,7 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
     Only joints on closed loops are examined, in the scaled metric of :func:`scaled_loop_matrix`
     (rows and columns at their natural magnitudes, modal columns by their interface shapes): the
     rank counts the singular values above ``tol`` (:data:`DEPENDENT_TOL`) of the largest, and a
-    QR with column pivoting of the transposed matrix chooses the rows to keep.  When equations are
+    QR with column pivoting of its left null space chooses the rows to drop (ties by the row order).  When equations are
     dependent at ``st``, the test is repeated at a nearby configuration reached along a random
     admissible motion: if the rank is higher there, ``st`` is a singular configuration (e.g. a
     parallelogram four-bar at its change point) and only the generically dependent equations are

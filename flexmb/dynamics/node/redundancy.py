@@ -16,7 +16,6 @@ import logging
 from contextlib import contextmanager, nullcontext
 
 import numpy as np
-import scipy.linalg as sla
 from numpy.typing import NDArray
 
 from flexmb.dynamics.node.constraints import velocity_constraint_matrix
@@ -161,9 +160,8 @@ def _pivot_rows(N) -> NDArray:
     taken; rows whose squared norm is within :data:`TIE_TOL` of the largest (``N`` is orthonormal: the
     norms are O(1) leverages) count as equal and the first of them is taken.  A symmetric loop has exact
     ties (the parallelogram: pairs and fours of rows of equal leverage at every angle; Bricard's
-    mechanism: all 30 rows at 1/30); LAPACK's pivoted QR broke them by the round-off of the SVD, so the
-    choice (and whether it later degrades) depended on the CPU's BLAS kernels.  Invariant under a change
-    of orthonormal basis of the null space (``N -> N Q``): the norms are those of the projector's rows."""
+    mechanism: all 30 rows at 1/30); LAPACK's pivoted QR broke them by the SVD's round-off (the choice
+    depended on the BLAS kernels).  Invariant under ``N -> N Q`` (norms of the projector's rows)."""
     A = np.array(N, dtype=float)
     free = np.ones(A.shape[0], bool)
     chosen = []
@@ -580,16 +578,23 @@ def reaction_set(cm):
     return _full_set(cm) if red is not None and red.events else nullcontext()
 
 
-def add_least_norm(cm, sol):
+def add_least_norm(cm, sol, recover=None):
     """Add the least-norm node reactions of a model with dropped equations to ``sol.extra``
     (``joint_force_least_norm``, ``joint_moment_least_norm``, (nt, nj, 3), frame A like
     ``joint_force``; :func:`least_norm_reactions`), independent of the choice of dropped equations.
-    Only when the dependences are known at every output node; returns ``sol``."""
+    Only when the dependences are known at every output node; returns ``sol``.  ``recover() -> (force,
+    moment)``, called with the full set, recovers the dropped components from the impulses too (the
+    reported ones take their zero law at the node: in a turning frame A that differs between choices by
+    the recovery's O(h^2p), 2e-4 N m on the parallelogram)."""
     red = getattr(cm, "redundancy", None)
     if (red is None or not cm.redundant_labels or red.nulls is None or len(red.nulls) != sol.t.size
             or sol.joint_force is None):
         return sol
-    out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(red.nulls, sol.joint_force, sol.joint_moment)]
+    force, moment = sol.joint_force, sol.joint_moment
+    if recover is not None and not red.events:  # after a re-selection they are recovered with the full set
+        with _full_set(cm):
+            force, moment = recover()
+    out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(red.nulls, force, moment)]
     sol.extra.update(sol._checked_extra({"joint_force_least_norm": np.array([f for f, _ in out]),
                                          "joint_moment_least_norm": np.array([m for _, m in out])}))
     return sol

@@ -86,10 +86,13 @@ def stiffness_product(mesh, X, materials: Materials = None) -> NDArray[np.float6
     """``K X (3 n_nodes, m)`` of the mesh's stiffness, element by element on the deformations."""
     X = np.asarray(X, dtype=float).reshape(3 * mesh.n_nodes, -1)
     m = X.shape[1]
-    out = np.zeros((mesh.n_nodes, 3, m))
+    out = np.zeros((3 * mesh.n_nodes, m))
     for conn, Ke, D in _element_terms(mesh, X, materials):
-        np.add.at(out, conn, np.matmul(Ke, D).reshape(conn.shape[0], conn.shape[1], 3, m))
-    return out.reshape(3 * mesh.n_nodes, m)
+        dofs = (3 * conn[:, :, None] + np.arange(3)).reshape(-1)
+        F = np.matmul(Ke, D).reshape(-1, m)
+        for c in range(m):
+            out[:, c] += np.bincount(dofs, weights=F[:, c], minlength=out.shape[0])
+    return out
 
 
 def reduced_stiffness(K, mesh, X) -> NDArray[np.float64]:

@@ -432,10 +432,13 @@ def _count_zero_modes(vals: NDArray[np.float64]) -> int:
 
 
 def _fix_signs(E: NDArray[np.float64]) -> None:
-    """Deterministic sign: the largest-magnitude entry of each column is positive (in place)."""
+    """Deterministic sign: the largest-magnitude entry of each column is positive (in place).  Entries
+    within 1e-6 of the largest tie (a symmetric mesh has mirror pairs of equal magnitude and opposite
+    sign, told apart only by round-off) and the first of them decides."""
     if E.size == 0:
         return
-    idx = np.argmax(np.abs(E), axis=0)
+    A = np.abs(E)
+    idx = np.argmax(A >= (1.0 - 1e-6) * A.max(axis=0), axis=0)
     s = np.sign(E[idx, np.arange(E.shape[1])])
     s[s == 0] = 1.0
     E *= s

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 from flexmb.errors import MeshImportError
 from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
 from flexmb.fe.mesh.femesh import FEMesh, _format_ids
+from flexmb.fe.mesh.unassembled import describe
 
 logger = logging.getLogger(__name__)
 
@@ -58,7 +59,8 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
     (surface-only). The message names the node or element ids (at most 10, plus the count) and the fix.
 
     Warnings (returned strings, also logged): several disconnected parts (each adds six rigid-body
-    modes), nodes that no solid cell uses, no solid cells at all.
+    modes), nodes that no solid cell uses, no solid cells at all, elements of the file that are not
+    assembled (``mesh.unassembled``: shells, beams, point masses, ...).
 
     Returns
     -------
@@ -129,6 +131,13 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
         warnings.append(
             f"{name}: {n_unused} node(s) used by no solid element (ids {_format_ids(mesh.node_ids[unused])}); "
             "they carry no stiffness or mass (drop them with read_mesh(..., drop_unused_nodes=True))."
+        )
+    structural = [e for e in mesh.unassembled if e.structural]
+    if structural:
+        warnings.append(
+            f"{name}: the file holds elements that flexmb does not assemble: {describe(structural)}; the solid "
+            "model misses their stiffness and mass (build_flexible_body and `flexmb modes` refuse it unless "
+            "allow_unassembled=True / --allow-unassembled)."
         )
     n_comp, _ = connected_components(mesh)
     if n_comp > 1:

@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
 from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
+from flexmb.fe.mesh.unassembled import Unassembled
 
 __all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES"]
 
@@ -121,6 +122,12 @@ class FEMesh:
         File the mesh was read from.
     checksum : str or None
         sha256 of that file.
+    unassembled : tuple of Unassembled
+        What the file held that flexmb does not assemble (shells, beams, point masses, springs,
+        connectors, rigid elements, constraints), by type with counts and ids
+        (:mod:`flexmb.fe.mesh.unassembled`); empty for a complete solid model.
+        :func:`~flexmb.fe.reduction.body_data.build_flexible_body` refuses a mesh with structural
+        entries unless ``allow_unassembled=True``.
 
     Degrees of freedom are node-major: ``[ux0, uy0, uz0, ux1, ...]``.
     """
@@ -135,8 +142,13 @@ class FEMesh:
     units: str | None = None
     source: str | None = None
     checksum: str | None = None
+    unassembled: tuple[Unassembled, ...] = ()
 
     def __post_init__(self) -> None:
+        entries = tuple(self.unassembled)
+        if not all(isinstance(e, Unassembled) for e in entries):
+            raise ModelError("FEMesh: `unassembled` must hold flexmb.fe.mesh.unassembled.Unassembled entries.")
+        object.__setattr__(self, "unassembled", entries)
         pts = np.asarray(self.points, dtype=float)
         if pts.ndim != 2 or pts.shape[1] not in (2, 3):
             raise ModelError(f"FEMesh: `points` must have shape (n_nodes, 3), got {pts.shape}.")
@@ -362,6 +374,7 @@ class FEMesh:
         """Plain-dict description (JSON-serializable) used by ``flexmb info``.
 
         Keys: source, checksum, units, n_nodes, n_dofs, n_unused_nodes, cells (type -> count),
+        unassembled (list of {type, kind, count}: what the file held that is not assembled),
         node_sets (name -> size), element_sets (name -> size), bounding_box {lo, hi} (m),
         volume (m^3), materials (set -> {E, nu, rho, name}), and mass (kg) when every cell has a
         material (else None).
@@ -386,6 +399,7 @@ class FEMesh:
             "n_dofs": self.n_dofs,
             "n_unused_nodes": int(self.n_nodes - self.used_nodes().size),
             "cells": {t: int(len(c)) for t, c in self.cells.items()},
+            "unassembled": [e.as_dict() for e in self.unassembled],
             "node_sets": {k: int(v.size) for k, v in self.node_sets.items()},
             "element_sets": {k: int(sum(r.size for r in v.values())) for k, v in self.element_sets.items()},
             "bounding_box": {"lo": lo.tolist(), "hi": hi.tolist()},
@@ -421,6 +435,12 @@ class RawMesh:
     block_sets : dict of str to list of (block index, row indices)
     materials : dict of str to Material (element-set name -> material)
     units : str or None
+    dedupe : bool
+        Merge duplicate solid cells (Gmsh v2 writes an element once per physical group).
+    unassembled : list of Unassembled or None
+        What the file holds that is not assembled, by the reader that knows the file's element
+        types (Abaqus, Nastran); None: decided from the geometry of the lower-dimensional blocks
+        (Gmsh, VTK, MED: :func:`flexmb.fe.mesh.unassembled.off_solid`).
     """
 
     points: NDArray[np.float64]
@@ -431,3 +451,4 @@ class RawMesh:
     materials: dict[str, Material] = field(default_factory=dict)
     units: str | None = None
     dedupe: bool = False
+    unassembled: list[Unassembled] | None = None

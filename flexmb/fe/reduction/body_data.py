@@ -368,6 +368,7 @@ def build_flexible_body(
     name: str | None = None,
     backend: str = "auto",
     basis_transform=None,
+    allow_unassembled: bool = False,
 ) -> FlexibleBodyData:
     """Assemble, reduce and package an FE mesh as a flexible body, in one call.
 
@@ -415,6 +416,12 @@ def build_flexible_body(
         computed from it (e.g. keep one symmetry class: :func:`flexmb.fe.reduction.symmetry.symmetric_sub_basis`);
         the invariants, ``G``, ``H``, the residual preloads and the stresses then belong to the
         returned basis, which must stay M-orthonormal and K-diagonal.
+    allow_unassembled : bool
+        Build from the solid cells even when the mesh file held elements that flexmb does not
+        assemble (``mesh.unassembled``: shells, beams, point masses, springs, connectors, rigid
+        elements, constraints); the body then misses their stiffness and mass. Default False: such
+        a mesh is refused with a ModelError naming the types and counts. Recorded in
+        ``settings["unassembled"]``.
 
     Returns
     -------
@@ -429,10 +436,14 @@ def build_flexible_body(
         From :func:`flexmb.fe.mesh.checks.check_mesh`: non-finite coordinates, inverted or zero-volume
         cells, no solid cells.
     ModelError
-        Craig-Bampton of a mesh in several disconnected pieces; bad arguments.
+        Craig-Bampton of a mesh in several disconnected pieces; a mesh with elements flexmb does not
+        assemble (without ``allow_unassembled``); bad arguments.
     """
     from flexmb.fe.elements import assembly as fe  # assembly imported lazily like in reduction
 
+    from flexmb.fe.mesh.unassembled import require_assembled
+
+    require_assembled(mesh, "build_flexible_body", allow_unassembled)
     if materials is not None:
         mesh = mesh.with_materials(materials)
     if hasattr(mesh, "compacted"):
@@ -516,6 +527,7 @@ def build_flexible_body(
         # before the faces' locking was removed
         relaxation_interfaces="exact rotation",
         damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
+        unassembled=[e.as_dict() for e in getattr(mesh, "unassembled", ())],
     )
     src = getattr(mesh, "source", None)
     return FlexibleBodyData(

@@ -189,6 +189,9 @@ class FlexibleBody:
                 raise ModelError(f"{owner}: {key} must be {nm} finite modal values (one per mode), got {v!r}")
             object.__setattr__(self, key, a)
         C = data.damping
+        if self.damping is not None and nm == 0:
+            raise ModelError(f"{owner}: damping={self.damping!r} for a body without modes (modes=[] or data without "
+                             f"elastic modes): modal damping has nothing to act on; drop damping or keep modes")
         if self.damping is not None:
             d = np.asarray(self.damping, dtype=float)
             om = np.sqrt(np.maximum(data.omega2, 0.0))

@@ -329,20 +329,6 @@ def _damping_matrix(omega2: NDArray[np.float64], damping: Any) -> NDArray[np.flo
     return red.modal_damping(omega2, ratio=damping)
 
 
-def _quartic_mode(quartic) -> str | None:
-    """``build_flexible_body(quartic=...)`` as "relaxed", "raw" or None."""
-    if quartic is True or quartic == "relaxed":
-        return "relaxed"
-    if quartic == "raw":
-        return "raw"
-    if quartic is False or quartic is None:
-        return None
-    raise ModelError(
-        f"build_flexible_body: `quartic` = {quartic!r}; use True or 'relaxed' (quartic energy relaxed over the "
-        "FE displacements outside the basis, the default), 'raw' (energy of the reduced field alone) or False."
-    )
-
-
 def _n_normal_modes(basis) -> int:
     """Normal modes in a basis: fixed-interface modes of a Craig-Bampton basis, else all shapes."""
     if basis.kind == "craig-bampton":
@@ -362,7 +348,7 @@ def build_flexible_body(
     damping: Any = None,
     materials=None,
     geometric: bool = True,
-    quartic: bool | str = True,
+    quartic: bool | str = "auto",
     preloads: bool = True,
     stresses: bool = True,
     name: str | None = None,
@@ -382,15 +368,17 @@ def build_flexible_body(
     n_modes : int
         Fixed-interface normal modes (Craig-Bampton) or elastic modes (free-free).
     interface_kind : {"rigid", "average"}
-        Kind of interfaces given by node-set name (RBE2-like or RBE3-like).
+        Kind of interfaces given by node-set name (RBE2-like or RBE3-like); "average" without
+        interfaces is a ModelError.
     method : {"auto", "craig-bampton", "free-free"}
         "auto": Craig-Bampton when interfaces are given, else free-free. "free-free" with
         interfaces: free-free modes, frames attached by least-squares averaging
         (:func:`flexmb.fe.reduction.attach_interfaces`), mean-axis floating frame.
     reference : "first", name or None
-        Interface the floating frame is attached to (Craig-Bampton only).
+        Interface the floating frame is attached to (Craig-Bampton only: a named reference with
+        free-free modes is a ModelError; None gives a mean-axis Craig-Bampton frame).
     static_modes : optional
-        Attachment-mode nodes (Craig-Bampton only).
+        Attachment-mode nodes (Craig-Bampton only; a ModelError otherwise).
     damping : float, array_like (nm,), dict, or None
         Modal damping ratio(s), or ``{"ratio": z}`` / ``{"rayleigh": (alpha, beta)}``.
     materials : Material or dict, optional
@@ -400,12 +388,14 @@ def build_flexible_body(
         Compute the modal geometric stiffness ``G`` (nm FE assemblies), the 12 unit inertial
         preload stiffnesses, full and residual (12 static solves and 24 assemblies), and the modal
         stresses.
-    quartic : True, "relaxed", "raw" or False
-        The quartic energy term (needs ``geometric``): True / "relaxed" (default) relaxes it over
+    quartic : "auto", True, "relaxed", "raw" or False
+        The quartic energy term (needs ``geometric``): "auto" (default) is "relaxed" with
+        ``geometric`` and False without; True / "relaxed" relaxes it over
         the FE displacements outside the basis (:func:`flexmb.fe.reduction.condensation.quartic_condensation`:
         one quadrature pass and ``nm (nm + 1) / 2`` static solves), "raw" keeps the energy of the
         reduced field alone (about ``7 n_qp (nm (nm + 1) / 2)^2`` flops, ``n_qp`` quadrature
-        points), False skips it. Recorded in ``settings["quartic"]`` (None when skipped) and
+        points), False skips it; an explicit quartic term with ``geometric=False`` is a ModelError
+        (it completes the cubic term). Recorded in ``settings["quartic"]`` (None when skipped) and
         ``settings["quartic_coupling"]`` ("full" or "membrane", see ``quartic_condensation``).
     name : str, optional
         Body label (default: the mesh file stem).
@@ -442,7 +432,13 @@ def build_flexible_body(
     from flexmb.fe.elements import assembly as fe  # assembly imported lazily like in reduction
 
     from flexmb.fe.mesh.unassembled import require_assembled
+    from flexmb.fe.reduction.build_checks import check_option_pairs, quartic_mode as _quartic
 
+    if method not in ("auto", "craig-bampton", "free-free"):
+        raise ModelError(f"build_flexible_body: `method` = {method!r}; use 'auto', 'craig-bampton' or 'free-free'.")
+    check_option_pairs(interfaces=interfaces, method=method, reference=reference, interface_kind=interface_kind,
+                       static_modes=static_modes)
+    quartic_mode = _quartic(quartic, geometric)
     require_assembled(mesh, "build_flexible_body", allow_unassembled)
     if materials is not None:
         mesh = mesh.with_materials(materials)
@@ -454,7 +450,6 @@ def build_flexible_body(
     from flexmb.fe.mesh.checks import check_mesh, connected_components, plausibility
 
     check_mesh(mesh, solid_required=True)  # NaN, inverted, zero-volume, surface-only: raise
-    quartic_mode = _quartic_mode(quartic)
     craig_bampton = bool(interfaces) and method != "free-free"
     if craig_bampton:
         n_pieces, labels = connected_components(mesh)
@@ -471,16 +466,10 @@ def build_flexible_body(
     import scipy.sparse as sp
 
     M = sp.csr_matrix(sp.kron(Ms, sp.eye(3), format="csr"))
-    if method not in ("auto", "craig-bampton", "free-free"):
-        raise ModelError(f"build_flexible_body: `method` = {method!r}; use 'auto', 'craig-bampton' or 'free-free'.")
-    if method == "craig-bampton" and not interfaces:
-        raise ModelError("build_flexible_body: method='craig-bampton' needs `interfaces` (node sets of the joints).")
     if craig_bampton:
         basis = red.craig_bampton(K, M, mesh, interfaces, n_modes, reference=reference, static_modes=static_modes,
                                   interface_kind=interface_kind, backend=backend)
     else:
-        if static_modes is not None:
-            raise ModelError("build_flexible_body: `static_modes` need interfaces (Craig-Bampton); pass `interfaces`.")
         basis = red.free_free_modes(K, M, n_modes, points=mesh.points, backend=backend)
         if interfaces:
             basis = red.attach_interfaces(basis, mesh, interfaces, interface_kind=interface_kind)
@@ -496,8 +485,6 @@ def build_flexible_body(
     P = basis.shapes
     inv = red.inertia_invariants(Ms, mesh.points, P, K)
     G = red.modal_geometric_stiffness(mesh, P) if geometric else None
-    if not geometric:
-        quartic_mode = None
     quartic_coupling = quartic_weight = None
     if quartic_mode == "relaxed":
         from flexmb.fe.reduction.condensation import quartic_condensation

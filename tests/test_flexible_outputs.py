@@ -109,6 +109,38 @@ def test_chord_deflection_is_the_distance_from_the_deformed_chord():
         body.chord_deflection(node, ("xmin", "tip"))
 
 
+def test_chord_deflection_refuses_a_chord_or_an_axis_it_cannot_measure():
+    """One interface named twice (a zero chord: NaNs and numpy's divide warning before) and an axis
+    along the chord (axis x chord ~ 0: numbers scaled towards zero before) are errors; an axis tilted
+    from the bending normal gives the same signed deflection (unit direction of axis x chord)."""
+    import warnings
+
+    from flexmb.results.flexible_outputs import modal_chord_deflection
+
+    data = bar_data()
+    q = np.zeros((3, data.n_modes))
+    q[:, :2] = [[0.0, 0.0], [1e-3, 2e-3], [-2e-3, 1e-3]]
+    node = int(np.argmin(np.linalg.norm(data.points - [0.5, 0.01, 0.0], axis=1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy RuntimeWarning on the way to the error
+        with pytest.raises(ModelError, match=r"ends=\('xmax', 'xmax'\) name one interface twice.*give two different"):
+            modal_chord_deflection(data, q, node, ("xmax", "xmax"))
+        for axis in [(1, 0, 0), (1.0, 0.05, 0.0), (-2, 0, 0)]:
+            with pytest.raises(ModelError, match=r"deg from the chord 'xmin' -> 'xmax'.*give an axis normal"):
+                modal_chord_deflection(data, q, node, ("xmin", "xmax"), axis=axis)
+        for axis in ["z", (0, 0, 0), (0, 0, np.nan), (0, 1)]:
+            with pytest.raises(ModelError, match="must be a non-zero finite body-frame vector"):
+                modal_chord_deflection(data, q, node, ("xmin", "xmax"), axis=axis)
+    s_z = modal_chord_deflection(data, q, node, ("xmin", "xmax"), axis=(0, 0, 1))
+    for k in range(len(q)):  # an axis tilted along the deformed chord: the same direction axis x chord
+        a, b = (data.interface(n).position + data.interface(n).modal_map[:3] @ q[k] for n in ("xmin", "xmax"))
+        tilted = np.array([0, 0, 1.0]) + (b - a) / np.linalg.norm(b - a)
+        s_k = modal_chord_deflection(data, q[k:k + 1], node, ("xmin", "xmax"), axis=tilted)
+        assert s_k[0] == pytest.approx(s_z[k], rel=1e-12)
+    d = modal_chord_deflection(data, q, node, ("xmin", "xmax"))
+    assert np.all(np.abs(s_z) <= np.linalg.norm(d, axis=1) + 1e-15)  # a component of d along a unit vector
+
+
 def test_body_energies_add_up_to_the_solution_energies():
     """Sum over the bodies of the per-body kinetic energy = Solution.kinetic_energy (rigid bob with
     an offset centre of mass, flexible bar with its configuration-dependent mass matrix); the bar's

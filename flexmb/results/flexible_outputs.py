@@ -25,6 +25,11 @@ __all__ = ["NodeSetView", "body_kinetic_energy", "check_model", "chord_deflectio
 
 #: default snapping tolerance of points to nodes, relative to the mesh's bounding-box diagonal
 SNAP_TOL = 1e-6
+#: shortest chord between two interface points, relative to the mesh's bounding-box diagonal
+CHORD_MIN = 1e-9
+#: smallest sine of the angle between ``axis`` and the chord: closer to the chord, the direction
+#: ``axis x chord`` turns fast with the chord and the signed deflection means nothing (5.7 deg)
+AXIS_MIN_SIN = 0.1
 
 
 class NodeSetView(NamedTuple):
@@ -152,7 +157,9 @@ def modal_chord_deflection(data, q: ArrayLike, point: Any, ends: tuple[str, str]
                            tol: float | None = None, *, what: str = "chord_deflection") -> NDArray[np.float64]:
     """Deflection of a node of ``data`` (FlexibleBodyData) from the chord between two interfaces,
     body frame, for modal coordinates ``q (nt, nm)``: :meth:`BodyView.chord_deflection` without a
-    solution (``(nt, 3)``, or ``(nt,)`` signed along ``axis x chord`` when ``axis`` is given) [m]."""
+    solution (``(nt, 3)``, or ``(nt,)`` signed along the unit vector of ``axis x chord`` when ``axis`` is
+    given) [m].  ModelError for one interface named twice, interface points closer than
+    ``CHORD_MIN`` of the mesh size, or an axis within ``arcsin(AXIS_MIN_SIN)`` of the chord."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
     if q.shape[1] != data.n_modes:
         raise ModelError(f"{what}: {q.shape[1]} modal coordinates for data {data.name!r} with {data.n_modes} modes")
@@ -169,17 +176,41 @@ def modal_chord_deflection(data, q: ArrayLike, point: Any, ends: tuple[str, str]
         idx = resolve_nodes(data, points=point, tol=tol, what=what)
     if idx.size != 1:
         raise ModelError(f"{what}: point={point!r} must be one node index or one body-frame point (3,)")
+    if ends[0] == ends[1]:
+        raise ModelError(f"{what}: ends={tuple(ends)!r} name one interface twice: a chord needs two interfaces, "
+                         f"give two different ones of {names}")
+    n = None
+    if axis is not None:
+        try:
+            n = np.asarray(axis, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            n = np.zeros(0)
+        if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) == 0:
+            raise ModelError(f"{what}: axis={axis!r} must be a non-zero finite body-frame vector (3,), e.g. (0, 0, 1)")
+        n = n / np.linalg.norm(n)
     p = np.asarray(data.points, dtype=float)[idx[0]] + q @ np.asarray(data.mode_shapes, dtype=float)[idx[0]].T
     a, b = (interface_point(data, e, q) for e in ends)
-    e_hat = (b - a) / np.linalg.norm(b - a, axis=1)[:, None]
+    X = np.asarray(data.points, dtype=float)
+    length = np.linalg.norm(b - a, axis=1)
+    size = float(np.linalg.norm(X.max(axis=0) - X.min(axis=0))) if len(X) else 1.0
+    if np.any(~(length > CHORD_MIN * size)):
+        k = int(np.flatnonzero(~(length > CHORD_MIN * size))[0])
+        raise ModelError(f"{what}: the points of interfaces {ends[0]!r} and {ends[1]!r} are {length[k]:.3g} m apart "
+                         f"(at output {k}): no chord to measure from; give two interfaces apart on the body")
+    e_hat = (b - a) / length[:, None]
     r = p - a
     d = r - np.einsum("ti,ti->t", r, e_hat)[:, None] * e_hat
-    if axis is None:
+    if n is None:
         return d
-    n = np.asarray(axis, dtype=float).reshape(-1)
-    if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) == 0:
-        raise ModelError(f"{what}: axis={axis!r} must be a non-zero body-frame vector (3,)")
-    return np.einsum("ti,ti->t", d, np.cross(n / np.linalg.norm(n), e_hat))
+    side = np.cross(n, e_hat)
+    sin = np.linalg.norm(side, axis=1)
+    if np.any(sin < AXIS_MIN_SIN):
+        k = int(np.argmin(sin))
+        raise ModelError(
+            f"{what}: axis={np.asarray(axis).tolist()} is {np.degrees(np.arcsin(min(sin[k], 1.0))):.3g} deg from the "
+            f"chord {ends[0]!r} -> {ends[1]!r} (at output {k}): the direction axis x chord is not defined; give an "
+            f"axis normal to the bending plane, across the chord (e.g. (0, 0, 1) for a rod along x bending in x-y)")
+    return np.einsum("ti,ti->t", d, side / sin[:, None])
 
 
 def elastic_energy(view: Any) -> NDArray[np.float64]:

@@ -114,10 +114,16 @@ class BodyView(NamedTuple):
         ends : (str, str)
             Interface names.
         axis : array_like (3,), optional
-            Body-frame axis ``n``: return the signed deflection along ``n x e`` (``e`` the unit
-            chord), shape (nt,) [m]; e.g. ``axis=(0, 0, 1)`` for the in-plane deflection of a rod
-            along x bending in the x-y plane (positive along y).  Default: the deflection
-            vector, shape (nt, 3) [m].
+            Body-frame axis ``n``: return the signed deflection along the unit vector of ``n x e``
+            (``e`` the unit chord), shape (nt,) [m]; e.g. ``axis=(0, 0, 1)`` for the in-plane
+            deflection of a rod along x bending in the x-y plane (positive along y).  Default: the
+            deflection vector, shape (nt, 3) [m].
+
+        Raises
+        ------
+        ModelError
+            ``ends`` naming one interface twice (or two whose points coincide), or ``axis`` within
+            5.7 degrees of the chord at some output time (``axis x e`` is then not a direction).
         """
         from flexmb.results.flexible_outputs import chord_deflection
 

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from flexmb.model.checks import index_list as _index_list
+from flexmb.model.checks import real_array as _real_array
 from flexmb.model.checks import vec3 as _vec3
 from flexmb.errors import ModelError
 from flexmb.model.frames import GROUND, Frame, _rotation
@@ -161,12 +163,11 @@ class FlexibleBody:
         if not isinstance(data, FlexibleBodyData):
             raise ModelError(f"{owner}: data={type(data).__name__} is not a FlexibleBodyData or the path of its .npz file; "
                              f"make one with flexmb.fe.build_flexible_body(mesh, ...)")
+        from flexmb.fe.reduction.data_checks import check_data
+
+        check_data(data, f"{owner}: data {data.name!r}")  # shapes, NaN, negative omega2 of data built in memory
         if self.modes is not None:
-            idx = np.asarray(self.modes, dtype=float).reshape(-1)
-            if idx.size and (np.any(idx != np.round(idx)) or idx.min() < 0 or idx.max() >= data.n_modes
-                             or np.unique(idx).size != idx.size):
-                raise ModelError(f"{owner}: modes={list(self.modes)!r} must be distinct indices 0 .. {data.n_modes - 1}")
-            data = select_modes(data, idx.astype(np.int64))
+            data = select_modes(data, _index_list("modes", self.modes, data.n_modes, owner))
         object.__setattr__(self, "data", data)
         nm = data.n_modes
         if self.stiffening not in STIFFENING:
@@ -184,7 +185,7 @@ class FlexibleBody:
         object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, owner))
         for key in ("q0", "qd0"):
             v = getattr(self, key)
-            a = np.zeros(nm) if v is None else np.asarray(v, dtype=float).reshape(-1)
+            a = np.zeros(nm) if v is None else _real_array(key, v, owner, f"{nm} modal values (one per mode)").reshape(-1)
             if a.shape != (nm,) or not np.all(np.isfinite(a)):
                 raise ModelError(f"{owner}: {key} must be {nm} finite modal values (one per mode), got {v!r}")
             object.__setattr__(self, key, a)
@@ -193,7 +194,8 @@ class FlexibleBody:
             raise ModelError(f"{owner}: damping={self.damping!r} for a body without modes (modes=[] or data without "
                              f"elastic modes): modal damping has nothing to act on; drop damping or keep modes")
         if self.damping is not None:
-            d = np.asarray(self.damping, dtype=float)
+            d = _real_array("damping", self.damping, owner, f"a damping ratio, {nm} ratios or a ({nm}, {nm}) modal "
+                            "damping matrix [1/s]")
             om = np.sqrt(np.maximum(data.omega2, 0.0))
             if d.ndim <= 1 and d.size in (1, nm):
                 C = np.diag(2.0 * np.broadcast_to(d, (nm,)) * om)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from flexmb.fe.mesh import abaqus, meshio_formats, nastran
 from flexmb.fe.mesh import unassembled as unassembled_mod
 from flexmb.fe.elements.solid import ELEMENTS, isoparametric_map
 from flexmb.fe.mesh.femesh import FEMesh, Material, RawMesh, _as_index_array, _format_ids, _is_solid
+from flexmb.fe.mesh.femesh import _materials_dict  # one rule for materials= (femesh's, shared by the readers)
 from flexmb.fe.mesh.unassembled import Unassembled
 
 __all__ = ["READERS", "read_mesh", "register_reader"]
@@ -225,6 +227,15 @@ def read_mesh(
         File missing, unknown extension, truncated or malformed content, unsupported solid cell
         types, or sets naming missing nodes. The message names the file and the problem.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ModelError(f"read_mesh: path={path!r} ({type(path).__name__}) is not a file path; give the mesh file's "
+                         "path as a string or pathlib.Path.")
+    if materials is not None:
+        _materials_dict(materials, "read_mesh")
+    if units is not None and not isinstance(units, str):
+        raise ModelError(f"read_mesh: units={units!r} must be a unit-system label such as 'SI' or 'mm-t-s' (or None).")
+    if not isinstance(drop_unused_nodes, (bool, np.bool_)):
+        raise ModelError(f"read_mesh: drop_unused_nodes={drop_unused_nodes!r} must be True or False.")
     path = Path(path)
     if not path.is_file():
         raise MeshImportError(f"mesh file {str(path)!r} does not exist (or is not a file).")

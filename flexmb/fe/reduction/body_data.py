@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -161,15 +162,26 @@ class FlexibleBodyData:
                 return f
         raise ModelError(f"body {self.name!r} has no interface {name!r}; it has {[f.name for f in self.interfaces]}.")
 
+    def _modal(self, eta: ArrayLike, what: str) -> NDArray[np.float64]:
+        """``eta`` as nm finite modal coordinates, else a ModelError naming ``what``."""
+        try:
+            a = None if isinstance(eta, (str, bytes)) else np.asarray(eta, dtype=float)
+        except (TypeError, ValueError):
+            a = None
+        if a is None or a.shape != (self.n_modes,) or not np.all(np.isfinite(a)):
+            raise ModelError(f"body {self.name!r}: {what}(eta={eta!r}): give {self.n_modes} finite modal coordinates "
+                             "(one per mode, shape (nm,))")
+        return a
+
     def displacement(self, eta: ArrayLike) -> NDArray[np.float64]:
         """Nodal displacements (n_nodes, 3) (m) for modal coordinates ``eta`` (nm,)."""
-        return self.mode_shapes @ np.asarray(eta, dtype=float)
+        return self.mode_shapes @ self._modal(eta, "displacement")
 
     def stress(self, eta: ArrayLike) -> NDArray[np.float64]:
         """Nodal stresses (n_nodes, 6) (Pa) for modal coordinates ``eta`` (nm,)."""
         if self.modal_stresses is None:
             raise ModelError(f"body {self.name!r} was built without stresses; use build_flexible_body(..., stresses=True).")
-        return np.einsum("k,knv->nv", np.asarray(eta, dtype=float), self.modal_stresses)
+        return np.einsum("k,knv->nv", self._modal(eta, "stress"), self.modal_stresses)
 
     def von_mises(self, eta: ArrayLike) -> NDArray[np.float64]:
         """Nodal von Mises stress (n_nodes,) (Pa) for modal coordinates ``eta``."""
@@ -184,6 +196,8 @@ class FlexibleBodyData:
         Path
             The file written (``.npz`` appended when missing).
         """
+        if not isinstance(path, (str, os.PathLike)):
+            raise ModelError(f"FlexibleBodyData.save: path={path!r} is not a file path; give a string or pathlib.Path.")
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
@@ -220,7 +234,11 @@ class FlexibleBodyData:
     @classmethod
     def load(cls, path: str | Path) -> FlexibleBodyData:
         """Read a file written by :meth:`save` (``allow_pickle=False``); any damage (truncated,
-        random bytes, missing entry) raises :class:`MeshImportError` naming the file."""
+        random bytes, missing entry, arrays whose shapes do not agree, NaN, a negative ``omega2``:
+        :func:`flexmb.fe.reduction.data_checks.check_data`) raises :class:`MeshImportError` naming
+        the file, the field and the value."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise ModelError(f"FlexibleBodyData.load: path={path!r} is not a file path; give the .npz file's path.")
         try:
             return cls._load(Path(path))
         except MeshImportError:
@@ -241,7 +259,10 @@ class FlexibleBodyData:
             If the file is missing, damaged or truncated, not a flexmb flexible-body file, or has a
             newer format version (a format error, not a model error).
         """
+        from flexmb.fe.reduction.data_checks import check_data, check_npz_header
+
         path = Path(path)
+        check_npz_header(path)
         try:
             data = np.load(path, allow_pickle=False)
         except Exception as exc:  # OSError, ValueError, zipfile.BadZipFile, EOFError: all unreadable
@@ -273,7 +294,7 @@ class FlexibleBodyData:
             if settings["quartic"] == "raw":
                 logger.info("%s: written before settings['quartic'] existed; its quartic_stiffness is the raw H "
                             "(energy of the reduced field alone, not relaxed over the complement of the basis)", path)
-        return cls(
+        out = cls(
             name=meta["name"], kind=meta["kind"], reference=meta["reference"],
             frequencies=arr["frequencies"], omega2=arr["omega2"], mode_shapes=arr["mode_shapes"],
             interfaces=interfaces, invariants=InertiaInvariants(**inv), damping=arr["damping"],
@@ -282,6 +303,8 @@ class FlexibleBodyData:
             units=meta["units"], source=meta["source"], source_checksum=meta["source_checksum"],
             settings=settings,
         )
+        check_data(out, str(path), error=MeshImportError)  # shapes, NaN, negative omega2: named here
+        return out
 
     # ---------------------------------------------------------------- visualization
     def to_vtu(self, directory: str | Path, *, stem: str = "mode") -> Path:
@@ -361,12 +384,15 @@ def build_flexible_body(
     Parameters
     ----------
     mesh : FEMesh
-        With materials (or pass ``materials``). Nodes without solid cells are dropped first.
+        With materials (or pass ``materials``). Nodes without solid cells are dropped first. Every
+        argument is checked before any assembly (:mod:`flexmb.fe.reduction.build_checks`): a path
+        instead of a mesh, ``n_modes`` that is no integer (or 0 without interfaces),
+        ``materials="steel"``, ... are ModelErrors naming the argument, the value and the fix.
     interfaces : sequence of str / Interface, or dict, optional
         Interface frames (see :func:`flexmb.fe.reduction.craig_bampton`). None or empty: free-free
         modes with a mean-axis floating frame.
     n_modes : int
-        Fixed-interface normal modes (Craig-Bampton) or elastic modes (free-free).
+        Fixed-interface normal modes (Craig-Bampton, >= 0) or elastic modes (free-free, >= 1).
     interface_kind : {"rigid", "average"}
         Kind of interfaces given by node-set name (RBE2-like or RBE3-like); "average" without
         interfaces is a ModelError.
@@ -432,10 +458,13 @@ def build_flexible_body(
     from flexmb.fe.elements import assembly as fe  # assembly imported lazily like in reduction
 
     from flexmb.fe.mesh.unassembled import require_assembled
-    from flexmb.fe.reduction.build_checks import check_option_pairs, quartic_mode as _quartic
+    from flexmb.fe.reduction.build_checks import check_arguments, check_option_pairs, quartic_mode as _quartic
 
-    if method not in ("auto", "craig-bampton", "free-free"):
-        raise ModelError(f"build_flexible_body: `method` = {method!r}; use 'auto', 'craig-bampton' or 'free-free'.")
+    n_modes = check_arguments(
+        mesh=mesh, interfaces=interfaces, n_modes=n_modes, interface_kind=interface_kind, reference=reference,
+        method=method, damping=damping, materials=materials, name=name, backend=backend,
+        basis_transform=basis_transform,
+        flags=dict(geometric=geometric, preloads=preloads, stresses=stresses, allow_unassembled=allow_unassembled))
     check_option_pairs(interfaces=interfaces, method=method, reference=reference, interface_kind=interface_kind,
                        static_modes=static_modes)
     quartic_mode = _quartic(quartic, geometric)

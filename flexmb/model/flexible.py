@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,37 @@ def select_modes(data, modes) -> Any:
     )
 
 
+#: keys of ``FlexibleBody(modes={...})``: the modes by direction (see :func:`_modes_by_direction`)
+MODE_SELECTION_KEYS = ("along", "plane", "min_fraction", "rtol")
+
+
+def _modes_by_direction(data, spec: Mapping, owner: str):
+    """``(aligned data, indices)`` for ``FlexibleBody(modes={"along": ...} | {"plane": ...})``: clusters of
+    (near-)equal frequency rotated to the direction or plane first
+    (:func:`flexmb.fe.reduction.mode_directions.align_modes`), then the modes whose kinetic-energy
+    share along it (in it) is at least ``min_fraction`` (default 0.8)."""
+    from flexmb.fe.reduction import mode_directions as md
+
+    unknown = sorted(set(spec) - set(MODE_SELECTION_KEYS))
+    if unknown:
+        raise ModelError(f"{owner}: modes={dict(spec)!r}: unknown key(s) {unknown}; use {{'along': 'y'}} or "
+                         f"{{'plane': 'xy'}}, optionally with 'min_fraction' (default 0.8) and 'rtol' ({md.CLUSTER_RTOL})")
+    along, plane = spec.get("along"), spec.get("plane")
+    try:
+        aligned = md.align_modes(data, along, plane, rtol=spec.get("rtol", md.CLUSTER_RTOL))
+        idx = md.modes_along(aligned, along, plane, min_fraction=spec.get("min_fraction", 0.8))
+    except ModelError as exc:
+        raise ModelError(f"{owner}: modes={dict(spec)!r}: {exc}") from None
+    if not idx.size and data.n_modes:
+        shares = md.direction_fractions(aligned, along, plane)
+        raise ModelError(f"{owner}: modes={dict(spec)!r} keeps no mode: the largest share is {shares.max():.3g}; give a "
+                         f"lower 'min_fraction' or another direction (shares along x, y, z: "
+                         f"flexmb.fe.reduction.direction_fractions(data))")
+    logger.info("%s: modes %s of %d kept by direction %s (shares %s)", owner, idx.tolist(), data.n_modes, dict(spec),
+                np.round(md.direction_fractions(aligned, along, plane)[idx], 4).tolist())
+    return aligned, idx
+
+
 @dataclass(frozen=True)
 class FlexibleBody:
     """A flexible body described by modes (floating frame of reference).
@@ -120,10 +152,18 @@ class FlexibleBody:
         angular velocity, inertial components [rad/s].
     q0, qd0 : array_like, shape (nm,), optional
         Initial modal coordinates and rates (default 0; mass-normalized shapes: [m sqrt(kg)]).
-    modes : sequence of int, optional
+    modes : sequence of int or dict, optional
         Subset of the data's modes to keep (default: all); ``[]`` gives a rigid body with the
         data's mass properties.  ``Kg_res`` and the relaxed quartic ``H`` are condensed over the
         dropped modes (:func:`select_modes`), so a subset relaxes what the dropped shapes carried.
+        By direction: ``{"along": "y"}`` (or a vector) keeps the modes whose kinetic energy goes
+        mainly along y, ``{"plane": "xy"}`` (or the plane's normal) those that move mainly in the
+        x-y plane (e.g. the in-plane bending and axial modes of a rod along x); optional
+        ``"min_fraction"`` (the share kept, default 0.8) and ``"rtol"`` (default 1e-4).  Clusters of
+        modes of (nearly) equal frequency, such as the y/z bending pairs of a square section that an
+        eigensolver returns mixed, are first rotated to align with the direction or plane
+        (:mod:`flexmb.fe.reduction.mode_directions`); ``q0``, ``qd0`` and ``damping`` then refer to
+        the kept, aligned modes.
     damping : float, array_like (nm,) or (nm, nm), optional
         Overrides the data's modal damping: damping ratio(s) ``zeta`` (``C = diag(2 zeta omega)``)
         or the modal damping matrix [1/s].
@@ -166,7 +206,9 @@ class FlexibleBody:
         from flexmb.fe.reduction.data_checks import check_data
 
         check_data(data, f"{owner}: data {data.name!r}")  # shapes, NaN, negative omega2 of data built in memory
-        if self.modes is not None:
+        if isinstance(self.modes, Mapping):
+            data = select_modes(*_modes_by_direction(data, self.modes, owner))
+        elif self.modes is not None:
             data = select_modes(data, _index_list("modes", self.modes, data.n_modes, owner))
         object.__setattr__(self, "data", data)
         nm = data.n_modes

@@ -232,7 +232,7 @@ class FlexibleBody:
                 raise ModelError(f"{owner}: {key} must be {nm} finite modal values (one per mode), got {v!r}")
             object.__setattr__(self, key, a)
         C = data.damping
-        if self.damping is not None and nm == 0:
+        if self.damping is not None and nm == 0 and np.size(self.damping) > 0:  # () from a replace() is fine
             raise ModelError(f"{owner}: damping={self.damping!r} for a body without modes (modes=[] or data without "
                              f"elastic modes): modal damping has nothing to act on; drop damping or keep modes")
         if self.damping is not None:
@@ -250,6 +250,36 @@ class FlexibleBody:
         object.__setattr__(self, "damping", np.asarray(C, dtype=float))
         if not math.isfinite(data.mass) or data.mass <= 0:
             raise ModelError(f"{owner}: the data's mass {data.mass!r} is not positive")
+
+    @classmethod
+    def from_field(cls, name: str, data: Any, *, displacement: Any = None, node_velocity: Any = None,
+                   nodes: Any = None, tol: float = 1e-2, **kwargs: Any) -> FlexibleBody:
+        """A flexible body whose initial state is fitted to nodal fields by least squares.
+
+        ``q0`` and the frame's pose from ``displacement`` (k, 3) (from the undeformed mesh placed at
+        ``position``/``orientation``, body-frame components [m]); ``qd0``, the frame's ``velocity``
+        and ``angular_velocity`` from ``node_velocity`` (k, 3) (inertial [m/s]); ``nodes``: the
+        nodes they are given at (indices or an interface name; default every node). A field the
+        modes cannot reproduce (relative RMS residual above ``tol``) or one that the given nodes do
+        not determine is a ModelError.  See :mod:`flexmb.model.initial_field`.
+
+        ``data`` may be a ``.npz`` path; ``modes`` (indices or a direction) is applied first, so
+        the fit uses the kept modes.  The other keyword arguments are those of the class, except
+        ``q0``, ``qd0``, ``velocity`` and ``angular_velocity``, which the fit sets.
+        """
+        from flexmb.model.initial_field import fit_nodal_fields
+
+        owner = f"FlexibleBody.from_field({name!r})"
+        fixed = sorted(k for k in ("q0", "qd0", "velocity", "angular_velocity") if k in kwargs)
+        if fixed:
+            raise ModelError(f"{owner}: {', '.join(fixed)} given with the fields that set them; drop "
+                             f"{'them' if len(fixed) > 1 else 'it'} (or build FlexibleBody(...) without the fields)")
+        base = cls(name, data, **kwargs)  # data loaded, modes selected, every other argument checked
+        fit = fit_nodal_fields(base.data, displacement=displacement, node_velocity=node_velocity, nodes=nodes,
+                               position=base.position, orientation=base.orientation, tol=tol, owner=owner)
+        return replace(base, q0=fit.q0, qd0=fit.qd0, position=fit.position, orientation=fit.orientation,
+                       velocity=fit.velocity, angular_velocity=fit.angular_velocity, modes=None,
+                       damping=base.damping)
 
     # ------------------------------------------------------------------ properties
     @property

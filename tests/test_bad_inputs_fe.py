@@ -16,7 +16,7 @@ from flexmb.fe.reduction.body_data import build_flexible_body
 
 STEEL = Material(210e9, 0.3, 7850.0, "steel")
 #: words of a message that tells the user what to do
-FIX = re.compile(r"\b(give|use|must|pass|drop|remove|write|rebuild|re-run|fix|check)\b", re.IGNORECASE)
+FIX = re.compile(r"\b(give|use|must|pass|drop|remove|read|write|rebuild|re-run|fix|check)\b", re.IGNORECASE)
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +163,7 @@ def test_build_arguments_are_checked_before_any_assembly(bar, kwargs, parts):
 
 
 def test_mesh_arguments_are_checked(tmp_path):
-    from flexmb.fe.mesh import read_mesh
+    from flexmb.fe.mesh import check_mesh, read_mesh
 
     mesh_file = "meshes/beam_hex8.msh"
     cases = [
@@ -180,6 +180,8 @@ def test_mesh_arguments_are_checked(tmp_path):
         (lambda: structured_box().nodes_in_box((0, 0), (1, 1, 1)), ("lo=(0, 0)", "three finite numbers")),
         (lambda: structured_box().with_node_set("s", [0.5]), ("idx=[0.5]", "integer node indices")),
         (lambda: fm.FEMesh(points="abc", cells={}), ("`points` must be numbers",)),
+        (lambda: check_mesh(mesh_file),
+         ("check_mesh: mesh='meshes/beam_hex8.msh'", "flexmb.read_mesh(")),
         (lambda: fm.FEMesh(points=np.zeros((3, 3)), cells=[1]), ("`cells` must be a dict",)),
     ]
     for call, parts in cases:

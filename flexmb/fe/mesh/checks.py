@@ -9,12 +9,21 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from flexmb.errors import MeshImportError
+from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
 from flexmb.fe.mesh.femesh import FEMesh, _format_ids
 from flexmb.fe.mesh.unassembled import describe
 
 logger = logging.getLogger(__name__)
+
+
+def _require_mesh(mesh, where: str) -> None:
+    """A ModelError for anything but an FEMesh (a path gets the call that reads it)."""
+    if isinstance(mesh, FEMesh):
+        return
+    hint = f"read it first: flexmb.read_mesh({str(mesh)!r})" if isinstance(mesh, (str, Path)) else \
+        "give one from flexmb.read_mesh(path) or flexmb.structured_box(...)"
+    raise ModelError(f"{where}: mesh={mesh!r} ({type(mesh).__name__}) is not an FEMesh; {hint}.")
 
 
 def connected_components(mesh: FEMesh) -> tuple[int, NDArray[np.int64]]:
@@ -66,6 +75,7 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
     -------
     list of str
     """
+    _require_mesh(mesh, "check_mesh")
     name = Path(mesh.source).name if mesh.source else "mesh"
     warnings: list[str] = []
     unsupported = sorted(t for t in mesh.cells if t not in ELEMENTS)
@@ -232,6 +242,7 @@ def plausibility(mesh: FEMesh, materials=None, *, f1: float | None = None) -> di
         ``size`` (largest extent, length unit), ``extent`` (3,), ``mass`` (None without materials),
         ``f1``, ``warning`` (str or None) and ``note`` (one line, also logged at INFO).
     """
+    _require_mesh(mesh, "plausibility")
     name = Path(mesh.source).name if mesh.source else "mesh"
     lo, hi = mesh.bounding_box()
     extent = hi - lo

@@ -65,6 +65,7 @@ def test_damping_of_a_body_without_modes_is_an_error(bar_data):
     with pytest.raises(ModelError, match=r"FlexibleBody 'b': damping=0.02 for a body without modes.*drop damping"):
         fm.FlexibleBody("b", bar_data, modes=[], damping=0.02)
     assert fm.FlexibleBody("b", bar_data, modes=[]).n_modes == 0
+    assert fm.FlexibleBody("b", bar_data, modes=[], damping=0.0).n_modes == 0  # zero damping asks for nothing
 
 
 # --------------------------------------------------------------------------------------------------

@@ -243,12 +243,12 @@ class FlexibleBody:
                 raise ModelError(f"{owner}: {key} must be {nm} finite modal values (one per mode), got {v!r}")
             object.__setattr__(self, key, a)
         C = data.damping
-        if self.damping is not None and nm == 0 and np.size(self.damping) > 0:  # () from a replace() is fine
-            raise ModelError(f"{owner}: damping={self.damping!r} for a body without modes (modes=[] or data without "
-                             f"elastic modes): modal damping has nothing to act on; drop damping or keep modes")
         if self.damping is not None:
             d = _real_array("damping", self.damping, owner, f"a damping ratio, {nm} ratios or a ({nm}, {nm}) modal "
                             "damping matrix [1/s]")
+            if nm == 0 and np.any(d != 0):  # zero (or an empty matrix from a replace()) asks for nothing
+                raise ModelError(f"{owner}: damping={self.damping!r} for a body without modes (modes=[] or data without "
+                                 f"elastic modes): modal damping has nothing to act on; drop damping or keep modes")
             om = np.sqrt(np.maximum(data.omega2, 0.0))
             if d.ndim <= 1 and d.size in (1, nm):
                 C = np.diag(2.0 * np.broadcast_to(d, (nm,)) * om)

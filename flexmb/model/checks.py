@@ -22,7 +22,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
 
-__all__ = ["number", "vec3", "body_name", "required_positional", "UserFunction", "DriveFunction", "check_simulate_args"]
+__all__ = ["number", "vec3", "real_array", "index_list", "flag", "body_name", "required_positional", "UserFunction",
+           "DriveFunction", "check_simulate_args"]
 
 
 def _shown(value: Any) -> str:
@@ -81,6 +82,50 @@ def vec3(name: str, value: ArrayLike, owner: str) -> NDArray:
     if not np.all(np.isfinite(a)):
         raise ModelError(f"{owner}: {name}={a.tolist()} contains NaN or inf; give finite values")
     return a
+
+
+def real_array(name: str, value: Any, owner: str, expected: str) -> NDArray:
+    """``value`` as a float array; a string, None, a dict or an array of non-numbers is a ModelError
+    naming ``owner``, ``name``, the value and ``expected`` (what to give instead), never numpy's
+    "could not convert string to float" (nor a string such as "0.02" silently read as a number)."""
+    bad = isinstance(value, (str, bytes, dict)) or value is None
+    a = None
+    if not bad:
+        try:
+            a = np.asarray(value)
+        except (TypeError, ValueError):
+            bad = True
+        else:
+            bad = a.dtype.kind not in "iuf"
+    if bad:
+        raise ModelError(f"{owner}: {name}={_shown(value)} ({type(value).__name__}) is not numbers; give {expected}")
+    return np.asarray(a, dtype=float)
+
+
+def index_list(name: str, value: Any, n: int, owner: str) -> NDArray:
+    """``value`` (an int or a sequence of ints) as distinct indices ``0 .. n - 1``, shape (k,)."""
+    shown = _shown(value)
+    if isinstance(value, (str, bytes)) or isinstance(value, bool):
+        raise ModelError(f"{owner}: {name}={shown} must be distinct integer indices 0 .. {n - 1}; give e.g. [0, 1, 2]")
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):
+        a = np.asarray([object()])
+    whole = a.dtype.kind == "f" and bool(np.all(np.isfinite(a))) and bool(np.all(a == np.round(a)))  # 2.0 is 2
+    if a.size and ((a.dtype.kind not in "iu" and not whole) or a.ndim > 1):
+        raise ModelError(f"{owner}: {name}={shown} must be distinct integer indices 0 .. {n - 1}; give e.g. [0, 1, 2]")
+    idx = a.astype(np.int64).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= n or np.unique(idx).size != idx.size):
+        raise ModelError(f"{owner}: {name}={shown} must be distinct indices 0 .. {n - 1} (the data has {n}); "
+                         f"give each index once, within that range")
+    return idx
+
+
+def flag(name: str, value: Any, owner: str) -> bool:
+    """``value`` as a bool; anything but True/False (numpy bools included) is a ModelError."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ModelError(f"{owner}: {name}={_shown(value)} must be True or False")
 
 
 def required_positional(f: Callable) -> int | None:

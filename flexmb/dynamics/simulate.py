@@ -22,7 +22,8 @@ from flexmb.dynamics.io.checkpoint import load_run, save_run
 from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.dynamics.node.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
                                         init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
-from flexmb.dynamics.energy import energy_drift_report
+from flexmb.dynamics.energy import energy_drift_report, is_conservative
+from flexmb.dynamics.energy_audit import ElementAudit, balance_report, model_energy
 from flexmb.dynamics.elements.forces import force_residual
 from flexmb.dynamics.elements.joints import consistent_transport, joint_residual, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
@@ -32,7 +33,7 @@ from flexmb.dynamics.solve.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.io.recorder import Recorder
 from flexmb.dynamics.rigid.element import rigid_joints
 from flexmb.dynamics.rigid.newton import fast_newton
-from flexmb.dynamics.variants.root_checks import flipped_joint, largest_turn
+from flexmb.dynamics.variants.root_checks import largest_turn, refused_root
 from flexmb.dynamics.march.rotation_predictor import predict_rotations
 from flexmb.dynamics.variants.step_control import StepControl
 from flexmb.dynamics.variants.symmetric_projection import SymmetricProjection, symmetric_projection
@@ -305,6 +306,7 @@ class Run:
         self.system = ElementSystem(self.cm, te)
         self.solver = linear_solver(options.linear_solver)
         self.rec = Recorder(self.cm, te)
+        self.system.audit = ElementAudit(self)  # every element's energy balance (dynamics/energy_audit.py)
         #: symmetric projection of the node momenta (TimeElement transport="symmetric"), else None
         self.projection = SymmetricProjection(self.cm, te) if symmetric_projection(te) else None
         self.singular_t: list[float] = []  # start times of elements converged in the residual (newton.py)
@@ -386,6 +388,7 @@ class Run:
             if k:  # the start of the second half of a halved step
                 rec.subnode(s_start)
             rec.internal(te, s_start, hh, lay, UU, self._gauss_xb(s_start, hh, UU))
+            rec.add_work(getattr(rr, "work", None))  # accepted by the audit (variants/root_checks.py)
             rec.stats["t_start"].append(s_start.t)
             rec.stats["h"].append(hh)
             rec.stats["iterations"].append(rr.iterations)
@@ -522,6 +525,7 @@ class Run:
             meta.update(self.control.meta())
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
+        meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
         with reaction_set(cm):  # the full constraint set after a re-selection
             sol = rec.solution(meta)
         return add_least_norm(cm, sol).attach(self.model)  # the model behind the flexible-body outputs
@@ -592,12 +596,10 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
             r.message = (f"converged, but {turn[2]} turns by {turn[0]:.3g} rad within the "
                          f"element, more than half a revolution: the step cannot resolve that motion")
             continue
-        flip = flipped_joint(cm, lay, U0, r.U, st_end)
-        if flip is None:
+        bad = refused_root(system, U0, r, st, h, st_end)  # a flipped joint, an energy jump
+        if bad is None:
             return st_end, r.U, [(st, h, r.U, r)], depth
-        r.converged, r.worst = False, flip[1]
-        r.message = (f"converged, but joint {cm.model.joints[flip[0]].name!r} ends with its relative rotation "
-                     f"{flip[2]:.3g} rad away from its bodies' (a spurious root of the rotation equation)")
+        r.converged, (r.worst, r.message) = False, bad
     if depth >= options.max_halvings:
         for t_h, h_h, msg in system.halvings[-options.max_halvings:]:
             log.warning("Newton failed at t=%.6g (h=%.3g: %s); the step was halved", t_h, h_h, msg)

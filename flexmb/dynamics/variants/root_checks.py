@@ -100,3 +100,23 @@ def flipped_joint(cm: CompiledModel, lay: Layout, U0: NDArray, U: NDArray, st_en
     if cos[j] >= 0.0:
         return None
     return j, int(lay.joint_off + j * lay.p * JOINT_SLOTS + JPHI), float(np.arccos(cos[j]))
+
+
+def refused_root(system, U0: NDArray, r, st: ElementStart, h: float, st_end: ElementStart):
+    """``(index, message)`` when Newton's root ``r.U`` of the element from ``st`` is refused by the checks
+    that follow :func:`largest_turn`: a joint half a turn away from its bodies (:func:`flipped_joint`) or
+    an energy balance that jumps (:meth:`flexmb.dynamics.energy_audit.ElementAudit.refused`, when the
+    run has set ``system.audit``); else None, with the element's work left in ``r.work``.  Every element
+    passes them, whole or a piece of a halved step."""
+    cm, lay = system.cm, system.lay
+    flip = flipped_joint(cm, lay, U0, r.U, st_end)
+    if flip is not None:
+        return flip[1], (f"converged, but joint {cm.model.joints[flip[0]].name!r} ends with its relative rotation "
+                         f"{flip[2]:.3g} rad away from its bodies' (a spurious root of the rotation equation)")
+    audit = getattr(system, "audit", None)
+    if audit is None:
+        return None
+    bad = audit.refused(system, st, h, r.U, st_end)
+    if bad is None:
+        r.work = audit.work
+    return bad

@@ -524,7 +524,7 @@ class Run:
         if self.control is not None:
             meta.update(self.control.meta())
         rec = self.rec
-        meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
+        meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe), model_energy(self)))
         meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
         with reaction_set(cm):  # the full constraint set after a re-selection
             sol = rec.solution(meta)

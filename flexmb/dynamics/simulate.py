@@ -23,6 +23,7 @@ from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.dynamics.node.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
                                         init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
 from flexmb.dynamics.energy import energy_drift_report, is_conservative
+from flexmb.dynamics.modal_range import check_initial
 from flexmb.dynamics.energy_audit import ElementAudit, balance_report, model_energy
 from flexmb.dynamics.elements.forces import force_residual
 from flexmb.dynamics.elements.joints import consistent_transport, joint_residual, unpack_joints
@@ -249,6 +250,7 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         raise ModelError(f"simulate: model={_shown(model)} ({type(model).__name__}) is not a flexmb.Model; "
                          f"build one with fm.Model(bodies, joints, forces)")
     t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
+    check_initial(model)  # an initial elastic state beyond any modal body's range (dynamics/modal_range.py)
     options = options or SimulationOptions()
     if rtol is not None or atol is not None:
         rtol = 0.0 if rtol is None else float(rtol)

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from flexmb.dynamics.node.constraints import project_node
 from flexmb.dynamics.elements.forces import potential_energy
 from flexmb.dynamics.energy_audit import contributors, track_node, work_fields
+from flexmb.dynamics.modal_range import RangeMonitor
 from flexmb.dynamics.elements.joints import consistent_transport, transport_moment
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
 from flexmb.dynamics.node.projection import attachment_velocities, joint_rates
@@ -44,6 +45,7 @@ class Recorder:
         self.energy_span = []
         self.worst_jump = []
         self._pending = None
+        self.range = RangeMonitor(cm)  # modal bodies outside their range (flexmb.dynamics.modal_range)
         self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
 
     def node_values(self, st: ElementStart) -> SimpleNamespace:
@@ -99,6 +101,8 @@ class Recorder:
         self.ke.append(vals.ke)
         self.pe.append(vals.pe)
         self._node_work(st.t)
+        if self.range.bodies:
+            self.range.node(st.t, vals.extra, vals.om, vals.rotm)
         if cm.nj:
             fr = nv.frames
             if fr.rigid is not None:  # compiled (dynamics/rigid/node.py)

@@ -501,10 +501,7 @@ class Run:
         return self.solution()
 
     def node_state(self) -> SimpleNamespace:
-        rec = self.rec
-        return SimpleNamespace(t=self.st.t, body_position=rec.pos[-1], body_rotation=rec.rotm[-1],
-                               body_velocity=rec.vel[-1], body_angular_velocity=rec.om[-1],
-                               kinetic_energy=rec.ke[-1], potential_energy=rec.pe[-1])
+        return self.rec.node_state()  # read-only views (io/recorder.py)
 
     def solution(self) -> Solution:
         cm, te, lay, system = self.cm, self.te, self.system.lay, self.system

@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import __version__
-from flexmb.model.checks import _shown, check_simulate_args
+from flexmb.model.checks import _shown, check_run_args, check_simulate_args, stop_requested
 from flexmb.dynamics.elements.attachments import ElementKin
 from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
@@ -252,18 +252,7 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
     check_initial(model)  # an initial elastic state beyond any modal body's range (dynamics/modal_range.py)
     options = options or SimulationOptions()
-    if rtol is not None or atol is not None:
-        rtol = 0.0 if rtol is None else float(rtol)
-        if not (np.isfinite(rtol) and rtol >= 0) or (atol is not None and not (np.isfinite(atol) and atol > 0)):
-            raise ModelError(f"rtol={rtol!r}, atol={atol!r}: give finite tolerances, rtol >= 0 and atol > 0 "
-                             f"(e.g. rtol=1e-6, atol=1e-8 m)")
-        if rtol == 0 and atol is None:
-            raise ModelError("rtol=0 needs an absolute tolerance atol > 0 [model length unit]")
-    if t_eval is not None:
-        t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
-        if t_eval.size and np.all(np.isfinite(t_eval)) and (t_eval.min() < t0 or t_eval.max() > t_end):
-            raise ModelError(f"t_eval spans [{t_eval.min():.6g}, {t_eval.max():.6g}] s, outside the run "
-                             f"[{t0:.6g}, {t_end:.6g}] s; request times within the simulated interval")
+    rtol, atol, t_eval = check_run_args(rtol, atol, t_eval, on_step, t0, t_end)  # ModelError naming the argument
     with blas_threads(1):  # the set-up's dense algebra (redundancy SVDs) like the run's: one BLAS thread
         run = Run.start(model, t_end, h, p, t0, options)
     if rtol is not None:
@@ -284,6 +273,7 @@ def resume(path: str | Path, model: Model | None = None, *, t_end: float | None 
     holding lambdas without ``cloudpickle`` installed).  ``t_end``: a new final time (default: the
     original one).  ``checkpoint``: where to keep checkpointing (default: the same file; None: off).
     """
+    check_run_args(None, None, None, on_step, 0.0, 1.0)  # on_step callable
     with blas_threads(1):
         run = load_run(path, Run, SimulationOptions, model, t_end)
     target = Path(path) if checkpoint == "same" else checkpoint
@@ -479,7 +469,7 @@ class Run:
                         log.info("simulate: t = %.6g of %.6g s (%.0f %%), %d elements, %.0f s elapsed, ETA %.0f s",
                                  self.st.t, self.t_end, 100 * frac, self.n_el, self.wall, eta)
                         last_log = now
-                    if on_step is not None and on_step(self.st.t, self.node_state()):
+                    if on_step is not None and stop_requested(on_step(self.st.t, self.node_state()), self.st.t):
                         self.stopped_by = "on_step"
                         break
         except (ConvergenceError, ConstraintViolationError) as exc:

@@ -3,8 +3,11 @@
 Newton's root of the element equations is accepted only if it resolves the motion: no body turns, and no
 joint's relative rotation turns, by more than half a revolution within the element
 (:func:`largest_turn`), and no joint ends half a turn away from its bodies (:func:`flipped_joint`: the
-rotation equation ``axial((Rr1 exp phi)^T R_A^T R_B) = 0`` also vanishes at a half-turn mismatch).
-docs/theory.md section 4; tests/test_fast_rotation.py, tests/test_nothing_lost.py.
+rotation equation ``axial((Rr1 exp phi)^T R_A^T R_B) = 0`` also vanishes at a half-turn mismatch), and its
+energy balance does not jump (:func:`refused_root`, :mod:`flexmb.dynamics.energy_audit`: a root with more
+than half the energy it exchanged unaccounted for, Simeon's slider-crank).
+docs/theory.md sections 4 and 10; tests/test_fast_rotation.py, tests/test_nothing_lost.py,
+tests/test_energy_audit.py.
 """
 from __future__ import annotations
 

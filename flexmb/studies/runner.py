@@ -3,7 +3,8 @@ store the results as runs finish, resume from the store, return a pandas DataFra
 
 Stages: parameter sets -> drop those already stored -> executor (serial loop, or a dask Client
 with the study functions and the shared inputs sent once to every worker) -> each finished run:
-row -> store (flushed every ``store_every`` s) -> progress -> DataFrame in parameter-set order.
+row -> store (journaled at once, folded into a Parquet part every ``store_every`` s) -> progress ->
+DataFrame in parameter-set order.
 """
 from __future__ import annotations
 
@@ -69,8 +70,9 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
         Extra keyword arguments of ``build`` computed once, sent once to every worker (a
         :class:`flexmb.FlexibleBodyData`, a mesh).  Not part of the parameter-set key.
     store : path, optional
-        Parquet results directory (``results.parquet``): rows are written as runs finish; a
-        parameter set already stored is not run again (a killed sweep resumes).
+        Parquet results directory (``results.parquet``): each finished run is appended to a journal
+        in it at once (it survives a kill of this process); a parameter set already stored is not
+        run again (a killed sweep resumes).
     scheduler : ``"local"``, None, ``"sync"``, address or ``dask.distributed.Client``
         ``"local"`` (default): a ``LocalCluster`` of ``workers`` processes (default: one per core,
         at most one per run) on 127.0.0.1, closed at the end.  None / ``"sync"``: serially in this
@@ -85,7 +87,8 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
     progress : bool, optional
         Bar with done / failed / ETA (default: on a terminal); INFO log lines otherwise.
     store_every : float
-        Seconds between writes of the store (0: after every run).
+        Seconds between folds of the journal into a Parquet part file written to disk (0: after
+        every run); a fold also makes the rows survive a crash of the machine.
     cluster_kwargs : dict, optional
         More arguments of ``LocalCluster`` (``dashboard_address=":8787"``, ``memory_limit``, ...).
 
@@ -154,7 +157,7 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
                         logger.warning("run %s failed: %s: %s", sets[i], record["error"], record["message"])
                     bar.update(record["status"] == "ok")
                     if rs is not None:
-                        rs.add(row)
+                        rs.add(row, meta)  # in the journal at once: durable against a kill of this process
                         if time.perf_counter() - last_flush >= store_every:
                             rs.flush(meta)
                             last_flush = time.perf_counter()
@@ -166,7 +169,7 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
     finally:
         bar.close()
         if rs is not None:
-            rs.flush(meta)
+            rs.close()
             if complete:
                 rs.compact()
     for i, k in enumerate(keys):

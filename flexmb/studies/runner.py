@@ -18,6 +18,7 @@ from typing import Any
 
 from flexmb.errors import ModelError
 from flexmb.studies.deps import require
+from flexmb.studies.mainscript import check_main_guard, workers_skip_missing_main
 from flexmb.studies.parameters import parameter_key, parameter_sets
 from flexmb.studies.progress import StudyProgress
 from flexmb.studies.store import ResultStore
@@ -125,6 +126,8 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
     retries = int(retries)
     if retries < 0:
         raise ModelError(f"retries={retries}: give 0 or more further attempts")
+    if scheduler == "local":
+        check_main_guard()  # before anything is stored or started
     rs = ResultStore(store) if store is not None else None
     stored = rs.done(rerun_failed) if rs is not None else {}
     todo = [i for i, k in enumerate(keys) if k not in stored]
@@ -242,8 +245,10 @@ def _client(scheduler: Any, workers: int | None, n_runs: int, cluster_kwargs: di
         return
     if scheduler == "local":
         kwargs = dict(cluster_kwargs or {})
+        # workers_skip_missing_main for the cluster's life: a worker restarted by its nanny spawns too
         with _restored_environ(), _quiet("distributed", kwargs.get("silence_logs", logging.WARNING)), \
-                local_cluster(workers or min(_cores(), n_runs), **kwargs) as cluster, distributed.Client(cluster) as client:
+                workers_skip_missing_main(), local_cluster(workers or min(_cores(), n_runs), **kwargs) as cluster, \
+                distributed.Client(cluster) as client:
             warm_workers(client, quiet=True)
             yield client
         return
@@ -290,12 +295,16 @@ def local_cluster(n_workers: int, **kwargs):
     """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes on 127.0.0.1, each
     with one BLAS thread (:data:`THREAD_ENV`), few event-loop wake-ups (:data:`QUIET_CONFIG`),
     glibc's default memory trimming, dashboard off and worker logs below WARNING silenced
-    (``kwargs`` override these)."""
+    (``kwargs`` override these).
+
+    Raises :class:`ModelError` when called from the top level of a script outside
+    ``if __name__ == "__main__":`` (see :mod:`flexmb.studies.mainscript`)."""
     distributed = require("distributed", "flexmb.sweep on a cluster")
     import dask
 
     if int(n_workers) < 1:
         raise ModelError(f"workers={n_workers}: give 1 or more worker processes")
+    check_main_guard("flexmb.local_cluster")  # before any worker re-runs the main script
     opts = dict(n_workers=int(n_workers), threads_per_worker=1, processes=True, host="127.0.0.1",
                 dashboard_address=None, silence_logs=logging.WARNING, env=dict(THREAD_ENV))
     opts.update(kwargs)
@@ -306,7 +315,8 @@ def local_cluster(n_workers: int, **kwargs):
     pre.pop("MALLOC_TRIM_THRESHOLD_", None)
     if opts.get("silence_logs"):  # worker processes read their log levels from the environment at start-up
         pre["DASK_LOGGING__DISTRIBUTED"] = logging.getLevelName(opts["silence_logs"]).lower()
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": {**pre, **THREAD_ENV}, **QUIET_CONFIG}):
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {**pre, **THREAD_ENV}, **QUIET_CONFIG}), \
+            workers_skip_missing_main():
         return distributed.LocalCluster(**opts)
 
 

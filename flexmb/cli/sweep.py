@@ -30,6 +30,10 @@ def add_arguments(parser) -> None:
                                                                   "with an address: wait for N workers")
     parser.add_argument("--retries", type=int, default=0, metavar="N", help="further attempts of a failed run")
     parser.add_argument("--rerun-failed", action="store_true", help="recompute runs stored as failed")
+    parser.add_argument("--if-changed", choices=("error", "recompute", "keep"), default="error",
+                        help="when the store holds runs of another version of the study (other build or outputs "
+                             "code, simulate_kwargs, shared inputs, flexmb version): stop with an error saying what "
+                             "changed (default), recompute those runs, or keep their rows")
     parser.add_argument("--plot", metavar="PNG", help="plot file (default: the store path with .png)")
     parser.add_argument("--no-plot", action="store_true", help="write no plot")
 
@@ -102,7 +106,7 @@ def run(args) -> int:
     scheduler = None if args.scheduler in ("sync", "serial", "none") else args.scheduler
     df = sweep(module.build, parameters, module.outputs, simulate_kwargs=getattr(module, "simulate_kwargs", None),
                shared=getattr(module, "shared", None), store=out, scheduler=scheduler, workers=args.workers,
-               retries=args.retries, rerun_failed=args.rerun_failed)
+               retries=args.retries, rerun_failed=args.rerun_failed, if_changed=args.if_changed)
     info = df.attrs["sweep"]
     names = [c for c in df.columns if c in _parameter_names(parameters, df)]
     print(summary(df, names))

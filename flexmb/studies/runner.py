@@ -21,7 +21,8 @@ from flexmb.studies.deps import require
 from flexmb.studies.mainscript import check_main_guard, workers_skip_missing_main
 from flexmb.studies.parameters import parameter_key, parameter_sets
 from flexmb.studies.progress import StudyProgress
-from flexmb.studies.store import ResultStore
+from flexmb.studies.fingerprint import study_fingerprint
+from flexmb.studies.store import FINGERPRINT, IF_CHANGED, ResultStore
 from flexmb.studies.task import RUN_COLUMNS, StudyFunctions, run_one
 
 __all__ = ["sweep", "SERIAL", "THREAD_ENV", "local_cluster", "warm_workers"]
@@ -50,7 +51,7 @@ THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, simulate_kwargs: dict | None = None,
           shared: dict | None = None, store: str | os.PathLike | None = None, scheduler: Any = "local",
           workers: int | None = None, retries: int = 0, rerun_failed: bool = False, progress: bool | None = None,
-          store_every: float = 5.0, cluster_kwargs: dict | None = None):
+          store_every: float = 5.0, cluster_kwargs: dict | None = None, if_changed: str = "error"):
     """Run one simulation per parameter set and collect the outputs in a DataFrame.
 
     Parameters
@@ -73,7 +74,10 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
     store : path, optional
         Parquet results directory (``results.parquet``): each finished run is appended to a journal
         in it at once (it survives a kill of this process); a parameter set already stored is not
-        run again (a killed sweep resumes).
+        run again (a killed sweep resumes).  The store records the study that computed its rows:
+        the code of ``build`` and ``outputs`` (and of the functions and constants of the study's
+        modules they use), ``simulate_kwargs``, ``shared`` and the flexmb version
+        (:mod:`flexmb.studies.fingerprint`); see ``if_changed``.
     scheduler : ``"local"``, None, ``"sync"``, address or ``dask.distributed.Client``
         ``"local"`` (default): a ``LocalCluster`` of ``workers`` processes (default: one per core,
         at most one per run) on 127.0.0.1, closed at the end.  None / ``"sync"``: serially in this
@@ -92,6 +96,12 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
         every run); a fold also makes the rows survive a crash of the machine.
     cluster_kwargs : dict, optional
         More arguments of ``LocalCluster`` (``dashboard_address=":8787"``, ``memory_limit``, ...).
+    if_changed : ``"error"``, ``"recompute"`` or ``"keep"``
+        What to do when the store holds rows of another version of the study (other outputs,
+        build code, simulate_kwargs, shared inputs or flexmb version, or a store that did not
+        record its version): raise :class:`StoreError` saying what changed (default), compute those
+        runs again (their rows are replaced), or take them as they are (they then count as this
+        version's).
 
     Returns
     -------
@@ -104,6 +114,9 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
 
     Raises
     ------
+    StoreError
+        ``store`` is not a results store, or holds rows of another version of the study
+        (``if_changed="error"``).
     MissingDependencyError
         pandas (or dask.distributed for a cluster, pyarrow for a store) is not installed: the
         message names the extra ``flexmb[sweep]``.
@@ -128,8 +141,11 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
         raise ModelError(f"retries={retries}: give 0 or more further attempts")
     if scheduler == "local":
         check_main_guard()  # before anything is stored or started
-    rs = ResultStore(store) if store is not None else None
-    stored = rs.done(rerun_failed) if rs is not None else {}
+    if if_changed not in IF_CHANGED:
+        raise ModelError(f"if_changed={if_changed!r}: give one of {', '.join(map(repr, IF_CHANGED))}")
+    rs = ResultStore(store, study_fingerprint(build, outputs, simulate_kwargs, shared)) if store is not None else None
+    stored = rs.done(rerun_failed, if_changed) if rs is not None else {}
+    adopt = [k for k in keys if k in stored and stored[k][FINGERPRINT] != rs.current]  # if_changed="keep"
     todo = [i for i, k in enumerate(keys) if k not in stored]
     names = list(dict.fromkeys(n for s in sets for n in s))
     meta = {"parameters": names, "n_sets": len(sets), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -174,10 +190,10 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
         if rs is not None:
             rs.close()
             if complete:
-                rs.compact()
+                rs.compact(adopt)
     for i, k in enumerate(keys):
         if i not in rows:
-            rows[i] = {**stored[k], **{n: v for n, v in sets[i].items()}}
+            rows[i] = {**{c: v for c, v in stored[k].items() if c != FINGERPRINT}, **sets[i]}
     df = _frame(pd, [rows[i] for i in range(len(sets))], names)
     df.attrs["sweep"] = {"computed": len(todo), "from_store": len(sets) - len(todo),
                          "failed": int((df["status"] != "ok").sum()), "workers": n_workers,

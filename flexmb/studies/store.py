@@ -14,12 +14,20 @@ Layout of ``results.parquet/`` (``pandas.read_parquet("results.parquet")`` reads
                                     of memory) at once; folded into a part every ``store_every`` s
                                     (the part is fsync'ed: from then on it also survives a crash
                                     of the machine) and removed
-    study.json                      parameter names, flexmb version, creation time
+    study.json                      parameter names, flexmb version, creation time; the
+                                    fingerprints of the study versions that wrote rows (see
+                                    :mod:`flexmb.studies.fingerprint`) and the current one
 
 When a study completes the parts and journals are compacted into one part.  A key stored twice (a
 kill between a part's rename and the removal of the journal or parts it replaces) is read once: an
 ``ok`` row wins over a failed one, then the newest.  A journal's last line cut short (a crash of
 the machine mid-write) is ignored: that run is computed again.
+
+Every row carries the ``fingerprint`` of the study that computed it (the code of ``build`` and
+``outputs``, ``simulate_kwargs``, the shared inputs, the flexmb version).  Rows of another
+fingerprint are refused (:meth:`ResultStore.done`, ``if_changed="error"``), recomputed
+(``"recompute"``: a row of the current fingerprint wins over any other) or kept (``"keep"``: they
+are relabelled as the current version's when the sweep completes).
 
 Array outputs are stored as (nested) lists and read back as numpy arrays.
 """
@@ -39,12 +47,19 @@ import numpy as np
 
 from flexmb.errors import FlexmbError
 from flexmb.studies.deps import require
+from flexmb.studies.fingerprint import combined, differences
 
-__all__ = ["ResultStore", "load_results", "StoreError"]
+__all__ = ["ResultStore", "load_results", "StoreError", "FINGERPRINT", "IF_CHANGED"]
 
 logger = logging.getLogger(__name__)
 
 _META = "study.json"
+
+#: the column of a stored row that names the study version that computed it
+FINGERPRINT = "fingerprint"
+
+#: what a sweep does with stored rows of another study version
+IF_CHANGED = ("error", "recompute", "keep")
 _JOURNAL = "journal-*.jsonl"
 
 
@@ -59,10 +74,16 @@ class ResultStore:
     ----------
     path : str or Path
         Directory of the store (created on first write).
+    fingerprint : dict, optional
+        The study writing to it (:func:`flexmb.studies.fingerprint.study_fingerprint`); its
+        :func:`~flexmb.studies.fingerprint.combined` digest labels every row added.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, fingerprint: dict | None = None) -> None:
         self.path = Path(path)
+        self.fingerprint = fingerprint
+        self.current = combined(fingerprint) if fingerprint else None
+        self._meta_written = False
         if self.path.exists() and not self.path.is_dir():
             raise StoreError(f"store {self.path} is a file, not a sweep results directory; give a new path (the "
                              f"store is a directory of Parquet parts) or remove the file")
@@ -80,8 +101,19 @@ class ResultStore:
     def journals(self) -> list[Path]:
         return sorted(self.path.glob(_JOURNAL), key=_stamp) if self.path.is_dir() else []
 
-    def read(self):
-        """All stored rows as a DataFrame (one per key; empty DataFrame when nothing is stored)."""
+    def meta(self) -> dict:
+        """The contents of ``study.json`` ({} before the first write)."""
+        try:
+            return json.loads((self.path / _META).read_text())
+        except FileNotFoundError:
+            return {}
+        except ValueError as exc:
+            raise StoreError(f"{self.path / _META} is damaged ({exc}); restore it or give another store path") from None
+
+    def read(self, current: str | None = None):
+        """All stored rows as a DataFrame, one per key (empty DataFrame when nothing is stored): a
+        row of the fingerprint ``current`` (default: the store's latest) wins, then an ``ok`` row,
+        then the newest."""
         pd = require("pandas", "reading a sweep store")
         frames = []
         for p in sorted(self.parts() + self.journals(), key=_stamp):  # oldest first: the newest row of a key wins
@@ -96,23 +128,49 @@ class ResultStore:
         if not frames:
             return pd.DataFrame()
         df = pd.concat(frames, ignore_index=True)
-        df["_ok"] = df["status"].eq("ok")
-        df = df.sort_values("_ok", kind="stable").drop_duplicates("key", keep="last").drop(columns="_ok")
+        if FINGERPRINT not in df:
+            df[FINGERPRINT] = None
+        df[FINGERPRINT] = df[FINGERPRINT].astype(object).where(df[FINGERPRINT].notna(), None)
+        current = current or self.meta().get(FINGERPRINT)
+        df["_rank"] = 2 * df[FINGERPRINT].eq(current).astype(int) + df["status"].eq("ok").astype(int)
+        df = df.sort_values("_rank", kind="stable").drop_duplicates("key", keep="last").drop(columns="_rank")
         return _arrays_back(df.reset_index(drop=True))
 
-    def done(self, rerun_failed: bool = False) -> dict[str, dict]:
-        """key -> stored row (as a dict) of the runs that need not be recomputed."""
-        df = self.read()
+    def done(self, rerun_failed: bool = False, if_changed: str = "error") -> dict[str, dict]:
+        """key -> stored row (as a dict) of the runs that need not be recomputed.
+
+        Rows of another study version than this store's ``fingerprint`` (``if_changed``):
+        ``"error"`` raises :class:`StoreError` saying what changed, ``"recompute"`` leaves them
+        out (their runs are computed again), ``"keep"`` returns them."""
+        df = self.read(self.current)
         if df.empty:
             return {}
+        if self.current is not None:
+            stale = df[FINGERPRINT].ne(self.current)
+            if stale.any() and if_changed == "error":
+                raise StoreError(self._changed_message(df.loc[stale, FINGERPRINT]))
+            if if_changed == "recompute":
+                df = df[~stale]
         if rerun_failed:
             df = df[df["status"] == "ok"]
         return {row["key"]: row for row in df.to_dict("records")}
+
+    def _changed_message(self, stale) -> str:
+        versions = stale.value_counts(dropna=False)
+        known = self.meta().get("fingerprints", {})
+        old = known.get(versions.index[0]) if versions.index[0] is not None else None
+        what = "; ".join(differences(old, self.fingerprint))
+        more = f" (and {len(versions) - 1} other version(s))" if len(versions) > 1 else ""
+        return (f"store {self.path} holds {len(stale)} run(s) computed by another version of this study{more}; what "
+                f"changed: {what}. Their rows would not be what this sweep computes: pass if_changed=\"recompute\" to "
+                f"compute them again (their rows are replaced), if_changed=\"keep\" to take them as they are (they then "
+                f"count as this version's), or give another store path (flexmb sweep: --if-changed)")
 
     def add(self, row: dict, meta: dict | None = None) -> None:
         """Store one finished run (a flat row: parameters, outputs, run columns): appended to this
         process's journal at once (it survives the death of this process), and buffered for the
         next :meth:`flush`."""
+        row = {**row, FINGERPRINT: self.current}
         line = json.dumps(_listed(row), default=_json_value, allow_nan=True, separators=(",", ":")) + "\n"
         if self._fd is None:
             self._start(meta)
@@ -147,17 +205,21 @@ class ResultStore:
         self.flush()
         self._close_journal(remove=False)
 
-    def compact(self) -> None:
+    def compact(self, adopt=()) -> None:
         """Rewrite all parts and the journals of finished processes as one part (after a complete
-        study), and remove the temporary files that killed writers left behind."""
+        study), and remove the temporary files that killed writers left behind; the rows of the
+        keys ``adopt`` (kept rows of another study version) get the current fingerprint."""
         self.flush()
+        adopt = set(adopt)
         parts, journals = self.parts(), [j for j in self.journals() if _writer_gone(j)]
         for tmp in self.path.glob(".tmp-*") if self.path.is_dir() else ():
             if _writer_gone(tmp):
                 tmp.unlink(missing_ok=True)
-        if len(parts) <= 1 and not journals:
+        if len(parts) <= 1 and not journals and not adopt:
             return
-        df = self.read()
+        df = self.read(self.current)
+        if adopt and self.current is not None:
+            df.loc[df["key"].isin(adopt), FINGERPRINT] = self.current
         self._buffer = [dict(r) for r in df.to_dict("records")]
         self.flush()
         newest = self.parts()[-1]
@@ -166,10 +228,18 @@ class ResultStore:
                 p.unlink(missing_ok=True)
 
     def _start(self, meta: dict | None) -> None:
+        """Create the store; record this study version in ``study.json`` (once per instance)."""
         self.path.mkdir(parents=True, exist_ok=True)
-        meta_path = self.path / _META
-        if not meta_path.exists():
-            _write_atomic(meta_path, json.dumps(meta or {}, indent=1, default=str).encode())
+        if self._meta_written:
+            return
+        old = self.meta()
+        new = {**(meta or {}), **old} if old else dict(meta or {})
+        if self.current is not None:
+            new["fingerprints"] = {**old.get("fingerprints", {}), self.current: self.fingerprint}
+            new[FINGERPRINT] = self.current
+        if new != old or not (self.path / _META).exists():
+            _write_atomic(self.path / _META, json.dumps(new, indent=1, default=str).encode())
+        self._meta_written = True
 
     def _close_journal(self, remove: bool) -> None:
         if self._fd is not None:
@@ -181,8 +251,9 @@ class ResultStore:
 
 
 def load_results(path: str | os.PathLike):
-    """The rows of a sweep store (see :func:`flexmb.sweep`) as a pandas DataFrame, array outputs as
-    numpy arrays."""
+    """The rows of a sweep store (see :func:`flexmb.sweep`) as a pandas DataFrame, one per parameter
+    set, array outputs as numpy arrays; column ``fingerprint``: the study version that computed
+    the row (its parts are in the store's ``study.json``)."""
     store = ResultStore(path)
     if not store.path.is_dir():
         raise StoreError(f"no sweep results at {store.path}")

@@ -19,7 +19,7 @@ distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
 import flexmb as fm  # noqa: E402
-from flexmb.errors import FlexmbError, ModelError  # noqa: E402
+from flexmb.errors import FlexmbError  # noqa: E402
 from flexmb.studies import parameter_key, parameter_sets  # noqa: E402
 from flexmb.studies.deps import MissingDependencyError  # noqa: E402
 from flexmb.studies.parameters import parse_grid_option  # noqa: E402
@@ -203,24 +203,10 @@ def test_parameter_sets_grids_tables_and_keys():
     assert parse_grid_option("omega=100:150:6") == ("omega", [100.0, 110.0, 120.0, 130.0, 140.0, 150.0])
     assert parse_grid_option("m_slider=0,0.0378") == ("m_slider", [0, 0.0378])
     assert parse_grid_option("eps=1e-3:1e-1:3:log") == ("eps", [1e-3, 1e-2, 1e-1])
-    for bad, match in [({"L": [1.0, 1]}, "repeats"), ({"L": []}, "empty"), ([1, 2], "not a dict"),
-                       ({"L": [object()]}, "shared="), ({"bad name": [1]}, "identifier")]:
-        with pytest.raises(ModelError, match=match):
-            parameter_sets(bad)
-    for text in ("omega", "omega=1:2", "omega=a:b:3", "=1,2"):
-        with pytest.raises(ModelError, match="--grid"):
-            parse_grid_option(text)
-    with pytest.raises(ModelError, match="> 0"):
-        fm.log_range(0, 1, 3)
+    # bad parameter sets, ranges and sweep arguments: the corpus of tests/test_sweep_inputs.py
 
 
-def test_bad_sweep_arguments_raise_model_errors():
-    with pytest.raises(ModelError, match="not callable"):
-        fm.sweep("build", {"length": [1.0]}, EX.outputs, scheduler=None)
-    with pytest.raises(ModelError, match="either swept or shared"):
-        fm.sweep(EX.build, {"length": [1.0]}, EX.outputs, shared={"length": 2.0}, scheduler=None)
-    with pytest.raises(ModelError, match="scheduler="):
-        fm.sweep(EX.build, {"length": [1.0]}, EX.outputs, scheduler="lokal", progress=False)
+def test_build_without_simulate_settings_is_a_failed_row():
     df = fm.sweep(lambda length: EX.build(length)[0], {"length": [1.0]}, EX.outputs, scheduler=None, progress=False)
     assert df["error"].iloc[0] == "ModelError" and "simulate_kwargs" in df["message"].iloc[0]
 

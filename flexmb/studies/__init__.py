@@ -8,8 +8,9 @@ a pandas DataFrame and a resumable Parquet store.
 Modules: ``parameters`` (grids, tables, ranges, the key of a parameter set), ``task`` (one run, as
 on a worker), ``store`` (Parquet results and journal, resume), ``fingerprint`` (the study version
 that shaped stored rows), ``progress`` (bar / log lines), ``runner`` (:func:`sweep`: serial loop
-or dask Client), ``mainscript`` (the main script as spawned workers see it), ``worker`` (set-up of
-the dask workers), ``deps`` (the optional ``sweep`` extra).
+or dask Client), ``arguments`` (checks of its arguments), ``mainscript`` (the main script as
+spawned workers see it), ``worker`` (set-up of the dask workers), ``deps`` (the optional ``sweep``
+extra).
 
 pandas, dask.distributed and pyarrow are imported only when a study runs; without them
 :func:`sweep` raises :class:`MissingDependencyError` naming the extra ``flexmb[sweep]``.

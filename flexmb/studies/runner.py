@@ -17,20 +17,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from flexmb.errors import ModelError
+from flexmb.studies.arguments import SERIAL, checked_arguments
 from flexmb.studies.deps import require
 from flexmb.studies.mainscript import check_main_guard, workers_skip_missing_main
 from flexmb.studies.parameters import parameter_key, parameter_sets
 from flexmb.studies.progress import StudyProgress
 from flexmb.studies.fingerprint import study_fingerprint
-from flexmb.studies.store import FINGERPRINT, IF_CHANGED, ResultStore
+from flexmb.studies.store import FINGERPRINT, ResultStore
 from flexmb.studies.task import RUN_COLUMNS, StudyFunctions, run_one
 
 __all__ = ["sweep", "SERIAL", "THREAD_ENV", "local_cluster", "warm_workers"]
 
 logger = logging.getLogger(__name__)
-
-#: ``scheduler`` values that run every parameter set in the calling process, one after the other
-SERIAL = (None, "sync", "serial")
 
 #: dask settings of flexmb's LocalCluster.  A study's tasks are CPU-bound Python runs of seconds:
 #: every wake-up of a worker's event-loop thread takes the GIL from the run.  Measured on idle
@@ -121,28 +119,25 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
         pandas (or dask.distributed for a cluster, pyarrow for a store) is not installed: the
         message names the extra ``flexmb[sweep]``.
     ModelError
-        Bad ``parameters``, ``build`` or ``shared``; a failing run is a row, not an exception.
+        Any bad argument, before any run (:mod:`flexmb.studies.arguments`,
+        :func:`flexmb.studies.parameter_sets`: e.g. a parameter named like a result column,
+        ``workers=0``, an unknown ``simulate_kwargs`` key); a failing run is a row, not an exception.
     """
     pd = require("pandas", "flexmb.sweep")
+    args = checked_arguments(build, outputs, simulate_kwargs, shared, store, scheduler, workers, retries, rerun_failed,
+                             progress, store_every, cluster_kwargs, if_changed)
+    simulate_kwargs, shared, store, workers, retries, store_every, cluster_kwargs = (
+        args[k] for k in ("simulate_kwargs", "shared", "store", "workers", "retries", "store_every", "cluster_kwargs"))
     if store is not None:
         require("pyarrow", "flexmb.sweep(store=...)")
-    if not callable(build):
-        raise ModelError(f"build={build!r} is not callable; give a function build(**params) -> Model")
-    if outputs is not None and not callable(outputs):
-        raise ModelError(f"outputs={outputs!r} is not callable; give a function outputs(solution, **params) -> dict")
     sets = parameter_sets(parameters)
     keys = [parameter_key(s) for s in sets]
-    shared = dict(shared or {})
     clash = sorted(set(shared) & set().union(*sets))
     if clash:
-        raise ModelError(f"shared inputs {clash} have the names of swept parameters; a name is either swept or shared")
-    retries = int(retries)
-    if retries < 0:
-        raise ModelError(f"retries={retries}: give 0 or more further attempts")
+        raise ModelError(f"shared inputs {clash} have the names of swept parameters; a name is either swept or shared: "
+                         f"drop it from shared or from the parameters")
     if scheduler == "local":
         check_main_guard()  # before anything is stored or started
-    if if_changed not in IF_CHANGED:
-        raise ModelError(f"if_changed={if_changed!r}: give one of {', '.join(map(repr, IF_CHANGED))}")
     rs = ResultStore(store, study_fingerprint(build, outputs, simulate_kwargs, shared)) if store is not None else None
     stored = rs.done(rerun_failed, if_changed) if rs is not None else {}
     adopt = [k for k in keys if k in stored and stored[k][FINGERPRINT] != rs.current]  # if_changed="keep"

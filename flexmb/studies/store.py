@@ -254,9 +254,16 @@ def load_results(path: str | os.PathLike):
     """The rows of a sweep store (see :func:`flexmb.sweep`) as a pandas DataFrame, one per parameter
     set, array outputs as numpy arrays; column ``fingerprint``: the study version that computed
     the row (its parts are in the store's ``study.json``)."""
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise StoreError(f"load_results({path!r}): give the path of a sweep results directory, as passed to "
+                         f"sweep(store=...) or flexmb sweep --out")
     store = ResultStore(path)
     if not store.path.is_dir():
-        raise StoreError(f"no sweep results at {store.path}")
+        raise StoreError(f"load_results: no sweep results at {store.path} (no such directory); give the path passed "
+                         f"to sweep(store=...) or flexmb sweep --out")
+    if not store.parts() and not store.journals():
+        raise StoreError(f"load_results: {store.path} holds no results yet (no run has finished in it); give the "
+                         f"path passed to sweep(store=...) or flexmb sweep --out")
     return store.read()
 
 

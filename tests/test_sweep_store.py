@@ -259,3 +259,39 @@ def test_cli_resumes_a_reloaded_study_file_and_names_the_option_when_it_changed(
     assert "what changed: outputs" in err and "--if-changed" in err
     assert main(args + ["--if-changed", "recompute"]) == 0
     assert "energy_err" in fm.load_results(tmp_path / "r.parquet")
+
+
+def test_killed_again_and_again_neither_repeats_nor_loses_a_run(tmp_path):
+    """kill -9 at random moments (in a run, between runs, in a fold of the journal) of a sweep with
+    the default store settings, twice, then a resume to the end: every run finished a second
+    before a kill is stored; no stored run is computed again; the store ends with one row per
+    parameter set, the exact periods, and no journal or temporary file left."""
+    import random
+
+    lengths = [round(0.25 + 0.05 * i, 2) for i in range(16)]
+    s = Study(tmp_path, lengths, store_every=0.3)  # folds often, so that some kills land in one
+    s.hang.write_text(str(lengths[-1]))  # the first rounds cannot finish the study before they are killed
+    hang_key = parameter_key({"length": lengths[-1]})
+    rng = random.Random(18)
+    stored: set[str] = set()
+    for _ in range(2):
+        calls_before = len(s.called_keys())
+        proc = s.start()
+        n = len(s.finished_keys())
+        s.wait(proc, lambda: len(s.finished_keys()) > n or hang_key in s.called_keys()[calls_before:])
+        durable = set(s.finished_keys())
+        time.sleep(1.0 + rng.uniform(0.0, 0.6))
+        kill(proc)
+        assert set(s.called_keys()[calls_before:]).isdisjoint(stored)  # nothing stored was computed again
+        stored = set(fm.load_results(s.store)["key"])
+        assert durable <= stored  # nothing finished a second before the kill was lost
+    s.hang.unlink()
+    calls_before = len(s.called_keys())
+    m = s.module()
+    df = fm.sweep(m.build, {"length": lengths}, m.outputs, scheduler=None, store=s.store, progress=False)
+    assert set(s.called_keys()[calls_before:]).isdisjoint(stored)
+    assert df.attrs["sweep"]["from_store"] == len(stored) and (df["status"] == "ok").all()
+    np.testing.assert_allclose(df["period"], exact_period(lengths), rtol=1e-7)
+    back = fm.load_results(s.store)
+    assert sorted(back["key"]) == sorted(df["key"]) and back["key"].is_unique
+    assert sorted(p.name.split("-")[0] for p in s.store.iterdir()) == ["part", "study.json"]

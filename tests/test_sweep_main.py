@@ -4,7 +4,9 @@ starts, instead of hundreds of lines ending in "Nanny failed to start"), a scrip
 input (before: FileNotFoundError on '<stdin>' in every worker) and ``python -c``.
 
 Each case is a Python process of its own running one 1-worker sweep of the IFToMM A01 pendulum
-(period 2.367842 s for L = 1 m); the processes run side by side."""
+(period 2.367842 s for L = 1 m); the processes run side by side.  The guarded script and ``python
+-c``, which worked before, are a slow test (two more clusters); the unit tests below check the
+decisions behind all four."""
 from __future__ import annotations
 
 import subprocess
@@ -36,7 +38,8 @@ UNGUARDED = HEAD + SWEEP
 GUARDED = HEAD + 'if __name__ == "__main__":\n' + textwrap.indent(SWEEP, "    ")
 
 
-def test_guarded_script_stdin_and_python_c_run_and_an_unguarded_script_says_what_to_add(tmp_path):
+def _run_side_by_side(tmp_path, names: list[str]) -> dict:
+    """Run the named cases, each in a Python process of its own, side by side; (process, out, err)."""
     (tmp_path / "guarded.py").write_text(GUARDED)
     (tmp_path / "unguarded.py").write_text(UNGUARDED)
     py = [sys.executable]
@@ -44,19 +47,31 @@ def test_guarded_script_stdin_and_python_c_run_and_an_unguarded_script_says_what
              "unguarded": (py + [str(tmp_path / "unguarded.py")], None),
              "stdin": (py + ["-"], UNGUARDED),
              "python -c": (py + ["-c", UNGUARDED], None)}
-    procs = {name: subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    cwd=tmp_path, text=True) for name, (cmd, _) in cases.items()}
-    results = {name: proc.communicate(cases[name][1], timeout=600) for name, proc in procs.items()}
-    for name in ("guarded", "stdin", "python -c"):
-        out, err = results[name]
-        assert procs[name].returncode == 0 and "Traceback" not in err, (name, err[-3000:])
-        assert out.split("\n")[1].split() == ["1.0", "2.367842", "ok"], (name, out)  # 4 K(1/2) sqrt(1/9.81)
-    out, err = results["unguarded"]
-    assert procs["unguarded"].returncode == 1 and out == ""
+    procs = {name: subprocess.Popen(cases[name][0], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, cwd=tmp_path, text=True) for name in names}
+    return {name: (proc, *proc.communicate(cases[name][1], timeout=600)) for name, proc in procs.items()}
+
+
+def _assert_ran(name: str, proc, out: str, err: str) -> None:
+    assert proc.returncode == 0 and "Traceback" not in err, (name, err[-3000:])
+    assert out.split("\n")[1].split() == ["1.0", "2.367842", "ok"], (name, out)  # 4 K(1/2) sqrt(1/9.81)
+
+
+def test_unguarded_script_says_what_to_add_and_stdin_runs(tmp_path):
+    results = _run_side_by_side(tmp_path, ["unguarded", "stdin"])
+    _assert_ran("stdin", *results["stdin"])
+    proc, out, err = results["unguarded"]
+    assert proc.returncode == 1 and out == ""
     assert err.count("Traceback") == 1 and "Nanny" not in err and len(err.splitlines()) < 25, err
     message = err.split("flexmb.errors.ModelError: ", 1)[1]
     assert f"main script {tmp_path / 'unguarded.py'}" in message and "its line 6, which starts this sweep" in message
     assert 'if __name__ == "__main__":\n        df = fm.sweep(' in message and "scheduler=None" in message
+
+
+@pytest.mark.slow  # two more local clusters; what they test did not change (see the unit tests below)
+def test_guarded_script_and_python_c_still_run(tmp_path):
+    for name, result in _run_side_by_side(tmp_path, ["guarded", "python -c"]).items():
+        _assert_ran(name, *result)
 
 
 @pytest.mark.parametrize("source, guarded", [

@@ -19,10 +19,10 @@ from typing import Any
 from flexmb.errors import ModelError
 from flexmb.studies.arguments import SERIAL, checked_arguments
 from flexmb.studies.deps import require
+from flexmb.studies.fingerprint import study_fingerprint
 from flexmb.studies.mainscript import check_main_guard, workers_skip_missing_main
 from flexmb.studies.parameters import parameter_key, parameter_sets
 from flexmb.studies.progress import StudyProgress
-from flexmb.studies.fingerprint import study_fingerprint
 from flexmb.studies.store import FINGERPRINT, ResultStore
 from flexmb.studies.task import RUN_COLUMNS, StudyFunctions, run_one
 

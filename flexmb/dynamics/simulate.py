@@ -517,7 +517,7 @@ class Run:
         meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
         with reaction_set(cm):  # the full constraint set after a re-selection
             sol = rec.solution(meta)
-        return add_least_norm(cm, sol).attach(self.model)  # the model behind the flexible-body outputs
+        return add_least_norm(cm, sol, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs
 
 
 def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:

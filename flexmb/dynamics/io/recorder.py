@@ -180,14 +180,20 @@ class Recorder:
             self.force.append(Jv[:, i, JQ:JQ + 3].copy())
             self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
 
+    def reactions(self):
+        """Node reactions ``(force, moment)`` (n_out, nj, 3) of the output nodes
+        (:func:`~flexmb.dynamics.node.reactions.node_reactions`, with the model's current constraint set)."""
+        nj = self.cm.nj
+        return node_reactions(self.cm, np.array(self.imp_t), np.array(self.imp),
+                              np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3), np.array(self.imp_out) > 0.5,
+                              self.te)
+
     def solution(self, meta: dict) -> Solution:
         cm = self.cm
         nj = cm.nj
         kw = {}
         if nj:
-            fn, mn = node_reactions(cm, np.array(self.imp_t), np.array(self.imp),
-                                    np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3),
-                                    np.array(self.imp_out) > 0.5, self.te)
+            fn, mn = self.reactions()
             kw = dict(
                 joint_names=tuple(j.name for j in cm.model.joints),
                 joint_types=tuple(j.kind for j in cm.model.joints),

@@ -59,6 +59,7 @@ _LAZY: dict[str, str] = {
     "FEMesh": "flexmb.fe.mesh",
     "Material": "flexmb.fe.mesh",
     "read_mesh": "flexmb.fe.mesh.readers",
+    "structured_box": "flexmb.fe.mesh.structured",
     "FlexibleBodyData": "flexmb.fe.reduction.body_data",
     "build_flexible_body": "flexmb.fe.reduction.body_data",
     "spinup_beam_data": "flexmb.catalog.flexible",
@@ -123,6 +124,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.fe.mesh.femesh import FEMesh as FEMesh
     from flexmb.fe.mesh.femesh import Material as Material
     from flexmb.fe.mesh.readers import read_mesh as read_mesh
+    from flexmb.fe.mesh.structured import structured_box as structured_box
     from flexmb.fe.reduction.body_data import FlexibleBodyData as FlexibleBodyData
     from flexmb.fe.reduction.body_data import build_flexible_body as build_flexible_body
     from flexmb.catalog.flexible import slider_crank_rod_data as slider_crank_rod_data

@@ -143,3 +143,23 @@ def test_no_sliver_element_at_the_end_of_a_long_run():
     run.step()
     assert run.done() and run.st.t == 1.0
     assert len(run.rec.stats["h"]) == 10 and run.rec.stats["h"][-1] == pytest.approx(0.1 + 7e-8, rel=1e-12)
+
+
+def test_on_step_cannot_change_the_stored_results():
+    """The state on_step receives used to be the solver's own arrays: writing into state.body_position
+    changed 20 of 21 rows of sol.body_position.  Now read-only views: a write raises, the results stay."""
+    ref = fm.simulate(_pendulum(), 0.1, 0.02)
+    errors = []
+
+    def vandal(t, s):
+        for name in ("body_position", "body_rotation", "body_velocity", "body_angular_velocity"):
+            try:
+                getattr(s, name)[...] = 0.0
+            except ValueError as exc:
+                errors.append(str(exc))
+        return False
+
+    sol = fm.simulate(_pendulum(), 0.1, 0.02, on_step=vandal)
+    assert len(errors) == 4 * (sol.nt - 1) and all("read-only" in e for e in errors)
+    for name in ("body_position", "body_rotation", "body_velocity", "body_angular_velocity"):
+        np.testing.assert_array_equal(getattr(sol, name), getattr(ref, name))

@@ -59,6 +59,49 @@ def test_a_write_appends_what_is_new(tmp_path):
     assert_identical(full, fm.resume(ck))
 
 
+def test_the_energy_audit_resumes_bit_identically(tmp_path):
+    """The energy audit's running state (the energy span and the worst element, replaced at every node,
+    not appended to) is saved whole at every write: a damped, driven run stopped after several writes
+    resumes to the same audit entries as the uninterrupted run."""
+    def damped():
+        bob = fm.RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-3), position=(-1.0, 0.0, 0.0))
+        pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1), damping=0.3)
+        push = fm.PointTorque("bob", lambda t: (0.0, 0.0, 2.0 * np.sin(5.0 * t)))
+        return fm.Model([bob], [pin], [fm.Gravity((0.0, -9.81, 0.0)), push])
+
+    full = fm.simulate(damped(), 1.0, 0.02, p=2)
+    ck = tmp_path / "run.ckpt"
+    fm.simulate(damped(), 1.0, 0.02, p=2, checkpoint=ck, checkpoint_every=1e-9, on_step=stop_at(0.6))
+    rest = fm.resume(ck, damped())
+    assert_identical(full, rest)
+    audit = [k for k in full.meta if k.startswith("energy_")]
+    assert "energy_jump_t" in audit
+    for k in audit:
+        assert rest.meta[k] == full.meta[k], k
+
+
+def test_the_recorder_lists_only_grow():
+    """A checkpoint appends the new rows of the recorder's lists: each list must keep its rows as they
+    were, except the running values the recorder names in ``REPLACED`` (stored whole)."""
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+
+    run_ = Run.start(flexible_bar(), 0.2, 0.02, 2, 0.0, SimulationOptions())
+    def lists():  # the recorder's lists, its statistics and its body-type outputs, copied
+        rec = run_.rec
+        out = {k: v for k, v in vars(rec).items() if isinstance(v, list) and k not in rec.REPLACED}
+        out.update({f"stats/{k}": v for k, v in rec.stats.items()}, **rec.body_extra)
+        return {k: [np.array(r, copy=True) for r in v] for k, v in out.items()}
+
+    run_.step()
+    before = lists()
+    for _ in range(3):
+        run_.step()
+    after = lists()
+    for k, rows in before.items():
+        assert len(after[k]) >= len(rows) and all(np.array_equal(a, b) for a, b in zip(rows, after[k])), k
+    assert set(run_.rec.REPLACED) <= set(vars(run_.rec))
+
+
 def test_the_interval_is_timed_from_the_end_of_a_write(tmp_path, monkeypatch):
     """A write that takes longer than the interval does not make every element write: the next write
     is due ``checkpoint_every`` after the end of the previous one."""

@@ -87,13 +87,16 @@ def engine_state(run) -> dict:
     if getattr(run, "control", None) is not None:  # error-controlled steps (flexmb.dynamics.variants.step_control)
         ex.update({f"ckpt/control/{k}": v for k, v in run.control.state().items()})
     ex["ckpt/counters"] = np.array([run.n_el, run.wall, run.fac_time, run.system.t_eval, run.system.n_eval], dtype=float)
+    for name in run.rec.REPLACED:  # the recorder's running values (energy audit), stored whole
+        ex[f"ckpt/rec/{name}"] = np.asarray(getattr(run.rec, name), dtype=float)
     return ex
 
 
 def history(run) -> dict:
     """The growing lists of ``run`` (the recorder's, its statistics, body-type node outputs, the
     elements accepted at a singular matrix): key -> the live list (rows are only ever appended)."""
-    out = {f"ckpt/rec/{name}": value for name, value in vars(run.rec).items() if isinstance(value, list)}
+    out = {f"ckpt/rec/{name}": value for name, value in vars(run.rec).items()
+           if isinstance(value, list) and name not in run.rec.REPLACED}
     out.update({f"ckpt/stats/{name}": value for name, value in run.rec.stats.items()})
     out.update({f"ckpt/body/{k}": v for k, v in run.rec.body_extra.items()})  # modal coordinates, interfaces
     out["ckpt/singular_t"] = run.singular_t

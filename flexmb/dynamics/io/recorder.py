@@ -31,7 +31,13 @@ def _read_only(a: NDArray) -> NDArray:
 
 
 class Recorder:
-    """Collects node and internal-point outputs."""
+    """Collects node and internal-point outputs.
+
+    Its list attributes only grow (a checkpoint appends their new rows,
+    :mod:`flexmb.dynamics.io.checkpoint`), except those named in :attr:`REPLACED`."""
+
+    #: list attributes replaced at every node, not appended to (a checkpoint stores them whole)
+    REPLACED = ("energy_span", "worst_jump")
 
     def __init__(self, cm: CompiledModel, te: TimeElement):
         self.cm, self.te = cm, te

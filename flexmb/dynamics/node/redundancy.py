@@ -3,7 +3,8 @@
 * set-up: which joints lie on loops (:func:`loop_joints`), the rank decision in a scaled metric at a
   generic configuration and the choice of the equations to drop (:func:`detect_redundant`,
   :func:`scaled_loop_matrix`), dropping them (:func:`apply_dropped`);
-* during the run, at every node: the violation of the dropped equations (:func:`dropped_violation`),
+* during the run, at every node: the violation of the dropped equations (:func:`dropped_violation`;
+  :func:`constraint_violation` of any set, all of them when a run resumes from a checkpoint),
   the quality of the choice and its revision (:func:`choice_quality`, :func:`monitor_node`);
 * output: the reactions of the statically indeterminate loops with the dependences removed
   (:func:`least_norm_reactions`, :func:`add_least_norm`), ``meta`` entries, checkpoint restore.
@@ -316,17 +317,32 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
 
 
 def dropped_violation(cm, st):
-    """Position-level violation of the dropped (redundant) constraint equations at a node: the largest
-    ``(value, joint, component)`` relative to the assembly tolerance (lengths scaled by the model size),
-    or None when nothing was dropped.
+    """Position-level violation of the dropped (redundant) constraint equations at a node
+    (:func:`constraint_violation` of ``cm.redundant_labels``), or None when nothing was dropped."""
+    labels = getattr(cm, "redundant_labels", [])
+    if not labels:
+        return None
+    return constraint_violation(cm, st, labels)
+
+
+def constrained_labels(cm) -> list:
+    """Every constraint equation of the model's joints as ``(joint, component)`` labels (component
+    0..5 of the relative coordinates, ``"cross"`` for a universal joint's cross condition)."""
+    jj, cc = np.nonzero(cm.jnt_constrained)
+    return [(int(j), int(c)) for j, c in zip(jj, cc)] + [(int(j), "cross") for j in np.nonzero(cm.jnt_universal)[0]]
+
+
+def constraint_violation(cm, st, labels):
+    """Position-level violation of the constraint equations ``labels`` (``(joint, component)``) at the
+    node ``st``: the largest ``(value, joint, component)`` relative to the assembly tolerance
+    (lengths scaled by the model size); ``(0.0, None, None)`` for no labels.
 
     Measured twice and the larger kept: on the joint's relative coordinates in the state (``s``,
     ``acc``) and on the geometry of its attachment frames at the node (``R_A^T (x_B - x_A)``, and the
     relative rotation ``R_A^T R_B`` against the state's ``Rr``), which goes through the attachments and
     so sees a flexible body's interface motion (modal coordinates) like a rigid one's."""
-    labels = getattr(cm, "redundant_labels", [])
     if not labels:
-        return None
+        return (0.0, None, None)
     from flexmb import rotations as rot
 
     tgt, _ = drive_targets(cm, np.array([st.t]))

@@ -20,8 +20,9 @@ from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
 from flexmb.dynamics.io.interrupts import setup_interrupted
 from flexmb.dynamics.node.constraints import node_velocity
-from flexmb.dynamics.node.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
-                                        init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
+from flexmb.dynamics.node.least_norm import add_least_norm, reaction_set
+from flexmb.dynamics.node.redundancy import (apply_dropped, detect_redundant, dropped_violation, format_labels, init_selection,
+                                             monitor_node, null_basis, pad_monitor_stats, redundancy_meta)
 from flexmb.dynamics.energy import energy_drift_report, is_conservative
 from flexmb.dynamics.modal_range import check_initial
 from flexmb.dynamics.energy_audit import ElementAudit, balance_report, model_energy

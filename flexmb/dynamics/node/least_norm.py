@@ -4,15 +4,17 @@ equations were dropped: the least-norm reactions (:func:`least_norm_reactions`, 
 re-selection (:func:`reaction_set`).  The choice itself: :mod:`flexmb.dynamics.node.redundancy`."""
 from __future__ import annotations
 
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 
 import numpy as np
+
+from flexmb.dynamics.node.redundancy import full_set
 
 
 def least_norm_reactions(cm, labels, N, force, moment):
     """The least-norm reactions of a node: ``force``, ``moment`` ``(nj, 3)`` (frame A, any particular
     solution of the statically indeterminate loops) minus their component in the dependences ``N``
-    (:func:`null_basis`), in the scaled metric (forces x L, moments).  The bodies' generalized forces
+    (:func:`flexmb.dynamics.node.redundancy.null_basis`), in the scaled metric (forces x L, moments).  The bodies' generalized forces
     ``G^T r`` are unchanged (``N^T Gs = 0``), so this is the same motion's reaction, independent of
     which equations were dropped.  Returns new ``(force, moment)``; universal cross rows are not
     handled (returned unchanged)."""
@@ -32,25 +34,12 @@ def least_norm_reactions(cm, labels, N, force, moment):
     return force, moment
 
 
-@contextmanager
-def _full_set(cm):
-    red = cm.redundancy
-    cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
-    try:
-        cm.jnt_constrained[:] = red.cons0
-        cm.jnt_universal[:] = red.univ0
-        yield
-    finally:
-        cm.jnt_constrained[:] = cons
-        cm.jnt_universal[:] = univ
-
-
 def reaction_set(cm):
     """Context in which to recover a run's node reactions: after a re-selection, the full constraint
     set (a component dropped now was kept before: its reaction comes from the impulses, not from a
     zero law; while it was dropped its impulse was zero anyway); otherwise nothing changes."""
     red = getattr(cm, "redundancy", None)
-    return _full_set(cm) if red is not None and red.events else nullcontext()
+    return full_set(cm) if red is not None and red.events else nullcontext()
 
 
 def add_least_norm(cm, sol, recover=None):
@@ -67,7 +56,7 @@ def add_least_norm(cm, sol, recover=None):
         return sol
     force, moment = sol.joint_force, sol.joint_moment
     if recover is not None and not red.events:  # after a re-selection they are recovered with the full set
-        with _full_set(cm):
+        with full_set(cm):
             force, moment = recover()
     out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(red.nulls, force, moment)]
     sol.extra.update(sol._checked_extra({"joint_force_least_norm": np.array([f for f, _ in out]),

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 
 import numpy as np
 from numpy.typing import NDArray
@@ -399,9 +400,24 @@ def apply_dropped(cm, labels) -> None:
     cm.redundant_labels = [(int(j), c) for j, c in labels]
 
 
+@contextmanager
+def full_set(cm):
+    """Context in which the joints hold their full constraint set (nothing dropped, the universal
+    joints as compiled)."""
+    red = cm.redundancy
+    cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
+    try:
+        cm.jnt_constrained[:] = red.cons0
+        cm.jnt_universal[:] = red.univ0
+        yield
+    finally:
+        cm.jnt_constrained[:] = cons
+        cm.jnt_universal[:] = univ
+
+
 def _full_loop_matrix(cm, st):
     """The scaled loop matrix of the model's full constraint set (nothing dropped) and its labels."""
-    with _full_set(cm):
+    with full_set(cm):
         Gs, labels, _, _ = scaled_loop_matrix(cm, st, cm.redundancy.js)
     return Gs, labels
 

@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
+from flexmb.fe.elements.incompatible import condensation, enhanced_gradients
 from flexmb.fe.elements.solid import get_element, isoparametric_map
 from flexmb.fe.mesh.femesh import FEMesh, Material
 
@@ -129,8 +130,8 @@ def _pattern(mesh: FEMesh) -> _Pattern:
     return pat
 
 
-def _chunks(n_cells: int, k: int):
-    size = max(1, CHUNK_ENTRIES // (k * k))
+def _chunks(n_cells: int, k: int, factor: int = 1):
+    size = max(1, CHUNK_ENTRIES // (k * k * factor))
     for s in range(0, n_cells, size):
         yield slice(s, min(s + size, n_cells))
 
@@ -184,7 +185,8 @@ def assemble_stiffness(mesh: FEMesh, materials: Materials = None) -> sp.csr_arra
         rule = elem.stiffness_rule
         lam_all, mu_all = _lame(fields[t])
         k = elem.n_nodes
-        for sl in _chunks(len(conn), k):
+        enhanced = _enhanced(mesh, t)
+        for sl in _chunks(len(conn), k, 9 if enhanced else 1):
             det_j, g = _geometry(mesh, t, sl, rule.points)  # (c, q), (c, q, k, 3)
             c, q = det_j.shape
             wd = det_j * rule.weights
@@ -196,13 +198,32 @@ def assemble_stiffness(mesh: FEMesh, materials: Materials = None) -> sp.csr_arra
             mu = mu_all[sl, None, None]
             s_ab = mu * (p[:, :, 0, :, 0] + p[:, :, 1, :, 1] + p[:, :, 2, :, 2])
             slots = pat.slot[t][sl.start * k * k : sl.stop * k * k]
+            if enhanced:  # incompatible modes condensed: K_uu - K_ua K_aa^-1 K_au
+                corr, _ = condensation(elem, mesh.points[conn[sl]], g, det_j, rule.weights, lam_all[sl], mu_all[sl])
+                corr = corr.reshape(c, k, 3, k, 3)
             for i in range(3):
                 for j in range(3):
                     comp = lam * p[:, :, i, :, j] + mu * p[:, :, j, :, i]
                     if i == j:
                         comp += s_ab
+                    if enhanced:
+                        comp = comp - corr[:, :, i, :, j]
                     acc[:, i, j] += np.bincount(slots, weights=comp.ravel(), minlength=pat.nnz)
     return pat.blocks(acc)
+
+
+def _enhanced(mesh: FEMesh, t: str) -> bool:
+    """Whether cells of type ``t`` are assembled with condensed incompatible modes."""
+    return get_element(t).incompatible_modes > 0 and mesh.formulation(t) == "incompatible"
+
+
+def _internal_modes(mesh: FEMesh, t: str, sl: slice, g, det_j, lam, mu, ue) -> NDArray[np.float64]:
+    """Condensed incompatible-mode amplitudes alpha = -S u_e, shape (c, m, 3), of cells ``sl``."""
+    elem = get_element(t)
+    conn = mesh.cells[t][sl]
+    _, rec = condensation(elem, mesh.points[conn], g, det_j, elem.stiffness_rule.weights, lam, mu)
+    c = len(conn)
+    return -np.matmul(rec, ue.reshape(c, -1, 1)).reshape(c, elem.incompatible_modes, 3)
 
 
 def _scalar_mass_values(mesh: FEMesh, materials: Materials) -> tuple[_Pattern, NDArray[np.float64]]:
@@ -344,9 +365,14 @@ def element_stresses(mesh: FEMesh, u: ArrayLike, materials: Materials = None) ->
         elem = get_element(t)
         lam, mu = _lame(fields[t])
         res = np.empty((len(conn), elem.stiffness_rule.n_points, 6))
-        for sl in _chunks(len(conn), elem.n_nodes):
-            _, g = _geometry(mesh, t, sl, elem.stiffness_rule.points)
+        enhanced = _enhanced(mesh, t)
+        for sl in _chunks(len(conn), elem.n_nodes, 9 if enhanced else 1):
+            det_j, g = _geometry(mesh, t, sl, elem.stiffness_rule.points)
             h = np.einsum("cai,cqaj->cqij", un[conn[sl]], g)  # displacement gradient
+            if enhanced:
+                alpha = _internal_modes(mesh, t, sl, g, det_j, lam[sl], mu[sl], un[conn[sl]])
+                gp = enhanced_gradients(elem, mesh.points[conn[sl]], elem.stiffness_rule.points, det_j)
+                h = h + np.einsum("cmi,cqmj->cqij", alpha, gp)
             eps = 0.5 * (h + h.transpose(0, 1, 3, 2))
             tr = np.trace(eps, axis1=2, axis2=3)
             for v, (i, j) in enumerate(_VOIGT):
@@ -360,8 +386,22 @@ def _local_stress_operators(mesh: FEMesh, t: str, fields, sl: slice | None = Non
     elem = get_element(t)
     conn = mesh.cells[t]
     sl = slice(0, len(conn)) if sl is None else sl
-    _, g = _geometry(mesh, t, sl, elem.ref_nodes)  # (c, p, k, 3)
+    det_n, g = _geometry(mesh, t, sl, elem.ref_nodes)  # (c, p, k, 3)
     lam, mu = _lame(fields[t][sl])
+    op = _stress_operator(g, lam, mu)
+    if _enhanced(mesh, t):  # sigma = D (B u + G alpha), alpha = -S u
+        coords = mesh.points[conn[sl]]
+        det_q, g_q = _geometry(mesh, t, sl, elem.stiffness_rule.points)
+        _, rec = condensation(elem, coords, g_q, det_q, elem.stiffness_rule.weights, lam, mu)
+        op_a = _stress_operator(enhanced_gradients(elem, coords, elem.ref_nodes, det_n), lam, mu)
+        c, p, _, m, _ = op_a.shape
+        corr = np.matmul(op_a.reshape(c, p * 6, 3 * m), rec)  # (c, p*6, 3k)
+        op = op - corr.reshape(op.shape)
+    return op
+
+
+def _stress_operator(g: NDArray[np.float64], lam: NDArray[np.float64], mu: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(c, p, 6, k, 3) Voigt stresses of an isotropic solid from the gradients g (c, p, k, 3)."""
     c, p, k, _ = g.shape
     op = np.zeros((c, p, 6, k, 3))
     lam_ = lam[:, None, None]

@@ -23,9 +23,15 @@ from flexmb.errors import ModelError
 from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
 from flexmb.fe.mesh.unassembled import Unassembled
 
-__all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES"]
+__all__ = ["FEMesh", "Material", "RawMesh", "SOLID_FORMULATIONS", "SOLID_PREFIXES"]
 
 logger = logging.getLogger(__name__)
+
+#: solid cell types with a choice of formulation: type -> names, the default first
+SOLID_FORMULATIONS: dict[str, tuple[str, ...]] = {
+    "hexahedron": ("incompatible", "plain"),
+    "wedge": ("incompatible", "plain"),
+}
 
 #: meshio cell-type name prefixes of three-dimensional (solid) cells
 SOLID_PREFIXES = ("tetra", "hexahedron", "wedge", "pyramid", "polyhedron")
@@ -161,6 +167,10 @@ class FEMesh:
         (:mod:`flexmb.fe.mesh.unassembled`); empty for a complete solid model.
         :func:`~flexmb.fe.reduction.body_data.build_flexible_body` refuses a mesh with structural
         entries unless ``allow_unassembled=True``.
+    formulations : dict of str to str
+        Element formulation per solid cell type where it differs from the default
+        (:data:`SOLID_FORMULATIONS`): ``{"hexahedron": "plain"}`` assembles fully integrated trilinear
+        hexahedra without incompatible modes (they lock in bending); see :meth:`with_formulation`.
 
     Degrees of freedom are node-major: ``[ux0, uy0, uz0, ux1, ...]``.
     """
@@ -176,6 +186,7 @@ class FEMesh:
     source: str | None = None
     checksum: str | None = None
     unassembled: tuple[Unassembled, ...] = ()
+    formulations: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.cells, Mapping):
@@ -220,6 +231,15 @@ class FEMesh:
             {k: {t: _as_index_array(r) for t, r in v.items()} for k, v in self.element_sets.items()},
         )
         object.__setattr__(self, "materials", dict(self.materials))
+        forms = dict(self.formulations)
+        for t, name in forms.items():
+            allowed = SOLID_FORMULATIONS.get(t)
+            if allowed is None or name not in allowed:
+                raise ModelError(
+                    f"FEMesh: formulations[{t!r}] = {name!r} is not available; choose from "
+                    + "; ".join(f"{k}: {', '.join(v)}" for k, v in SOLID_FORMULATIONS.items()) + "."
+                )
+        object.__setattr__(self, "formulations", forms)
 
     # ---------------------------------------------------------------- sizes
     @property
@@ -263,7 +283,22 @@ class FEMesh:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate([c.ravel() for c in self.cells.values()]))
 
+    def formulation(self, cell_type: str) -> str:
+        """Formulation used for ``cell_type``: the mesh's choice or the default (first of
+        :data:`SOLID_FORMULATIONS`; "standard" for types with one formulation)."""
+        return self.formulations.get(cell_type, SOLID_FORMULATIONS.get(cell_type, ("standard",))[0])
+
     # ---------------------------------------------------------------- transformations
+    def with_formulation(self, cell_type: str, name: str) -> FEMesh:
+        """A new mesh that assembles ``cell_type`` with formulation ``name``.
+
+        ``"hexahedron"`` and ``"wedge"``: ``"incompatible"`` (the default: incompatible modes condensed
+        per element, locking-free in bending, :mod:`flexmb.fe.elements.incompatible`) or ``"plain"``
+        (the fully integrated compatible element, which locks in bending: a one-layer hex8 plate is
+        about three times too stiff).
+        """
+        return replace(self, formulations={**self.formulations, cell_type: name})
+
     def with_node_set(self, name: str, idx: ArrayLike) -> FEMesh:
         """A new mesh with node set ``name`` = ``idx`` (0-based node indices) added or replaced."""
         if not isinstance(name, str) or not name:

@@ -10,11 +10,14 @@ The value types are imported here; the names of the modules that build on them (
 """
 from __future__ import annotations
 
-from flexmb.fe.mesh.femesh import SOLID_PREFIXES, FEMesh, Material, RawMesh
+from flexmb.fe.mesh.femesh import SOLID_PREFIXES, FEMesh, Material
+from flexmb.fe.mesh.raw import RawMesh
+from flexmb.fe.mesh.sections import BeamSection, PointMass, PointMasses, ShellSection, Springs
 from flexmb.fe.mesh.unassembled import Unassembled
 from flexmb.reexport import lazy_attributes
 
-__all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES", "Unassembled"]
+__all__ = ["BeamSection", "FEMesh", "Material", "PointMass", "PointMasses", "RawMesh", "SOLID_PREFIXES", "ShellSection",
+           "Springs", "Unassembled"]
 
 #: name -> module that defines it (loaded on first access; those modules import :mod:`.femesh`)
 _REEXPORTS: dict[str, str] = {
@@ -26,6 +29,8 @@ _REEXPORTS: dict[str, str] = {
     "plausibility": "flexmb.fe.mesh.checks",
     "quadratic_from_linear": "flexmb.fe.mesh.structured",
     "structured_box": "flexmb.fe.mesh.structured",
+    "structured_line": "flexmb.fe.mesh.structured",
+    "structured_plate": "flexmb.fe.mesh.structured",
     "ABAQUS_TYPES": "flexmb.fe.mesh.abaqus",
     "_med_to_vtk": "flexmb.fe.mesh.meshio_formats",
 }

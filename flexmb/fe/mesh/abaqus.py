@@ -13,7 +13,8 @@ from numpy.typing import NDArray
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import integrity
 from flexmb.fe.elements.solid import ELEMENTS
-from flexmb.fe.mesh.femesh import Material, RawMesh, _format_ids
+from flexmb.fe.mesh.femesh import Material, _format_ids
+from flexmb.fe.mesh.raw import RawMesh
 from flexmb.fe.mesh.unassembled import ABAQUS_CONSTRAINTS, Unassembled, abaqus_kind
 
 logger = logging.getLogger(__name__)

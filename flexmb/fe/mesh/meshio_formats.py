@@ -14,7 +14,8 @@ from numpy.typing import NDArray
 from flexmb.errors import MeshImportError
 from flexmb.fe.mesh import integrity
 from flexmb.fe.elements.solid import ELEMENTS
-from flexmb.fe.mesh.femesh import RawMesh, _is_solid
+from flexmb.fe.mesh.femesh import _is_solid
+from flexmb.fe.mesh.raw import RawMesh
 
 logger = logging.getLogger(__name__)
 

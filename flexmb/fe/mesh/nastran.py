@@ -11,7 +11,8 @@ from numpy.typing import NDArray
 
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import integrity
-from flexmb.fe.mesh.femesh import Material, RawMesh
+from flexmb.fe.mesh.femesh import Material
+from flexmb.fe.mesh.raw import RawMesh
 from flexmb.fe.mesh.unassembled import NASTRAN_KINDS, Unassembled, nastran_kind
 from flexmb.fe.mesh.meshio_formats import _read_meshio
 

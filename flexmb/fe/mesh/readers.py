@@ -30,7 +30,8 @@ from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import abaqus, meshio_formats, nastran
 from flexmb.fe.mesh import unassembled as unassembled_mod
 from flexmb.fe.elements.solid import ELEMENTS, isoparametric_map
-from flexmb.fe.mesh.femesh import FEMesh, Material, RawMesh, _as_index_array, _format_ids, _is_solid
+from flexmb.fe.mesh.femesh import FEMesh, Material, _as_index_array, _format_ids, _is_solid
+from flexmb.fe.mesh.raw import RawMesh
 from flexmb.fe.mesh.femesh import _materials_dict  # one rule for materials= (femesh's, shared by the readers)
 from flexmb.fe.mesh.unassembled import Unassembled
 

@@ -554,21 +554,23 @@ class FEMesh:
         """Plain-dict description (JSON-serializable) used by ``flexmb info``.
 
         Keys: source, checksum, units, n_nodes, n_dofs, n_unused_nodes, cells (type -> count),
+        shells, beams (type -> count), point_masses, springs (counts),
         unassembled (list of {type, kind, count}: what the file held that is not assembled),
         node_sets (name -> size), element_sets (name -> size), bounding_box {lo, hi} (m),
-        volume (m^3), materials (set -> {E, nu, rho, name}), and mass (kg) when every cell has a
-        material (else None).
+        volume (m^3, solid cells), materials (set -> {E, nu, rho, name}), and mass (kg: solids,
+        shells, beams, point masses) when every element has a material and section (else None).
         """
         lo, hi = self.bounding_box()
         vols = self.cell_volumes()
         mass = None
         mats = self.materials if materials is None else _materials_dict(materials, "summary")
         try:
-            fields = self.cell_materials(mats) if mats and self.cells else None
+            fields = self.cell_materials(mats) if mats and (self.cells or self.shells or self.beams) else None
+            if fields is not None:
+                mass = float(sum((vols[t] * fields[t][:, 2]).sum() for t in vols))
+                mass += structural.structural_mass(self, mats)
         except ModelError:
-            fields = None
-        if fields is not None:
-            mass = float(sum((vols[t] * fields[t][:, 2]).sum() for t in vols))
+            mass = None
         return {
             "source": self.source,
             "checksum": self.checksum,
@@ -577,6 +579,10 @@ class FEMesh:
             "n_dofs": self.n_dofs,
             "n_unused_nodes": int(self.n_nodes - self.used_nodes().size),
             "cells": {t: int(len(c)) for t, c in self.cells.items()},
+            "shells": {t: int(len(c)) for t, c in self.shells.items()},
+            "beams": {t: int(len(c)) for t, c in self.beams.items()},
+            "point_masses": len(self.point_masses) if self.point_masses is not None else 0,
+            "springs": len(self.springs) if self.springs is not None else 0,
             "unassembled": [e.as_dict() for e in self.unassembled],
             "node_sets": {k: int(v.size) for k, v in self.node_sets.items()},
             "element_sets": {k: int(sum(r.size for r in v.values())) for k, v in self.element_sets.items()},

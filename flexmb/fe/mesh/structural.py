@@ -24,7 +24,7 @@ from flexmb.fe.elements.beam import BEAM_TYPES
 from flexmb.fe.elements.shell import SHELL_TYPES
 from flexmb.fe.mesh.sections import BeamSection, PointMasses, ShellSection, Springs
 
-__all__ = ["BEAM_TYPES", "SHELL_TYPES", "beam_cell_data", "check_structural", "shell_cell_data"]
+__all__ = ["BEAM_TYPES", "SHELL_TYPES", "beam_cell_data", "check_structural", "shell_cell_data", "structural_mass"]
 
 _ELEMENT_DATA = {"triangle": {"offset": ()}, "quad": {"offset": ()},
                  "line": {"orientation": (3,), "offset_a": (3,), "offset_b": (3,)}}
@@ -162,3 +162,22 @@ def beam_cell_data(mesh, materials=None) -> dict[str, NDArray[np.float64]]:
             "BeamSection(..., orientation=(x, y, z)), the approximate direction of the local y axis."
         )
     return data
+
+
+def structural_mass(mesh, materials=None) -> float:
+    """Total mass (kg) of the shells (rho t + nsm per area), beams ((rho A + nsm) per length) and
+    point masses of ``mesh``."""
+    from flexmb.fe.elements.beam import beam_frames
+    from flexmb.fe.elements.shell import areas
+
+    total = 0.0
+    if mesh.shells:
+        for t, d in shell_cell_data(mesh, materials).items():
+            total += float(((d["rho"] * d["t"] + d["nsm"]) * areas(t, mesh.points[mesh.shells[t]])).sum())
+    if mesh.beams:
+        d = beam_cell_data(mesh, materials)
+        length = beam_frames(mesh.points[mesh.beams["line"]], d)[1]
+        total += float(((d["rho"] * d["A"] + d["nsm"]) * length).sum())
+    if mesh.point_masses is not None:
+        total += mesh.point_masses.total_mass
+    return total

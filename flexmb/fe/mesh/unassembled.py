@@ -214,7 +214,27 @@ def describe(entries: Iterable[Unassembled]) -> str:
 
 def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_unassembled=True") -> None:
     """ModelError when ``mesh`` (an FEMesh) comes from a file holding structural elements flexmb does
-    not assemble, unless ``allow``; the message names the types, counts and ``option``."""
+    not assemble, unless ``allow``; the message names the types, counts and ``option``.
+
+    Also (whatever ``allow``) when the mesh holds shells, beams, point masses or springs: flexmb
+    assembles them (full FE matrices on ``mesh.dof_map``) but does not reduce them to a flexible
+    body yet (rotational DOFs in the modal reduction, invariants and stiffening: issue 20, stage 2);
+    ``mesh.solid_only()`` gives the solid part, which ``option`` then lets through."""
+    parts = [(len(c), f"{t} shell") for t, c in getattr(mesh, "shells", {}).items()]
+    parts += [(len(c), "beam") for c in getattr(mesh, "beams", {}).values()]
+    for name in ("point_masses", "springs"):
+        value = getattr(mesh, name, None)
+        if value is not None:
+            parts.append((len(value), name.replace("_", " ")))
+    if parts:
+        src = getattr(mesh, "source", None) or "the mesh"
+        raise ModelError(
+            f"{owner + ': ' if owner else ''}{src} holds {', '.join(f'{n} {what}' for n, what in parts)} element(s): "
+            "flexmb assembles them (flexmb.fe.elements.assembly: K, M and K_sigma on mesh.dof_map, full-FE modes with "
+            "free_free_modes) but does not reduce them to a flexible body yet (rotational DOFs in the modal reduction "
+            f"come with issue 20, stage 2). To build a body from the solid cells alone, use mesh.solid_only() with "
+            f"{option}."
+        )
     entries = [e for e in getattr(mesh, "unassembled", ()) if e.structural]
     if not entries or allow:
         return

@@ -453,7 +453,8 @@ class FEMesh:
         return replace(self, shells={}, beams={}, sections={}, element_data={}, point_masses=None, springs=None,
                        element_sets=sets, cell_ids={t: i for t, i in self.cell_ids.items() if t in keep},
                        unassembled=(*self.unassembled, *moved),
-                       materials={k: m for k, m in self.materials.items() if k == "*" or any(sets.get(k, {}).values())})
+                       materials={k: m for k, m in self.materials.items()
+                                  if k == "*" or any(r.size for r in sets.get(k, {}).values())})
 
     # ---------------------------------------------------------------- geometry
     def bounding_box(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -499,16 +500,22 @@ class FEMesh:
         ModelError
             If a cell has no material; names the element sets (or element ids) concerned.
         """
-        return self._block_materials(self.cells, materials, "solid")
+        return self.element_materials(materials, blocks=self.cells, what="solid")
 
     def structural_materials(
         self, materials: Material | Mapping[str, Material] | None = None
     ) -> dict[str, NDArray[np.float64]]:
         """Material constants (E, nu, rho) of every shell and beam cell, by the rule of
         :meth:`cell_materials`: dict of cell type ("triangle", "quad", "line") to (n, 3)."""
-        return self._block_materials({**self.shells, **self.beams}, materials, "shell or beam")
+        return self.element_materials(materials, blocks={**self.shells, **self.beams}, what="shell or beam")
 
-    def _block_materials(self, blocks, materials, what: str) -> dict[str, NDArray[np.float64]]:
+    def element_materials(self, materials: Material | Mapping[str, Material] | None = None, *, blocks=None,
+                          what: str = "solid, shell or beam", missing: str = "raise") -> dict[str, NDArray[np.float64]]:
+        """(E, nu, rho) per cell of ``blocks`` (default: every solid, shell and beam type), by the rule
+        of :meth:`cell_materials`; ``missing="nan"`` leaves NaN rows for cells without a material
+        instead of raising."""
+        if blocks is None:
+            blocks = {**self.cells, **self.shells, **self.beams}
         mats = dict(self.materials) if materials is None else _materials_dict(materials, "materials")
         for name, mat in mats.items():
             if not isinstance(mat, Material):
@@ -531,16 +538,18 @@ class FEMesh:
                 if rows is not None and rows.size:
                     vals[rows] = (m.E, m.nu, m.rho)
             out[t] = vals
-        missing = {t: np.flatnonzero(np.isnan(v[:, 0])) for t, v in out.items()}
-        missing = {t: r for t, r in missing.items() if r.size}
-        if missing:
-            n_missing = sum(r.size for r in missing.values())
+        if missing == "nan":
+            return out
+        lacking = {t: np.flatnonzero(np.isnan(v[:, 0])) for t, v in out.items()}
+        lacking = {t: r for t, r in lacking.items() if r.size}
+        if lacking:
+            n_missing = sum(r.size for r in lacking.values())
             sets = sorted(
                 name
                 for name, rows_by_type in self.element_sets.items()
-                if any(np.intersect1d(rows_by_type.get(t, []), r).size for t, r in missing.items())
+                if any(np.intersect1d(rows_by_type.get(t, []), r).size for t, r in lacking.items())
             )
-            ids = np.concatenate([self.cell_ids[t][r] for t, r in missing.items()])
+            ids = np.concatenate([self.cell_ids[t][r] for t, r in lacking.items()])
             where = f"element set(s) {', '.join(map(repr, sets))}" if sets else "no element set"
             raise ModelError(
                 f"{n_missing} {what} element(s) of {self.source or 'the mesh'} have no material "

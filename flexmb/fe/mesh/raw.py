@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.fe.mesh.femesh import Material
+from flexmb.fe.mesh.sections import PointMasses, Springs
 from flexmb.fe.mesh.unassembled import Unassembled
 
 __all__ = ["RawMesh"]
@@ -33,6 +34,18 @@ class RawMesh:
         What the file holds that is not assembled, by the reader that knows the file's element
         types (Abaqus, Nastran); None: decided from the geometry of the lower-dimensional blocks
         (Gmsh, VTK, MED: :func:`flexmb.fe.mesh.unassembled.off_solid`).
+    sections : dict of str to ShellSection or BeamSection
+        Element set -> section, from the file (``*SHELL SECTION``, ``*BEAM SECTION``, PSHELL, PBAR).
+    block_data : dict of int to dict of str to ndarray
+        Per-row values of a block (Nastran ZOFFS, CBAR orientation and offsets): the fields of
+        ``FEMesh.element_data``.
+    point_masses, springs : PointMasses, Springs or None
+        Lumped elements of the file (0-based node indices).
+
+    Blocks of the shells and beams a typed format assembles are named ``"shell:quad"``,
+    ``"shell:triangle"``, ``"beam:line"``; plain ``"quad"``, ``"triangle"``, ``"line"`` and
+    ``"vertex"`` blocks (Gmsh, VTK, MED) become shells, beams and point masses where their element
+    sets have a section of that kind (``read_mesh(..., sections=...)``).
     """
 
     points: NDArray[np.float64]
@@ -44,3 +57,7 @@ class RawMesh:
     units: str | None = None
     dedupe: bool = False
     unassembled: list[Unassembled] | None = None
+    sections: dict = field(default_factory=dict)
+    block_data: dict[int, dict[str, NDArray[np.float64]]] = field(default_factory=dict)
+    point_masses: PointMasses | None = None
+    springs: Springs | None = None

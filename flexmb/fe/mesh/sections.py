@@ -142,7 +142,7 @@ class BeamSection:
                 raise ModelError(f"{owner}: `shear` = {self.shear!r} must be (ky, kz) or None.")
             object.__setattr__(self, "shear", tuple(_positive(owner, "shear", v, allow_inf=True) for v in self.shear))
         o = _vector(owner, "orientation", self.orientation, unit=True)
-        object.__setattr__(self, "orientation", None if o is None else tuple(o))
+        object.__setattr__(self, "orientation", None if o is None else tuple(float(v) for v in o))
         cy, cz = (float(v) for v in self.centroid)
         if not (np.isfinite(cy) and np.isfinite(cz)):
             raise ModelError(f"{owner}: `centroid` = {self.centroid!r} must be two finite lengths (y, z).")

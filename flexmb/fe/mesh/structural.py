@@ -24,7 +24,8 @@ from flexmb.fe.elements.beam import BEAM_TYPES
 from flexmb.fe.elements.shell import SHELL_TYPES
 from flexmb.fe.mesh.sections import BeamSection, PointMasses, ShellSection, Springs
 
-__all__ = ["BEAM_TYPES", "SHELL_TYPES", "beam_cell_data", "check_structural", "shell_cell_data", "structural_mass"]
+__all__ = ["BEAM_TYPES", "SHELL_TYPES", "beam_cell_data", "check_structural", "rows_by_section", "shell_cell_data",
+           "structural_mass"]
 
 _ELEMENT_DATA = {"triangle": {"offset": ()}, "quad": {"offset": ()},
                  "line": {"orientation": (3,), "offset_a": (3,), "offset_b": (3,)}}
@@ -76,8 +77,9 @@ def check_structural(n_nodes: int, shells, beams, sections, element_data, point_
     return tuple(out)
 
 
-def _rows_by_section(mesh, blocks: dict, kind: type, what: str) -> dict[str, list]:
-    """For every type of ``blocks``: a list (per row) of the section of ``kind`` that applies."""
+def rows_by_section(mesh, blocks: dict, kind: type, what: str) -> dict[str, list]:
+    """For every type of ``blocks``: a list (per row) of the section of ``kind`` that applies
+    (ModelError naming the cells without one)."""
     out = {}
     for t, conn in blocks.items():
         rows = [None] * len(conn)
@@ -122,7 +124,7 @@ def _override(base: NDArray[np.float64], mesh, t: str, name: str) -> NDArray[np.
 def shell_cell_data(mesh, materials=None) -> dict[str, dict[str, NDArray[np.float64]]]:
     """Per-cell arrays (m,) of every shell type: E, nu, rho (Pa, -, kg/m^3), t, z0 (m), k, nsm."""
     mats = mesh.structural_materials(materials)
-    secs = _rows_by_section(mesh, mesh.shells, ShellSection, "shell")
+    secs = rows_by_section(mesh, mesh.shells, ShellSection, "shell")
     out = {}
     for t, rows in secs.items():
         arr = np.array([(s.thickness, s.offset, s.shear_factor, s.nsm) for s in rows]).reshape(-1, 4)
@@ -138,7 +140,7 @@ def beam_cell_data(mesh, materials=None) -> dict[str, NDArray[np.float64]]:
     if "line" not in mesh.beams:
         return {}
     mats = mesh.structural_materials(materials)["line"]
-    rows = _rows_by_section(mesh, mesh.beams, BeamSection, "beam")["line"]
+    rows = rows_by_section(mesh, mesh.beams, BeamSection, "beam")["line"]
     m = len(rows)
     shear = np.array([s.shear_factors(nu) for s, nu in zip(rows, mats[:, 1])]).reshape(m, 2)
     orient = np.array([s.orientation if s.orientation is not None else (np.nan,) * 3 for s in rows]).reshape(m, 3)

@@ -83,7 +83,11 @@ _FACES: dict[str, tuple[tuple[int, ...], ...]] = {
     "hexahedron": ((0, 1, 2, 3), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7)),
     "wedge": ((0, 1, 2), (3, 4, 5), (0, 1, 4, 3), (1, 2, 5, 4), (2, 0, 3, 5)),
     "pyramid": ((0, 1, 2, 3), (0, 1, 4), (1, 2, 4), (2, 3, 4), (3, 0, 4)),
+    "quad": ((0, 1, 2, 3),),  # an assembled shell is its own face
+    "triangle": ((0, 1, 2),),
 }
+#: edges of the assembled shell and beam cells (a boundary line of a shell carries a set)
+_EDGES = {"quad": ((0, 1), (1, 2), (2, 3), (3, 0)), "triangle": ((0, 1), (1, 2), (2, 0)), "line": ((0, 1),)}
 #: corners of a lower-dimensional meshio cell type: how many leading nodes are its corners
 _CORNERS = {"vertex": 1, "line": 2, "line3": 2, "line4": 2, "triangle": 3, "triangle6": 3, "triangle7": 3,
             "quad": 4, "quad8": 4, "quad9": 4}
@@ -165,12 +169,13 @@ def _rows_in(rows: NDArray[np.int64], table: NDArray[np.int64]) -> NDArray[np.bo
 
 
 def off_solid(solid_cells: Mapping[str, NDArray[np.int64]], cell_type: str, conn: ArrayLike) -> NDArray[np.bool_]:
-    """Which lower-dimensional cells are not a face, edge or node of the solid cells.
+    """Which lower-dimensional cells are not a face, edge or node of the assembled cells.
 
     Parameters
     ----------
     solid_cells : dict of str to ndarray, shape (m, k)
-        Solid cells by meshio type (0-based node indices, VTK order).
+        Assembled cells by meshio type (0-based node indices, VTK order): solid cells, and shells
+        ("quad", "triangle") and beams ("line"), whose faces, edges and nodes also carry sets.
     cell_type : str
         meshio type of the cells tested (``"quad8"``, ``"line"``, ``"vertex"``, ...).
     conn : ndarray, shape (p, k)
@@ -194,7 +199,8 @@ def off_solid(solid_cells: Mapping[str, NDArray[np.int64]], cell_type: str, conn
     for t, cells in solid_cells.items():
         base = t.rstrip("0123456789")
         if n_corner == 2:
-            tables += [cells[:, list(e)] for e in ELEMENTS[base].edges] if base in ELEMENTS else []
+            edges = ELEMENTS[base].edges if base in ELEMENTS else _EDGES.get(t, ())
+            tables += [cells[:, list(e)] for e in edges]
         else:
             tables += [cells[:, list(f)] for f in _FACES.get(base, ()) if len(f) == n_corner]
     table = np.vstack(tables) if tables else np.zeros((0, n_corner), dtype=np.int64)

@@ -2,7 +2,7 @@
 :class:`RawMesh`; :mod:`.unassembled`: what a file holds that is not assembled), reading files (:mod:`.readers`, the reader registry, with the format parsers
 :mod:`.meshio_formats` for Gmsh, VTK and MED, :mod:`.abaqus`, :mod:`.nastran`, and :mod:`.integrity`
 for files cut short), exported matrices (:mod:`.matrices`), mesh checks (:mod:`.checks`) and
-structured meshes (:mod:`.structured`: boxes, plates, lines).
+structured meshes (:mod:`.structured`: boxes, plates, lines), writing meshes (:mod:`.writers`).
 
 The value types are imported here; the names of the modules that build on them (``read_mesh``,
 ``check_mesh``, ``structured_box``, ...) load on first access (PEP 562, :data:`_REEXPORTS`), so that
@@ -32,6 +32,7 @@ _REEXPORTS: dict[str, str] = {
     "structured_line": "flexmb.fe.mesh.structured",
     "structured_plate": "flexmb.fe.mesh.structured",
     "ABAQUS_TYPES": "flexmb.fe.mesh.abaqus",
+    "write_mesh": "flexmb.fe.mesh.writers",
     "_med_to_vtk": "flexmb.fe.mesh.meshio_formats",
 }
 

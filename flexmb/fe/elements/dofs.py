@@ -88,6 +88,18 @@ class DofMap:
                              "element uses them).")
         return self.offset[nodes][:, None] + np.arange(3, 6)
 
+    def dofs(self, nodes: ArrayLike, components: ArrayLike = (0, 1, 2, 3, 4, 5)) -> NDArray[np.int64]:
+        """Sorted DOF indices of ``components`` (0-2 translations, 3-5 rotations) of ``nodes``; the
+        rotations of nodes without rotational DOFs are skipped (for boundary conditions such as
+        "clamp these nodes": translations everywhere, rotations where they exist)."""
+        nodes = np.asarray(nodes, dtype=np.int64).reshape(-1)
+        comp = np.asarray(components, dtype=np.int64).reshape(-1)
+        if np.any((comp < 0) | (comp > 5)):
+            raise ModelError(f"DofMap.dofs: components {comp.tolist()} must be in 0..5.")
+        idx = self.offset[nodes][:, None] + comp[None, :]
+        keep = comp[None, :] < self.per_node[nodes][:, None]
+        return np.unique(idx[keep])
+
     def element_dofs(self, conn: NDArray[np.int64], per_node: int) -> NDArray[np.int64]:
         """(c, k * per_node) DOF indices of cells ``conn`` (c, k): translations (per_node = 3) or all
         six DOFs (per_node = 6, every node must have rotations)."""

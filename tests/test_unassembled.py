@@ -84,7 +84,7 @@ def vtu_file(tmp_path):
 
 
 def test_abaqus_names_every_element_type_it_does_not_assemble(tmp_path, caplog):
-    with caplog.at_level(logging.WARNING, logger="flexmb.fe.mesh.finish"):
+    with caplog.at_level(logging.WARNING, logger="flexmb.fe.mesh.readers"):
         mesh = read_mesh(abaqus_deck(tmp_path))
     assert list(mesh.cells) == ["hexahedron"] and len(mesh.cells["hexahedron"]) == 2
     assert len(mesh.shells["quad"]) == 2 and len(mesh.point_masses) == 1 and len(mesh.springs) == 1

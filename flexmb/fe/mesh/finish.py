@@ -30,7 +30,8 @@ from flexmb.fe.mesh.unassembled import Unassembled
 
 __all__ = ["finish"]
 
-logger = logging.getLogger(__name__)
+#: the warnings of reading a mesh keep the readers' logger name (the CLI and users filter on it)
+logger = logging.getLogger("flexmb.fe.mesh.readers")
 
 _UNTYPED_KIND = {**{t: ShellSection for t in SHELL_TYPES}, **{t: BeamSection for t in BEAM_TYPES}, "vertex": PointMass}
 

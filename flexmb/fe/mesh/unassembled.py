@@ -1,5 +1,6 @@
 """What a mesh file holds that flexmb does not assemble: the record (:class:`Unassembled`), the
-classification of element types by format, and the refusal to build a body from a partial model.
+classification of element types by format, and the refusal to build a body from a partial model
+(or, until the modal reduction carries rotations, from shells, beams, point masses and springs).
 
 A reader names every element of its file that is not a supported solid cell, by the file's own
 type name and a *kind* ("shell", "beam", "point mass", "spring", "connector", "rigid element",
@@ -14,8 +15,9 @@ an edge or a node of the solid cells only carries a set (a physical group of the
 not recorded; one that is not (a surface meshed off the solid, a line that is no solid edge) is
 recorded as a possible shell, beam or point mass.
 
-The record shrinks by itself when flexmb learns a kind: :data:`ASSEMBLED_KINDS` lists the kinds that
-are assembled; a reader that keeps, say, shells as cells adds "shell" there and stops recording them.
+The readers record only the element types they do not assemble: flexmb assembles some types of the
+kinds in :data:`ASSEMBLED_KINDS` (S4R and CQUAD4 shells, B31 and CBAR beams, MASS and CONM2 point
+masses, SPRING1 and CELAS springs) but not all (an S8R is recorded as a "shell" all the same).
 """
 from __future__ import annotations
 
@@ -31,9 +33,10 @@ from flexmb.errors import ModelError
 __all__ = ["ASSEMBLED_KINDS", "Unassembled", "abaqus_kind", "describe", "nastran_kind", "off_solid",
            "require_assembled"]
 
-#: kinds of element that flexmb assembles into stiffness and mass (solid cells of
-#: :data:`flexmb.fe.elements.solid.ELEMENTS`); everything else a file holds is recorded
-ASSEMBLED_KINDS = frozenset({"solid"})
+#: kinds of element of which flexmb assembles the common types into stiffness and mass (solid cells
+#: of :data:`flexmb.fe.elements.solid.ELEMENTS`, the shells, beams, point masses and springs of
+#: :mod:`flexmb.fe.elements`); the types a reader does not assemble are recorded whatever their kind
+ASSEMBLED_KINDS = frozenset({"solid", "shell", "beam", "point mass", "spring"})
 
 #: kinds that carry neither stiffness nor mass (named, never a reason to refuse a body)
 NON_STRUCTURAL_KINDS = frozenset({"plot element"})
@@ -238,8 +241,8 @@ def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_una
             f"{owner + ': ' if owner else ''}{src} holds {', '.join(f'{n} {what}' for n, what in parts)} element(s): "
             "flexmb assembles them (flexmb.fe.elements.assembly: K, M and K_sigma on mesh.dof_map, full-FE modes with "
             "free_free_modes) but does not reduce them to a flexible body yet (rotational DOFs in the modal reduction "
-            f"come with issue 20, stage 2). To build a body from the solid cells alone, use mesh.solid_only() with "
-            f"{option}."
+            "come with issue 20, stage 2). To build a body from the solid cells alone, use mesh.solid_only() with "
+            f"{option}" + (" (in Python)." if option.startswith("--") else ".")
         )
     entries = [e for e in getattr(mesh, "unassembled", ()) if e.structural]
     if not entries or allow:

@@ -408,21 +408,13 @@ class FEMesh:
         new_index = np.full(self.n_nodes, -1, dtype=np.int64)
         new_index[used] = np.arange(used.size)
         node_sets = {k: new_index[v][new_index[v] >= 0] for k, v in self.node_sets.items()}
-        pm, sp = self.point_masses, self.springs
-        if pm is not None:
-            pm = PointMasses(new_index[pm.nodes], pm.matrix, pm.ids)
-        if sp is not None:
-            sp = Springs(np.where(sp.nodes >= 0, new_index[np.maximum(sp.nodes, 0)], -1), sp.coef, sp.stiffness, sp.ids)
         return replace(
             self,
             points=self.points[used],
             node_ids=self.node_ids[used],
             cells={t: new_index[c] for t, c in self.cells.items()},
-            shells={t: new_index[c] for t, c in self.shells.items()},
-            beams={t: new_index[c] for t, c in self.beams.items()},
-            point_masses=pm,
-            springs=sp,
             node_sets=node_sets,
+            **structural.renumbered(self, new_index),
         )
 
     def with_sections(self, sections: Mapping[str, ShellSection | BeamSection]) -> FEMesh:
@@ -440,21 +432,7 @@ class FEMesh:
         """A new mesh of the solid cells alone: its shells, beams, point masses and springs are moved
         to :attr:`unassembled` (named with their counts), as :func:`read_mesh` did before flexmb
         assembled them. For bodies that must be built from the solid part of a mixed model."""
-        from flexmb.fe.mesh.unassembled import Unassembled as _U
-
-        moved = [_U(t, "shell", len(c), self.cell_ids[t]) for t, c in self.shells.items()]
-        moved += [_U(t, "beam", len(c), self.cell_ids[t]) for t, c in self.beams.items()]
-        if self.point_masses is not None:
-            moved.append(_U("point mass", "point mass", len(self.point_masses), self.point_masses.ids))
-        if self.springs is not None:
-            moved.append(_U("spring", "spring", len(self.springs), self.springs.ids))
-        keep = set(self.cells)
-        sets = {k: {t: r for t, r in v.items() if t in keep} for k, v in self.element_sets.items()}
-        return replace(self, shells={}, beams={}, sections={}, element_data={}, point_masses=None, springs=None,
-                       element_sets=sets, cell_ids={t: i for t, i in self.cell_ids.items() if t in keep},
-                       unassembled=(*self.unassembled, *moved),
-                       materials={k: m for k, m in self.materials.items()
-                                  if k == "*" or any(r.size for r in sets.get(k, {}).values())})
+        return replace(self, **structural.solid_part(self))
 
     # ---------------------------------------------------------------- geometry
     def bounding_box(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:

@@ -145,7 +145,7 @@ def read_structural(path, cards: list[Card], node_index: dict[int, int], points:
         pid = _i(path, c, 1, _i(path, c, 0))
         if pid not in beam_props:
             _fail(path, c, f"property {pid} is not a PBAR, PBEAM or PBARL card.")
-        ga, gb = _i(path, c, 2), _i(path, c, 3)
+        ga = _i(path, c, 2)
         n = nodes(c, [2, 3])
         offt = c.get(7).upper()
         if offt not in ("", "GGG") and c.name == "CBAR":
@@ -158,7 +158,6 @@ def read_structural(path, cards: list[Card], node_index: dict[int, int], points:
         wa.append([_f(path, c, 10 + k, 0.0) for k in range(3)])
         wb.append([_f(path, c, 13 + k, 0.0) for k in range(3)])
         used_pids[pid] = "beam"
-        _ = gb
     add_block("beam:line", rows, pids, {"orientation": np.array(orient).reshape(-1, 3),
                                         "offset_a": np.array(wa).reshape(-1, 3), "offset_b": np.array(wb).reshape(-1, 3)})
     for pid in {p for p, kind in used_pids.items() if kind == "beam"}:

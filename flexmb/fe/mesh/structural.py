@@ -23,9 +23,10 @@ from flexmb.errors import ModelError
 from flexmb.fe.elements.beam import BEAM_TYPES
 from flexmb.fe.elements.shell import SHELL_TYPES
 from flexmb.fe.mesh.sections import BeamSection, PointMasses, ShellSection, Springs
+from flexmb.fe.mesh.unassembled import Unassembled
 
-__all__ = ["BEAM_TYPES", "SHELL_TYPES", "beam_cell_data", "check_structural", "rows_by_section", "shell_cell_data",
-           "structural_mass"]
+__all__ = ["BEAM_TYPES", "SHELL_TYPES", "beam_cell_data", "check_structural", "renumbered", "rows_by_section",
+           "shell_cell_data", "solid_part", "structural_mass"]
 
 _ELEMENT_DATA = {"triangle": {"offset": ()}, "quad": {"offset": ()},
                  "line": {"orientation": (3,), "offset_a": (3,), "offset_b": (3,)}}
@@ -183,3 +184,33 @@ def structural_mass(mesh, materials=None) -> float:
     if mesh.point_masses is not None:
         total += mesh.point_masses.total_mass
     return total
+
+
+def renumbered(mesh, new_index: NDArray[np.int64]) -> dict:
+    """The structural fields of ``mesh`` with node ``a`` renumbered ``new_index[a]`` (for
+    ``FEMesh.compacted``)."""
+    pm, sp = mesh.point_masses, mesh.springs
+    if pm is not None:
+        pm = PointMasses(new_index[pm.nodes], pm.matrix, pm.ids)
+    if sp is not None:
+        sp = Springs(np.where(sp.nodes >= 0, new_index[np.maximum(sp.nodes, 0)], -1), sp.coef, sp.stiffness, sp.ids)
+    return dict(shells={t: new_index[c] for t, c in mesh.shells.items()},
+                beams={t: new_index[c] for t, c in mesh.beams.items()}, point_masses=pm, springs=sp)
+
+
+def solid_part(mesh) -> dict:
+    """The fields that make ``mesh`` its solid part (``FEMesh.solid_only``): shells, beams, point
+    masses and springs moved to ``unassembled``, sets and materials of the solid cells kept."""
+    moved = [Unassembled(t, "shell", len(c), mesh.cell_ids[t]) for t, c in mesh.shells.items()]
+    moved += [Unassembled(t, "beam", len(c), mesh.cell_ids[t]) for t, c in mesh.beams.items()]
+    if mesh.point_masses is not None:
+        moved.append(Unassembled("point mass", "point mass", len(mesh.point_masses), mesh.point_masses.ids))
+    if mesh.springs is not None:
+        moved.append(Unassembled("spring", "spring", len(mesh.springs), mesh.springs.ids))
+    keep = set(mesh.cells)
+    sets = {k: {t: r for t, r in v.items() if t in keep} for k, v in mesh.element_sets.items()}
+    return dict(shells={}, beams={}, sections={}, element_data={}, point_masses=None, springs=None,
+                element_sets=sets, cell_ids={t: i for t, i in mesh.cell_ids.items() if t in keep},
+                unassembled=(*mesh.unassembled, *moved),
+                materials={k: m for k, m in mesh.materials.items()
+                           if k == "*" or any(r.size for r in sets.get(k, {}).values())})

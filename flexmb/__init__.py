@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     "SimulationOptions": "flexmb.dynamics.simulate",
     "simulate": "flexmb.dynamics.simulate",
     "resume": "flexmb.dynamics.simulate",
+    "load_checkpoint": "flexmb.dynamics.simulate",
     "SimulationInterrupted": "flexmb.errors",
     "Solution": "flexmb.results.solution",
     "TimeElement": "flexmb.dynamics.time_elements",
@@ -76,7 +77,22 @@ __all__ = ["__version__", "ConvergenceError", "FlexmbError", "MeshImportError", 
            "SolutionFileError", "ConstraintViolationError", *_LAZY]
 
 
-__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
+_lazy_getattr, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
+
+
+def __getattr__(name: str):
+    try:
+        return _lazy_getattr(name)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C while `fm.simulate` (or another name of the driver) loads the engine (numba) is part
+        # of the simulation's set-up: SimulationInterrupted, without results
+        from flexmb.errors import SimulationInterrupted
+
+        if _LAZY.get(name) != "flexmb.dynamics.simulate" or isinstance(exc, SimulationInterrupted):
+            raise
+        raise SimulationInterrupted(f"simulation interrupted while loading the engine (flexmb.{name}: numba imports), "
+                                    f"before any simulation: there are no results", None) from None
+
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.model.model import GROUND as GROUND
@@ -101,6 +117,7 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.dynamics.simulate import SimulationOptions as SimulationOptions
     from flexmb.dynamics.simulate import simulate as simulate
     from flexmb.dynamics.simulate import resume as resume
+    from flexmb.dynamics.simulate import load_checkpoint as load_checkpoint
     from flexmb.errors import SimulationInterrupted as SimulationInterrupted
     from flexmb.results.solution import Solution as Solution
     from flexmb.dynamics.time_elements import TimeElement as TimeElement

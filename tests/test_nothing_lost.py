@@ -33,7 +33,7 @@ def test_resume_is_bit_identical(tmp_path, p):
     part = fm.simulate(model, 1.0, 0.02, p=p, checkpoint=ck, on_step=lambda t, s: t >= 0.5 - 1e-12)
     assert part.meta["stopped_by"] == "on_step" and not part.meta["complete"]
     assert part.t[-1] == pytest.approx(0.5)
-    assert fm.Solution.load(ck).t[-1] == part.t[-1]  # the checkpoint holds the partial results
+    assert fm.load_checkpoint(ck).t[-1] == part.t[-1]  # the checkpoint holds the partial results
     rest = fm.resume(ck)
     assert rest.meta["complete"]
     for name in ARRAYS:
@@ -78,7 +78,7 @@ def test_convergence_error_carries_the_partial_solution(tmp_path, caplog):
     # converges, the next full increment 1.8e-15 of the scales); the one after it cannot
     assert sol is not None and 0.25 <= sol.t[-1] <= 0.35 + 1e-12
     assert np.all(np.isfinite(sol.body_position))
-    assert fm.Solution.load(ck).t[-1] == sol.t[-1]
+    assert fm.load_checkpoint(ck).t[-1] == sol.t[-1]
     halving_warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "halved" in r.getMessage()]
     assert len(halving_warnings) == 2
 

@@ -18,7 +18,8 @@ from flexmb.model.checks import _shown, check_run_args, check_simulate_args, sto
 from flexmb.dynamics.elements.attachments import ElementKin
 from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
-from flexmb.dynamics.io.checkpoint import load_run, save_run
+from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
+from flexmb.dynamics.io.interrupts import setup_interrupted
 from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.dynamics.node.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
                                         init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
@@ -249,15 +250,17 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     if not isinstance(model, Model):
         raise ModelError(f"simulate: model={_shown(model)} ({type(model).__name__}) is not a flexmb.Model; "
                          f"build one with fm.Model(bodies, joints, forces)")
-    t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
-    check_initial(model)  # an initial elastic state beyond any modal body's range (dynamics/modal_range.py)
+    with setup_interrupted("checking the arguments (it calls the user functions at t0)"):
+        t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
+        check_initial(model)  # an initial elastic state beyond any modal body's range (dynamics/modal_range.py)
     options = options or SimulationOptions()
     rtol, atol, t_eval = check_run_args(rtol, atol, t_eval, on_step, t0, t_end)  # ModelError naming the argument
-    with blas_threads(1):  # the set-up's dense algebra (redundancy SVDs) like the run's: one BLAS thread
+    with setup_interrupted("setting up the simulation"), blas_threads(1):  # the set-up's dense algebra
+        # (redundancy SVDs) like the run's: one BLAS thread
         run = Run.start(model, t_end, h, p, t0, options)
-    if rtol is not None:
-        run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
-        run.control = StepControl(run, *run.tolerances, t_eval=t_eval, estimator=options.step_error)
+        if rtol is not None:
+            run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
+            run.control = StepControl(run, *run.tolerances, t_eval=t_eval, estimator=options.step_error)
     sol = run.go(show_progress=show_progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                  on_step=on_step)
     return sol if t_eval is None else sol.at(t_eval)
@@ -265,19 +268,30 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
 
 def resume(path: str | Path, model: Model | None = None, *, t_end: float | None = None,
            show_progress: bool | None = None, checkpoint: str | Path | None = "same",
-           checkpoint_every: float = 60.0, on_step: Callable | None = None) -> Solution:
-    """Continue a run from its checkpoint file (see :func:`simulate`), bit-identically to a run that
-    was never interrupted.
+           checkpoint_every: float = 60.0, on_step: Callable | None = None,
+           allow_model_change: bool = False) -> Solution:
+    """Continue a run from its checkpoint (see :func:`simulate`), bit-identically to a run that was
+    never interrupted.
 
     ``model``: the model of the run; needed only when the checkpoint could not store it (a model
-    holding lambdas without ``cloudpickle`` installed).  ``t_end``: a new final time (default: the
-    original one).  ``checkpoint``: where to keep checkpointing (default: the same file; None: off).
+    holding lambdas without ``cloudpickle`` installed).  Another model (:mod:`flexmb.dynamics.io.fingerprint`:
+    what is and is not compared) is a ModelError naming what differs, unless ``allow_model_change=True``
+    and it has the same bodies and joints, which hold at the checkpoint's state to the model's
+    assembly tolerance (``meta["model_changes"]`` records it).  ``t_end``: a new final time (default:
+    the original one).  ``checkpoint``: where to go on checkpointing (default: the same; None: off).
     """
     check_run_args(None, None, None, on_step, 0.0, 1.0)  # on_step callable
-    with blas_threads(1):
-        run = load_run(path, Run, SimulationOptions, model, t_end)
+    with setup_interrupted("loading the checkpoint"), blas_threads(1):
+        run = load_run(path, Run, SimulationOptions, model, t_end, allow_model_change=allow_model_change)
     target = Path(path) if checkpoint == "same" else checkpoint
     return run.go(show_progress=show_progress, checkpoint=target, checkpoint_every=checkpoint_every, on_step=on_step)
+
+
+def load_checkpoint(path: str | Path, model: Model | None = None) -> Solution:
+    """The results a checkpoint holds (up to its last node), without continuing the run; ``model`` as
+    for :func:`resume`."""
+    with setup_interrupted("loading the checkpoint"), blas_threads(1):
+        return load_run(path, Run, SimulationOptions, model).solution()
 
 
 #: the last element of a fixed-step run is stretched by up to this fraction of h instead of leaving a sliver
@@ -310,6 +324,8 @@ class Run:
         self.wall = 0.0
         self.fac_time = 0.0
         self.stopped_by = None
+        #: changes of model when resumed with allow_model_change (flexmb.dynamics.io.checkpoint)
+        self.model_changes: list[dict] = []
         #: (rtol, atol) for error-controlled steps, None for fixed steps
         self.tolerances = None
         #: the step controller (flexmb.dynamics.variants.step_control.StepControl) of error-controlled runs
@@ -444,7 +460,9 @@ class Run:
 
         if checkpoint_every is None or not checkpoint_every > 0:
             raise ModelError(f"checkpoint_every={checkpoint_every!r} must be a positive number of seconds")
-        last_save = last_log = _time.perf_counter()
+        # the target is checked before the run (flexmb.dynamics.io.checkpoint_files.check_target)
+        ck = None if checkpoint is None else Checkpoints(checkpoint, checkpoint_every, self)
+        last_log = _time.perf_counter()
         start_wall = _time.perf_counter() - self.wall
         t_start = self.st.t
         bar_on = progress_enabled() if show_progress is None else bool(show_progress)
@@ -460,9 +478,8 @@ class Run:
                     bar.update(self.st.t - t_prev)
                     now = _time.perf_counter()
                     self.wall = now - start_wall
-                    if checkpoint is not None and now - last_save >= checkpoint_every:
-                        save_run(self, checkpoint)
-                        last_save = now
+                    if ck is not None and ck.due():
+                        ck.write(self)
                     if not bar_on and now - last_log >= PROGRESS_LOG_SECONDS:
                         frac = (self.st.t - t_start) / max(self.t_end - t_start, 1e-300)
                         eta = (now - start_wall) * (1.0 / max(frac, 1e-12) - 1.0)
@@ -474,20 +491,20 @@ class Run:
                         break
         except (ConvergenceError, ConstraintViolationError) as exc:
             exc.solution = self.solution()
-            if checkpoint is not None:
-                save_run(self, checkpoint)
+            if ck is not None:
+                ck.save_on_failure(self)
             raise
         except KeyboardInterrupt:
             sol = self.solution()
-            if checkpoint is not None:
-                save_run(self, checkpoint)
+            if ck is not None:
+                ck.save_on_failure(self)
             raise SimulationInterrupted(
                 f"simulation interrupted at t = {self.st.t:.6g} s; the results up to there are in the exception's "
                 f"`solution`" + (f" and in {checkpoint} (continue with flexmb.resume)" if checkpoint else ""),
                 sol) from None
         self.wall = _time.perf_counter() - start_wall
-        if checkpoint is not None:
-            save_run(self, checkpoint)
+        if ck is not None:
+            ck.write(self)
         return self.solution()
 
     def node_state(self) -> SimpleNamespace:
@@ -512,12 +529,14 @@ class Run:
                      "meta['singular_elements'] counts them", len(singular), singular[0])
         if self.control is not None:
             meta.update(self.control.meta())
+        if self.model_changes:  # resumed with another model (resume(..., allow_model_change=True))
+            meta["model_changes"] = self.model_changes
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe), model_energy(self)))
         meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
         with reaction_set(cm):  # the full constraint set after a re-selection
             sol = rec.solution(meta)
-        return add_least_norm(cm, sol).attach(self.model)  # the model behind the flexible-body outputs
+        return add_least_norm(cm, sol, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs
 
 
 def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:

@@ -31,7 +31,13 @@ def _read_only(a: NDArray) -> NDArray:
 
 
 class Recorder:
-    """Collects node and internal-point outputs."""
+    """Collects node and internal-point outputs.
+
+    Its list attributes only grow (a checkpoint appends their new rows,
+    :mod:`flexmb.dynamics.io.checkpoint`), except those named in :attr:`REPLACED`."""
+
+    #: list attributes replaced at every node, not appended to (a checkpoint stores them whole)
+    REPLACED = ("energy_span", "worst_jump")
 
     def __init__(self, cm: CompiledModel, te: TimeElement):
         self.cm, self.te = cm, te
@@ -180,14 +186,20 @@ class Recorder:
             self.force.append(Jv[:, i, JQ:JQ + 3].copy())
             self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
 
+    def reactions(self):
+        """Node reactions ``(force, moment)`` (n_out, nj, 3) of the output nodes
+        (:func:`~flexmb.dynamics.node.reactions.node_reactions`, with the model's current constraint set)."""
+        nj = self.cm.nj
+        return node_reactions(self.cm, np.array(self.imp_t), np.array(self.imp),
+                              np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3), np.array(self.imp_out) > 0.5,
+                              self.te)
+
     def solution(self, meta: dict) -> Solution:
         cm = self.cm
         nj = cm.nj
         kw = {}
         if nj:
-            fn, mn = node_reactions(cm, np.array(self.imp_t), np.array(self.imp),
-                                    np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3),
-                                    np.array(self.imp_out) > 0.5, self.te)
+            fn, mn = self.reactions()
             kw = dict(
                 joint_names=tuple(j.name for j in cm.model.joints),
                 joint_types=tuple(j.kind for j in cm.model.joints),

@@ -42,6 +42,7 @@ __all__ = [
     "assemble_scalar_mass",
     "assemble_stiffness",
     "body_force_vector",
+    "element_stiffness",
     "element_stresses",
     "nodal_stress_operator",
     "nodal_stresses",
@@ -80,16 +81,32 @@ def assemble_stiffness(mesh: FEMesh, materials: Materials = None) -> sp.csr_arra
 
 
 def _solid_stiffness(mesh: FEMesh, materials: Materials) -> sp.csr_array:
-    fields = mesh.cell_materials(materials)
     pat = pattern(mesh)
     acc = np.zeros((pat.nnz, 3, 3))
+    for t, sl, ke in element_stiffness(mesh, materials):
+        k = ke.shape[1]
+        slots = pat.slot[t][sl.start * k * k : sl.stop * k * k]
+        for i in range(3):
+            for j in range(3):
+                acc[:, i, j] += np.bincount(slots, weights=ke[:, :, i, :, j].ravel(), minlength=pat.nnz)
+    return pat.blocks(acc)
+
+
+def element_stiffness(mesh: FEMesh, materials: Materials = None, chunk_entries: int | None = None):
+    """The stiffness matrices of the solid cells, by type and chunk: yields ``(t, sl, Ke)`` with ``sl``
+    the slice of the cells of type ``t`` and ``Ke (c, k, 3, k, 3)`` (N/m) their element matrices,
+    ``Ke[e, a, i, b, j]`` coupling DOF ``i`` of node ``a`` to DOF ``j`` of node ``b``: hex8 and
+    wedge6 with their incompatible modes condensed (:func:`.solid_kernels.enhanced`), so that the
+    sum of the ``Ke`` is the solid part of :func:`assemble_stiffness` exactly. At most
+    ``chunk_entries`` node pairs (``c k^2``) per chunk (default :data:`.solid_kernels.CHUNK_ENTRIES`)."""
+    fields = mesh.cell_materials(materials)
     for t, conn in mesh.cells.items():
         elem = get_element(t)
         rule = elem.stiffness_rule
         lam_all, mu_all = lame(fields[t])
         k = elem.n_nodes
         has_modes = enhanced(mesh, t)
-        for sl in chunks(len(conn), k, 9 if has_modes else 1):
+        for sl in chunks(len(conn), k, 9 if has_modes else 1, chunk_entries):
             det_j, g = geometry(mesh, t, sl, rule.points)  # (c, q), (c, q, k, 3)
             c, q = det_j.shape
             wd = det_j * rule.weights
@@ -97,22 +114,16 @@ def _solid_stiffness(mesh: FEMesh, materials: Materials) -> sp.csr_array:
             p = np.matmul(a.transpose(0, 2, 1), g.reshape(c, q, 3 * k)).reshape(c, k, 3, k, 3)
             # P[c, a, i, b, j] = int dNa/dx_i dNb/dx_j dV; block (a, b) of the element matrix:
             # K_ij = lam P[a, i, b, j] + mu P[a, j, b, i] + mu delta_ij sum_d P[a, d, b, d]
-            lam = lam_all[sl, None, None]
-            mu = mu_all[sl, None, None]
-            s_ab = mu * (p[:, :, 0, :, 0] + p[:, :, 1, :, 1] + p[:, :, 2, :, 2])
-            slots = pat.slot[t][sl.start * k * k : sl.stop * k * k]
+            lam = lam_all[sl, None, None, None, None]
+            mu = mu_all[sl, None, None, None, None]
+            ke = lam * p + mu * p.transpose(0, 1, 4, 3, 2)
+            s_ab = mu[..., 0, 0] * (p[:, :, 0, :, 0] + p[:, :, 1, :, 1] + p[:, :, 2, :, 2])
+            for i in range(3):
+                ke[:, :, i, :, i] += s_ab
             if has_modes:  # incompatible modes condensed: K_uu - K_ua K_aa^-1 K_au
                 corr, _ = condensation(elem, mesh.points[conn[sl]], g, det_j, rule.weights, lam_all[sl], mu_all[sl])
-                corr = corr.reshape(c, k, 3, k, 3)
-            for i in range(3):
-                for j in range(3):
-                    comp = lam * p[:, :, i, :, j] + mu * p[:, :, j, :, i]
-                    if i == j:
-                        comp += s_ab
-                    if has_modes:
-                        comp = comp - corr[:, :, i, :, j]
-                    acc[:, i, j] += np.bincount(slots, weights=comp.ravel(), minlength=pat.nnz)
-    return pat.blocks(acc)
+                ke -= corr.reshape(c, k, 3, k, 3)
+            yield t, sl, ke
 
 
 def _scalar_mass_values(mesh: FEMesh, materials: Materials) -> tuple[Pattern, NDArray[np.float64]]:

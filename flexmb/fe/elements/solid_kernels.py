@@ -113,8 +113,9 @@ def pattern(mesh: FEMesh) -> Pattern:
     return pat
 
 
-def chunks(n_cells: int, k: int, factor: int = 1):
-    size = max(1, CHUNK_ENTRIES // (k * k * factor))
+def chunks(n_cells: int, k: int, factor: int = 1, entries: int | None = None):
+    """Slices of at most ``entries`` (default :data:`CHUNK_ENTRIES`) / ``factor`` node pairs."""
+    size = max(1, (CHUNK_ENTRIES if entries is None else entries) // (k * k * factor))
     for s in range(0, n_cells, size):
         yield slice(s, min(s + size, n_cells))
 

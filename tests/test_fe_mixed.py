@@ -228,3 +228,23 @@ def test_bodies_with_structural_elements_wait_for_stage_two():
     # full-FE free-free modes of the mixed model work through the generic solver
     basis = red.free_free_modes(assemble_stiffness(mesh), assemble_mass(mesh), 4)
     assert basis.rigid_modes.shape[1] == 6 and basis.frequencies[0] > 0
+
+
+def test_reductions_of_a_mixed_model_refuse_it_by_name():
+    """Every reduction entry point that takes the mesh refuses a model with rotational DOFs, naming
+    its element kinds and counts and that their reduction is not supported yet (stage 2), instead of
+    a shape error or a silently partial result."""
+    from flexmb.fe.reduction.stiffening import modal_geometric_stiffness
+
+    mesh = block_with_flange(2)
+    root = np.flatnonzero(np.isclose(mesh.points[:, 0], mesh.points[:, 0].min()))
+    mesh = FEMesh(points=mesh.points, cells=mesh.cells, shells=mesh.shells, element_sets=mesh.element_sets,
+                  sections=mesh.sections, materials=mesh.materials, node_sets={"root": root})
+    K, M = assemble_stiffness(mesh), assemble_mass(mesh)
+    message = r"6 quad shell element\(s\).*not supported yet.*stage 2"
+    with pytest.raises(ModelError, match="craig_bampton: .*" + message):
+        red.craig_bampton(K, M, mesh, ["root"], 2)
+    with pytest.raises(ModelError, match="modal_geometric_stiffness: .*" + message):
+        modal_geometric_stiffness(mesh, np.zeros((mesh.n_dofs, 2)))
+    with pytest.raises(ModelError, match=r"rotational DOFs.*stage 2.*without points"):
+        red.free_free_modes(K, M, 2, points=mesh.points)

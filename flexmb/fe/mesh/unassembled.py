@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from flexmb.errors import ModelError
 
 __all__ = ["ASSEMBLED_KINDS", "Unassembled", "abaqus_kind", "describe", "nastran_kind", "off_solid",
-           "require_assembled"]
+           "refuse_rotational", "require_assembled"]
 
 #: kinds of element of which flexmb assembles the common types into stiffness and mass (solid cells
 #: of :data:`flexmb.fe.elements.solid.ELEMENTS`, the shells, beams, point masses and springs of
@@ -229,6 +229,24 @@ def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_una
     assembles them (full FE matrices on ``mesh.dof_map``) but does not reduce them to a flexible
     body yet (rotational DOFs in the modal reduction, invariants and stiffening: issue 20, stage 2);
     ``mesh.solid_only()`` gives the solid part, which ``option`` then lets through."""
+    refuse_rotational(mesh, owner, f"To build a body from the solid cells alone, use mesh.solid_only() with {option}"
+                      + (" (in Python)." if option.startswith("--") else "."))
+    entries = [e for e in getattr(mesh, "unassembled", ()) if e.structural]
+    if not entries or allow:
+        return
+    src = getattr(mesh, "source", None) or "the mesh"
+    raise ModelError(
+        f"{owner + ': ' if owner else ''}{src} holds elements that flexmb does not assemble: {describe(entries)}. A body built from "
+        f"the solid cells alone misses their stiffness and mass (a partial model). Remove them from the model, "
+        f"model them as separate bodies or force elements, or pass {option} to build from the solid cells only."
+    )
+
+
+def refuse_rotational(mesh, owner: str, fix: str) -> None:
+    """ModelError when ``mesh`` holds shells, beams, point masses or springs, which flexmb assembles
+    (full FE matrices on ``mesh.dof_map``) but does not reduce yet (rotational DOFs in the modal
+    reduction, interfaces, invariants and stiffening: issue 20, stage 2). The message names the
+    element kinds with their counts, then ``fix``."""
     parts = [(len(c), f"{t} shell") for t, c in getattr(mesh, "shells", {}).items()]
     parts += [(len(c), "beam") for c in getattr(mesh, "beams", {}).values()]
     for name in ("point_masses", "springs"):
@@ -241,18 +259,8 @@ def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_una
             f"{owner + ': ' if owner else ''}{src} holds {', '.join(f'{n} {what}' for n, what in parts)} element(s): "
             "flexmb assembles them (flexmb.fe.elements.assembly: K, M and K_sigma on mesh.dof_map, full-FE modes with "
             "free_free_modes) but does not reduce them to a flexible body yet (rotational DOFs in the modal reduction "
-            "come with issue 20, stage 2). To build a body from the solid cells alone, use mesh.solid_only() with "
-            f"{option}" + (" (in Python)." if option.startswith("--") else ".")
+            f"and its interfaces are not supported yet; they come with issue 20, stage 2). {fix}"
         )
-    entries = [e for e in getattr(mesh, "unassembled", ()) if e.structural]
-    if not entries or allow:
-        return
-    src = getattr(mesh, "source", None) or "the mesh"
-    raise ModelError(
-        f"{owner + ': ' if owner else ''}{src} holds elements that flexmb does not assemble: {describe(entries)}. A body built from "
-        f"the solid cells alone misses their stiffness and mass (a partial model). Remove them from the model, "
-        f"model them as separate bodies or force elements, or pass {option} to build from the solid cells only."
-    )
 
 
 def merge(entries: Iterable[Unassembled]) -> tuple[Unassembled, ...]:

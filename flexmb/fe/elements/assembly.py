@@ -35,6 +35,7 @@ from flexmb.fe.elements.stresses import nodal_stress_operator as nodal_stress_op
 from flexmb.fe.elements.stresses import nodal_stresses as nodal_stresses
 from flexmb.fe.elements.stresses import shell_surface_stresses as shell_surface_stresses
 from flexmb.fe.mesh.femesh import FEMesh
+from flexmb.fe.spd_solve import blas_threads
 
 __all__ = [
     "assemble_geometric_stiffness",
@@ -83,12 +84,13 @@ def assemble_stiffness(mesh: FEMesh, materials: Materials = None) -> sp.csr_arra
 def _solid_stiffness(mesh: FEMesh, materials: Materials) -> sp.csr_array:
     pat = pattern(mesh)
     acc = np.zeros((pat.nnz, 3, 3))
-    for t, sl, ke in element_stiffness(mesh, materials):
-        k = ke.shape[1]
-        slots = pat.slot[t][sl.start * k * k : sl.stop * k * k]
-        for i in range(3):
-            for j in range(3):
-                acc[:, i, j] += np.bincount(slots, weights=ke[:, :, i, :, j].ravel(), minlength=pat.nnz)
+    with blas_threads(1):  # batches of small products (1.5 s -> 1.0 s on a 19^3 hex8 cube, load 4.6)
+        for t, sl, ke in element_stiffness(mesh, materials):
+            k = ke.shape[1]
+            slots = pat.slot[t][sl.start * k * k : sl.stop * k * k]
+            for i in range(3):
+                for j in range(3):
+                    acc[:, i, j] += np.bincount(slots, weights=ke[:, :, i, :, j].ravel(), minlength=pat.nnz)
     return pat.blocks(acc)
 
 

@@ -15,6 +15,11 @@ rigid motions), and the cancellation left is the element's own (1e4 on X2).
 
 :func:`stiffness_energy` is that sum; :func:`reduced_stiffness` uses it when ``K`` is the mesh's own
 stiffness (checked on a probe vector) and falls back to ``X^T K X`` otherwise.
+
+Cost.  The element products are batches of small matrices (24 x 24 times 24 x m for hex8); with
+several OpenBLAS threads each call pays a thread synchronization, which on a loaded 2-core machine
+dominated: 42 s of the 109 s Craig-Bampton reduction of the 92k-DOF block (benchmarks/modes.py), 4.8
+s against 1.0 s with one thread on a 19^3 hex8 cube (m = 32). The sums run with one BLAS thread.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.fe.elements.assembly import Materials, element_stiffness
+from flexmb.fe.spd_solve import blas_threads
 
 __all__ = ["reduced_stiffness", "stiffness_energy", "stiffness_product"]
 
@@ -68,8 +74,9 @@ def stiffness_energy(mesh, X, materials: Materials = None) -> NDArray[np.float64
     X = np.asarray(X, dtype=float).reshape(3 * mesh.n_nodes, -1)
     m = X.shape[1]
     out = np.zeros((m, m))
-    for _, Ke, D in _element_terms(mesh, X, materials):
-        out += D.reshape(-1, m).T @ np.matmul(Ke, D).reshape(-1, m)
+    with blas_threads(1):  # many small products: one OpenBLAS thread is 5x faster (module docstring)
+        for _, Ke, D in _element_terms(mesh, X, materials):
+            out += D.reshape(-1, m).T @ np.matmul(Ke, D).reshape(-1, m)
     return 0.5 * (out + out.T)
 
 
@@ -78,11 +85,12 @@ def stiffness_product(mesh, X, materials: Materials = None) -> NDArray[np.float6
     X = np.asarray(X, dtype=float).reshape(3 * mesh.n_nodes, -1)
     m = X.shape[1]
     out = np.zeros((3 * mesh.n_nodes, m))
-    for conn, Ke, D in _element_terms(mesh, X, materials):
-        dofs = (3 * conn[:, :, None] + np.arange(3)).reshape(-1)
-        F = np.matmul(Ke, D).reshape(-1, m)
-        for c in range(m):
-            out[:, c] += np.bincount(dofs, weights=F[:, c], minlength=out.shape[0])
+    with blas_threads(1):
+        for conn, Ke, D in _element_terms(mesh, X, materials):
+            dofs = (3 * conn[:, :, None] + np.arange(3)).reshape(-1)
+            F = np.matmul(Ke, D).reshape(-1, m)
+            for c in range(m):
+                out[:, c] += np.bincount(dofs, weights=F[:, c], minlength=out.shape[0])
     return out
 
 

@@ -48,13 +48,17 @@ def frame_end_values(group, te, st, Ug: NDArray, n_pi: int):
     Shared by every body type with a floating frame."""
     b = group.bodies
     n = b.size
-    vec = getattr(group, "_end_slots", None)
-    if vec is None or vec.size != 3 + n_pi:
-        vec = group._end_slots = np.concatenate([group.BX + np.arange(3), group.BPI + np.arange(n_pi)]).astype(np.int64)
-    y1 = np.concatenate([st.x[b], st.pi[group.vel_cols][:, :n_pi]], axis=1)
-    y, R, th = np.empty((n, 3 + n_pi)), np.empty((n, 3, 3)), np.empty((n, 3))
-    end_values(te.end, np.ascontiguousarray(Ug), vec, y1, group.BTH, np.ascontiguousarray(st.R[b]), True, y, R, th)
-    return y[:, :3], R, y[:, 3:]
+    slots = getattr(group, "_end_slots", None)
+    if slots is None or slots[1].size != n_pi:
+        slots = group._end_slots = (group.BX + np.arange(3, dtype=np.int64), group.BPI + np.arange(n_pi, dtype=np.int64))
+    if n == st.x.shape[0]:  # every body of the model (in order): no copies of the start values
+        x1, R1 = st.x, st.R
+        pi1 = st.pi.reshape(n, -1) if n * n_pi == st.pi.size else st.pi[group.vel_cols][:, :n_pi]
+    else:
+        x1, R1, pi1 = st.x[b], st.R[b], st.pi[group.vel_cols][:, :n_pi]
+    x, pi, R, th = np.empty((n, 3)), np.empty((n, n_pi)), np.empty((n, 3, 3)), np.empty((n, 3))
+    end_values(te.end, Ug, slots[0], x1, slots[1], pi1, group.BTH, R1, True, x, pi, R, th)
+    return x, R, pi
 
 
 class RigidBodies:
@@ -114,14 +118,13 @@ class RigidBodies:
     def inverse_mass_blocks(self, st) -> NDArray:
         """``diag(I / m, R J0^-1 R^T) (n, 6, 6)`` at a node (compiled)."""
         out = np.empty((self.n, 6, 6))
-        kernels.rigid_inverse_mass(np.ascontiguousarray(st.R), self.bodies, self._J0inv, self.mass, out)
+        kernels.rigid_inverse_mass(st.R, self.bodies, self._J0inv, self.mass, out)
         return out
 
     def momenta(self, st, w: NDArray) -> NDArray:
         """Momenta ``M w (n, 6)`` for velocities ``w (n, 6)`` (compiled)."""
         out = np.empty((self.n, 6))
-        kernels.rigid_momenta(np.ascontiguousarray(st.R), self.bodies, self.J0, self.mass,
-                              np.ascontiguousarray(w, dtype=float), out)
+        kernels.rigid_momenta(st.R, self.bodies, self.J0, self.mass, np.ascontiguousarray(w, dtype=float), out)
         return out
 
     def velocities(self, st, p: NDArray) -> NDArray:
@@ -133,16 +136,15 @@ class RigidBodies:
         (:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_node_output`)."""
         n = self.n
         pos, rotm, vel, om = np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3))
-        ke = kernels.rigid_node_output(np.ascontiguousarray(st.x), np.ascontiguousarray(st.R), self.bodies,
-                                       np.ascontiguousarray(w, dtype=float), self.com, self.mass, self.J0,
-                                       pos, rotm, vel, om)
+        ke = kernels.rigid_node_output(st.x, st.R, self.bodies, np.ascontiguousarray(w, dtype=float), self.com,
+                                       self.mass, self.J0, pos, rotm, vel, om)
         return pos, rotm, vel, om, ke
 
     def kinetic_energy(self, st, w: NDArray) -> float:
         return float(self._frames_energy(st, w)[4])
 
     def gravity_potential(self, st, g: NDArray) -> float:
-        return -float(np.sum(self.mass * (st.x[self.bodies] @ g)))
+        return float(kernels.rigid_gravity_potential(st.x, self.bodies, self.mass, g))
 
     def frame_output(self, st, w: NDArray):
         """Body frame origin position, rotation, origin velocity and angular velocity at a node."""
@@ -161,8 +163,7 @@ class RigidBodies:
         the columns ``(m, 6)`` and ``B (m, 6, 6)`` (optional contract method, :mod:`flexmb.dynamics.bodies`)."""
         m = local.size
         x, R, B = np.empty((m, 3)), np.empty((m, 3, 3)), np.empty((m, 6, 6))
-        kernels.rigid_node_attach(np.ascontiguousarray(st.x), np.ascontiguousarray(st.R), self.bodies,
-                                  np.ascontiguousarray(local, dtype=np.int64), data.c, data.A, x, R, B)
+        kernels.rigid_node_attach(st.x, st.R, self.bodies, local, data.c, data.A, x, R, B)
         return x, R, self.vel_cols[local], B
 
     def node_attach_pose(self, st, local, data):
@@ -282,9 +283,8 @@ class RigidBodies:
         the new start, momenta shifted by the gauge reset (compiled:
         :func:`flexmb.dynamics.march.kernels.extrapolate`; ``ext``, ``ext_internal`` not needed)."""
         Pe, Pi = extrapolation_matrices(te)
-        c = np.ascontiguousarray
-        extrapolate(Pe, Pi, te.end, c(Up), Ug, self._pos_slots, c(st_prev.x[self.bodies]), self.BTH, self._mom_slots,
-                    c(st_prev.pi[self.vel_cols]), c(st.pi[self.vel_cols]))
+        extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, st_prev.x[self.bodies], self.BTH, self._mom_slots,
+                    st_prev.pi[self.vel_cols], st.pi[self.vel_cols])
 
     def scales(self, L: float, V: float) -> NDArray:
         """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18)."""

@@ -433,3 +433,13 @@ def rigid_node_output(x, R, bodies, w, com, mass, J0, pos, rotm, vel, om):
                + u2 * (J0[k, 2, 0] * u0 + J0[k, 2, 1] * u1 + J0[k, 2, 2] * u2))
         ke += mass[k] * (w[k, 0] * w[k, 0] + w[k, 1] * w[k, 1] + w[k, 2] * w[k, 2]) + rot
     return 0.5 * ke
+
+
+@_jit
+def rigid_gravity_potential(x, bodies, mass, g):
+    """Gravity potential ``-sum m x . g`` of the bodies (centres of mass ``x[bodies]``) [J]."""
+    pe = 0.0
+    for k in range(bodies.size):
+        b = bodies[k]
+        pe -= mass[k] * (x[b, 0] * g[0] + x[b, 1] * g[1] + x[b, 2] * g[2])
+    return pe

@@ -136,6 +136,7 @@ class AttachmentSet:
         self._whole = [bool(mask.all()) for _, mask, _, _ in self.parts]
         self._ground_any = bool(self.ground.any())
         self._ground_k: dict = {}
+        self._node_base = None
 
     def _ground_base(self, k: int):
         """``x (n, k, 3)``, ``R (n, k, 3, 3)`` with the ground entries filled (the others zero): built
@@ -241,21 +242,28 @@ class AttachmentSet:
         the ground), padded to the model's widest body type ``cw`` (:mod:`flexmb.dynamics.node.kernels`).
         A body type with ``node_attach`` (poses and map in one call) is asked once; else its
         ``node_attach_pose`` and ``node_velocity_map``."""
-        cw = max(g.nv for g in self.groups) if self.groups else 6
-        whole = len(self.parts) == 1 and self._whole[0]
-        if whole:
+        base = self._node_base
+        if base is None:  # the ground entries' constant arrays and the model's widest body type, once
+            cw = max(g.nv for g in self.groups) if self.groups else 6
+            x = np.zeros((self.n, 3))
+            R = np.zeros((self.n, 3, 3))
+            x[self.ground] = self.ground_point[self.ground]
+            R[self.ground] = self.frame[self.ground]
+            base = self._node_base = (x, R, np.zeros((self.n, 6, cw)), np.zeros((self.n, cw), dtype=np.int64),
+                                      np.zeros(self.n, dtype=np.int64), np.full(self.n, cw, dtype=np.int64))
+            for a in base:
+                a.flags.writeable = False
+        x0, R0, B0, c0, w0, full = base
+        if not self.parts:  # the ground only: constant
+            return x0, R0, B0, c0, w0
+        cw = B0.shape[2]
+        if len(self.parts) == 1 and self._whole[0]:
             g, mask, local, data = self.parts[0]
             grp = self.groups[g]
             if grp.nv == cw and hasattr(grp, "node_attach"):
                 x, R, cols, B = grp.node_attach(st, local, data)
-                return x, R, B, cols, np.full(self.n, cw, dtype=np.int64)
-        x = np.empty((self.n, 3))
-        R = np.empty((self.n, 3, 3))
-        x[self.ground] = self.ground_point[self.ground]
-        R[self.ground] = self.frame[self.ground]
-        B = np.zeros((self.n, 6, cw))
-        cols = np.zeros((self.n, cw), dtype=np.int64)
-        width = np.zeros(self.n, dtype=np.int64)
+                return x, R, B, cols, full
+        x, R, B, cols, width = x0.copy(), R0.copy(), B0.copy(), c0.copy(), w0.copy()
         for g, mask, local, data in self.parts:
             grp = self.groups[g]
             if hasattr(grp, "node_attach"):

@@ -112,31 +112,38 @@ def force_residual(cm, ek: ElementKin, res: np.ndarray, trip: Triplets) -> None:
     evaluator of rigid-only models writes the same): per point load, the scatter's own blocks, then
     (body frame) / the attachment's pose; then the spring-dampers, side B then side A, each / the
     poses of B and A, then / their velocities."""
-    p = ek.te.p
-    jac = trip.jacobian
     for ld in cm.forces.loads:
-        if ld.callback:
-            _callback_load(ek, res, trip, ld)
-            continue
-        vals = load_values(ld, ek.t_gauss)
-        k0 = 0 if ld.kind == "force" else 3
-        if ld.frame == "body":
-            P = ld.att.pose(ek, "gauss")
-            wrench, dW = np.empty((1, p, 6)), np.empty((1, p, 6, 6) if jac else (0, 0, 6, 6))
-            force_law.body_frame_load(np.ascontiguousarray(P.R), vals, k0, wrench, dW, jac)
-            ld.att.scatter(ek, res, trip, wrench, "force", [(P.jac, dW)] if jac else ())
-        else:
-            wrench = np.zeros((1, p, 6))
-            wrench[0, :, k0:k0 + 3] = vals
-            ld.att.scatter(ek, res, trip, wrench, "force")
+        wrench, terms = load_wrench(ek, ld, trip.jacobian)
+        ld.att.scatter(ek, res, trip, wrench, "force", terms)
     if cm.forces.springs is not None:
         _springs(ek, res, trip, cm.forces.springs)
 
 
-def _callback_load(ek: ElementKin, res, trip, ld) -> None:
+def load_wrench(ek: ElementKin, ld, jacobian: bool = True):
+    """The wrench ``(1, p, 6)`` of the point load ``ld`` at its attachment point at the Gauss points
+    (force [N]; moment about that point [N m]; inertial components) and its dependence on the unknowns
+    (``terms`` of :meth:`AttachmentSet.scatter`; empty when ``jacobian`` is False): the one evaluation
+    of a load (a body-frame load through :func:`flexmb.dynamics.elements.force_law.body_frame_load`),
+    used by the residual and by the energy audit (:mod:`flexmb.dynamics.energy_audit`)."""
+    if ld.callback:
+        return _callback_load(ek, ld, jacobian)
+    p = ek.te.p
+    vals = load_values(ld, ek.t_gauss)
+    k0 = 0 if ld.kind == "force" else 3
+    if ld.frame == "body":
+        P = ld.att.pose(ek, "gauss")
+        wrench, dW = np.empty((1, p, 6)), np.empty((1, p, 6, 6) if jacobian else (0, 0, 6, 6))
+        force_law.body_frame_load(np.ascontiguousarray(P.R), vals, k0, wrench, dW, jacobian)
+        return wrench, [(P.jac, dW)] if jacobian else []
+    wrench = np.zeros((1, p, 6))
+    wrench[0, :, k0:k0 + 3] = vals
+    return wrench, []
+
+
+def _callback_load(ek: ElementKin, ld, jacobian: bool = True):
     """A user callback ``fn(t, state)`` of the body's reference point (position, rotation, velocity,
-    angular velocity); Jacobian by central differences in that state, chained through the
-    reference point's pose and velocity."""
+    angular velocity): its wrench as :func:`load_wrench`, with the Jacobian by central differences in
+    that state, chained through the reference point's pose and velocity."""
     p = ek.te.p
     P = ld.ref.pose(ek, "gauss")
     V = ld.ref.velocity(ek)
@@ -152,7 +159,7 @@ def _callback_load(ek: ElementKin, res, trip, ld) -> None:
     for i in range(p):
         z0 = np.concatenate([P.x[0, i], np.zeros(3), V.nu[0, i]])
         vals[0, i] = load(i, z0)
-        if not trip.jacobian:  # residual only: no differences
+        if not jacobian:  # residual only: no differences
             continue
         for k in range(12):
             eps = 1e-7 * max(1.0, abs(z0[k]))
@@ -163,11 +170,28 @@ def _callback_load(ek: ElementKin, res, trip, ld) -> None:
     k0 = 0 if ld.kind == "force" else 3
     wrench = np.zeros((1, p, 6))
     wrench[..., k0:k0 + 3] = vals
+    if not jacobian:
+        return wrench, []
     dWp = np.zeros((1, p, 6, 6))
     dWv = np.zeros((1, p, 6, 6))
     dWp[..., k0:k0 + 3, :] = dz[..., :6]
     dWv[..., k0:k0 + 3, :] = dz[..., 6:]
-    ld.att.scatter(ek, res, trip, wrench, "force", [(P.jac, dWp), (V.jac, dWv)])
+    return wrench, [(P.jac, dWp), (V.jac, dWv)]
+
+
+def spring_kinematics(ek: ElementKin, S):
+    """Poses and velocities of the spring-dampers' ends at the Gauss points and the derived
+    ``d = x_b - x_a``, length ``L``, unit vector ``e``, ``vrel = v_b - v_a`` and ``Ldot (n, p, 1)``,
+    for the energy audit's damping power (the force law itself:
+    :func:`flexmb.dynamics.elements.force_law.spring_damper`)."""
+    Pa, Pb = S.a.pose(ek, "gauss"), S.b.pose(ek, "gauss")
+    Va, Vb = S.a.velocity(ek), S.b.velocity(ek)
+    d = Pb.x - Pa.x
+    L = np.maximum(np.linalg.norm(d, axis=-1, keepdims=True), 1e-300)
+    e = d / L
+    vrel = Vb.nu[..., :3] - Va.nu[..., :3]
+    Ldot = np.einsum("sid,sid->si", e, vrel)[..., None]
+    return SimpleNamespace(Pa=Pa, Pb=Pb, Va=Va, Vb=Vb, d=d, L=L, e=e, vrel=vrel, Ldot=Ldot)
 
 
 def _springs(ek: ElementKin, res, trip, S) -> None:

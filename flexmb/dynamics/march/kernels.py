@@ -61,23 +61,29 @@ def polar(X, near, far, ok):
 
 
 @_jit
-def end_values(end, Y, vec, y1, rot, R1, left, y, R, inc):
+def end_values(end, Y, pos, y1p, mom, y1m, rot, R1, left, yp, ym, R, inc):
     """End values ``y2 = end[0] y1 + end[1:] @ Y`` of ``n`` rows of unknowns (bodies of one group, or the
-    joints) from the internal values ``Y (n, p, slots)``: the slots ``vec (a,)`` (positions, momenta,
-    multipliers; start values ``y1 (n, a)``) into ``y (n, a)``, and the rotation increment at ``rot ..
-    rot + 3`` (its start value zero) into ``inc (n, 3)`` and applied to the start rotation ``R1 (n, 3, 3)``:
-    ``R = exp(inc) R1`` (``left``: a body's spatial increment) or ``R1 exp(inc)`` (a joint's relative
-    rotation); not re-orthonormalized (:func:`polar`)."""
+    joints) from the internal values ``Y (n, p, slots)``: the slots ``pos (a,)`` (positions; start values
+    ``y1p (n, a)``) into ``yp (n, a)``, the slots ``mom (b,)`` (momenta, multipliers; ``y1m (n, b)``) into
+    ``ym (n, b)``, and the rotation increment at ``rot .. rot + 3`` (its start value zero) into ``inc
+    (n, 3)`` and applied to the start rotation ``R1 (n, 3, 3)``: ``R = exp(inc) R1`` (``left``: a body's
+    spatial increment) or ``R1 exp(inc)`` (a joint's relative rotation); not re-orthonormalized
+    (:func:`polar`)."""
     p = Y.shape[1]
     e0 = end[0]
     Q = np.empty((3, 3))
     T = np.empty((3, 3))
     for k in range(Y.shape[0]):
-        for a in range(vec.size):
+        for a in range(pos.size):
             v = 0.0
             for j in range(p):
-                v += end[1 + j] * Y[k, j, vec[a]]
-            y[k, a] = e0 * y1[k, a] + v
+                v += end[1 + j] * Y[k, j, pos[a]]
+            yp[k, a] = e0 * y1p[k, a] + v
+        for a in range(mom.size):
+            v = 0.0
+            for j in range(p):
+                v += end[1 + j] * Y[k, j, mom[a]]
+            ym[k, a] = e0 * y1m[k, a] + v
         for d in range(3):
             t = 0.0
             for j in range(p):

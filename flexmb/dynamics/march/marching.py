@@ -21,9 +21,8 @@ from flexmb.dynamics.time_elements import TimeElement
 
 log = logging.getLogger(__name__)
 
-#: the joints' slots with end values (:func:`flexmb.dynamics.march.kernels.end_values`): s, lambda
-_JEND = np.concatenate([JS + np.arange(3), JLAM + np.arange(6)]).astype(np.int64)
-#: the joints' extrapolated slots (:func:`flexmb.dynamics.march.kernels.extrapolate`): s, phi, lambda
+#: the joints' slots with end values and extrapolated from the start value
+#: (:mod:`flexmb.dynamics.march.kernels`): s (positions) and lambda (multipliers)
 _JPOS = JS + np.arange(3, dtype=np.int64)
 _JMOM = JLAM + np.arange(6, dtype=np.int64)
 
@@ -54,9 +53,8 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
                 grp.predict_warm(te, st, st_prev, lay.group_view(U, grp.bodies, grp.slots),
                                  lay.group_view(U_prev, grp.bodies, grp.slots), ext, ext_internal)
             if cm.nj:  # compiled: march.kernels.extrapolate (the multipliers shifted by the gauge reset)
-                c = np.ascontiguousarray
-                march_kernels.extrapolate(Pe, Pi, te.end, c(lay.joint_view(U_prev)), Jv, _JPOS, c(st_prev.s), JPHI,
-                                          _JMOM, c(st_prev.lam), c(st.lam))
+                march_kernels.extrapolate(Pe, Pi, te.end, lay.joint_view(U_prev), Jv, _JPOS, st_prev.s, JPHI,
+                                          _JMOM, st_prev.lam, st.lam)
             return U
     for grp in cm.groups:
         grp.predict_cold(te, st, h, w[grp.vel_cols], lay.group_view(U, grp.bodies, grp.slots))
@@ -83,20 +81,26 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     (:func:`flexmb.dynamics.bodies.rigid.frame_end_values` for a floating frame), the joints'
     (:func:`flexmb.dynamics.march.kernels.end_values`), the rotations re-orthonormalized
     (:func:`_orthonormalize`)."""
-    x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
     extra = dict(st.extra)
-    for grp in cm.groups:
-        out = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))
-        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = out[:3]
-        if len(out) > 3:  # body-type end values (e.g. modal coordinates)
+    groups = cm.groups
+    if len(groups) == 1 and groups[0].n == cm.nb and groups[0].nv * cm.nb == cm.nv:
+        out = groups[0].end_values(te, st, lay.group_view(U, groups[0].bodies, groups[0].slots))
+        x, R, pi = out[0], out[1], out[2].reshape(cm.nv)  # every body, in order
+        if len(out) > 3:
             extra.update(out[3])
+    else:
+        x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
+        for grp in groups:
+            out = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))
+            x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = out[:3]
+            if len(out) > 3:  # body-type end values (e.g. modal coordinates)
+                extra.update(out[3])
     if cm.nj:
         nj = cm.nj
-        y, Rr, phi = np.empty((nj, 9)), np.empty((nj, 3, 3)), np.empty((nj, 3))
-        c = np.ascontiguousarray
-        march_kernels.end_values(te.end, c(lay.joint_view(U)), _JEND, np.concatenate([st.s, st.lam], axis=1), JPHI,
-                                 c(st.Rr), False, y, Rr, phi)
-        s, lam, acc = y[:, :3].copy(), y[:, 3:].copy(), st.acc + phi
+        s, lam, Rr, phi = np.empty((nj, 3)), np.empty((nj, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3))
+        march_kernels.end_values(te.end, lay.joint_view(U), _JPOS, st.s, _JMOM, st.lam, JPHI, st.Rr,
+                                 False, s, lam, Rr, phi)
+        acc = st.acc + phi
     else:
         s, Rr, lam, acc = st.s, st.Rr, st.lam, st.acc
     # re-orthonormalize the reference rotations (round-off only)

@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import COMPONENT_NAMES
-from flexmb.dynamics.node.projection import (NodeFrames, generalized, inverse_mass_blocks, joint_rates, node_frames,
-                                             node_projector, attachment_velocities, rate_blocks)
+from flexmb.dynamics.node.projection import (NodeFrames, body_rates, generalized, inverse_mass_blocks, node_frames,
+                                             node_projector, rate_blocks)
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +90,7 @@ def project_velocities(cm, st, w0, t0):
     if proj.n == 0:
         return w0
     fr = NodeFrames(cm, st)
-    viol = joint_rates(fr, *attachment_velocities(fr, w0))[proj.jj, proj.cc] - proj.target(cm, t0)
+    viol = body_rates(fr, w0)[proj.jj, proj.cc] - proj.target(cm, t0)
     scale = max(np.abs(w0).max(initial=0.0), 1.0)
     if np.abs(viol).max() <= 1e-12 * scale:
         return w0

@@ -160,15 +160,22 @@ def correction(Mi, voff, nvb, Ra, Rb, universal, xa, xb, Ba, ca, wa_, Bb, cb, wb
 
 
 @_jit
-def violation(w2, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, universal, jj, cc, target, viol):
-    """``viol = G w2 - target`` of the rows ``(jj, cc)``: the joints' relative rates for the body velocities
-    ``w2`` (:func:`~flexmb.dynamics.elements.joint_law.node_rates`)."""
+def joint_rates(w, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, universal, rates):
+    """The joints' relative rates ``rates (nj, 7)`` for the body velocities ``w (nv,)``: the attachments'
+    velocities (:func:`attachment_velocities`) through
+    :func:`~flexmb.dynamics.elements.joint_law.node_rates`."""
     nj = xa.shape[0]
     nua, nub = np.empty((nj, 6)), np.empty((nj, 6))
-    attachment_velocities(Ba, ca, wa_, w2, nua)
-    attachment_velocities(Bb, cb, wb_, w2, nub)
-    rates = np.empty((nj, 7))
+    attachment_velocities(Ba, ca, wa_, w, nua)
+    attachment_velocities(Bb, cb, wb_, w, nub)
     node_rates(nua, nub, xa, Ra, xb, Rb, universal, rates)
+
+
+@_jit
+def violation(w2, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, universal, jj, cc, target, viol):
+    """``viol = G w2 - target`` of the rows ``(jj, cc)`` (:func:`joint_rates`)."""
+    rates = np.empty((xa.shape[0], 7))
+    joint_rates(w2, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, universal, rates)
     for q in range(jj.size):
         viol[q] = rates[jj[q], cc[q]] - target[q]
 

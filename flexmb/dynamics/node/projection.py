@@ -130,6 +130,15 @@ def joint_rates(fr: NodeFrames, nu_a: NDArray, nu_b: NDArray) -> NDArray:
     return out
 
 
+def body_rates(fr: NodeFrames, w: NDArray) -> NDArray:
+    """:func:`joint_rates` for the body velocities ``w (nv,)`` (one compiled call,
+    :func:`flexmb.dynamics.node.kernels.joint_rates`)."""
+    out = np.empty((fr.xa.shape[0], 7))
+    xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
+    nk.joint_rates(np.ascontiguousarray(w, dtype=float), xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, fr.universal, out)
+    return out
+
+
 def rate_blocks(fr: NodeFrames) -> tuple[NDArray, NDArray]:
     """``C_b, C_a (nj, 7, 6)``: :func:`joint_rates` as ``C_b nu_b + C_a nu_a``."""
     n = fr.Ra.shape[0]
@@ -358,6 +367,8 @@ class NodeProjector:
         rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
         self.factor = _SpdFactor(self.n, rows, cols)
+        self._no_target = np.zeros(self.n)
+        self._no_target.flags.writeable = False
         self.pair_slot = np.ascontiguousarray(self.factor.slot, dtype=np.int64)
         self.jj, self.cc = (np.ascontiguousarray(a, dtype=np.int64) for a in (self.jj, self.cc))
 
@@ -386,6 +397,8 @@ class NodeProjector:
 
     def target(self, cm, t: float) -> NDArray:
         """Right-hand side of ``G w = target`` at ``t``: the drive rates of driven components."""
+        if not self.drv_row.size:
+            return self._no_target
         out = np.zeros(self.n)
         if self.drv_row.size:
             from flexmb.dynamics.elements.joints import drive_targets

@@ -76,6 +76,8 @@ class FusedEvaluator:
         self.springs = self._springs(cm)
         self._law_key = None
         self._law = None
+        self._no_targets = np.zeros((self.nj, 6, self.p))  # (read by the kernels only)
+        self._no_loads = np.zeros((0, self.p, 3))
         self._bs = None
         self._checked = None
 
@@ -107,7 +109,7 @@ class FusedEvaluator:
     def _laws(self) -> tuple:
         """The joints' laws and the components of each law block (again when the constrained set changes)."""
         law = law_data(self.cm)
-        if self._law_key is not law.key:
+        if self._law is None or self._law_key is not law.key:
             self._law_key = law.key
             (jh, mh), (jf, mf), (jd, md) = law.held, law.free, law.damp
             sa, sb = self.sa, self.sb
@@ -127,13 +129,16 @@ class FusedEvaluator:
         if self._bs is None or self._bs[0] is not lay:
             self._bs = (lay, np.ascontiguousarray(lay.body_start[self.grp.bodies]))
         mass, J0, g, bsl = self.body_const
-        c = np.ascontiguousarray
-        body = (c(st.x), c(st.R), c(st.pi).reshape(self.nb, 6), mass, J0, g, bsl, self._bs[1], self.grp.slots)
+        # (the node states' arrays are contiguous: made by the end values, the initial state, a checkpoint)
+        body = (st.x, st.R, st.pi.reshape(self.nb, 6), mass, J0, g, bsl, self._bs[1], self.grp.slots)
         law = self._laws()
-        tgt = drive_targets(cm, st.t + h * te.tau_c)[0] if cm.jnt_drives else np.zeros((self.nj, 6, self.p))
-        jt = (c(st.s), c(st.lam), c(st.Rr), c(st.acc), tgt) + law
-        t_gauss = st.t + h * te.c
-        vals = np.array([load_values(ld, t_gauss) for ld in cm.forces.loads]).reshape(-1, self.p, 3)
+        tgt = drive_targets(cm, st.t + h * te.tau_c)[0] if cm.jnt_drives else self._no_targets
+        jt = (st.s, st.lam, st.Rr, st.acc, tgt) + law
+        if cm.forces.loads:
+            t_gauss = st.t + h * te.c
+            vals = np.array([load_values(ld, t_gauss) for ld in cm.forces.loads]).reshape(-1, self.p, 3)
+        else:
+            vals = self._no_loads
         return body, jt, self.loads + (vals,)
 
     def triplets(self, system, U: NDArray, st, h: float, trip) -> NDArray:

@@ -35,6 +35,23 @@ def quadratic_from_linear(
     return np.vstack([points, mid]), new_conn
 
 
+def _three(name: str, value: ArrayLike, expected: str, *, positive: bool = False,
+           integer: bool = False) -> tuple[float, float, float]:
+    """``value`` as three finite numbers (``positive``: > 0; ``integer``: whole numbers >= 1)."""
+    try:
+        a = None if isinstance(value, (str, bytes)) else np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        a = None
+    ok = a is not None and a.shape == (3,) and bool(np.all(np.isfinite(a)))
+    if ok and positive:
+        ok = bool(np.all(a > 0))
+    if ok and integer:
+        ok = bool(np.all(a == np.round(a)) and np.all(a >= 1))
+    if not ok:
+        raise ModelError(f"structured_box: {name}={value!r} must be {expected}.")
+    return float(a[0]), float(a[1]), float(a[2])
+
+
 def structured_box(
     lengths: ArrayLike = (1.0, 1.0, 1.0),
     divisions: ArrayLike = (1, 1, 1),
@@ -50,10 +67,13 @@ def structured_box(
     (``pyramid``). Quadratic types get straight mid-edge nodes. Node sets: ``xmin``, ``xmax``,
     ``ymin``, ``ymax``, ``zmin``, ``zmax`` (the six faces). Element set ``all``.
     """
-    lx, ly, lz = (float(v) for v in lengths)
-    nx, ny, nz = (int(v) for v in divisions)
-    if min(nx, ny, nz) < 1 or min(lx, ly, lz) <= 0:
-        raise ModelError(f"structured_box: lengths {lengths} must be > 0 and divisions {divisions} >= 1.")
+    lx, ly, lz = _three("lengths", lengths, "three lengths > 0, e.g. (1.0, 0.02, 0.02)", positive=True)
+    nx, ny, nz = (int(v) for v in _three("divisions", divisions, "three integers >= 1, e.g. (10, 1, 1)", integer=True))
+    _three("origin", origin, "a point (x, y, z)")
+    if not isinstance(cell_type, str) or cell_type not in ELEMENTS:
+        raise ModelError(f"structured_box: cell_type {cell_type!r} not supported; use one of {sorted(ELEMENTS)}.")
+    if material is not None and not isinstance(material, Material):
+        raise ModelError(f"structured_box: material={material!r} is not a Material; give Material(E, nu, rho) or None.")
     x, y, z = np.meshgrid(np.linspace(0, lx, nx + 1), np.linspace(0, ly, ny + 1), np.linspace(0, lz, nz + 1), indexing="ij")
     points = np.column_stack([x.ravel(), y.ravel(), z.ravel()]) + np.asarray(origin, float)
     nid = np.arange(points.shape[0]).reshape(nx + 1, ny + 1, nz + 1)
@@ -98,3 +118,59 @@ def structured_box(
         materials={"*": material} if material is not None else {},
         units="SI",
     )
+
+
+def structured_plate(
+    lengths: ArrayLike = (1.0, 1.0),
+    divisions: ArrayLike = (1, 1),
+    cell_type: str = "quad",
+    *,
+    thickness: float,
+    material: Material | None = None,
+    origin: ArrayLike = (0.0, 0.0, 0.0),
+) -> FEMesh:
+    """A structured shell mesh of the rectangle origin + [0, Lx] x [0, Ly] in the plane z = origin_z.
+
+    ``cell_type`` "quad" (MITC4) or "triangle" (each quadrilateral split along its 0-2 diagonal).
+    Section ``ShellSection(thickness)`` for every cell (key "*"); element set ``all``; node sets
+    ``xmin``, ``xmax``, ``ymin``, ``ymax`` (the edges).
+    """
+    from flexmb.fe.mesh.sections import ShellSection
+
+    lx, ly, _ = _three("lengths", tuple(lengths) + (1.0,), "two lengths > 0, e.g. (1.0, 0.5)", positive=True)
+    nx, ny, _ = (int(v) for v in _three("divisions", tuple(divisions) + (1,), "two integers >= 1", integer=True))
+    ox, oy, oz = _three("origin", origin, "a point (x, y, z)")
+    if cell_type not in ("quad", "triangle"):
+        raise ModelError(f"structured_plate: cell_type {cell_type!r}; use 'quad' or 'triangle'.")
+    x, y = np.meshgrid(np.linspace(0, lx, nx + 1), np.linspace(0, ly, ny + 1), indexing="ij")
+    points = np.column_stack([x.ravel() + ox, y.ravel() + oy, np.full(x.size, oz)])
+    nid = np.arange(len(points)).reshape(nx + 1, ny + 1)
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij"))
+    conn = np.column_stack([nid[i, j], nid[i + 1, j], nid[i + 1, j + 1], nid[i, j + 1]])
+    if cell_type == "triangle":
+        conn = np.vstack([conn[:, [0, 1, 2]], conn[:, [0, 2, 3]]])
+    tol = 1e-9 * max(lx, ly)
+    sets = {"xmin": np.flatnonzero(np.abs(points[:, 0] - ox) <= tol),
+            "xmax": np.flatnonzero(np.abs(points[:, 0] - ox - lx) <= tol),
+            "ymin": np.flatnonzero(np.abs(points[:, 1] - oy) <= tol),
+            "ymax": np.flatnonzero(np.abs(points[:, 1] - oy - ly) <= tol)}
+    return FEMesh(points=points, cells={}, shells={cell_type: conn}, node_sets=sets,
+                  element_sets={"all": {cell_type: np.arange(len(conn))}},
+                  sections={"*": ShellSection(thickness)}, materials={"*": material} if material is not None else {},
+                  units="SI")
+
+
+def structured_line(
+    start: ArrayLike, end: ArrayLike, divisions: int, section, *, material: Material | None = None,
+) -> FEMesh:
+    """A straight beam of ``divisions`` 2-node elements from ``start`` to ``end`` (m) with
+    ``section`` (a BeamSection, key "*"). Node sets ``start``, ``end``; element set ``all``."""
+    a = np.asarray(_three("start", start, "a point (x, y, z)"))
+    b = np.asarray(_three("end", end, "a point (x, y, z)"))
+    n = int(_three("divisions", (divisions, 1, 1), "an integer >= 1", integer=True)[0])
+    t = np.linspace(0.0, 1.0, n + 1)[:, None]
+    points = a + t * (b - a)
+    conn = np.column_stack([np.arange(n), np.arange(1, n + 1)])
+    return FEMesh(points=points, cells={}, beams={"line": conn}, node_sets={"start": [0], "end": [n]},
+                  element_sets={"all": {"line": np.arange(n)}}, sections={"*": section},
+                  materials={"*": material} if material is not None else {}, units="SI")

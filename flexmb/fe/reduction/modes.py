@@ -124,12 +124,12 @@ class ModalBasis:
     ----------
     kind : str
         "free-free", "clamped" or "craig-bampton".
-    shapes : ndarray, shape (3 n_nodes, nm)
-        Shape functions, node-major; ``shapes.T @ M @ shapes = I`` and
+    shapes : ndarray, shape (n_dofs, nm)
+        Shape functions, node-major (3 DOFs per node, or ``dof_map``); ``shapes.T @ M @ shapes = I`` and
         ``shapes.T @ K @ shapes = diag(omega2)``.
     omega2 : ndarray, shape (nm,)
         Eigenvalues (rad/s)^2 of the reduced model, ascending.
-    rigid_modes : ndarray, shape (3 n_nodes, nr)
+    rigid_modes : ndarray, shape (n_dofs, nr)
         Separated zero-frequency modes, M-orthonormal and M-orthogonal to ``shapes``: the six exact
         rigid-body motions first, then any extra zero modes (free-free, or Craig-Bampton with
         ``reference=None``); empty otherwise.
@@ -309,7 +309,7 @@ def free_free_modes(
         ``-AUTO_SHIFT_TRACE * trace(K)/trace(M)``. If the shift turns out larger than
         ``MAX_SHIFT_FRACTION`` of the computed first elastic eigenvalue, the run is repeated with
         ``sigma = -1e-3 * lambda_1``.
-    points : array_like, shape (n/3, 3), optional
+    points : array_like, shape (n_nodes, 3), optional
         Node coordinates (m), for the exact rigid-body motions (strongly recommended).
     backend : str
         Factorization backend, see :func:`flexmb.fe.spd_solve.factorize_spd`.

@@ -252,3 +252,24 @@ def test_symmetry_classes_of_a_basis_with_rotations_are_refused_by_name():
     basis = red.free_free_modes(K, M, 2, points=mesh.points, dof_map=mesh.dof_map)
     with pytest.raises(ModelError, match=r"not 3 per node.*rotational DOFs.*by direction"):
         mirror_operator(basis.shapes, M, mirror_permutation(mesh.points, 2), 2)
+
+
+def test_element_wise_reduced_stiffness_covers_shells_beams_and_springs():
+    """deformation.reduced_stiffness of a mixed K: the element-wise sum (shells and beams on their
+    6-DOF deformations, springs as X^T K_s X) is the mesh's K (products to round-off), so it is used,
+    and the rigid motions about a far origin carry no strain energy to 1e-25 of |R|^T |K| |R| (the
+    assembled product keeps ~1e-17: before, mixed models fell back to it)."""
+    from flexmb.fe.elements.deformation import reduced_stiffness, stiffness_energy, stiffness_product
+
+    for mesh in (flange_with_mass(), bar(40)):
+        n = mesh.n_nodes
+        spring = Springs(nodes=[[n - 1, 0]], coef=[[np.eye(6)[1], -np.eye(6)[1]]], stiffness=[1e5], ids=[5])
+        with_spring = dataclasses.replace(mesh, springs=spring)
+        K = assemble_stiffness(with_spring)
+        X = np.random.default_rng(0).standard_normal((mesh.n_dofs, 3))
+        assert np.abs(stiffness_product(with_spring, X) - K @ X).max() < 1e-13 * np.abs(K @ X).max()
+        assert np.allclose(stiffness_energy(with_spring, X), X.T @ (K @ X), rtol=1e-13)
+        K = assemble_stiffness(mesh)
+        R = mesh.dof_map.rigid_body_modes(mesh.points, origin=(30.0, -20.0, 10.0))
+        scale = (np.abs(R).T @ (abs(K) @ np.abs(R))).max()
+        assert np.abs(reduced_stiffness(K, mesh, R)).max() < 1e-25 * scale

@@ -13,9 +13,9 @@ An interface is a node set condensed to one frame with 6 DOFs ``q = (t, theta)``
   motion to the nodal displacements, ``q = A u_set`` with
   ``A = (sum_i w_i H_i^T H_i)^{-1} [w_1 H_1^T ... w_m H_m^T]``, ``H_i = [I, -skew(x_i - p)]``. It
   does not stiffen the set. Only the nodes' translations enter (as Nastran's RBE3 with the default
-  components 123): the rotations of shell and beam nodes in the set stay free. Implemented with 6 Lagrange multipliers per interface (the stiffness
-  stays sparse); a load ``F`` (force, moment about ``p``) on the frame acts on the nodes as
-  ``A^T F``, the RBE3 force distribution.
+  components 123): the rotations of shell and beam nodes in the set stay free. Implemented with 6
+  Lagrange multipliers per interface (the stiffness stays sparse); a load ``F`` (force, moment
+  about ``p``) on the frame acts on the nodes as ``A^T F``, the RBE3 force distribution.
 
 Static problems with a singular stiffness and multipliers are solved by grounding a few DOFs with
 springs (the frame DOFs of rigid interfaces, three far-apart nodes of averaging ones), factorizing

@@ -330,8 +330,8 @@ def free_free_modes(
         the rigid-body motions of ``points``.
     """
     dof_map = _rotational(dof_map)
-    n_expected = None if points is None else (dof_map.n_dofs if dof_map is not None else 3 * len(np.asarray(points)))
-    K, M = _check_km(K, M, n_expected if points is not None else (None if dof_map is None else dof_map.n_dofs))
+    n_expected = dof_map.n_dofs if dof_map is not None else None if points is None else 3 * len(np.asarray(points))
+    K, M = _check_km(K, M, n_expected)
     n = K.shape[0]
     if n_modes < 0:
         raise ModelError(f"free_free_modes: `n_modes` = {n_modes} must be >= 0.")

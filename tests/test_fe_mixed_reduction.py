@@ -273,3 +273,21 @@ def test_element_wise_reduced_stiffness_covers_shells_beams_and_springs():
         R = mesh.dof_map.rigid_body_modes(mesh.points, origin=(30.0, -20.0, 10.0))
         scale = (np.abs(R).T @ (abs(K) @ np.abs(R))).max()
         assert np.abs(reduced_stiffness(K, mesh, R)).max() < 1e-25 * scale
+
+
+def test_a_mixed_body_saves_loads_and_writes_its_shells_and_beams_to_paraview(tmp_path):
+    """The data of solids + shells (+ a point mass) round-trips through its .npz file, and its VTU modes
+    hold the hexahedra and the shell quadrilaterals with the nodal translations of the shapes."""
+    import meshio
+
+    from flexmb.fe.reduction.body_data import FlexibleBodyData
+
+    mesh = flange_with_mass()
+    data = build_flexible_body(mesh, interfaces=["root", "edge"], n_modes=2, preloads=False)
+    back = FlexibleBodyData.load(data.save(tmp_path / "mixed.npz"))
+    assert np.array_equal(back.mode_shapes, data.mode_shapes) and back.settings["stresses"] == "unsupported"
+    back.to_vtu(tmp_path / "vtu")
+    vtu = meshio.read(tmp_path / "vtu" / "mode_001.vtu")
+    assert set(vtu.cells_dict) == {"hexahedron", "quad"}
+    assert np.array_equal(vtu.cells_dict["quad"], mesh.shells["quad"])
+    assert np.allclose(vtu.point_data["displacement"], data.mode_shapes[:, :, 0])

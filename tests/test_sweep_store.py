@@ -241,6 +241,42 @@ def test_fingerprint_does_not_depend_on_string_hashing(tmp_path):
     assert len(digests) == 1 and len(digests.pop().strip()) == 16
 
 
+def test_fingerprint_does_not_depend_on_reused_object_ids(tmp_path):
+    """The walk creates temporaries (a closure's cell list, an object's attribute dict); a later
+    temporary that got a freed one's id was digested as "seen" instead of by its contents, so the
+    same study gave another digest now and then (a resumed sweep refused its own rows: 2 digests in
+    300 repetitions before the fix)."""
+    from flexmb.studies.fingerprint import _digest
+
+    source = (
+        "class Opts:\n"
+        "    def __init__(self):\n"
+        "        self.a = 1\n"
+        "        self.b = [1.0, 2.0]\n"
+        "OPTS = Opts()\n"
+        "def helper(x):\n"
+        "    return 2 * x\n"
+        "def build(length, steps=32, *, opts=OPTS):\n"
+        "    cells = [length]\n"
+        "    def inner():\n"
+        "        return cells\n"
+        "    return helper(length) + len(inner()) + opts.a\n")
+    path = tmp_path / "ids.py"
+    path.write_text(source)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ids", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    junk, digests = [], set()
+    for i in range(300):
+        digests.add(_digest(module.build))
+        junk.append([{} for _ in range(i % 7)])  # churn the allocator between walks
+        if len(junk) > 5:
+            junk.pop(0)
+    assert len(digests) == 1
+
+
 def test_cli_resumes_a_reloaded_study_file_and_names_the_option_when_it_changed(tmp_path, capsys):
     """Each `flexmb sweep` imports the study file again (new function objects): the same file
     resumes; an edited outputs stops with exit status 2 and the option to pass."""

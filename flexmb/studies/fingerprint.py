@@ -108,7 +108,10 @@ class _Walker:
     def __init__(self, h, robust: bool = False) -> None:
         self.h = h
         self.robust = robust
-        self.seen: set[int] = set()
+        # id -> object: the objects are kept alive for the whole walk, so that the id of a
+        # temporary (a closure's cell list, an object's attribute dict) is never reused by a later
+        # one, which would then be digested as "seen" and make the digest depend on the allocator
+        self.seen: dict[int, Any] = {}
 
     def put(self, *tokens: Any) -> None:
         for t in tokens:
@@ -142,7 +145,7 @@ class _Walker:
         if id(v) in self.seen:
             self.put("seen", type(v).__qualname__)
             return
-        self.seen.add(id(v))
+        self.seen[id(v)] = v
         if isinstance(v, (list, tuple)):
             self.put(type(v).__name__, len(v))
             for x in v:
@@ -221,7 +224,7 @@ class _Walker:
                     self.uses(vars(v), names, depth + 1)  # module.attr: the attribute names are in names
             elif isinstance(v, type):
                 if _study_module(v.__module__) and id(v) not in self.seen:
-                    self.seen.add(id(v))
+                    self.seen[id(v)] = v
                     self.put("class", name)
                     for attr, member in sorted(vars(v).items()):
                         if isinstance(member, (types.FunctionType, staticmethod, classmethod, property)):

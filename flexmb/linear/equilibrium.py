@@ -86,7 +86,7 @@ def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-1
         rotation; the linearization is in the rotating frame.
     tol : float
         Convergence: largest residual, scaled by the model's force ``F = M g`` (or the largest
-        load), ``F L`` (moments), length ``L`` (relative positions) and 1 (rotations).
+        load, or the centrifugal force ``M Omega^2 L`` of a steady rotation), ``F L`` (moments), length ``L`` (relative positions) and 1 (rotations).
     max_iter : int
     stability : bool
         Classify the equilibrium from the symmetric part of the stiffness in independent coordinates
@@ -115,10 +115,10 @@ def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-1
     st = start_state(pen)
     Q = np.zeros((pen.cm.nj, 6))
     n = pen.cm.nv + 12 * pen.cm.nj
-    xs, fs = scales(pen, st, n)
+    spin = steady_spin(model, pen, steady)
+    xs, fs = scales(pen, st, n, spin)
     singular = False
     res = np.inf
-    spin = steady_spin(model, pen, steady)
     Q = _initial_reactions(pen, st, Q, xs, fs, spin)
     for it in range(1, max_iter + 1):
         F, J, evaluation = static_system(pen, st, Q, spin)

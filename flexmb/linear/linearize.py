@@ -187,7 +187,7 @@ def linearize(eq, *, check: bool = True) -> Linearization:
         ev = eq.evaluation = None  # the reactions were changed after the solve
     if check and ev is None:  # (an evaluation kept by equilibrium() is that of its converged residual)
         F, _, _ = static_system(pen, st, Q, getattr(eq, "spin", None))
-        _, fs = scales(pen, st, F.size)
+        _, fs = scales(pen, st, F.size, getattr(eq, "spin", None))
         res = float(np.max(np.abs(F) / fs, initial=0.0))
         if res > EQUILIBRIUM_TOL:
             raise ModelError(f"linearize: the state is not an equilibrium (largest scaled static residual "

@@ -130,12 +130,12 @@ def node_self_stresses(cm, st):
     from flexmb.dynamics.node.projection import _mask_key
 
     key = _mask_key(cm)
-    memo = getattr(cm, "_singular_memo", [])
+    memo = cm.cache.singular_memo
     for node, k, found in memo:
         if node is st and k == key:
             return found
     found = self_stresses(cm, st)
-    cm._singular_memo = [(st, key, found)] + memo[:1]
+    cm.cache.singular_memo = [(st, key, found)] + memo[:1]
     return found
 
 

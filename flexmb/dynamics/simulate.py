@@ -241,7 +241,8 @@ class Run:
         # of 1e-7 s at the end, on which Newton stalls (its multipliers of 1 / h)
         # (a remainder within done()'s tolerance is skipped as before: the element is then exactly h)
         h_el = rest if rest - self.h > self._end_tol() and rest <= self.h * (1.0 + SLIVER) else min(self.h, rest)
-        self.commit(self.solve_element(self.st, h_el, self.w, self.prev), self.h)
+        out = self.solve_element(self.st, h_el, self.w, self.prev)  # predict -> solve -> end values
+        self.commit(out, self.h)  # record -> node projection -> Newton's scales -> dropped equations
 
     def solve_element(self, st: ElementStart, h: float, w: NDArray, prev: ElementPiece | None) -> ElementOutcome:
         """Predict, solve and end values of the element of length ``h`` from ``st`` (halved when Newton

@@ -49,6 +49,8 @@ class ModelCache:
     #: the last unknown scales and their key, the body slots' scales (:mod:`flexmb.dynamics.solve.scales`)
     unknown_scales: object = None
     body_scales: object = None
+    #: layouts without index replay by order p (:func:`flexmb.dynamics.march.marching.gauss_multiplier_end`)
+    plain_layouts: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -160,7 +160,7 @@ def _plain_layout(cm: CompiledModel, lay: Layout) -> Layout:
     requests per evaluation, which an extra evaluation here must not disturb)."""
     if type(lay) is Layout:
         return lay
-    cache = cm.__dict__.setdefault("_plain_layouts", {})
+    cache = cm.cache.plain_layouts
     hit = cache.get(lay.p)
     if hit is None or hit.size != lay.size:
         hit = cache[lay.p] = Layout(cm.body_slots(), cm.group_of, cm.nj, lay.p)

@@ -178,7 +178,8 @@ def compare_solvers(ns, h, p, repeat) -> None:
     """Factor+solve time of each sparse LU on the Newton matrix of the chain (interleaved, medians)."""
     import scipy.sparse.linalg as spla
 
-    from flexmb.dynamics.simulate import ElementSystem, _predict
+    from flexmb.dynamics.march.marching import predict as _predict
+    from flexmb.dynamics.simulate import ElementSystem
     from flexmb.dynamics.system import compile_model, initial_state
     from flexmb.dynamics.time_elements import time_element
 

@@ -32,7 +32,8 @@ from compare_exudyn import flexmb_chain, flexmb_pendulum  # noqa: E402
 from flexmb.dynamics.elements import joint_law  # noqa: E402
 from flexmb.dynamics.elements.joints import SLOTS, unpack_joints  # noqa: E402
 from flexmb.dynamics.layout import JOINT_SLOTS, Pattern, Triplets  # noqa: E402
-from flexmb.dynamics.simulate import ElementSystem, _predict, make_layout  # noqa: E402
+from flexmb.dynamics.march.marching import predict as _predict  # noqa: E402
+from flexmb.dynamics.simulate import ElementSystem, make_layout  # noqa: E402
 from flexmb.dynamics.system import compile_model, initial_state  # noqa: E402
 from flexmb.dynamics.time_elements import time_element  # noqa: E402
 from rigid_reference import ReferenceRigidBodies, joint_rows_reference  # noqa: E402

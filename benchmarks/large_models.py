@@ -45,12 +45,14 @@ def _targets():
     import flexmb.dynamics.solve.linsolve as LS
     import flexmb.dynamics.io.recorder as R
     import flexmb.dynamics.solve.refactor_lu as RL
+    import flexmb.dynamics.march.marching as M
     import flexmb.dynamics.simulate as S
+    import flexmb.dynamics.step.advance as ADV
     from flexmb.dynamics.layout import Pattern
 
     return [
         ("step", S.Run, "step"),
-        (" newton_solve", S, "newton_solve"),
+        (" Newton (ElementSystem.newton)", S.ElementSystem, "newton"),
         ("  evaluate, residual + Jacobian", S.ElementSystem, "evaluate"),
         ("   element equations (triplets)", S.ElementSystem, "triplets"),
         ("   Pattern.matrix", Pattern, "matrix"),
@@ -59,8 +61,8 @@ def _targets():
         ("   SuperLU + analysis (first, fresh pivots)", LS.Refactor, "_pivot"),
         ("   numeric refactorization", RL.Structure, "factor"),
         ("  triangular solves", RL.Factors, "__call__"),
-        (" predictor", S, "_predict"),
-        (" end values", S, "_end_values"),
+        (" predictor (step.advance.predict_element)", ADV, "predict_element"),
+        (" end values (march.marching.end_values)", M, "end_values"),
         (" record internal points", S.Run, "_record"),
         (" record node (Recorder.node)", R.Recorder, "node"),
         (" scales adaptation", S.Run, "_adapt_scales"),

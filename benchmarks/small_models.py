@@ -102,6 +102,7 @@ def _targets():
     import flexmb.dynamics.march.marching as M
     import flexmb.dynamics.io.recorder as R
     import flexmb.dynamics.simulate as S
+    import flexmb.dynamics.step.advance as ADV
     from flexmb.dynamics.elements import joints as JN
     from flexmb.dynamics.elements.attachments import AttachmentSet
     from flexmb.dynamics.bodies.rigid import RigidBodies
@@ -124,7 +125,7 @@ def _targets():
         ("     multipliers onto bodies (scatter)", AttachmentSet, "scatter"),
         ("   Pattern.matrix (CSC values)", Pattern, "matrix"),
         ("  factorization (Run.factor)", S.Run, "factor"),
-        (" predictor", S, "_predict"),
+        (" predictor", ADV, "predict_element"),
         (" end values", M, "end_values"),
         ("  multipliers as momenta (gauge reset)", M, "multiplier_momenta"),
         ("  re-orthonormalization", M, "_orthonormalize"),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.simulate import ElementSystem, _predict
+from flexmb.dynamics.march.marching import predict as _predict
+from flexmb.dynamics.simulate import ElementSystem
 from flexmb.dynamics.system import compile_model, initial_state
 from flexmb.dynamics.time_elements import time_element
 

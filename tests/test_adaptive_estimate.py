@@ -52,18 +52,20 @@ def _local_errors(model, p, h, t_end, sub=8):
     est, true = [], []
     while not run.done():
         st0, w0 = run.st, run.w
-        end, U, res, r = run.solve_element(st0, h, w0, run.prev)
+        out = run.solve_element(st0, h, w0, run.prev)
+        end = out.end
         s, w, prev = st0, w0, None
         for _ in range(sub):
-            s, Uj, rj, _ = run.solve_element(s, h / sub, w, prev)
-            prev, w = (Uj, rj[-1][0], rj[-1][1]), node_velocity(run.cm, s)
+            fine = run.solve_element(s, h / sub, w, prev)
+            s, prev = fine.end, fine.last
+            w = node_velocity(run.cm, s)
         dr = np.linalg.norm(rot.log(end.R @ np.swapaxes(s.R, 1, 2)), axis=1) * run.lever
         true.append(max(np.linalg.norm(end.x - s.x, axis=1).max(), dr.max()))
         if len(hist) >= ctl.m:
             est.append(ctl.history_estimate(hist[-ctl.m:] + [ctl._node(run.cm, end)], run.lever, False, run.cm, end)[2])
         else:
             est.append(np.nan)
-        run.commit(end, U, res, r, h)
+        run.commit(out, h)
         hist.append(ctl._node(run.cm, run.st, run.w))
     ok = ~np.isnan(est)
     return np.array(est)[ok], np.array(true)[ok]

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics.simulate import ElementSystem, _predict
+from flexmb.dynamics.march.marching import predict as _predict
+from flexmb.dynamics.simulate import ElementSystem
 from flexmb.dynamics.system import compile_model, initial_state
 from flexmb.dynamics.time_elements import TimeElement, time_element
 from test_jacobian import JOINTS, _bodies, _forces

@@ -11,6 +11,7 @@ import flexmb as fm
 from flexmb.dynamics.solve import fused_newton
 from flexmb.dynamics.solve.newton import NewtonOptions
 from flexmb.dynamics.node.reactions import element_record, legendre_at_gauss
+from flexmb.dynamics.step.outcome import ElementPiece
 from flexmb.dynamics.march.rotation_predictor import _rotation_matrices, largest_turn, predict_rotations
 from flexmb.dynamics.time_elements import time_element
 from test_fused import MODELS
@@ -148,7 +149,7 @@ def test_rotation_predictor_equals_numpy(p):
     want, ok = _predict_rotations_numpy(te, h, w[grp.vel_cols][:, 3:6], lay.group_view(U_prev, grp.bodies, grp.slots),
                                         gv, grp.BTH, grp.BW)
     assert 0 < ok.sum() < ok.size
-    got = predict_rotations(cm, lay, te, h, w, (U_prev, None, h), U.copy())
+    got = predict_rotations(cm, lay, te, h, w, ElementPiece(None, h, U_prev), U.copy())
     assert np.array_equal(lay.group_view(got, grp.bodies, grp.slots), want)
 
 

@@ -8,7 +8,8 @@ import flexmb as fm
 from flexmb import rotations as rot
 from flexmb.dynamics import kernels
 from flexmb.dynamics.layout import JOINT_SLOTS
-from flexmb.dynamics.simulate import ElementSystem, _predict
+from flexmb.dynamics.march.marching import predict as _predict
+from flexmb.dynamics.simulate import ElementSystem
 from flexmb.dynamics.system import compile_model, initial_state
 from flexmb.dynamics.time_elements import time_element
 from rigid_reference import ReferenceRigidBodies

@@ -6,7 +6,8 @@ import pytest
 
 import flexmb as fm
 from flexmb.dynamics.solve.newton import NewtonOptions
-from flexmb.dynamics.simulate import ElementSystem, SimulationOptions, _predict
+from flexmb.dynamics.march.marching import predict as _predict
+from flexmb.dynamics.simulate import ElementSystem, SimulationOptions
 from flexmb.dynamics.system import compile_model, initial_state
 from flexmb.dynamics.time_elements import time_element
 from test_jacobian import JOINTS, _bodies

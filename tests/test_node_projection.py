@@ -270,7 +270,7 @@ def test_factorization_backends_agree(backend, monkeypatch):
     monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6 if backend == "dense" else 0)
     if backend == "superlu":
         monkeypatch.setattr(projection, "_CHOLMOD", False)
-    cm._node_projector = None
+    cm.cache.node_projector = None
     nv = project_node(cm, st)
     assert projection.node_projector(cm).factor.backend == backend
     w, mu, _ = old_node_velocity(cm, st)

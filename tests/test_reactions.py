@@ -261,10 +261,10 @@ def test_halved_steps_keep_their_inner_nodes_for_the_reactions(monkeypatch):
     (to Newton tolerance; measured 3.1e-3 N from the exact rod force, p = 2)."""
     import dataclasses
 
-    import flexmb.dynamics.simulate as sim
+    import flexmb.dynamics.step.advance as advance
     from flexmb.dynamics.solve.evaluation import ElementSystem
 
-    real, real_predict = ElementSystem.newton, sim._predict
+    real, real_predict = ElementSystem.newton, advance.predict
     length = {"h": None}
 
     def predict(cm, lay, te, st, h, w, prev):  # remember the length of the element being solved
@@ -278,7 +278,7 @@ def test_halved_steps_keep_their_inner_nodes_for_the_reactions(monkeypatch):
         return r
 
     fine = fm.simulate(pendulum_model(), 1.0, 0.05, p=2)
-    monkeypatch.setattr(sim, "_predict", predict)
+    monkeypatch.setattr(advance, "predict", predict)
     monkeypatch.setattr(ElementSystem, "newton", failing_every_whole_step)
     halved = fm.simulate(pendulum_model(), 1.0, 0.1, p=2)
     assert halved.nt == 11 and halved.ne == 20 and np.all(halved.stats["retries"] == 1)

@@ -16,7 +16,7 @@ import pytest
 import flexmb as fm
 from flexmb.dynamics.solve.evaluation import ElementSystem
 import flexmb.dynamics.march.rotation_predictor as rp
-import flexmb.dynamics.simulate as simulate
+import flexmb.dynamics.step.advance as advance
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from compare_exudyn import flexmb_chain  # noqa: E402
@@ -47,7 +47,7 @@ def test_rotation_predictor_is_closer_to_the_converged_increments(p, h, monkeypa
         return r
 
     real = ElementSystem.newton
-    monkeypatch.setattr(simulate, "predict_rotations", both)
+    monkeypatch.setattr(advance, "predict_rotations", both)
     monkeypatch.setattr(ElementSystem, "newton", solve)
     fm.simulate(flexmb_chain(15), 0.4, h, p=p, show_progress=False)
     e = np.array(errs[2:])  # warm elements (the first has no previous element)
@@ -60,7 +60,7 @@ def test_rotation_predictor_saves_iterations_within_the_tolerance(monkeypatch):
         return fm.simulate(flexmb_chain(60), 0.02, 1e-3, p=1, show_progress=False)
 
     new = run()
-    monkeypatch.setattr(simulate, "predict_rotations", _former)
+    monkeypatch.setattr(advance, "predict_rotations", _former)
     old = run()
     its_new, its_old = np.mean(new.stats["iterations"]), np.mean(old.stats["iterations"])
     assert its_new <= its_old - 0.4, (its_old, its_new)  # measured 3.55 -> 3.00
@@ -81,7 +81,7 @@ def test_guard_keeps_the_violent_phase_on_its_branch(monkeypatch):
         return int((np.array(sol.stats["h"]) < 0.0025 - 1e-12).sum()), sol.body_velocity[:, 7, 2].max()
 
     halved_new, up_new = run()
-    monkeypatch.setattr(simulate, "predict_rotations", _former)
+    monkeypatch.setattr(advance, "predict_rotations", _former)
     halved_old, up_old = run()
     assert halved_new <= halved_old  # measured 58 / 60
     assert abs(up_new - up_old) <= 1e-9 * abs(up_old)

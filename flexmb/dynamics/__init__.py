@@ -19,6 +19,11 @@
                 balance), :mod:`.modal_range` (modal bodies beyond their range),
                 :mod:`.io.checkpoint` (resumable state).
 
-Variants of the step wrap the solve: :mod:`.variants` (singular nodes, symmetric projection,
-error-controlled steps, root checks).  The driver is :mod:`.simulate` (``simulate``, ``resume``).
+One step reads as these stages: :meth:`.simulate.Run.step` -> :meth:`~.simulate.Run.solve_element`
+(:func:`.step.advance.advance`: predict -> solve -> end values -> root checks, halving on failure; an
+:class:`~.step.outcome.ElementOutcome`) -> :meth:`~.simulate.Run.commit` (record -> node -> scales).
+Variants of the step wrap the solve and return the same ElementOutcome: :mod:`.variants` (singular
+nodes, symmetric projection, error-controlled steps, root checks).  The driver is :mod:`.simulate`
+(``simulate``, ``resume``).  Data derived from the compiled model are kept in its named
+:class:`~.system.ModelCache`.
 """

@@ -16,10 +16,8 @@ from numpy.typing import NDArray
 from flexmb import __version__
 from flexmb.model.checks import _shown, check_run_args, check_simulate_args, stop_requested
 from flexmb.fe.spd_solve import blas_threads
-from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
 from flexmb.dynamics.io.interrupts import setup_interrupted
-from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.dynamics.node.least_norm import add_least_norm, reaction_set
 from flexmb.dynamics.node.redundancy import (apply_dropped, detect_redundant, dropped_violation, format_labels, init_selection,
                                              monitor_node, null_basis, pad_monitor_stats, redundancy_meta)
@@ -28,15 +26,13 @@ from flexmb.dynamics.modal_range import check_initial
 from flexmb.dynamics.energy_audit import ElementAudit, balance_report, model_energy
 from flexmb.dynamics.elements.joints import consistent_transport
 from flexmb.dynamics.solve.linsolve import linear_solver
-from flexmb.dynamics.march.marching import end_values as _end_values, predict as _predict
 from flexmb.dynamics.solve.evaluation import JOINT_EQUATIONS, ElementSystem, make_layout  # noqa: F401 (re-exported)
 from flexmb.dynamics.solve.newton import NewtonOptions
 from flexmb.dynamics.io.recorder import Recorder
-from flexmb.dynamics.variants.root_checks import largest_turn, refused_root
-from flexmb.dynamics.march.rotation_predictor import predict_rotations
+from flexmb.dynamics.step.advance import advance
+from flexmb.dynamics.step.outcome import ElementOutcome, ElementPiece
 from flexmb.dynamics.variants.step_control import StepControl
 from flexmb.dynamics.variants.symmetric_projection import SymmetricProjection, symmetric_projection
-from flexmb.dynamics.variants.singular_node import solve_element as solve_singular
 from flexmb.dynamics.solve.scales import adapted, body_lengths, model_magnitudes, unknown_scales
 from flexmb.dynamics.system import (COMPONENT_NAMES, CompiledModel, ElementStart, compile_model, initial_configuration, initial_state)
 from flexmb.dynamics.time_elements import TimeElement, time_element
@@ -245,27 +241,30 @@ class Run:
         # of 1e-7 s at the end, on which Newton stalls (its multipliers of 1 / h)
         # (a remainder within done()'s tolerance is skipped as before: the element is then exactly h)
         h_el = rest if rest - self.h > self._end_tol() and rest <= self.h * (1.0 + SLIVER) else min(self.h, rest)
-        st_new, U, res, retries = self.solve_element(self.st, h_el, self.w, self.prev)
-        self.commit(st_new, U, res, retries, self.h)
+        out = self.solve_element(self.st, h_el, self.w, self.prev)  # predict -> solve -> end values
+        self.commit(out, self.h)  # record -> node projection -> Newton's scales -> dropped equations
 
-    def solve_element(self, st: ElementStart, h: float, w: NDArray, prev):
-        """Solve the element of length ``h`` from ``st`` (halved when Newton fails): ``(end, U, res, retries)``."""
+    def solve_element(self, st: ElementStart, h: float, w: NDArray, prev: ElementPiece | None) -> ElementOutcome:
+        """Predict, solve and end values of the element of length ``h`` from ``st`` (halved when Newton
+        fails; :mod:`flexmb.dynamics.step.advance`), wrapped by the symmetric projection when the time
+        element asks for it."""
         if self.projection is not None:  # symmetric projection of the node momenta (issue 8 section 3)
-            return self.projection.step(self, st, h, lambda s: _advance(self.system, s, h, w, prev, self.scale,
-                                                                        self.factor, self.options))
-        return _advance(self.system, st, h, w, prev, self.scale, self.factor, self.options)
+            return self.projection.step(self, st, h, lambda s: advance(self.system, s, h, w, prev, self.scale,
+                                                                       self.factor, self.options))
+        return advance(self.system, st, h, w, prev, self.scale, self.factor, self.options)
 
-    def commit(self, end: ElementStart, U: NDArray, res, retries, h_scale: float, local_error=None) -> None:
-        """Record a solved element (``res``: its pieces) ending at the node ``end``, move there, adapt
-        Newton's scales to a step ``h_scale`` and check the dropped constraint equations."""
-        self._record(res, retries)
+    def commit(self, out: ElementOutcome, h_scale: float, local_error=None) -> None:
+        """Node and record stages of a solved step ``out``: record its pieces, move to its end node (the
+        node velocities projected on the velocity constraints, :meth:`Recorder.node`), adapt Newton's
+        scales to a step ``h_scale`` and check the dropped constraint equations."""
+        self._record(out)
         if local_error is not None:
-            self.rec.stats["local_error"].extend([local_error] * len(res))
-        self.prev = (res[-1][2], res[-1][0], res[-1][1])
-        self.st = end
-        self.w = self.rec.node(end)
+            self.rec.stats["local_error"].extend([local_error] * len(out.pieces))
+        self.prev = out.last
+        self.st = out.end
+        self.w = self.rec.node(out.end)
         self.n_el += 1
-        self._adapt_scales(res[-1][2], h_scale)
+        self._adapt_scales(out.U, h_scale)
         self._check_dropped()
 
     def _adapt_scales(self, U, h: float) -> None:
@@ -274,9 +273,10 @@ class Run:
         mag = adapted(self.magnitudes, self.cm, self.system.lay, self.w, U)
         self.scale = unknown_scales(self.cm, self.system.lay, mag, h, consistent_transport(self.te))
 
-    def _record(self, res, retries) -> None:
+    def _record(self, out: ElementOutcome) -> None:
         te, lay, rec = self.te, self.system.lay, self.rec
-        for k, (s_start, hh, UU, rr) in enumerate(res):
+        for k, piece in enumerate(out.pieces):
+            s_start, hh, UU, rr = piece.start, piece.h, piece.U, piece.result
             if k:  # the start of the second half of a halved step
                 rec.subnode(s_start)
             rec.internal(te, s_start, hh, lay, UU, self._gauss_xb(s_start, hh, UU))
@@ -287,7 +287,7 @@ class Run:
             rec.stats["rate"].append(rr.rate)
             rec.stats["factorizations"].append(rr.n_factor)
             rec.stats["residual"].append(rr.error)
-            rec.stats["retries"].append(retries)
+            rec.stats["retries"].append(out.halvings)
             if np.isfinite(rr.residual):  # converged in the residual: a (nearly) rank-deficient matrix
                 self.singular_t.append(s_start.t)
 
@@ -450,57 +450,3 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
     apply_dropped(cm, dep)
     cm.redundancy.initial = list(dep)
     cm.redundancy.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
-
-
-def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev, scale, factor, options,
-             depth: int = 0):
-    """Advance one element of length ``h``, splitting it in halves when Newton fails."""
-    cm, lay, te = system.cm, system.lay, system.te
-    if any(getattr(g, "Ka", None) is not None for g in cm.groups):  # modal frame accelerations start
-        # from the projected node velocity
-        st.extra[NODE_VELOCITY] = w
-    # the extrapolation of the previous element first; when Newton fails from it, the constant-velocity
-    # guess before halving the step (large turns per element: the extrapolated polynomials of quantities
-    # that rotate by ~1 rad per element can start Newton outside its basin where the cold guess does not)
-    for guess in ((prev, None) if prev is not None else (None,)):
-        if guess is None and prev is not None:
-            log.info("Newton failed at t=%.6g (h=%.3g: %s) from the extrapolated guess; retrying from the "
-                     "constant-velocity guess", st.t, h, r.message)
-        U0 = predict_rotations(cm, lay, te, h, w, guess, _predict(cm, lay, te, st, h, w, guess))
-        # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
-        # by halving the step, so numpy's floating-point warnings are not shown
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            # (a start or end node on a singular configuration of the loops: flexmb/dynamics/variants/singular_node.py)
-            st_end, r = solve_singular(system, st, h, U0, scale, options,
-                                       lambda: system.newton(st, h, U0, scale, factor, options.newton))
-        if not r.converged:
-            continue
-        turn = largest_turn(cm, lay, te, r.U)
-        if turn is not None:
-            r.converged, r.worst = False, turn[1]
-            r.message = (f"converged, but {turn[2]} turns by {turn[0]:.3g} rad within the "
-                         f"element, more than half a revolution: the step cannot resolve that motion")
-            continue
-        bad = refused_root(system, U0, r, st, h, st_end)  # a flipped joint, an energy jump
-        if bad is None:
-            return st_end, r.U, [(st, h, r.U, r)], depth
-        r.converged, (r.worst, r.message) = False, bad
-    if depth >= options.max_halvings:
-        for t_h, h_h, msg in system.halvings[-options.max_halvings:]:
-            log.warning("Newton failed at t=%.6g (h=%.3g: %s); the step was halved", t_h, h_h, msg)
-        where = system.describe(r.worst)
-        raise ConvergenceError(
-            f"Newton did not converge in the time element t = {st.t:.6g} .. {st.t + h:.6g} s "
-            f"({r.message}; {r.iterations} iterations, contraction rate {r.rate:.3g}, scaled correction "
-            f"{r.error:.3g}) after {depth} step halvings; largest correction: {where}. "
-            f"Try a smaller step h, check the model for a singular configuration or a mechanism that locks, "
-            f"or loosen SimulationOptions(newton=NewtonOptions(tol=...)).",
-            time=st.t, report={"where": where, "message": r.message, "history": r.history},
-        )
-    log.info("Newton failed at t=%.6g (h=%.3g: %s); halving the step", st.t, h, r.message)
-    system.halvings.append((st.t, h, r.message))
-    st_mid, _, res1, d1 = _advance(system, st, h / 2, w, None, scale, factor, options, depth + 1)
-    w_mid = node_velocity(cm, st_mid)
-    st_end, U2, res2, d2 = _advance(system, st_mid, h / 2, w_mid, (res1[-1][2], res1[-1][0], res1[-1][1]),
-                                    scale, factor, options, depth + 1)
-    return st_end, U2, res1 + res2, max(d1, d2)

@@ -29,6 +29,31 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
+class ModelCache:
+    """Data derived from a :class:`CompiledModel` and kept for reuse, one named slot per kind (each module
+    that computes one writes only its own slot; a slot holds the key it was computed for and is
+    recomputed when that key changes, so no result depends on what a slot holds).  None until first
+    asked for."""
+
+    #: the joints' laws as the kernels read them (:func:`flexmb.dynamics.elements.joints.law_data`)
+    joint_laws: object = None
+    #: the node-velocity projection's fixed structure (:func:`flexmb.dynamics.node.projection.node_projector`)
+    node_projector: object = None
+    #: velocity coordinates of each body (:func:`flexmb.dynamics.node.projection.apply_blocks`)
+    body_widths: object = None
+    #: self-stresses of the last two nodes asked about, ``[(node, mask key, found)]``
+    #: (:func:`flexmb.dynamics.variants.singular_node.node_self_stresses`, read by the node projection)
+    singular_memo: list = field(default_factory=list)
+    #: translational and angular velocity columns (:func:`flexmb.dynamics.solve.scales.unknown_scales`)
+    speed_columns: object = None
+    #: the last unknown scales and their key, the body slots' scales (:mod:`flexmb.dynamics.solve.scales`)
+    unknown_scales: object = None
+    body_scales: object = None
+    #: layouts without index replay by order p (:func:`flexmb.dynamics.march.marching.gauss_multiplier_end`)
+    plain_layouts: dict = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class CompiledModel:
     """A model compiled into arrays.  ``groups``: one body-type group per body type present (model
     body indices in ``group.bodies``); ``vel_off (nb,)`` offsets of each body's velocity
@@ -58,8 +83,12 @@ class CompiledModel:
     att_a: object = None
     att_b: object = None
     forces: object = None
-    #: the node-velocity projection's fixed structure (:func:`flexmb.dynamics.node.projection.node_projector`)
-    _node_projector: object = field(default=None, repr=False)
+    #: the redundancy selection (:func:`flexmb.dynamics.node.redundancy.init_selection`), None before it
+    redundancy: object = field(default=None, repr=False)
+    #: the constraint equations dropped as redundant, ``[(joint, component)]``
+    redundant_labels: list = field(default_factory=list, repr=False)
+    #: derived data kept for reuse (:class:`ModelCache`); no other attribute can be added (slots)
+    cache: ModelCache = field(default_factory=ModelCache, repr=False)
 
     @property
     def ground(self) -> int:

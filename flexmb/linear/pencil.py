@@ -37,7 +37,7 @@ from flexmb.dynamics.elements.joint_law import HELD, UNIV_CROSS
 from flexmb.dynamics.elements.joints import law_data
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS
 from flexmb.dynamics.solve.evaluation import ElementSystem
-from flexmb.dynamics.system import CompiledModel, ElementStart, compile_model
+from flexmb.dynamics.system import CompiledModel, ElementStart, ModelCache, compile_model
 from flexmb.dynamics.time_elements import TimeElement
 
 #: the p = 1 element (implicit midpoint): D = [-2, 2], end-node weight E = [-1, 2]
@@ -61,7 +61,8 @@ def frozen(cm: CompiledModel, t: float) -> CompiledModel:
             ld = SimpleNamespace(**{**vars(ld), "value": (lambda tt, state, fn=fn: fn(t, state))})
         loads.append(ld)
     out = replace(cm, jnt_drives=drives, forces=SimpleNamespace(**{**vars(cm.forces), "loads": loads}),
-                  _node_projector=None)
+                  cache=ModelCache(), redundancy=None, redundant_labels=[])  # a fresh cache, and no redundancy
+    # selection (the copy never carried the run's one)
     return out
 
 

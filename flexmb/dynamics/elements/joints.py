@@ -80,7 +80,7 @@ def law_data(cm) -> SimpleNamespace:
     free ``(jf, mf)``, damped free ``(jd, md)`` and ``damped (nj,)`` (joints with one), universal
     joints ``ju``."""
     key = (cm.jnt_constrained.tobytes(), cm.jnt_universal.tobytes())
-    hit = getattr(cm, "_joint_laws", None)
+    hit = cm.cache.joint_laws
     if hit is None or hit.key != key:
         kind = component_kinds(cm.jnt_constrained, cm.jnt_universal)
         c = np.ascontiguousarray(cm.jnt_c, dtype=float)
@@ -91,7 +91,7 @@ def law_data(cm) -> SimpleNamespace:
                               ref=np.ascontiguousarray(cm.jnt_ref, dtype=float), held=np.nonzero(kind == HELD),
                               free=np.nonzero(kind == FREE), damp=(jd, md), damped=damped,
                               any_damped=bool(jd.size), ju=np.nonzero(cm.jnt_universal)[0], grids={})
-        cm._joint_laws = hit
+        cm.cache.joint_laws = hit
     return hit
 
 

@@ -28,6 +28,7 @@ from flexmb.dynamics.io.checkpoint_files import Appender, Stored, read
 from flexmb.dynamics.io.fingerprint import describe, differences, fingerprint
 from flexmb.dynamics.node.redundancy import constrained_labels, constraint_violation, redundancy_meta
 from flexmb.dynamics.solve.scales import Magnitudes
+from flexmb.dynamics.step.outcome import ElementPiece
 from flexmb.errors import FlexmbError, ModelError
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ def engine_state(run) -> dict:
     """The engine state of ``run`` as named arrays (bounded in size: no history)."""
     ex = _state_arrays("ckpt/st", run.st)
     if run.prev is not None:
-        U_prev, st_prev, h_prev = run.prev
+        U_prev, st_prev, h_prev = run.prev.U, run.prev.start, run.prev.h
         ex["ckpt/prev/U"] = np.asarray(U_prev)
         ex["ckpt/prev/h"] = np.asarray(float(h_prev))
         ex.update(_state_arrays("ckpt/prev/st", st_prev))
@@ -271,7 +272,7 @@ def restore(run, ex: dict, stored: Stored) -> None:
     """Set ``run``'s engine state and history from a checkpoint's arrays ``ex``."""
     run.st = _state_from("ckpt/st", ex)
     if "ckpt/prev/U" in ex:
-        run.prev = (np.array(ex["ckpt/prev/U"]), _state_from("ckpt/prev/st", ex), float(ex["ckpt/prev/h"]))
+        run.prev = ElementPiece(_state_from("ckpt/prev/st", ex), float(ex["ckpt/prev/h"]), np.array(ex["ckpt/prev/U"]))
     run.w = np.array(ex["ckpt/w"])
     run.scale = np.array(ex["ckpt/scale"])
     if getattr(run, "projection", None) is not None:  # symmetric projection: its predictor history

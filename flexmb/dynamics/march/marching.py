@@ -15,6 +15,7 @@ from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplet
 from flexmb.dynamics.march import kernels as march_kernels
 from flexmb.dynamics.march.kernels import extrapolation_matrices
 from flexmb.dynamics.node.projection import attachment_velocities, node_frames
+from flexmb.dynamics.step.outcome import ElementPiece
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
 
@@ -28,10 +29,10 @@ _JMOM = JLAM + np.arange(6, dtype=np.int64)
 
 
 def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
-             prev: tuple | None) -> NDArray:
+             prev: ElementPiece | None) -> NDArray:
     """Initial guess.
 
-    After an element of the same length: the previous element's polynomials extrapolated to the
+    After an element ``prev`` of the same length: the previous element's polynomials extrapolated to the
     new internal points (degree p through the start value and the internal values for unknowns
     with end values, degree p - 1 for internal-only unknowns, increments re-based on the new
     start for the rotations).  Otherwise a constant-velocity guess.
@@ -39,7 +40,7 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
     U = np.zeros(lay.size)
     Jv = lay.joint_view(U)
     if prev is not None:
-        U_prev, st_prev, h_prev = prev
+        U_prev, st_prev, h_prev = prev.U, prev.start, prev.h
         if abs(h_prev - h) <= 1e-12 * h:
             Pe, Pi = extrapolation_matrices(te)
 
@@ -159,7 +160,7 @@ def _plain_layout(cm: CompiledModel, lay: Layout) -> Layout:
     requests per evaluation, which an extra evaluation here must not disturb)."""
     if type(lay) is Layout:
         return lay
-    cache = cm.__dict__.setdefault("_plain_layouts", {})
+    cache = cm.cache.plain_layouts
     hit = cache.get(lay.p)
     if hit is None or hit.size != lay.size:
         hit = cache[lay.p] = Layout(cm.body_slots(), cm.group_of, cm.nj, lay.p)

@@ -59,10 +59,10 @@ def _rotation_matrices(te: TimeElement):
 def predict_rotations(cm, lay, te: TimeElement, h: float, w: NDArray, prev, U: NDArray) -> NDArray:
     """Replace the predicted rotation increments in ``U`` (``(lay.size,)``, modified in place and
     returned) by ``h D^-1 omega_ext`` (module docstring), after an element of the same length
-    ``prev = (U_prev, st_prev, h_prev)``; ``w`` the node velocities at the element's start."""
+    ``prev`` (:class:`~flexmb.dynamics.step.outcome.ElementPiece`); ``w`` the node velocities at the element's start."""
     if prev is None:
         return U
-    U_prev, _, h_prev = prev
+    U_prev, h_prev = prev.U, prev.h
     if abs(h_prev - h) > 1e-12 * h:
         return U
     P, Dinv = _rotation_matrices(te)

@@ -483,7 +483,7 @@ def _singular_node(cm, st):
     :func:`flexmb.dynamics.variants.singular_node.node_self_stresses` remembered them for this node (the element
     that ended there checked it), or None; only looked up here (no import of the run's modules)."""
     key = _mask_key(cm)
-    for node, k, found in getattr(cm, "_singular_memo", ()):
+    for node, k, found in cm.cache.singular_memo:
         if node is st and k == key:
             return found
     return None
@@ -504,13 +504,13 @@ def deflated_solve(A: NDArray, b: NDArray, rs: NDArray, V: NDArray) -> NDArray:
 
 
 def _body_widths(cm) -> NDArray:
-    """Velocity coordinates of each body ``(nb,)`` (kept on the compiled model)."""
-    hit = getattr(cm, "_body_widths", None)
+    """Velocity coordinates of each body ``(nb,)`` (kept in ``cm.cache``)."""
+    hit = cm.cache.body_widths
     if hit is None:
         hit = np.zeros(cm.nb, dtype=np.int64)
         for grp in cm.groups:
             hit[grp.bodies] = grp.nv
-        cm._body_widths = hit
+        cm.cache.body_widths = hit
     return hit
 
 
@@ -538,9 +538,9 @@ def _mask_key(cm) -> bytes:
 
 
 def node_projector(cm) -> NodeProjector:
-    """The model's :class:`NodeProjector` (built at the first call, cached on ``cm``)."""
-    proj = getattr(cm, "_node_projector", None)
+    """The model's :class:`NodeProjector` (built at the first call, kept in ``cm.cache``)."""
+    proj = cm.cache.node_projector
     if proj is None or proj.key != _mask_key(cm):
         proj = NodeProjector(cm)
-        cm._node_projector = proj
+        cm.cache.node_projector = proj
     return proj

@@ -469,7 +469,7 @@ def restore_selection(cm, meta: dict) -> bool:
     """Re-apply the dropped equations recorded in a run's ``meta`` (``redundant_constraints``: the
     choice made at t0, ``redundancy_reselections``: its revisions; a checkpoint written after a
     re-selection); True if that changed the compiled model's choice."""
-    if not hasattr(cm, "redundancy"):
+    if cm.redundancy is None:  # no selection made (init_selection not run)
         return False
     names = {jn.name: j for j, jn in enumerate(cm.model.joints)}
     labels = [(names[n], int(c) if c.isdigit() else c) for n, c in meta.get("redundant_constraints", [])]

@@ -229,13 +229,13 @@ def _maxima(w, trans, rotn, Q, slots, jq):  # pragma: no cover - compiled
 
 def _speed_columns(cm) -> tuple[NDArray, NDArray]:
     """Columns of the global velocity vector holding the bodies' translational and angular velocities
-    (sorted; per model, cached on ``cm``)."""
-    hit = getattr(cm, "_speed_columns", None)
+    (sorted; per model, kept in ``cm.cache``)."""
+    hit = cm.cache.speed_columns
     if hit is None or hit[0] is not cm.vel_off:
         trans = np.sort((cm.vel_off[:, None] + np.arange(3)).reshape(-1))
         rotn = np.sort((cm.vel_off[:, None] + np.arange(3, 6)).reshape(-1))
         hit = (cm.vel_off, trans, rotn)
-        cm._speed_columns = hit
+        cm.cache.speed_columns = hit
     return hit[1], hit[2]
 
 
@@ -247,12 +247,12 @@ def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bo
     modified momenta of jointed bodies at least ``F h`` / ``F L h`` (the consistent transport,
     :func:`flexmb.dynamics.elements.joints.consistent_transport`)."""
     key = (lay, lay.size, mag.L, mag.V, mag.F, h, floor_momenta)
-    hit = getattr(cm, "_unknown_scales", None)
+    hit = cm.cache.unknown_scales
     if hit is not None and hit[0][0] is lay and hit[0][1:] == key[1:]:
         return hit[1]  # the magnitudes did not change (Newton only reads the scales)
     out = _unknown_scales(cm, lay, mag, h, floor_momenta)
     out.flags.writeable = False
-    cm._unknown_scales = (key, out)
+    cm.cache.unknown_scales = (key, out)
     return out
 
 
@@ -275,14 +275,14 @@ def _joint_scales(out, off, n, kind, L, V, F, h):  # pragma: no cover - compiled
 
 def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bool = False) -> NDArray:
     L, V, F = mag.L, mag.V, mag.F
-    hit = getattr(cm, "_body_scales", None)  # the body slots depend on (L, V) only: kept while F changes
+    hit = cm.cache.body_scales  # the body slots depend on (L, V) only: kept while F changes
     if hit is not None and hit[0] is lay and hit[1] == (L, V):
         out = hit[2].copy()
     else:
         out = np.zeros(lay.size)
         for grp in cm.groups:
             lay.group_view(out, grp.bodies, grp.slots)[:] = grp.scales(L, V)[:, None, :]
-        cm._body_scales = (lay, (L, V), out.copy())
+        cm.cache.body_scales = (lay, (L, V), out.copy())
     _joint_scales(out, lay.joint_off, cm.nj * lay.p, _JOINT_KIND, float(L), float(V), float(F), float(h))
     if cm.nj and floor_momenta:
         # the modified momenta of a body on joints hold pi = p - Lambda: their magnitude is at least

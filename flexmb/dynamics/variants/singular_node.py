@@ -56,11 +56,10 @@ import logging
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
-from typing import Callable
-
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JOINT_SLOTS, JQ
+from flexmb.dynamics.step.outcome import ElementOutcome, ElementPiece
 from flexmb.errors import SingularMatrixError
 
 log = logging.getLogger(__name__)
@@ -131,12 +130,12 @@ def node_self_stresses(cm, st):
     from flexmb.dynamics.node.projection import _mask_key
 
     key = _mask_key(cm)
-    memo = getattr(cm, "_singular_memo", [])
+    memo = cm.cache.singular_memo
     for node, k, found in memo:
         if node is st and k == key:
             return found
     found = self_stresses(cm, st)
-    cm._singular_memo = [(st, key, found)] + memo[:1]
+    cm.cache.singular_memo = [(st, key, found)] + memo[:1]
     return found
 
 
@@ -244,39 +243,49 @@ def _bordered(system, st, h: float, U0: NDArray, scale: NDArray, options, found,
     return r
 
 
-def solve_element(system, st, h: float, U0: NDArray, scale: NDArray, options, plain: Callable):
-    """Solve the element from ``st`` of length ``h`` (predictor ``U0``): ``(end, result)``, ``end`` the end
-    node (None when ``result`` did not converge).  ``plain()`` runs the element's Newton.
+def solve_element(system, st, h: float, U0: NDArray, scale: NDArray, factor, options) -> ElementOutcome:
+    """The solve stage with its end values (:mod:`flexmb.dynamics.step.advance`): the element from ``st`` of
+    length ``h`` [s] from the predictor ``U0 (lay.size,)``, Newton's scales ``scale``, the run's ``factor``
+    and ``options`` (:class:`~flexmb.dynamics.simulate.SimulationOptions`), as an
+    :class:`~flexmb.dynamics.step.outcome.ElementOutcome` of one piece; its ``end`` is None when the
+    piece's result did not converge.  The plain solve is the element's Newton
+    (:meth:`flexmb.dynamics.solve.evaluation.ElementSystem.newton`).
 
     Start node singular (:func:`node_self_stresses`): the bordered solve with the interior constraint
-    points' self-stress rows released (p >= 2), else ``plain()``.  End node of the plain solution (or,
+    points' self-stress rows released (p >= 2), else the plain solve.  End node of the plain solution (or,
     when Newton failed, of the predictor) singular: the bordered solve with the end node's rows
-    released replaces it when it can vouch for itself (:func:`_bordered`)."""
+    released replaces it when it can vouch for itself (:func:`_bordered`).  The end node is judged here,
+    so this variant computes the end values (:func:`flexmb.dynamics.march.marching.end_values`) once and
+    hands them on."""
     from flexmb.dynamics.march.marching import end_values
 
     cm, lay, te = system.cm, system.lay, system.te
+
+    def outcome(end, r):
+        return ElementOutcome(end, [ElementPiece(st, h, r.U, r)])
+
     found = node_self_stresses(cm, st)
     r = _bordered(system, st, h, U0, scale, options, found, "start") if found is not None else None
     if r is None:
-        r = plain()
+        r = system.newton(st, h, U0, scale, factor, options.newton)
         if not r.converged:
             # Newton may fail outright when the end node is singular (a row of three parallelograms, three
             # self-stresses at once, p = 3: diverging): the predictor's end node tells
             found = self_stresses(cm, end_values(cm, lay, te, st, h, U0))
             r2 = _bordered(system, st, h, U0, scale, options, found, "end") if found is not None else None
             if r2 is None:
-                return None, r
+                return outcome(None, r)
         else:
             end = end_values(cm, lay, te, st, h, r.U)
             found = node_self_stresses(cm, end)
             if found is None:
-                return end, r
+                return outcome(end, r)
             r2 = _bordered(system, st, h, U0, scale, options, found, "end")
             if r2 is None:
-                return end, r
+                return outcome(end, r)
         for k in ("n_residual", "n_jacobian", "n_factor", "iterations"):
             setattr(r2, k, getattr(r2, k) + getattr(r, k))
         r = r2
     end = end_values(cm, lay, te, st, h, r.U)
     node_self_stresses(cm, end)  # for the next element, which starts there
-    return end, r
+    return outcome(end, r)

@@ -358,8 +358,9 @@ class StepControl:
         cm = run.cm
         while True:
             h, dense = self._planned(run.st.t, run.t_end)
-            end, U, res, retries = run.solve_element(run.st, h, run.w, run.prev)
-            self.solved += len(res)
+            out = run.solve_element(run.st, h, run.w, run.prev)
+            self.solved += len(out.pieces)
+            end = out.end
             w_end = node_velocity(cm, end)
             err, err_dense, length = self.history_estimate(self.history[-self.m:] + [self._node(cm, end, w_end)],
                                                            run.lever, dense, cm, end)
@@ -370,7 +371,7 @@ class StepControl:
                 break
             self._reject(run, h, g, err)
         # (the step planned to land on an output time keeps the controller's step for the next one)
-        self._accept(run, end, U, res, retries, h, err, g, length)
+        self._accept(run, out, h, err, g, length)
 
     def _reject(self, run, h: float, g: float, err: float) -> None:
         self.rejected += 1
@@ -391,11 +392,11 @@ class StepControl:
             self.history = [self._node(cm, run.st, run.w)]
         while True:
             h, dense = self._planned(run.st.t, run.t_end)
-            whole, _, res0, _ = run.solve_element(run.st, h, run.w, None)
-            mid, U1, res1, r1 = run.solve_element(run.st, h / 2, run.w, None)
-            w_mid = node_velocity(cm, mid)
-            end, U2, res2, r2 = run.solve_element(mid, h / 2, w_mid, (U1, res1[-1][0], res1[-1][1]))
-            self.solved += len(res0) + len(res1) + len(res2)
+            whole = run.solve_element(run.st, h, run.w, None)
+            first, second, _ = self._halves(run, h / 2, None)
+            mid, end = first.end, second.end
+            self.solved += len(whole.pieces) + len(first.pieces) + len(second.pieces)
+            whole = whole.end
             w_end = node_velocity(cm, end)
             scale = 2.0 ** (2 * p) - 1.0
             dx = (whole.x - end.x) / scale
@@ -417,20 +418,20 @@ class StepControl:
         self.credit = min(CREDIT_MAX, self.credit + 1.0 - err)
         self.err_prev = max(err, 1e-4)
         self.h_next = max(h * g, self.h_next if h < self.h_next else 0.0) if g >= 1 else h * g
-        run.commit(mid, U1, res1, r1, self.h_next, local_error=length / 2)
-        self.history.append(self._node(cm, mid, run.w))
-        run.commit(end, U2, res2, r2, self.h_next, local_error=length / 2)
+        run.commit(first, self.h_next, local_error=length / 2)
+        self.history.append(self._node(cm, first.end, run.w))
+        run.commit(second, self.h_next, local_error=length / 2)
         self.history = (self.history + [self._node(cm, end, run.w)])[-self.m:]
 
-    def _accept(self, run, node, U, res, retries, h: float, err: float, g: float, length: float) -> None:
-        """Record an accepted history-judged step of ``h`` ending at ``node`` (controller bookkeeping)."""
+    def _accept(self, run, out, h: float, err: float, g: float, length: float) -> None:
+        """Record an accepted history-judged step ``out`` of ``h`` (controller bookkeeping)."""
         self.credit = min(CREDIT_MAX, self.credit + 1.0 - err)
         self.err_prev = max(err, 1e-4)
         self.after_reject = False
         self.accepted += 1
         self.h_next = max(h * g, self.h_next if h < self.h_next else 0.0) if g >= 1 else h * g
-        run.commit(node, U, res, retries, self.h_next, local_error=length)
-        self.history = (self.history + [self._node(run.cm, node, run.w)])[-self.m:]
+        run.commit(out, self.h_next, local_error=length)
+        self.history = (self.history + [self._node(run.cm, out.end, run.w)])[-self.m:]
 
     def _step_calibration(self, run, pair: float) -> None:
         """Two of the controller's steps (``pair`` [s] together), judged by the history estimate as every
@@ -438,11 +439,11 @@ class StepControl:
         calibrates the history estimate (:meth:`_calibrate`) before it judges the halves.  One extra
         solved element; a half that fails is rejected like any step (the second is then not kept)."""
         cm, h = run.cm, pair / 2
-        whole, _, res0, _ = run.solve_element(run.st, pair, run.w, None)
-        mid, U1, res1, r1 = run.solve_element(run.st, h, run.w, run.prev)
-        w_mid = node_velocity(cm, mid)
-        end, U2, res2, r2 = run.solve_element(mid, h, w_mid, (U1, res1[-1][0], res1[-1][1]))
-        self.solved += len(res0) + len(res1) + len(res2)
+        whole = run.solve_element(run.st, pair, run.w, None)
+        first, second, w_mid = self._halves(run, h, run.prev)
+        mid, end = first.end, second.end
+        self.solved += len(whole.pieces) + len(first.pieces) + len(second.pieces)
+        whole = whole.end
         scale = 2.0 ** (2 * self.p) - 1.0
         dx = (whole.x - end.x) / scale
         dr = rot.log(whole.R @ np.swapaxes(end.R, 1, 2)) / scale
@@ -459,13 +460,21 @@ class StepControl:
         if not ok:
             self._reject(run, h, g, e1)
             return self.step(run)
-        self._accept(run, mid, U1, res1, r1, h, e1, g, l1 * self.cal)
+        self._accept(run, first, h, e1, g, l1 * self.cal)
         e2 *= self._budget(run.st.t, h) * self.cal
         ok, g = self._decide(e2, 0.0, False)
         if not ok:
             self._reject(run, h, g, e2)  # the run goes on from the mid node
             return
-        self._accept(run, end, U2, res2, r2, h, e2, g, l2 * self.cal)
+        self._accept(run, second, h, e2, g, l2 * self.cal)
+
+    @staticmethod
+    def _halves(run, h: float, prev):
+        """Two elements of ``h`` [s] from the run's node (the first after ``prev``): their
+        :class:`~flexmb.dynamics.step.outcome.ElementOutcome` and the node velocities between them."""
+        first = run.solve_element(run.st, h, run.w, prev)
+        w_mid = node_velocity(run.cm, first.end)
+        return first, run.solve_element(first.end, h, w_mid, first.last), w_mid
 
     def _calibration_pair(self, run) -> float | None:
         """Length [s] of a calibration pair (two of the controller's steps) from the current node, or None

@@ -42,8 +42,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JLAM
-from flexmb.dynamics.march.marching import end_values
+from flexmb.dynamics.march import marching  # end_values looked up at call time (benchmark profilers time it)
 from flexmb.dynamics.solve.newton import newton_solve
+from flexmb.dynamics.step.outcome import ElementOutcome, ElementPiece
 from flexmb.dynamics.node.projection import (apply_blocks, generalized, inverse_mass_blocks, joint_wrench, node_frames,
                                         node_projector)
 
@@ -97,8 +98,9 @@ class SymmetricProjection:
     outer: list = field(default_factory=list)
 
     def step(self, run, st, h: float, advance):
-        """One element from ``st`` with the symmetric projection: ``(end, U, res, retries)`` as
-        :func:`flexmb.dynamics.simulate._advance` (``advance(start)`` runs it from a start node).
+        """One element from ``st`` with the symmetric projection: the
+        :class:`~flexmb.dynamics.step.outcome.ElementOutcome` of :func:`flexmb.dynamics.step.advance.advance`
+        (``advance(start)`` runs it from a start node).
 
         Outer iteration on the row multipliers ``nu (n,)``: Broyden's method (inverse update, in the
         rows scaled by Newton's multiplier scales) on ``mu(nu) = 0``, started from the transported
@@ -120,8 +122,8 @@ class SymmetricProjection:
             start = st.copy()
             start.pi = st.pi + e0 * constraint_impulse(cm, st, self._loc(nu))
             out = self._solve(run, start, h, U, advance)
-            end, U = out[0], out[1]
-            if len(out[2]) > 1:  # the element was halved: its pieces are not projected
+            end, U = out.end, out.U
+            if len(out.pieces) > 1:  # the element was halved: its pieces are not projected
                 log.info("symmetric projection: the element at t=%.6g was halved; its pieces' node momenta "
                          "are not projected", st.t)
                 self.hist.clear()
@@ -150,11 +152,11 @@ class SymmetricProjection:
             log.info("symmetric projection: outer iteration at t=%.6g stopped at %.3g after %d iterations",
                      st.t, err, self.max_outer)
         self.outer.append(k + 1)
-        end = out[0]
+        end = out.end
         # the end momenta with the impulse the element was solved with (remaining violation below tol)
         loc = self._loc(nu)
         end.pi = end.pi + constraint_impulse(cm, end, loc)
-        self._book_impulse(st, out[2][0][0], end, e0, loc)
+        self._book_impulse(st, out.pieces[0].start, end, e0, loc)
         self.hist = (self.hist + [(h, nu)])[-PREDICTOR_POINTS:]
         return out
 
@@ -221,7 +223,8 @@ class SymmetricProjection:
             r = newton_solve(lambda V: run.system.evaluate(V, start, h), U, run.scale, run.factor,
                              run.options.newton, residual=lambda V: run.system.residual(V, start, h))
             if r.converged:
-                return end_values(run.cm, run.system.lay, run.te, start, h, r.U), r.U, [(start, h, r.U, r)], 0
+                return ElementOutcome(marching.end_values(run.cm, run.system.lay, run.te, start, h, r.U),
+                                      [ElementPiece(start, h, r.U, r)])
             log.info("symmetric projection: warm Newton failed at t=%.6g (%s); full solve", start.t, r.message)
         return advance(start)
 

@@ -1,0 +1,2 @@
+"""One time element, stage by stage: :mod:`.outcome` (what a solved element hands on), :mod:`.advance`
+(predict -> solve -> end values, with the variants wrapping the solve and step halving)."""

@@ -70,6 +70,9 @@ def test_save_load_round_trip_is_exact(body, tmp_path):
                 assert np.array_equal(getattr(a, g.name), getattr(b, g.name))
         elif f.name == "cells":
             assert a.keys() == b.keys() and all(np.array_equal(a[t], b[t]) for t in a)
+        elif f.name == "energy_factors":
+            assert a is not None and a.arrays().keys() == b.arrays().keys()
+            assert all(np.array_equal(a.arrays()[k], b.arrays()[k]) for k in a.arrays())
         elif isinstance(a, np.ndarray):
             assert np.array_equal(a, b), f.name
         else:
@@ -83,13 +86,35 @@ def test_load_reads_files_without_the_stiffening_arrays(body, tmp_path):
     path = body.save(tmp_path / "beam")
     with np.load(path, allow_pickle=False) as raw:
         arrays = {k: raw[k] for k in raw.files
-                  if k not in ("quartic_stiffness", "preload_stiffness_residual", "preload_coordinates")}
+                  if k not in ("quartic_stiffness", "preload_stiffness_residual", "preload_coordinates")
+                  and not k.startswith("energy_factors/")}
     old = tmp_path / "old.npz"
     np.savez_compressed(old, **arrays)
     loaded = FlexibleBodyData.load(old)
     assert loaded.quartic_stiffness is None and loaded.preload_stiffness_residual is None
     assert loaded.preload_coordinates is None
     assert np.array_equal(loaded.preload_stiffness, body.preload_stiffness)
+    # the strain-energy factors, absent then, are made from the stored G (no quartic term)
+    f = loaded.energy_factors
+    assert f is not None and f.ranks[1] == 0 and f.ranks[0] > 0
+    q = 0.01 * np.arange(1, body.n_modes + 1)
+    assert f.energy(q) == pytest.approx(0.5 * np.einsum("kij,k,i,j->", body.geometric_stiffness, q, q, q), rel=1e-9)
+
+
+def test_load_factors_the_strain_energy_of_files_written_before_the_factors(body, tmp_path):
+    """A file without the factors (written before they were stored) loads with the factors of its own
+    G and H, which reproduce the dense energy."""
+    path = body.save(tmp_path / "beam")
+    with np.load(path, allow_pickle=False) as raw:
+        arrays = {k: raw[k] for k in raw.files if not k.startswith("energy_factors/")}
+    old = tmp_path / "old.npz"
+    np.savez_compressed(old, **arrays)
+    f = FlexibleBodyData.load(old).energy_factors
+    q = 0.01 * np.arange(1, body.n_modes + 1)
+    dense = (0.5 * np.einsum("kij,k,i,j->", body.geometric_stiffness, q, q, q)
+             + 0.125 * np.einsum("ijkl,i,j,k,l->", body.quartic_stiffness, q, q, q, q))
+    assert f.energy(q) == pytest.approx(dense, rel=1e-9)
+    assert f.energy(q) == pytest.approx(body.energy_factors.energy(q), rel=1e-12)
 
 
 def test_load_rejects_other_files(tmp_path):

@@ -1,0 +1,285 @@
+"""Low-rank factors of the cubic and quartic strain energy of a modal body: O(R nm^2) evaluation.
+
+The strain energy of :mod:`flexmb.fe.reduction.stiffening`, ``U3 = 1/2 G[k,i,j] q_k q_i q_j`` and
+``U4 = 1/8 H[i,j,k,l] q_i q_j q_k q_l``, costs ``nm^3`` and ``nm^4`` per evaluation in the dense
+form.  Both are written as sums of products of linear and quadratic forms::
+
+    U3 = 1/2 sum_r s_r (u_r . q) (q^T V_r q)          (r < R3 <= nm)
+    U4 = 1/8 sum_r l_r (q^T A_r q)^2                 (r < R4 <= nm (nm + 1) / 2)
+
+with symmetric ``V_r``, ``A_r``, so that the energy, its gradient and its Hessian cost
+``O((R3 + R4) nm^2)`` (the compiled evaluation is :func:`flexmb.dynamics.bodies.modal_kernels.elastic`).
+
+Factorization, in the coordinates ``y = Omega q`` (``Omega = diag(omega)``, so that the linear
+energy is ``|y|^2 / 2``: every mode counts by its energy, not by the size of its ``q``):
+
+* quartic: ``H`` as a symmetric matrix on the symmetric ``nm x nm`` matrices (the pair vector
+  ``q q^T``; ``H`` has the pair symmetries), in a Frobenius-orthonormal basis of them; its
+  eigen-decomposition gives ``l_r`` and Frobenius-orthonormal ``A_r`` (exact with every nonzero
+  eigenvalue);
+* cubic: the fully symmetric part of ``G`` (the only part the energy sees) unfolded as an
+  ``nm x nm^2`` matrix, its singular value decomposition (``V_r`` symmetric, Frobenius-orthonormal,
+  ``u_r`` orthonormal).
+
+Truncation (``tol``): the smallest terms are dropped while the sum of the dropped ``|l_r|``
+(``|s_r|``) stays below ``tol`` times the largest: then ``|U4 - U4_kept| <= tol l_max |y|^4 / 8``,
+a relative error ``tol`` of the dominant quartic term at the same linear energy (the same for the
+cubic term).  ``tol = 0`` keeps every nonzero term (exact to round-off).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__ = ["DEFAULT_TOL", "StrainEnergyFactors", "factor_strain_energy", "factors_match", "select_factors",
+           "dense_from_factors"]
+
+logger = logging.getLogger(__name__)
+
+#: default relative truncation of the factors (see the module docstring); measured in benchmarks/README.md
+DEFAULT_TOL = 1e-10
+
+
+@dataclass(frozen=True, eq=False)
+class StrainEnergyFactors:
+    """Factors of the cubic and quartic strain energy in the modal coordinates ``q``.
+
+    Attributes
+    ----------
+    cubic_weights : ndarray, shape (R3,)
+    cubic_u : ndarray, shape (R3, nm)
+    cubic_V : ndarray, shape (R3, nm, nm)
+        ``U3 = 1/2 sum_r cubic_weights[r] (cubic_u[r] . q) (q^T cubic_V[r] q)``.
+    quartic_weights : ndarray, shape (R4,)
+    quartic_A : ndarray, shape (R4, nm, nm)
+        ``U4 = 1/8 sum_r quartic_weights[r] (q^T quartic_A[r] q)^2``.
+    tol : float
+        Relative truncation (module docstring).
+    dropped : ndarray, shape (2,)
+        Bound of the dropped part relative to the largest term, cubic and quartic (``<= tol``).
+    """
+
+    cubic_weights: NDArray[np.float64]
+    cubic_u: NDArray[np.float64]
+    cubic_V: NDArray[np.float64]
+    quartic_weights: NDArray[np.float64]
+    quartic_A: NDArray[np.float64]
+    tol: float
+    dropped: NDArray[np.float64]
+
+    @property
+    def n_modes(self) -> int:
+        return int(self.cubic_u.shape[1]) if self.cubic_u.ndim == 2 else 0
+
+    @property
+    def ranks(self) -> tuple[int, int]:
+        return int(self.cubic_weights.size), int(self.quartic_weights.size)
+
+    def energy(self, q) -> float:
+        """``U3 + U4`` at ``q (nm,)`` (NumPy, set-up and checks; the dynamics uses the compiled law)."""
+        q = np.asarray(q, dtype=float)
+        a = self.cubic_u @ q
+        s3 = np.einsum("rij,i,j->r", self.cubic_V, q, q)
+        s4 = np.einsum("rij,i,j->r", self.quartic_A, q, q)
+        return float(0.5 * np.sum(self.cubic_weights * a * s3) + 0.125 * np.sum(self.quartic_weights * s4 * s4))
+
+    def arrays(self) -> dict:
+        return dict(cubic_weights=self.cubic_weights, cubic_u=self.cubic_u, cubic_V=self.cubic_V,
+                    quartic_weights=self.quartic_weights, quartic_A=self.quartic_A,
+                    tol=np.array(self.tol), dropped=self.dropped)
+
+
+def _scales(omega2, nm: int) -> NDArray[np.float64]:
+    """``omega`` per mode (1 where not positive: such a mode is not scaled)."""
+    om = np.sqrt(np.maximum(np.asarray(omega2, dtype=float).reshape(-1)[:nm], 0.0))
+    return np.where(om > 0, om, 1.0)
+
+
+def _truncate(values: NDArray, tol: float):
+    """Indices of the terms kept (largest |value| first) and the dropped sum relative to the largest."""
+    order = np.argsort(-np.abs(values))
+    mags = np.abs(values[order])
+    if mags.size == 0 or mags[0] == 0.0:
+        return order[:0], 0.0
+    tail = np.cumsum(mags[::-1])[::-1]  # tail[k] = sum of mags[k:]
+    budget = tol * mags[0]
+    keep = int(np.count_nonzero(tail > budget))
+    keep = max(keep, 1)
+    dropped = float(tail[keep] / mags[0]) if keep < mags.size else 0.0
+    return order[:keep], dropped
+
+
+def _sym_basis(nm: int):
+    """Pairs ``i <= j`` and their weights in a Frobenius-orthonormal basis of symmetric matrices."""
+    iu, ju = np.triu_indices(nm)
+    w = np.where(iu == ju, 1.0, np.sqrt(2.0))
+    return iu, ju, w
+
+
+def _quartic_factors(Hs: NDArray, tol: float):
+    """Eigen-factors of a scaled quartic tensor ``Hs (nm,nm,nm,nm)``: weights (R4,), A (R4,nm,nm)."""
+    nm = Hs.shape[0]
+    iu, ju, w = _sym_basis(nm)
+    Hp = Hs[iu, ju][:, iu, ju] * w[:, None] * w[None, :]
+    Hp = 0.5 * (Hp + Hp.T)
+    lam, vec = np.linalg.eigh(Hp)
+    keep, dropped = _truncate(lam, tol)
+    A = np.zeros((keep.size, nm, nm))
+    coef = vec[:, keep].T / w[None, :]  # the symmetric matrix of each eigenvector: entries v_p / w_p
+    A[:, iu, ju] = coef
+    A[:, ju, iu] = coef
+    return lam[keep], A, dropped
+
+
+def _cubic_factors(Gs: NDArray, tol: float):
+    """SVD factors of a scaled, fully symmetric cubic tensor ``Gs (nm,nm,nm)``."""
+    nm = Gs.shape[0]
+    iu, ju, w = _sym_basis(nm)
+    Gm = Gs[:, iu, ju] * w[None, :]  # (nm, P): slices in the orthonormal symmetric basis
+    U, s, Vt = np.linalg.svd(Gm, full_matrices=False)
+    keep, dropped = _truncate(s, tol)
+    V = np.zeros((keep.size, nm, nm))
+    coef = Vt[keep] / w[None, :]
+    V[:, iu, ju] = coef
+    V[:, ju, iu] = coef
+    return s[keep], np.ascontiguousarray(U[:, keep].T), V, dropped
+
+
+def _symmetrize3(G: NDArray) -> NDArray:
+    return (G + G.transpose(0, 2, 1) + G.transpose(1, 0, 2) + G.transpose(1, 2, 0) + G.transpose(2, 0, 1)
+            + G.transpose(2, 1, 0)) / 6.0
+
+
+def factor_strain_energy(G, H, omega2, tol: float = DEFAULT_TOL) -> StrainEnergyFactors:
+    """Factors of ``1/2 G q^3 + 1/8 H q^4`` (module docstring).
+
+    Parameters
+    ----------
+    G : array_like, shape (nm, nm, nm) or None
+        Cubic coefficients (:func:`flexmb.fe.reduction.stiffening.modal_geometric_stiffness`).
+    H : array_like, shape (nm, nm, nm, nm) or None
+        Quartic coefficients with the pair symmetries (raw or relaxed).
+    omega2 : array_like, shape (nm,)
+        Modal stiffness diagonal (scaling of the truncation).
+    tol : float
+        Relative truncation, >= 0.
+
+    Returns
+    -------
+    StrainEnergyFactors
+    """
+    om = np.asarray(omega2, dtype=float).reshape(-1)
+    nm = om.size
+    sc = _scales(om, nm)
+    inv = 1.0 / sc
+    if G is not None and nm:
+        Gs = _symmetrize3(np.asarray(G, dtype=float)) * np.einsum("i,j,k->ijk", inv, inv, inv)
+        s3, u, V, d3 = _cubic_factors(Gs, tol)
+        u = u * sc[None, :]
+        V = V * sc[None, :, None] * sc[None, None, :]
+    else:
+        s3, u, V, d3 = np.zeros(0), np.zeros((0, nm)), np.zeros((0, nm, nm)), 0.0
+    if H is not None and nm:
+        Hs = np.asarray(H, dtype=float) * np.einsum("i,j,k,l->ijkl", inv, inv, inv, inv)
+        l4, A, d4 = _quartic_factors(Hs, tol)
+        A = A * sc[None, :, None] * sc[None, None, :]
+    else:
+        l4, A, d4 = np.zeros(0), np.zeros((0, nm, nm)), 0.0
+    return StrainEnergyFactors(s3, u, V, l4, A, float(tol), np.array([d3, d4]))
+
+
+def dense_from_factors(f: StrainEnergyFactors):
+    """``(Gs, H)``: the fully symmetric cubic tensor and the quartic tensor of the factors."""
+    Gs = np.einsum("r,rk,rij->kij", f.cubic_weights, f.cubic_u, f.cubic_V)
+    Gs = _symmetrize3(Gs)
+    H = np.einsum("r,rij,rkl->ijkl", f.quartic_weights, f.quartic_A, f.quartic_A)
+    return Gs, H
+
+
+def _recompress(weights, left, right, sc, tol, symmetric):
+    """Factors ``sum_r w_r left_r (x) right_r`` (``left (R, a)``, ``right (R, b)``, in q coordinates)
+    brought back to orthonormal factors in y coordinates and truncated: QR of both sides, the SVD
+    (eigen-decomposition when ``symmetric``) of the small core."""
+    Ql, Rl = np.linalg.qr(left.T)
+    if symmetric:
+        core = Rl @ (weights[:, None] * Rl.T)
+        lam, vec = np.linalg.eigh(0.5 * (core + core.T))
+        keep, dropped = _truncate(lam, tol)
+        return lam[keep], (Ql @ vec[:, keep]).T, None, dropped
+    Qr, Rr = np.linalg.qr(right.T)
+    U, s, Vt = np.linalg.svd(Rl @ (weights[:, None] * Rr.T))
+    keep, dropped = _truncate(s, tol)
+    return s[keep], (Ql @ U[:, keep]).T, (Qr @ Vt[keep].T).T, dropped
+
+
+def select_factors(f: StrainEnergyFactors, idx, omega2_kept, quartic_terms=None) -> StrainEnergyFactors:
+    """The factors restricted to the modes ``idx`` (the energy at ``q`` with zeros elsewhere), plus
+    optional quartic terms ``(weights (K,), A (K, nk, nk))`` in the kept coordinates (the
+    condensation of dropped stiff modes, :func:`flexmb.model.flexible.select_modes`), recompressed
+    with the same tolerance in the kept modes' scaled coordinates."""
+    idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+    nk = idx.size
+    if nk == 0:
+        return StrainEnergyFactors(np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0, 0)), np.zeros(0),
+                                   np.zeros((0, 0, 0)), f.tol, np.zeros(2))
+    sc = _scales(omega2_kept, nk)
+    inv = 1.0 / sc
+    ix = np.ix_(np.arange(f.cubic_weights.size), idx, idx)
+    u = f.cubic_u[:, idx] * inv[None, :]
+    V = f.cubic_V[ix] * (inv[None, :, None] * inv[None, None, :])
+    if f.cubic_weights.size and nk:
+        s3, u2, v2, d3 = _recompress(f.cubic_weights, u, V.reshape(V.shape[0], -1), sc, f.tol, False)
+        u2 = u2 * sc[None, :]
+        V2 = v2.reshape(-1, nk, nk)
+        V2 = 0.5 * (V2 + V2.transpose(0, 2, 1)) * (sc[None, :, None] * sc[None, None, :])
+    else:
+        s3, u2, V2, d3 = np.zeros(0), np.zeros((0, nk)), np.zeros((0, nk, nk)), 0.0
+    lam = f.quartic_weights
+    A = f.quartic_A[np.ix_(np.arange(lam.size), idx, idx)]
+    if quartic_terms is not None:
+        lam = np.concatenate([lam, np.asarray(quartic_terms[0], dtype=float)])
+        A = np.concatenate([A, np.asarray(quartic_terms[1], dtype=float).reshape(-1, nk, nk)])
+    A = A * (inv[None, :, None] * inv[None, None, :])
+    if lam.size and nk:
+        l4, a2, _, d4 = _recompress(lam, A.reshape(lam.size, -1), None, sc, f.tol, True)
+        A2 = a2.reshape(-1, nk, nk)
+        A2 = 0.5 * (A2 + A2.transpose(0, 2, 1)) * (sc[None, :, None] * sc[None, None, :])
+    else:
+        l4, A2, d4 = np.zeros(0), np.zeros((0, nk, nk)), 0.0
+    dropped = np.array([max(d3, f.dropped[0]), max(d4, f.dropped[1])])
+    return StrainEnergyFactors(s3, np.ascontiguousarray(u2), np.ascontiguousarray(V2), l4,
+                               np.ascontiguousarray(A2), f.tol, dropped)
+
+
+def factors_match(f: StrainEnergyFactors, G, H, omega2, n_probe: int = 3, seed: int = 0) -> bool:
+    """Whether the factors reproduce ``1/2 G q^3 + 1/8 H q^4`` at random ``q`` within their truncation
+    bound (a stale factorization, e.g. of other modes, does not): the check before the dynamics
+    uses stored factors.  At ``|y| = |Omega q| = 1`` each term is bounded by its weight, so the
+    dropped part is at most ``dropped`` times the largest weight (halved / an eighth)."""
+    nm = np.asarray(omega2, dtype=float).size
+    if f.cubic_u.shape[1:] != (nm,) or f.quartic_A.shape[1:] != (nm, nm):
+        return False
+    if nm == 0:
+        return True
+    sc = _scales(omega2, nm)
+    rng = np.random.default_rng(seed)
+    s_max = float(np.max(np.abs(f.cubic_weights), initial=0.0))
+    l_max = float(np.max(np.abs(f.quartic_weights), initial=0.0))
+    for _ in range(n_probe):
+        y = rng.standard_normal(nm)
+        q = y / (np.linalg.norm(y) * sc)
+        u3 = 0.0 if G is None else 0.5 * float(np.einsum("kij,k,i,j->", np.asarray(G, float), q, q, q))
+        u4 = 0.0 if H is None else 0.125 * float(np.einsum("ijkl,i,j,k,l->", np.asarray(H, float), q, q, q, q,
+                                                            optimize=True))
+        a = f.cubic_u @ q
+        f3 = 0.5 * float(np.sum(f.cubic_weights * a * np.einsum("rij,i,j->r", f.cubic_V, q, q)))
+        s4 = np.einsum("rij,i,j->r", f.quartic_A, q, q)
+        f4 = 0.125 * float(np.sum(f.quartic_weights * s4 * s4))
+        if abs(u3 - f3) > 0.5 * s_max * (1.01 * f.dropped[0] + 1e-9) + 1e-9 * abs(u3) + 1e-300:
+            return False
+        if abs(u4 - f4) > 0.125 * l_max * (1.01 * f.dropped[1] + 1e-9) + 1e-9 * abs(u4) + 1e-300:
+            return False
+    return True

@@ -1,0 +1,113 @@
+"""Low-rank factors of the cubic and quartic strain energy (flexmb.fe.reduction.energy_factors) and their
+compiled evaluation (flexmb.dynamics.bodies.modal_laws.elastic): exact without truncation, the
+truncation within its stated bound, the restriction to a mode subset (with the condensation of the
+dropped stiff modes) equal to the dense restriction, a stale factorization detected; the compiled
+force and tangent are the gradient and Hessian of the compiled energy (finite differences)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from flexmb.dynamics.bodies import modal_laws as ml
+from flexmb.fe.reduction.energy_factors import (dense_from_factors, factor_strain_energy, factors_match,
+                                                select_factors)
+
+
+def _tensors(nm, seed=0):
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((nm, nm, nm))
+    G = 0.5 * (G + G.transpose(0, 2, 1))
+    B = rng.standard_normal((nm, nm, nm, nm))
+    H = B + B.transpose(1, 0, 2, 3)
+    H = H + H.transpose(0, 1, 3, 2)
+    H = H + H.transpose(2, 3, 0, 1)
+    return G, H, rng.uniform(1.0, 1e4, nm)
+
+
+def _dense_energy(G, H, q):
+    return 0.5 * np.einsum("kij,k,i,j->", G, q, q, q) + 0.125 * np.einsum("ijkl,i,j,k,l->", H, q, q, q, q)
+
+
+@pytest.mark.parametrize("nm", [1, 3, 6])
+def test_factors_without_truncation_are_exact(nm):
+    G, H, om2 = _tensors(nm)
+    f = factor_strain_energy(G, H, om2, tol=0.0)
+    assert f.ranks == (nm, nm * (nm + 1) // 2)
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        q = rng.standard_normal(nm)
+        assert f.energy(q) == pytest.approx(_dense_energy(G, H, q), rel=1e-12)
+    Gs, H2 = dense_from_factors(f)
+    assert np.allclose(H2, H, rtol=0, atol=1e-12 * np.abs(H).max())
+    assert factors_match(f, G, H, om2)
+
+
+def test_truncation_stays_within_its_bound():
+    """A quartic form of decaying spectrum (in the scaled coordinates y = omega q): the kept rank falls
+    with the tolerance and the energy error at |y| = 1 stays below tol l_max / 8."""
+    nm = 8
+    rng = np.random.default_rng(3)
+    om = rng.uniform(10.0, 1e3, nm)
+    P = nm * (nm + 1) // 2
+    iu, ju = np.triu_indices(nm)
+    Q, _ = np.linalg.qr(rng.standard_normal((P, P)))
+    lam = 10.0 ** -np.arange(P, dtype=float)  # decaying eigenvalues in the orthonormal pair basis
+    w = np.where(iu == ju, 1.0, np.sqrt(2.0))
+    Hp = (Q * lam) @ Q.T / w[:, None] / w[None, :]
+    idx = np.empty((nm, nm), dtype=np.int64)
+    idx[iu, ju] = idx[ju, iu] = np.arange(P)
+    Hy = Hp[idx[:, :, None, None], idx[None, None, :, :]]
+    H = Hy * np.einsum("i,j,k,l->ijkl", om, om, om, om)  # energy in q: y = om q
+    for tol, rank in ((0.0, P), (1e-6, 7), (1e-3, 4)):
+        f = factor_strain_energy(None, H, om ** 2, tol=tol)
+        assert f.ranks[1] == rank
+        for _ in range(5):
+            y = rng.standard_normal(nm)
+            y /= np.linalg.norm(y)
+            q = y / om
+            err = abs(f.energy(q) - 0.125 * np.einsum("ijkl,i,j,k,l->", H, q, q, q, q))
+            assert err <= 0.125 * (tol * lam[0] + 1e-13)
+
+
+def test_selected_factors_match_the_dense_selection_with_condensation():
+    nm = 6
+    G, H, om2 = _tensors(nm, seed=5)
+    f = factor_strain_energy(G, H, om2, tol=0.0)
+    idx = np.array([0, 2, 3])
+    rest = np.array([1, 4])
+    ix = np.ix_
+    C = np.random.default_rng(2).standard_normal((2, 3, 3))
+    C = 0.5 * (C + C.transpose(0, 2, 1))
+    extra = (-4.0 / om2[rest], C)
+    fs = select_factors(f, idx, om2[idx], extra)
+    Gd = G[ix(idx, idx, idx)]
+    Hd = H[ix(idx, idx, idx, idx)] - 4.0 * np.einsum("dij,dkl,d->ijkl", C, C, 1.0 / om2[rest])
+    q = np.array([0.3, -0.2, 0.5])
+    assert fs.energy(q) == pytest.approx(_dense_energy(Gd, Hd, q), rel=1e-11)
+    assert factors_match(fs, Gd, Hd, om2[idx])
+    assert not factors_match(f, G * 1.001, H, om2)       # another cubic term
+    assert not factors_match(fs, Gd, H[ix(idx, idx, idx, idx)], om2[idx])  # without the condensation
+
+
+def test_compiled_force_and_tangent_are_the_derivatives_of_the_energy():
+    nm = 5
+    G, H, om2 = _tensors(nm, seed=7)
+    f = factor_strain_energy(G, H, om2, tol=0.0)
+    K = np.diag(om2)[None]
+    args = (K, f.cubic_weights[None], f.cubic_u[None], f.cubic_V[None], f.quartic_weights[None], f.quartic_A[None])
+    rng = np.random.default_rng(0)
+    q = 0.1 * rng.standard_normal((1, 1, nm))
+    U, F, Kt = np.empty((1, 1)), np.empty((1, 1, nm)), np.empty((1, 1, nm, nm))
+    ml.elastic_batch(q, *args, U, F, Kt)
+    assert U[0, 0] == pytest.approx(0.5 * q[0, 0] @ K[0] @ q[0, 0] + _dense_energy(G, H, q[0, 0]), rel=1e-12)
+    eps = 1e-6
+    for m in range(nm):
+        e = np.zeros((1, 1, nm))
+        e[..., m] = eps
+        Up, Fp, Kp = np.empty((1, 1)), np.empty((1, 1, nm)), np.empty((1, 1, nm, nm))
+        Um, Fm, Km = np.empty((1, 1)), np.empty((1, 1, nm)), np.empty((1, 1, nm, nm))
+        ml.elastic_batch(q + e, *args, Up, Fp, Kp)
+        ml.elastic_batch(q - e, *args, Um, Fm, Km)
+        assert (Up - Um)[0, 0] / (2 * eps) == pytest.approx(F[0, 0, m], rel=1e-7, abs=1e-9)
+        assert np.allclose((Fp - Fm)[0, 0] / (2 * eps), Kt[0, 0, :, m], rtol=1e-7, atol=1e-7)
+    assert np.allclose(Kt[0, 0], Kt[0, 0].T, rtol=0, atol=1e-10 * np.abs(Kt).max())

@@ -81,7 +81,6 @@ def select_modes(data, modes) -> Any:
         if G is not None and a is not None and rest.size:
             Kr = Kr + np.einsum("ck,kij->cij", a[:, rest], G[rest][:, idx][:, :, idx])
     H = data.quartic_stiffness
-    extra = None  # quartic terms of the condensed modes: weights, symmetric matrices
     if H is not None:
         H = H[ix(idx, idx, idx, idx)]
         rest = np.setdiff1d(np.arange(data.n_modes), idx)
@@ -93,12 +92,11 @@ def select_modes(data, modes) -> Any:
                        + G[ix(idx, idx, rest)].transpose(2, 0, 1))
             C = 0.5 * (C + C.transpose(0, 2, 1))
             H = H - 4.0 * np.einsum("dij,dkl,d->ijkl", C, C, 1.0 / data.omega2[rest])
-            extra = (-4.0 / data.omega2[rest], C)
-    factors = data.energy_factors
-    if factors is not None:  # the same restriction and condensation of the factored energy
-        from flexmb.fe.reduction.energy_factors import select_factors
+    factors = None
+    if data.energy_factors is not None and G is not None:  # the factors of the kept modes' energy
+        from flexmb.fe.reduction.energy_factors import factor_strain_energy
 
-        factors = select_factors(factors, idx, data.omega2[idx], extra)
+        factors = factor_strain_energy(G[ix(idx, idx, idx)], H, data.omega2[idx], data.energy_factors.tol)
     return replace(
         data, frequencies=data.frequencies[idx], omega2=data.omega2[idx], mode_shapes=data.mode_shapes[:, :, idx],
         interfaces=ifs, invariants=inv2, damping=data.damping[ix(idx, idx)],

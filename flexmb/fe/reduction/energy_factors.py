@@ -21,6 +21,9 @@ energy is ``|y|^2 / 2``: every mode counts by its energy, not by the size of its
   ``nm x nm^2`` matrix, its singular value decomposition (``V_r`` symmetric, Frobenius-orthonormal,
   ``u_r`` orthonormal).
 
+A subset of the modes (:func:`flexmb.model.flexible.select_modes`) is factored again from its own
+``G`` and ``H``: the truncation is relative to the subset's largest term.
+
 Truncation (``tol``): the smallest terms are dropped while the sum of the dropped ``|l_r|``
 (``|s_r|``) stays below ``tol`` times the largest: then ``|U4 - U4_kept| <= tol l_max |y|^4 / 8``,
 a relative error ``tol`` of the dominant quartic term at the same linear energy (the same for the
@@ -34,8 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["DEFAULT_TOL", "StrainEnergyFactors", "factor_strain_energy", "factors_match", "select_factors",
-           "dense_from_factors"]
+__all__ = ["DEFAULT_TOL", "StrainEnergyFactors", "factor_strain_energy", "factors_match", "dense_from_factors"]
 
 logger = logging.getLogger(__name__)
 
@@ -197,61 +199,6 @@ def dense_from_factors(f: StrainEnergyFactors):
     Gs = _symmetrize3(Gs)
     H = np.einsum("r,rij,rkl->ijkl", f.quartic_weights, f.quartic_A, f.quartic_A)
     return Gs, H
-
-
-def _recompress(weights, left, right, sc, tol, symmetric):
-    """Factors ``sum_r w_r left_r (x) right_r`` (``left (R, a)``, ``right (R, b)``, in q coordinates)
-    brought back to orthonormal factors in y coordinates and truncated: QR of both sides, the SVD
-    (eigen-decomposition when ``symmetric``) of the small core."""
-    Ql, Rl = np.linalg.qr(left.T)
-    if symmetric:
-        core = Rl @ (weights[:, None] * Rl.T)
-        lam, vec = np.linalg.eigh(0.5 * (core + core.T))
-        keep, dropped = _truncate(lam, tol)
-        return lam[keep], (Ql @ vec[:, keep]).T, None, dropped
-    Qr, Rr = np.linalg.qr(right.T)
-    U, s, Vt = np.linalg.svd(Rl @ (weights[:, None] * Rr.T))
-    keep, dropped = _truncate(s, tol)
-    return s[keep], (Ql @ U[:, keep]).T, (Qr @ Vt[keep].T).T, dropped
-
-
-def select_factors(f: StrainEnergyFactors, idx, omega2_kept, quartic_terms=None) -> StrainEnergyFactors:
-    """The factors restricted to the modes ``idx`` (the energy at ``q`` with zeros elsewhere), plus
-    optional quartic terms ``(weights (K,), A (K, nk, nk))`` in the kept coordinates (the
-    condensation of dropped stiff modes, :func:`flexmb.model.flexible.select_modes`), recompressed
-    with the same tolerance in the kept modes' scaled coordinates."""
-    idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-    nk = idx.size
-    if nk == 0:
-        return StrainEnergyFactors(np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0, 0)), np.zeros(0),
-                                   np.zeros((0, 0, 0)), f.tol, np.zeros(2))
-    sc = _scales(omega2_kept, nk)
-    inv = 1.0 / sc
-    ix = np.ix_(np.arange(f.cubic_weights.size), idx, idx)
-    u = f.cubic_u[:, idx] * inv[None, :]
-    V = f.cubic_V[ix] * (inv[None, :, None] * inv[None, None, :])
-    if f.cubic_weights.size and nk:
-        s3, u2, v2, d3 = _recompress(f.cubic_weights, u, V.reshape(V.shape[0], -1), sc, f.tol, False)
-        u2 = u2 * sc[None, :]
-        V2 = v2.reshape(-1, nk, nk)
-        V2 = 0.5 * (V2 + V2.transpose(0, 2, 1)) * (sc[None, :, None] * sc[None, None, :])
-    else:
-        s3, u2, V2, d3 = np.zeros(0), np.zeros((0, nk)), np.zeros((0, nk, nk)), 0.0
-    lam = f.quartic_weights
-    A = f.quartic_A[np.ix_(np.arange(lam.size), idx, idx)]
-    if quartic_terms is not None:
-        lam = np.concatenate([lam, np.asarray(quartic_terms[0], dtype=float)])
-        A = np.concatenate([A, np.asarray(quartic_terms[1], dtype=float).reshape(-1, nk, nk)])
-    A = A * (inv[None, :, None] * inv[None, None, :])
-    if lam.size and nk:
-        l4, a2, _, d4 = _recompress(lam, A.reshape(lam.size, -1), None, sc, f.tol, True)
-        A2 = a2.reshape(-1, nk, nk)
-        A2 = 0.5 * (A2 + A2.transpose(0, 2, 1)) * (sc[None, :, None] * sc[None, None, :])
-    else:
-        l4, A2, d4 = np.zeros(0), np.zeros((0, nk, nk)), 0.0
-    dropped = np.array([max(d3, f.dropped[0]), max(d4, f.dropped[1])])
-    return StrainEnergyFactors(s3, np.ascontiguousarray(u2), np.ascontiguousarray(V2), l4,
-                               np.ascontiguousarray(A2), f.tol, dropped)
 
 
 def factors_match(f: StrainEnergyFactors, G, H, omega2, n_probe: int = 3, seed: int = 0) -> bool:

@@ -32,7 +32,21 @@ def modal_residual(grp, ek, kin, r, trip, gravity) -> None:
     Rbt = np.swapaxes(Rb, -1, -2)
     Wb = np.einsum("bpji,bpj->bpi", Rb, W)
     M, Pb, A, gk, dgk = grp.mm.terms(Q, Wb)
-    fel, Kt = elastic_force(Q, grp.K, grp.G, grp.H)
+    # linear elastic force collocated; the cubic and quartic part integrated along the element with
+    # the 2p-point Gauss rule (flexmb.dynamics.bodies.modal_residual.force_points)
+    fel, Kt = elastic_force(Q, grp.K, None, None)
+    if grp.G is not None:
+        from flexmb.dynamics.bodies.modal_residual import force_points
+
+        Ef, Wf = force_points(te)
+        q1 = grp.node_q(st)
+        qf = Ef[None, :, 0, None] * q1[:, None] + np.einsum("mj,bjd->bmd", Ef[:, 1:], Q)
+        fnl, Ktnl = elastic_force(qf, 0.0 * grp.K, grp.G, grp.H)
+        fel = fel + np.einsum("im,bmd->bid", Wf, fnl)
+        Cq = h * np.einsum("im,mj,bmkl->bijkl", Wf, Ef[:, 1:], Ktnl)  # (n, p_i, p_j, nm, nm)
+        bq, iq, jq = np.broadcast_arrays(grp.bodies[:, None, None], np.arange(p)[None, :, None],
+                                         np.arange(p)[None, None, :])
+        trip.add(lay.body(bq, iq, grp.BPI + 6, nm), lay.body(bq, jq, grp.BQ, nm), Cq)
     fq = gk - fel - np.einsum("bmn,bpn->bpm", grp.C, qd)
     Jl = np.zeros((n, p, S, S))
     if grp.Kg is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.bodies.modal_laws import cross3 as _cross, elastic, mass_world
+from flexmb.dynamics.bodies.modal_laws import cross3 as _cross, elastic_nonlinear, mass_world
 from flexmb.dynamics.kernels import _jit, tangent_inv_and_d
 from flexmb.numba_cache import refresh as _refresh_cache
 
@@ -18,11 +18,12 @@ _refresh_cache()
 
 
 # ============================================================================ Jacobian layout
-def jacobian_entries(nm: int, p: int, ka: bool):
+def jacobian_entries(nm: int, p: int, ka: bool, nl: bool = False):
     """Row and column slots ``(rows, cols)`` (each ``(p, E)``, relative to the body's block, internal
     point ``i`` major) of the values :func:`modal_residual` writes for one body at point ``i``:
-    the couplings of the time element (``D``) first, then the local blocks, then (``ka``) the
-    couplings of the acceleration preloads."""
+    the couplings of the time element (``D``) first, then the local blocks, then (``nl``) the
+    couplings of the nonlinear elastic force through its quadrature along the element, then
+    (``ka``) the couplings of the acceleration preloads."""
     N = 6 + nm
     S = 18 + 3 * nm
     BX, BTH, BQ, BPI, BW = 0, 3, 6, 6 + nm, 6 + nm + N
@@ -64,6 +65,13 @@ def jacobian_entries(nm: int, p: int, ka: bool):
             c_i.append(j * S + coup)
         r_i.append(i * S + lr)
         c_i.append(i * S + lc)
+        if nl:  # pi_q at i / q at j
+            for j in range(p):
+                r = (i * S + BPI + 6 + np.arange(nm))[:, None]
+                c = (j * S + BQ + np.arange(nm))[None, :]
+                r, c = np.broadcast_arrays(r, c)
+                r_i.append(r.ravel())
+                c_i.append(c.ravel())
         if ka:  # pi_q at i / (v, omega) at j
             for j in range(p):
                 r = (i * S + BPI + 6 + np.arange(nm))[:, None]
@@ -76,30 +84,33 @@ def jacobian_entries(nm: int, p: int, ka: bool):
     return np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)
 
 
-def jacobian_indices(body_start, nm: int, p: int, ka: bool):
+def jacobian_indices(body_start, nm: int, p: int, ka: bool, nl: bool):
     """Global rows and columns ``(n, p, E)`` of the values of :func:`modal_residual` for bodies whose
     blocks start at ``body_start (n,)``."""
-    rows, cols = jacobian_entries(nm, p, ka)
+    rows, cols = jacobian_entries(nm, p, ka, nl)
     bs = np.asarray(body_start, dtype=np.int64)[:, None, None]
     return bs + rows[None], bs + cols[None]
 
 
-def n_entries(nm: int, p: int, ka: bool) -> int:
+def n_entries(nm: int, p: int, ka: bool, nl: bool) -> int:
     N = 6 + nm
     local = 3 + 9 + 9 + nm + 9 + 9 + 9 + 3 * nm + nm * N + 3 * nm + nm * nm + N * N + N * nm + 3 * N + N
-    return p * (6 + nm + N) + local + (p * 6 * nm if ka else 0)
+    return p * (6 + nm + N) + local + (p * nm * nm if nl else 0) + (p * 6 * nm if ka else 0)
 
 
 # ============================================================================ rows and Jacobian
 @_jit
 def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, K, C,
-                   cs, cu, cV, ql, qA, Kg, Ka, w1, g, r, vals, jac):
+                   cs, cu, cV, ql, qA, Ef, Wf, Kg, Ka, w1, g, r, vals, jac):
     """Rows ``r (n,p,slots)`` of a modal group and, if ``jac``, the Jacobian values ``vals (n,p,E)``
     in the order of :func:`jacobian_entries`.
 
     ``D (p,p+1)``, ``h``; start values ``x1 (n,3)``, ``pi1 (n,N)``, ``q1 (n,nm)``; unknowns ``Ug
     (n,p,18+3nm)``; ``R``, ``T (n,p,3,3)`` at the Gauss points; mass data, ``K``, ``C (n,nm,nm)``,
-    the strain-energy factors (module docstring); unit preload stiffness ``Kg (n,6,nm,nm)`` of the
+    the strain-energy factors (:mod:`.modal_laws`); the force points of the nonlinear elastic
+    force, ``Ef (M,p+1)`` (modal coordinates there: ``Ef[m,0] q1 + sum_j Ef[m,1+j] Q_j``) and its
+    weights ``Wf (p,M)`` at each Gauss point (:func:`flexmb.dynamics.bodies.modal_residual.force_points`);
+    unit preload stiffness ``Kg (n,6,nm,nm)`` of the
     spin products and ``Ka (n,6,nm,nm)`` of the frame accelerations ``(a_O - g, alpha)`` (size 0:
     absent); node velocities ``w1 (n,6)`` (frame part, for ``Ka``); gravity ``g (3,)``.
     """
@@ -109,6 +120,12 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
     BX, BTH, BQ, BPI, BW = 0, 3, 6, 6 + nm, 6 + nm + N
     has_kg = Kg.shape[0] > 0
     has_ka = Ka.shape[0] > 0
+    nl = cs.shape[1] + ql.shape[1] > 0
+    M = Ef.shape[0]
+    qf = np.empty(nm)
+    fn = np.empty((M, nm))
+    Ktn = np.empty((M, nm, nm))
+    KtE = np.empty((p, nm, nm))
     Ti = np.empty((3, 3))
     dTi = np.empty((3, 3))
     Mw = np.empty((N, N))
@@ -120,7 +137,6 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
     Aq = np.empty((nm, nm))
     gk = np.empty(nm)
     fel = np.empty(nm)
-    Kt = np.empty((nm, nm))
     Ks = np.empty((nm, nm))
     KgQ = np.zeros((nm, 3))
     Cq = np.zeros((nm, 6))
@@ -136,6 +152,19 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
     acc = np.zeros(6)
     for b in range(n):
         m = mass[b]
+        if nl:  # the nonlinear elastic force at the force points along the element
+            for mm in range(M):
+                for k in range(nm):
+                    t = Ef[mm, 0] * q1[b, k]
+                    for j in range(p):
+                        t += Ef[mm, j + 1] * Ug[b, j, BQ + k]
+                    qf[k] = t
+                    fn[mm, k] = 0.0
+                if jac:
+                    for k in range(nm):
+                        for l in range(nm):
+                            Ktn[mm, k, l] = 0.0
+                elastic_nonlinear(b, qf, cs, cu, cV, ql, qA, fn[mm], Ktn[mm], jac, work)
         for i in range(p):
             u = Ug[b, i]
             Rm = R[b, i]
@@ -206,8 +235,15 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
                 for a in range(3):
                     RAv[a, k] = Rm[a, 0] * av0 + Rm[a, 1] * av1 + Rm[a, 2] * av2
                     RAo[a, k] = Rm[a, 0] * ao0 + Rm[a, 1] * ao1 + Rm[a, 2] * ao2
-            # ---- elastic force and tangent
-            elastic(b, Qv, K, cs, cu, cV, ql, qA, fel, Kt, jac, work)
+            # ---- elastic force: linear part at the point, nonlinear part integrated along the element
+            for k in range(nm):
+                t = 0.0
+                for l in range(nm):
+                    t += K[b, k, l] * Qv[l]
+                if nl:
+                    for mm in range(M):
+                        t += Wf[i, mm] * fn[mm, k]
+                fel[k] = t
             # ---- preloads: spin products (Kg) and frame accelerations (Ka)
             if has_kg or has_ka:
                 for c in range(nm):
@@ -397,7 +433,7 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
                     for a in range(3):
                         wa = W0 if a == 0 else (W1 if a == 1 else W2)
                         dg += wa * (J2[b, k, l, a, 0] * W0 + J2[b, k, l, a, 1] * W1 + J2[b, k, l, a, 2] * W2)
-                    t = -h * dg + h * Kt[k, l]
+                    t = -h * dg + h * K[b, k, l]
                     if has_kg or has_ka:
                         t += h * Ks[k, l]
                     out[e + l] = t
@@ -443,6 +479,15 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
             for a in range(N):                                  # w / pi
                 out[e] = -1.0
                 e += 1
+            if nl:  # pi_q at i / q at j: h sum_m Wf[i,m] Ktn[m] Ef[m,1+j]
+                for j in range(p):
+                    for k in range(nm):
+                        for l in range(nm):
+                            t = 0.0
+                            for mm in range(M):
+                                t += Wf[i, mm] * Ef[mm, j + 1] * Ktn[mm, k, l]
+                            out[e + l] = h * t
+                        e += nm
             if has_ka:  # pi_q at i / (v, omega) at j: [Cv R^T, Co R^T] D_ij / h
                 for j in range(p):
                     dj = D[i, j + 1] / h

@@ -144,6 +144,15 @@ def elastic(b, Q, K, cs, cu, cV, ql, qA, f, Kt, tangent, work):
         for m in range(nm):
             for l in range(nm):
                 Kt[m, l] = K[b, m, l]
+    return U + elastic_nonlinear(b, Q, cs, cu, cV, ql, qA, f, Kt, tangent, work)
+
+
+@_jit
+def elastic_nonlinear(b, Q, cs, cu, cV, ql, qA, f, Kt, tangent, work):
+    """The cubic and quartic part of :func:`elastic`: its energy (returned), gradient and Hessian
+    *added* to ``f`` and (if ``tangent``) ``Kt``."""
+    nm = Q.size
+    U = 0.0
     for r in range(cs.shape[1]):
         sig = cs[b, r]
         if sig == 0.0:

@@ -36,11 +36,12 @@ from types import SimpleNamespace
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics import kernels
 from flexmb.dynamics.bodies import modal_attach as ma
+from flexmb.dynamics.bodies import modal_kernels as mk
 from flexmb.dynamics.bodies import modal_laws as ml
 from flexmb.dynamics.bodies.modal_matrices import group_data
 from flexmb.dynamics.bodies.rigid import frame_end_values
+from flexmb.dynamics.layout import Layout
 
 I3 = np.eye(3)
 #: key of the modal coordinates at a node in ``ElementStart.extra``
@@ -82,7 +83,7 @@ class FlexibleBodies:
             self.q0[k, :b.n_modes] = b.q0
             self.qd0[k, :b.n_modes] = b.qd0
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
-        self._index = np.arange(n, dtype=np.int64)
+        self._positions = np.arange(n, dtype=np.int64)
 
     @property
     def equations(self) -> dict:
@@ -111,7 +112,7 @@ class FlexibleBodies:
         """World-axes mass matrices ``(n, N, N)`` at a node (compiled, :func:`.modal_laws.mass_blocks`)."""
         d = self.data
         out = np.empty((self.n, self.N, self.N))
-        ml.mass_blocks(np.ascontiguousarray(st.R[self.bodies]), np.ascontiguousarray(self.node_q(st)), self._index, self.mass,
+        ml.mass_blocks(np.ascontiguousarray(st.R[self.bodies]), np.ascontiguousarray(self.node_q(st)), self._positions, self.mass,
                        d["S0"], d["S1"], d["J0"], d["J1"], d["J2"], d["psi0"], d["dpsi"], d["Mq"], out)
         return out
 
@@ -135,7 +136,7 @@ class FlexibleBodies:
     def strain_energy(self, st) -> float:
         d = self.data
         out = np.empty(self.n)
-        ml.strain_energies(np.ascontiguousarray(self.node_q(st)), self._index, d["K"], d["cs"], d["cu"], d["cV"],
+        ml.strain_energies(np.ascontiguousarray(self.node_q(st)), self._positions, d["K"], d["cs"], d["cu"], d["cV"],
                            d["ql"], d["qA"], out)
         return float(out.sum())
 
@@ -198,9 +199,27 @@ class FlexibleBodies:
     def node_velocity_map(self, st, local, data):
         return self.vel_cols[local], self._node_attach(st, local, data, True)[2]
 
-    def _cols(self, lay, b, p, parts):
-        ip = np.arange(p)
-        return np.concatenate([lay.body(b[:, None], ip[None], slot, k) for slot, k in parts], axis=-1)
+    def _index(self, lay, p, local, data, kind: str):
+        """Global indices ``(m, p, c)`` of slot runs of the attachments' bodies, per kind of block
+        (fixed per model: made once per layout and cached on the attachment data; the layout's
+        unrecorded index map, so a replaying layout sees the same requests at every evaluation)."""
+        cache = vars(data).setdefault("index", {})
+        key = (kind, p, id(lay))
+        hit = cache.get(key)
+        if hit is None or hit[0] is not lay:
+            N, nm = self.N, self.nm
+            parts = {"pose": ((self.BX, 3), (self.BTH, 3), (self.BQ, nm)),
+                     "velocity": ((self.BW, N), (self.BTH, 3), (self.BQ, nm)),
+                     "own": ((self.BTH, 3), (self.BQ, nm)),
+                     "multiplier": ((self.BW, N), (self.BPI + 6, nm)),
+                     "force": ((self.BPI, N),)}[kind]
+            b, ip = self.bodies[local][:, None], np.arange(p)[None]
+            idx = np.concatenate([Layout.body(lay, b, ip, slot, k) for slot, k in parts], axis=-1)
+            if kind == "pose":  # the constraint points' columns: every internal point's, per point
+                m, c = idx.shape[0], idx.shape[-1]
+                idx = (idx, np.broadcast_to(idx.reshape(m, 1, c * p), (m, p, c * p)))
+            hit = cache[key] = (lay, idx)
+        return hit[1]
 
     def attach_pose(self, ek, local, data, where):
         """Interface frames at the Gauss points (``where="gauss"``) or the constraint points and the
@@ -208,15 +227,13 @@ class FlexibleBodies:
         point, weighted by ``E``), compiled (:func:`.modal_attach.attach_pose`)."""
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
-        b = self.bodies[local]
         gauss = where == "gauss"
         X, R, T, Q = (kin.Xc, kin.R, kin.T, kin.Qc) if gauss else (kin.UX, kin.UR, kin.UT, kin.UQ)
         m, nc = local.size, 6 + self.nm
         x, Ra = np.empty((m, p, 3)), np.empty((m, p, 3, 3))
         J = np.empty((m, p, 6, nc) if gauss else (m, p, 6, nc * p))
         ma.attach_pose(X, R, T, Q, local, data.c, data.A, data.Pt, data.Pr, ek.te.E, not gauss, x, Ra, J)
-        cj = self._cols(lay, b, p, ((self.BX, 3), (self.BTH, 3), (self.BQ, self.nm)))
-        cols = cj if gauss else np.broadcast_to(cj.reshape(m, 1, nc * p), (m, p, nc * p))
+        cols = self._index(lay, p, local, data, "pose")[0 if gauss else 1]
         return x, Ra, cols, J
 
     def attach_velocity(self, ek, local, data):
@@ -227,8 +244,7 @@ class FlexibleBodies:
         m, N, nm = local.size, self.N, self.nm
         nu, J = np.empty((m, p, 6)), np.empty((m, p, 6, N + 3 + nm))
         ma.attach_velocity(kin.U, self.BW, kin.R, kin.T, kin.Qc, local, data.c, data.Pt, data.Pr, nu, J)
-        cols = self._cols(lay, self.bodies[local], p, ((self.BW, N), (self.BTH, 3), (self.BQ, nm)))
-        return nu, cols, J
+        return nu, self._index(lay, p, local, data, "velocity"), J
 
     def wrench_map(self, ek, local, data, wrench, target):
         """Rows and ``B^T`` of wrenches at the interfaces (Gauss points), with the body's own
@@ -247,7 +263,6 @@ class FlexibleBodies:
         Jacobian with ``w`` fixed is the second ``own`` block (columns ``(w, theta, q)``)."""
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
-        b = self.bodies[local]
         N, nm, m = self.N, self.nm, local.size
         rate = target == "multiplier" and nm > 0
         nr = N + nm if rate else N
@@ -255,34 +270,29 @@ class FlexibleBodies:
         dv = np.empty((m, p, nr, N + 3 + nm) if rate else (0, 0, 0, 0))
         ma.wrench_map(kin.U, self.BW, float(ek.h), kin.R, kin.T, kin.Qc, local, data.c, data.Pt, data.Pr,
                       np.ascontiguousarray(wrench, dtype=float), rate, BT, d, dv)
-        ip = np.arange(p)
-        rows = lay.body(b[:, None], ip[None], self.BW if target == "multiplier" else self.BPI, N)
-        cols = self._cols(lay, b, p, ((self.BTH, 3), (self.BQ, nm)))
+        rows = self._index(lay, p, local, data, "multiplier" if target == "multiplier" else "force")
+        cols = self._index(lay, p, local, data, "own")
         if not rate:
-            return rows, BT, [(cols, d)]
-        rows = np.concatenate([rows, lay.body(b[:, None], ip[None], self.BPI + 6, nm)], axis=-1)
-        cols_v = self._cols(lay, b, p, ((self.BW, N), (self.BTH, 3), (self.BQ, nm)))
-        return rows, BT, [(cols, d), (cols_v, dv)]
+            return rows[..., :N], BT, [(cols, d)]
+        return rows, BT, [(cols, d), (self._index(lay, p, local, data, "velocity"), dv)]
 
     # ================================================================== element equations
     def unpack(self, ek, Ug: NDArray):
         """The group's unknowns ``Ug (n, p, slots)`` and their kinematics: ``R``, ``T`` at the Gauss
         points, ``UX``, ``UR``, ``UT``, ``UQ`` of the polynomials at the constraint points (compiled:
-        :func:`flexmb.dynamics.kernels.rigid_kinematics`, the frame's kinematics)."""
+        :func:`.modal_kernels.modal_kinematics`)."""
         st, te = ek.st, ek.te
         n, p, nm = self.n, te.p, self.nm
         Ug = np.ascontiguousarray(Ug)
         R, T, UR, UT = (np.empty((n, p, 3, 3)) for _ in range(4))
-        UX = np.empty((n, p, 3))
+        UX, Xc = np.empty((n, p, 3)), np.empty((n, p, 3))
+        UQ, Qc = np.empty((n, p, nm)), np.empty((n, p, nm))
         if n:
-            kernels.rigid_kinematics(te.E, st.x[self.bodies], st.R[self.bodies], Ug, self.BX, self.BTH, R, T, UX, UR, UT)
-        Q = Ug[..., self.BQ:self.BQ + nm]
-        UQ = te.E[None, :, 0, None] * self.node_q(st)[:, None, :] + np.einsum("kj,njd->nkd", te.E[:, 1:], Q)
-        return SimpleNamespace(
-            U=Ug, X=Ug[..., self.BX:self.BX + 3], Xc=np.ascontiguousarray(Ug[..., self.BX:self.BX + 3]),
-            TH=Ug[..., self.BTH:self.BTH + 3], Q=Q, Qc=np.ascontiguousarray(Q), PI=Ug[..., self.BPI:self.BPI + self.N],
-            W=Ug[..., self.BW:self.BW + self.N], R=R, T=T, UX=UX, UR=UR, UT=UT, UQ=np.ascontiguousarray(UQ),
-        )
+            mk.modal_kinematics(te.E, st.x[self.bodies], st.R[self.bodies], np.ascontiguousarray(self.node_q(st)), Ug,
+                                nm, R, T, UX, UR, UT, UQ, Xc, Qc)
+        return SimpleNamespace(U=Ug, X=Ug[..., :3], Xc=Xc, TH=Ug[..., 3:6], Q=Ug[..., 6:6 + nm], Qc=Qc,
+                               PI=Ug[..., self.BPI:self.BPI + self.N], W=Ug[..., self.BW:self.BW + self.N], R=R, T=T,
+                               UX=UX, UR=UR, UT=UT, UQ=UQ)
 
     def residual(self, ek, kin, r: NDArray, trip, gravity: NDArray) -> None:
         """Rows of the group (``r (n, p, slots)``) and their Jacobian values (:mod:`.modal_residual`)."""

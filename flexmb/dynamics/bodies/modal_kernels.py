@@ -11,10 +11,31 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.dynamics.bodies.modal_laws import cross3 as _cross, elastic_nonlinear, mass_world
-from flexmb.dynamics.kernels import _jit, tangent_inv_and_d
+from flexmb.dynamics.kernels import _jit, rigid_kinematics, tangent_inv_and_d
 from flexmb.numba_cache import refresh as _refresh_cache
 
 _refresh_cache()
+
+
+# ============================================================================ kinematics
+@_jit
+def modal_kinematics(E, x1, R1, q1, Ug, nm, R, T, UX, UR, UT, UQ, Xc, Qc):
+    """Kinematics of a modal group: the frame's (:func:`flexmb.dynamics.kernels.rigid_kinematics`:
+    ``R``, ``T`` at the Gauss points, ``UX``, ``UR``, ``UT`` at the constraint points), the modal
+    coordinates' polynomial at the constraint points ``UQ (n,p,nm)`` and contiguous copies of the
+    frame positions ``Xc (n,p,3)`` and modal coordinates ``Qc (n,p,nm)`` at the Gauss points."""
+    n, p = Ug.shape[0], Ug.shape[1]
+    rigid_kinematics(E, x1, R1, Ug, 0, 3, R, T, UX, UR, UT)
+    for b in range(n):
+        for i in range(p):
+            for d in range(3):
+                Xc[b, i, d] = Ug[b, i, d]
+            for k in range(nm):
+                Qc[b, i, k] = Ug[b, i, 6 + k]
+                s = E[i, 0] * q1[b, k]
+                for j in range(p):
+                    s += E[i, j + 1] * Ug[b, j, 6 + k]
+                UQ[b, i, k] = s
 
 
 # ============================================================================ Jacobian layout

@@ -13,14 +13,19 @@ from flexmb.fe.reduction.energy_factors import dense_from_factors, factor_strain
 
 
 def _tensors(nm, seed=0):
+    """Random cubic and quartic coefficients with the symmetries of G and H, scaled like a body's:
+    the strain of a mode grows with its frequency, so an entry carries the product of its modes'
+    omega (the factorization works in z = omega^2 q)."""
     rng = np.random.default_rng(seed)
+    om2 = rng.uniform(1.0, 1e4, nm)
+    om = np.sqrt(om2)
     G = rng.standard_normal((nm, nm, nm))
-    G = 0.5 * (G + G.transpose(0, 2, 1))
+    G = 0.5 * (G + G.transpose(0, 2, 1)) * np.einsum("i,j,k->ijk", om, om, om)
     B = rng.standard_normal((nm, nm, nm, nm))
     H = B + B.transpose(1, 0, 2, 3)
     H = H + H.transpose(0, 1, 3, 2)
-    H = H + H.transpose(2, 3, 0, 1)
-    return G, H, rng.uniform(1.0, 1e4, nm)
+    H = (H + H.transpose(2, 3, 0, 1)) * np.einsum("i,j,k,l->ijkl", om, om, om, om)
+    return G, H, om2
 
 
 def _dense_energy(G, H, q):
@@ -42,11 +47,11 @@ def test_factors_without_truncation_are_exact(nm):
 
 
 def test_truncation_stays_within_its_bound():
-    """A quartic form of decaying spectrum (in the scaled coordinates y = omega q): the kept rank falls
-    with the tolerance and the energy error at |y| = 1 stays below tol l_max / 8."""
+    """A quartic form of decaying spectrum in the scaled coordinates z = omega^2 q: the kept rank falls
+    with the tolerance and the energy error at |z| = 1 stays below tol l_max / 8."""
     nm = 8
     rng = np.random.default_rng(3)
-    om = rng.uniform(10.0, 1e3, nm)
+    om2 = rng.uniform(10.0, 1e3, nm) ** 2
     P = nm * (nm + 1) // 2
     iu, ju = np.triu_indices(nm)
     Q, _ = np.linalg.qr(rng.standard_normal((P, P)))
@@ -55,17 +60,24 @@ def test_truncation_stays_within_its_bound():
     Hp = (Q * lam) @ Q.T / w[:, None] / w[None, :]
     idx = np.empty((nm, nm), dtype=np.int64)
     idx[iu, ju] = idx[ju, iu] = np.arange(P)
-    Hy = Hp[idx[:, :, None, None], idx[None, None, :, :]]
-    H = Hy * np.einsum("i,j,k,l->ijkl", om, om, om, om)  # energy in q: y = om q
+    Hz = Hp[idx[:, :, None, None], idx[None, None, :, :]]
+    H = Hz * np.einsum("i,j,k,l->ijkl", om2, om2, om2, om2)  # energy in q: z = om2 q
     for tol, rank in ((0.0, P), (1e-6, 7), (1e-3, 4)):
-        f = factor_strain_energy(None, H, om ** 2, tol=tol)
+        f = factor_strain_energy(None, H, om2, tol=tol, min_terms=1)
         assert f.ranks[1] == rank
         for _ in range(5):
-            y = rng.standard_normal(nm)
-            y /= np.linalg.norm(y)
-            q = y / om
+            z = rng.standard_normal(nm)
+            z /= np.linalg.norm(z)
+            q = z / om2
             err = abs(f.energy(q) - 0.125 * np.einsum("ijkl,i,j,k,l->", H, q, q, q, q))
             assert err <= 0.125 * (tol * lam[0] + 1e-13)
+
+
+def test_small_bodies_keep_every_term():
+    """Up to MIN_TERMS terms are kept whatever the tolerance: a body of up to 7 modes is exact."""
+    G, H, om2 = _tensors(7, seed=9)
+    f = factor_strain_energy(G, H, om2, tol=0.5)
+    assert f.ranks == (7, 28) and np.all(f.dropped == 0)
 
 
 def test_a_mode_subset_is_factored_from_its_own_energy():

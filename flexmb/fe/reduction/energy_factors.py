@@ -10,8 +10,10 @@ form.  Both are written as sums of products of linear and quadratic forms::
 with symmetric ``V_r``, ``A_r``, so that the energy, its gradient and its Hessian cost
 ``O((R3 + R4) nm^2)`` (the compiled evaluation is :func:`flexmb.dynamics.bodies.modal_kernels.elastic`).
 
-Factorization, in the coordinates ``y = Omega q`` (``Omega = diag(omega)``, so that the linear
-energy is ``|y|^2 / 2``: every mode counts by its energy, not by the size of its ``q``):
+Factorization, in the coordinates ``z = Omega^2 q = K q`` (``Omega^2 = diag(omega2)``: the modal
+force that holds the deflection ``q`` statically), so that every mode counts by its deflection under
+a modal load of the same size, the way bodies deform (loads, not energy, are shared between modes:
+a stiff mode's amplitude is ~1/omega^2 of a soft one's):
 
 * quartic: ``H`` as a symmetric matrix on the symmetric ``nm x nm`` matrices (the pair vector
   ``q q^T``; ``H`` has the pair symmetries), in a Frobenius-orthonormal basis of them; its
@@ -25,9 +27,16 @@ A subset of the modes (:func:`flexmb.model.flexible.select_modes`) is factored a
 ``G`` and ``H``: the truncation is relative to the subset's largest term.
 
 Truncation (``tol``): the smallest terms are dropped while the sum of the dropped ``|l_r|``
-(``|s_r|``) stays below ``tol`` times the largest: then ``|U4 - U4_kept| <= tol l_max |y|^4 / 8``,
-a relative error ``tol`` of the dominant quartic term at the same linear energy (the same for the
-cubic term).  ``tol = 0`` keeps every nonzero term (exact to round-off).
+(``|s_r|``) stays below ``tol`` times the largest: then ``|U4 - U4_kept| <= tol l_max |z|^4 / 8``,
+a relative error ``tol`` of the dominant quartic term under modal loads of the same size (the same
+for the cubic term).  ``tol = 0`` keeps every nonzero term (exact to round-off).  The
+:data:`MIN_TERMS` largest terms are always kept: a body of up to 7 modes (28 quartic, 7 cubic terms)
+is exact, where the cost does not matter, because the validated slider-crank moves by 2e-4 when its
+quartic energy keeps 1 of 15 terms (those at 1e-6 of the largest: its slaved axial mode's amplitude
+follows the cubic membrane force, not a modal load).  Measured (benchmarks/README.md, "Strain-energy
+factors"): at the default ``1e-8`` the quartic ranks are 32, 53, 75, 94 at 8, 16, 32, 64 modes of
+the pendulum bar, where the energy scaling ``y = Omega q`` (linear energy ``|y|^2/2``) needs 1131
+at 64 modes for the same relative tolerance.
 """
 from __future__ import annotations
 
@@ -37,12 +46,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["DEFAULT_TOL", "StrainEnergyFactors", "factor_strain_energy", "factors_match", "dense_from_factors"]
+__all__ = ["DEFAULT_TOL", "MIN_TERMS", "StrainEnergyFactors", "factor_strain_energy", "factors_match", "dense_from_factors"]
 
 logger = logging.getLogger(__name__)
 
 #: default relative truncation of the factors (see the module docstring); measured in benchmarks/README.md
-DEFAULT_TOL = 1e-10
+DEFAULT_TOL = 1e-8
+#: terms kept whatever the tolerance (a form with at most this many terms is exact: cheap, ~3 R nm^2)
+MIN_TERMS = 32
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,13 +106,14 @@ class StrainEnergyFactors:
 
 
 def _scales(omega2, nm: int) -> NDArray[np.float64]:
-    """``omega`` per mode (1 where not positive: such a mode is not scaled)."""
-    om = np.sqrt(np.maximum(np.asarray(omega2, dtype=float).reshape(-1)[:nm], 0.0))
-    return np.where(om > 0, om, 1.0)
+    """``omega^2`` per mode (1 where not positive: such a mode is not scaled)."""
+    om2 = np.asarray(omega2, dtype=float).reshape(-1)[:nm]
+    return np.where(om2 > 0, om2, 1.0)
 
 
-def _truncate(values: NDArray, tol: float):
-    """Indices of the terms kept (largest |value| first) and the dropped sum relative to the largest."""
+def _truncate(values: NDArray, tol: float, min_terms: int = MIN_TERMS):
+    """Indices of the terms kept (largest |value| first; at least :data:`MIN_TERMS` when there are
+    that many) and the dropped sum relative to the largest."""
     order = np.argsort(-np.abs(values))
     mags = np.abs(values[order])
     if mags.size == 0 or mags[0] == 0.0:
@@ -109,7 +121,7 @@ def _truncate(values: NDArray, tol: float):
     tail = np.cumsum(mags[::-1])[::-1]  # tail[k] = sum of mags[k:]
     budget = tol * mags[0]
     keep = int(np.count_nonzero(tail > budget))
-    keep = max(keep, 1)
+    keep = max(keep, min(min_terms, int(np.count_nonzero(mags))), 1)
     dropped = float(tail[keep] / mags[0]) if keep < mags.size else 0.0
     return order[:keep], dropped
 
@@ -121,14 +133,14 @@ def _sym_basis(nm: int):
     return iu, ju, w
 
 
-def _quartic_factors(Hs: NDArray, tol: float):
+def _quartic_factors(Hs: NDArray, tol: float, min_terms: int):
     """Eigen-factors of a scaled quartic tensor ``Hs (nm,nm,nm,nm)``: weights (R4,), A (R4,nm,nm)."""
     nm = Hs.shape[0]
     iu, ju, w = _sym_basis(nm)
     Hp = Hs[iu, ju][:, iu, ju] * w[:, None] * w[None, :]
     Hp = 0.5 * (Hp + Hp.T)
     lam, vec = np.linalg.eigh(Hp)
-    keep, dropped = _truncate(lam, tol)
+    keep, dropped = _truncate(lam, tol, min_terms)
     A = np.zeros((keep.size, nm, nm))
     coef = vec[:, keep].T / w[None, :]  # the symmetric matrix of each eigenvector: entries v_p / w_p
     A[:, iu, ju] = coef
@@ -136,13 +148,13 @@ def _quartic_factors(Hs: NDArray, tol: float):
     return lam[keep], A, dropped
 
 
-def _cubic_factors(Gs: NDArray, tol: float):
+def _cubic_factors(Gs: NDArray, tol: float, min_terms: int):
     """SVD factors of a scaled, fully symmetric cubic tensor ``Gs (nm,nm,nm)``."""
     nm = Gs.shape[0]
     iu, ju, w = _sym_basis(nm)
     Gm = Gs[:, iu, ju] * w[None, :]  # (nm, P): slices in the orthonormal symmetric basis
     U, s, Vt = np.linalg.svd(Gm, full_matrices=False)
-    keep, dropped = _truncate(s, tol)
+    keep, dropped = _truncate(s, tol, min_terms)
     V = np.zeros((keep.size, nm, nm))
     coef = Vt[keep] / w[None, :]
     V[:, iu, ju] = coef
@@ -155,7 +167,7 @@ def _symmetrize3(G: NDArray) -> NDArray:
             + G.transpose(2, 1, 0)) / 6.0
 
 
-def factor_strain_energy(G, H, omega2, tol: float = DEFAULT_TOL) -> StrainEnergyFactors:
+def factor_strain_energy(G, H, omega2, tol: float = DEFAULT_TOL, min_terms: int = MIN_TERMS) -> StrainEnergyFactors:
     """Factors of ``1/2 G q^3 + 1/8 H q^4`` (module docstring).
 
     Parameters
@@ -165,9 +177,11 @@ def factor_strain_energy(G, H, omega2, tol: float = DEFAULT_TOL) -> StrainEnergy
     H : array_like, shape (nm, nm, nm, nm) or None
         Quartic coefficients with the pair symmetries (raw or relaxed).
     omega2 : array_like, shape (nm,)
-        Modal stiffness diagonal (scaling of the truncation).
+        Modal stiffness diagonal (scaling of the truncation, ``z = omega2 q``).
     tol : float
         Relative truncation, >= 0.
+    min_terms : int
+        Terms kept whatever ``tol`` (when there are that many).
 
     Returns
     -------
@@ -179,14 +193,14 @@ def factor_strain_energy(G, H, omega2, tol: float = DEFAULT_TOL) -> StrainEnergy
     inv = 1.0 / sc
     if G is not None and nm:
         Gs = _symmetrize3(np.asarray(G, dtype=float)) * np.einsum("i,j,k->ijk", inv, inv, inv)
-        s3, u, V, d3 = _cubic_factors(Gs, tol)
+        s3, u, V, d3 = _cubic_factors(Gs, tol, min_terms)
         u = u * sc[None, :]
         V = V * sc[None, :, None] * sc[None, None, :]
     else:
         s3, u, V, d3 = np.zeros(0), np.zeros((0, nm)), np.zeros((0, nm, nm)), 0.0
     if H is not None and nm:
         Hs = np.asarray(H, dtype=float) * np.einsum("i,j,k,l->ijkl", inv, inv, inv, inv)
-        l4, A, d4 = _quartic_factors(Hs, tol)
+        l4, A, d4 = _quartic_factors(Hs, tol, min_terms)
         A = A * sc[None, :, None] * sc[None, None, :]
     else:
         l4, A, d4 = np.zeros(0), np.zeros((0, nm, nm)), 0.0
@@ -204,7 +218,7 @@ def dense_from_factors(f: StrainEnergyFactors):
 def factors_match(f: StrainEnergyFactors, G, H, omega2, n_probe: int = 3, seed: int = 0) -> bool:
     """Whether the factors reproduce ``1/2 G q^3 + 1/8 H q^4`` at random ``q`` within their truncation
     bound (a stale factorization, e.g. of other modes, does not): the check before the dynamics
-    uses stored factors.  At ``|y| = |Omega q| = 1`` each term is bounded by its weight, so the
+    uses stored factors.  At ``|z| = |Omega^2 q| = 1`` each term is bounded by its weight, so the
     dropped part is at most ``dropped`` times the largest weight (halved / an eighth)."""
     nm = np.asarray(omega2, dtype=float).size
     if f.cubic_u.shape[1:] != (nm,) or f.quartic_A.shape[1:] != (nm, nm):
@@ -216,8 +230,8 @@ def factors_match(f: StrainEnergyFactors, G, H, omega2, n_probe: int = 3, seed: 
     s_max = float(np.max(np.abs(f.cubic_weights), initial=0.0))
     l_max = float(np.max(np.abs(f.quartic_weights), initial=0.0))
     for _ in range(n_probe):
-        y = rng.standard_normal(nm)
-        q = y / (np.linalg.norm(y) * sc)
+        z = rng.standard_normal(nm)
+        q = z / (np.linalg.norm(z) * sc)
         u3 = 0.0 if G is None else 0.5 * float(np.einsum("kij,k,i,j->", np.asarray(G, float), q, q, q))
         u4 = 0.0 if H is None else 0.125 * float(np.einsum("ijkl,i,j,k,l->", np.asarray(H, float), q, q, q, q,
                                                             optimize=True))

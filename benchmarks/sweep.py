@@ -33,10 +33,17 @@ interleaved, and keeps the fastest of each (the usual estimate of the undisturbe
 average at the start and end is printed.  The CPU-time column shows how much of each run's wall
 time it actually had a core.
 
+``--store`` measures instead what the results store costs on a serial sweep of many short runs
+(a quarter period of the pendulum in four elements, p = 2: some 20-50 ms each): the same runs
+without a store, with the default store (each finished run appended to the journal at once, folded
+into a Parquet part every 5 s) and with ``store_every=0`` (a Parquet part written to disk after
+every run), interleaved ``--repeat`` times, the fastest of each kept.
+
 Usage::
 
     python benchmarks/sweep.py                  # 16 runs, 2 workers
     python benchmarks/sweep.py --repeat 3 --runs 32 --workers 2
+    python benchmarks/sweep.py --store --runs 400 --repeat 3
 """
 from __future__ import annotations
 
@@ -140,14 +147,76 @@ def measure(n_runs: int, n_workers: int) -> dict:
                 tail=float(max(ends) - min(ends)))
 
 
+def build_short(length: float):
+    """The A01 pendulum over a quarter period in four elements, p = 2 (a short run)."""
+    model, _ = EX.build(length)
+    T = EX.exact_period(length)
+    return model, {"t_end": 0.25 * T, "h": T / 16, "p": 2}
+
+
+def store_overhead(n_runs: int, repeat: int) -> dict:
+    """Wall time of a serial sweep of ``n_runs`` short runs without a store, with the default store
+    and with a part file per run (``store_every=0``); the fastest of ``repeat`` interleaved rounds."""
+    import shutil
+    import tempfile
+
+    params = {"length": fm.linear_range(0.5, 2.0, n_runs)}
+    fm.sweep(build_short, [{"length": 1.0}], outputs, scheduler=None, progress=False)  # warm-up
+    best: dict = {}
+    tmp = Path(tempfile.mkdtemp(prefix="flexmb-bench-store-"))
+    try:
+        for r in range(repeat):
+            times = {}
+            for label, kw in (("none", {}), ("default", {"store": tmp / f"d{r}.parquet"}),
+                              ("part per run", {"store": tmp / f"p{r}.parquet", "store_every": 0})):
+                t, cpu = time.perf_counter(), time.process_time()
+                df = fm.sweep(build_short, params, outputs, scheduler=None, progress=False, **kw)
+                times[label], times[label + " cpu"] = time.perf_counter() - t, time.process_time() - cpu
+                assert (df["status"] == "ok").all() and df.attrs["sweep"]["computed"] == n_runs
+            print(f"  repeat {r + 1}: " + ", ".join(f"{k} {times[k]:.2f} s (CPU {times[k + ' cpu']:.2f} s)"
+                                                    for k in ("none", "default", "part per run")))
+            for k, v in times.items():
+                best[k] = min(best.get(k, v), v)
+        # the journal's own cost, which the wall times above hide in the noise of a shared machine:
+        # ResultStore.add of rows of this study (JSON line, one write system call), then the fold
+        from flexmb.studies.store import ResultStore
+
+        rows = df.to_dict("records")
+        rs = ResultStore(tmp / "journal-only.parquet")
+        t = time.perf_counter()
+        for row in rows:
+            rs.add(row, {})
+        t_add = (time.perf_counter() - t) / len(rows)
+        t = time.perf_counter()
+        rs.flush()
+        t_fold = time.perf_counter() - t
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"journal: {t_add * 1e6:.0f} us per finished run (ResultStore.add); fold of {len(rows)} rows into a "
+          f"Parquet part (written, fsync'ed): {t_fold * 1e3:.1f} ms")
+    for kind, suffix in (("wall", ""), ("CPU", " cpu")):
+        base = best["none" + suffix]
+        print(f"store overhead ({kind} time) on {n_runs} runs of {base / n_runs * 1e3:.0f} ms: " + ", ".join(
+            f"{k} {best[k + suffix] / base:.3f}x ({(best[k + suffix] - base) / n_runs * 1e3:+.2f} ms per run)"
+            for k in ("default", "part per run")))
+    return best
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=16)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=1, help="interleaved repetitions; the fastest of each is kept")
+    ap.add_argument("--store", action="store_true", help="the cost of the results store on short serial runs")
     args = ap.parse_args(argv)
     import dask
     import numpy as np
+
+    if args.store:
+        print(f"flexmb {fm.__version__}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+        best = store_overhead(args.runs, args.repeat)
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
+        return best
 
     print(f"flexmb {fm.__version__}, dask {dask.__version__}, numpy {np.__version__}, Python {platform.python_version()}, "
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")

@@ -52,12 +52,14 @@ _LAZY: dict[str, str] = {
     "SimulationOptions": "flexmb.dynamics.simulate",
     "simulate": "flexmb.dynamics.simulate",
     "resume": "flexmb.dynamics.simulate",
+    "load_checkpoint": "flexmb.dynamics.simulate",
     "SimulationInterrupted": "flexmb.errors",
     "Solution": "flexmb.results.solution",
     "TimeElement": "flexmb.dynamics.time_elements",
     "FEMesh": "flexmb.fe.mesh",
     "Material": "flexmb.fe.mesh",
     "read_mesh": "flexmb.fe.mesh.readers",
+    "structured_box": "flexmb.fe.mesh.structured",
     "FlexibleBodyData": "flexmb.fe.reduction.body_data",
     "build_flexible_body": "flexmb.fe.reduction.body_data",
     "spinup_beam_data": "flexmb.catalog.flexible",
@@ -75,7 +77,22 @@ __all__ = ["__version__", "ConvergenceError", "FlexmbError", "MeshImportError", 
            "SolutionFileError", "ConstraintViolationError", *_LAZY]
 
 
-__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
+_lazy_getattr, __dir__ = _lazy_attributes(__name__, _LAZY, globals())
+
+
+def __getattr__(name: str):
+    try:
+        return _lazy_getattr(name)
+    except KeyboardInterrupt as exc:
+        # Ctrl-C while `fm.simulate` (or another name of the driver) loads the engine (numba) is part
+        # of the simulation's set-up: SimulationInterrupted, without results
+        from flexmb.errors import SimulationInterrupted
+
+        if _LAZY.get(name) != "flexmb.dynamics.simulate" or isinstance(exc, SimulationInterrupted):
+            raise
+        raise SimulationInterrupted(f"simulation interrupted while loading the engine (flexmb.{name}: numba imports), "
+                                    f"before any simulation: there are no results", None) from None
+
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.model.model import GROUND as GROUND
@@ -100,12 +117,14 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.dynamics.simulate import SimulationOptions as SimulationOptions
     from flexmb.dynamics.simulate import simulate as simulate
     from flexmb.dynamics.simulate import resume as resume
+    from flexmb.dynamics.simulate import load_checkpoint as load_checkpoint
     from flexmb.errors import SimulationInterrupted as SimulationInterrupted
     from flexmb.results.solution import Solution as Solution
     from flexmb.dynamics.time_elements import TimeElement as TimeElement
     from flexmb.fe.mesh.femesh import FEMesh as FEMesh
     from flexmb.fe.mesh.femesh import Material as Material
     from flexmb.fe.mesh.readers import read_mesh as read_mesh
+    from flexmb.fe.mesh.structured import structured_box as structured_box
     from flexmb.fe.reduction.body_data import FlexibleBodyData as FlexibleBodyData
     from flexmb.fe.reduction.body_data import build_flexible_body as build_flexible_body
     from flexmb.catalog.flexible import slider_crank_rod_data as slider_crank_rod_data

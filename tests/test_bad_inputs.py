@@ -14,6 +14,9 @@ model parameters (vectors)             8 x 25   position, velocity, point, axis,
                                                 angular_velocity (wrong length, NaN, strings)
 model parameters (types, choices)      15       Model(bob), non-elements, body objects for names,
                                                 frames, point_frame, drive + spring
+simulate's run arguments               18 + 2   rtol, atol, t_eval, h, t_end as strings or out of
+                                                range; on_step not callable or returning an array
+                                                or a string; numpy truth values accepted
 corrupted solution files               166      truncated at 40 points, 64 bit flips (32
                                                 compressed, 32 not), each of 27 entries missing,
                                                 NaN injected in each of 14 node arrays (with and
@@ -21,7 +24,7 @@ corrupted solution files               166      truncated at 40 points, 64 bit f
                                                 zip of text, a .npy, a pickle, an absent file
 =====================================  =======  ================================================
 
-About 1000 generated inputs in all (27 x 25 + 8 x 25 + 15 + 166); the module runs in about 10 s.
+About 1000 generated inputs in all (27 x 25 + 8 x 25 + 15 + 20 + 166); the module runs in about 10 s.
 """
 from __future__ import annotations
 
@@ -321,3 +324,45 @@ def test_random_bytes_empty_and_npy_are_refused(tmp_path):
         assert str(p) in str(info.value)
     with pytest.raises(FileNotFoundError, match="no solution file"):
         fm.Solution.load(tmp_path / "absent.npz")
+
+
+# --------------------------------------------------------------------------------------------------
+# simulate's run arguments (issue 18 section 2): strings and other bad values for rtol, atol, t_eval,
+# h, t_end; on_step not callable (found only after the first element before) or returning an array
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(rtol="1e-6"), r"simulate: rtol='1e-6' is not a number; give rtol as a plain number"),
+    (dict(rtol=1e-6, atol="1e-8"), r"simulate: atol='1e-8' is not a number; give atol as a plain number"),
+    (dict(rtol=-1.0), r"simulate: rtol=-1.0 must be >= 0"),
+    (dict(rtol=0.0), r"simulate: rtol=0 needs an absolute tolerance; give atol > 0"),  # names rtol and atol
+    (dict(atol=0.0), r"simulate: atol=0.0 must be > 0"),
+    (dict(atol=[1e-6, 1e-7]), r"simulate: atol=\[1e-06, 1e-07\] \(list\) is not a number"),
+    (dict(t_eval="0, 0.01"), r"simulate: t_eval='0, 0.01' is a string; give the output times as a list"),
+    (dict(t_eval=["0", "x"]), r"simulate: t_eval=\['0', 'x'\] is not a list of numbers; give the output times"),
+    (dict(t_eval=[0.01, 0.005]), r"simulate: t_eval must be strictly increasing; t_eval\[0\] = 0.01 >= t_eval\[1\] = 0.005; give sorted"),
+    (dict(t_eval=[0.0, float("nan")]), r"simulate: t_eval=\[0.0, nan\] has non-finite times; give finite times"),
+    (dict(t_eval=[]), r"simulate: t_eval is empty; give at least one output time"),
+    (dict(t_eval=[0.0, 5.0]), r"simulate: t_eval spans \[0, 5\] s, outside the run \[0, 0.02\] s"),
+    (dict(h="0.01"), r"simulate: h='0.01' is not a number; give h as a plain number \[s\]"),
+    (dict(t_end="1 s"), r"simulate: t_end='1 s' is not a number; give t_end as a plain number \[s\]"),
+    (dict(on_step="stop"), r"simulate: on_step='stop' \(str\) is not callable; give a function on_step\(t, state\)"),
+    (dict(on_step=1.0), r"simulate: on_step=1.0 \(float\) is not callable"),
+    (dict(on_step=lambda t, s: s.body_position), r"simulate: on_step returned array\(.*\(ndarray\) at t = 0.01 s; give a function that returns True"),
+    (dict(on_step=lambda t, s: "yes"), r"simulate: on_step returned 'yes' \(str\) at t = 0.01 s; give a function"),
+])
+def test_bad_run_arguments_name_the_argument(kw, match):
+    calls = []
+    if "on_step" in kw and callable(kw["on_step"]):
+        f = kw["on_step"]
+        kw = dict(kw, on_step=lambda t, s: calls.append(t) or f(t, s))
+    with pytest.raises(ModelError, match=match) as exc:
+        run(**kw)
+    check_message(str(exc.value), "simulate", list(kw)[-1])
+    assert len(calls) <= 1  # a bad callable is refused before the run, a bad return at the first node
+
+
+def test_on_step_may_return_numpy_truth_values():
+    sol = run(t_end=0.05, on_step=lambda t, s: np.bool_(t >= 0.02 - 1e-12))
+    assert sol.meta["stopped_by"] == "on_step" and sol.t[-1] == pytest.approx(0.02)
+    assert run(on_step=lambda t, s: np.float64(0.0)).meta["complete"]

@@ -10,9 +10,11 @@ import pytest
 from flexmb.catalog.flexible import CASES
 from flexmb.validation.cases import case_x2 as x2
 
-#: tip deflection at t = 3 s of the default model ("full", 4 bending modes), p = 2, h = 0.005 s
-#: (h = 0.01 s: the same to 1e-9 m)
-V3_REFERENCE = -0.1901432250
+#: tip deflection at t = 3 s of the default model ("full", 4 bending modes), p = 2, h = 0.005 s: the same
+#: to 1.5e-9 m with the Haswell and Sandybridge OpenBLAS kernels.  It was -0.1901432250, -0.19014623
+#: and -0.19014890 on three machines / kernels: the basis's reduced stiffness V^T K V cancelled 1e13
+#: (in-plane frequency 2.913215, 2.913195 against 2.91324323347 rad/s now, flexmb/fe/elements/deformation.py)
+V3_REFERENCE = -0.1901423357
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +50,9 @@ def test_x2_early_lag_is_the_closed_form_single_mode_response(early):
 
 
 def test_x2_early_lag_converges_to_the_tight_run(early):
-    """h = 0.05 s (60 steps) against h = 0.005 s: the order-4 nodal error of p = 2 is 3e-8 m here."""
+    """h = 0.05 s (60 steps) against h = 0.005 s: the order-4 nodal error of p = 2 is 4.5e-8 m here."""
     sol, u = early
-    assert u[-1, 1] == pytest.approx(V3_REFERENCE, rel=1e-5)
+    assert u[-1, 1] == pytest.approx(V3_REFERENCE, abs=1e-7)
 
 
 def test_x2_full_stiffening_does_not_depend_on_the_tip_interface():

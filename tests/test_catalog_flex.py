@@ -314,14 +314,20 @@ def test_mirror_permutation_refuses_an_asymmetric_mesh():
 
 def test_all_basis_keeps_every_class_and_starts_out_of_plane():
     """basis="all": the plain Craig-Bampton basis (6 tip constraint modes + n fixed-interface modes).
-    The thin X1 strip bends first out of plane (about its weak axis, I_y = h b^3 / 12 = I / 225)."""
+    The thin X1 strip bends first out of plane (about its weak axis, I_y = h b^3 / 12 = I / 225):
+    measured +0.249 % above Euler-Bernoulli (the same to 6e-9 with the Haswell and Sandybridge BLAS
+    kernels).  A strip 15 times wider than thick is stiffer than the beam where its clamped root
+    restrains the anticlastic curvature (plate stiffness EI / (1 - nu^2), +9.9 %, over a length of about
+    its width, where the first mode's curvature is largest), as the in-plane modes are by the clamp
+    (+0.08..+0.13 %).  The +0.10..+0.15 % measured before was the round-off of V^T K V, which cancels
+    1e15 for this mode and varied with the BLAS kernel (flexmb/fe/elements/deformation.py)."""
     spec = cf.CASES["x1"]
     d = cf.spinup_beam_data("x1", 4, "all", cache=False)
     assert d.n_modes == 10
     h = math.sqrt(12 * spec.inertia / spec.area)
     Iy = h * (spec.area / h) ** 3 / 12
     w_oop = LAMBDA[0] ** 2 * math.sqrt(spec.E * Iy / (spec.rho * spec.area * spec.length ** 4))  # 0.2532 rad/s
-    assert _rel(2 * math.pi * d.frequencies[0], w_oop) == pytest.approx(0, abs=2e-3)
+    assert 0 < _rel(2 * math.pi * d.frequencies[0], w_oop) < 3e-3
     assert np.abs(d.interface("tip").modal_map[2]).max() > 0  # the tip moves out of plane too
 
 

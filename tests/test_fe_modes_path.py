@@ -122,3 +122,29 @@ def test_cli_modes_prints_plausibility_and_unit_warning(tmp_path, capsys):
     assert "WARNING: beam_mm.vtu: the mesh is 500 length units across with SI-like material" in out
     assert main(["info", str(path), "--material", "210e9", "0.3", "7850"]) == 0
     assert "1000 times too low" in capsys.readouterr().out
+
+
+def test_material_in_mixed_units_warns_with_the_wave_speed(caplog):
+    """E = 210 (GPa) with rho = 7.85 (g/cm^3) on a steel bar in m: sqrt(E/rho) = 5.17 m/s against
+    5172 m/s, so every frequency is 1000 times too low (a 1 m bar's first bending ~1.9 Hz here):
+    a WARNING naming the material, the wave speed and the fix; the same bar in consistent SI or
+    in a declared mm-t-s system is quiet."""
+    kw = dict(n_modes=1, geometric=False, preloads=False, stresses=False)
+    geo = dict(lengths=(1.0, 0.05, 0.05), divisions=(10, 1, 1), cell_type="hexahedron20")
+    mixed = structured_box(**geo, material=Material(210.0, 0.3, 7.85, "steel?"))
+    with caplog.at_level(logging.WARNING, logger="flexmb.fe.mesh.checks"):
+        body = build_flexible_body(mixed, interfaces=["xmin"], **kw)
+    assert body.frequencies[0] == pytest.approx(build_flexible_body(
+        structured_box(**geo, material=STEEL), interfaces=["xmin"], **kw).frequencies[0] * 1e-3, rel=1e-6)
+    msg = body.settings["plausibility"]["warning"]
+    assert msg is not None and msg in caplog.text
+    for part in ("'steel?'", "sqrt(E/rho) = 5.17 m/s", "far below that of solids", "E = 210e9 Pa", "units="):
+        assert part in msg, msg
+    assert plausibility(structured_box(**geo, material=STEEL))["warning"] is None
+    # mm-t-s (mesh in mm, E in MPa, rho in t/mm^3): quiet when declared, flagged when taken for SI
+    mmts = Material(210e3, 0.3, 7.85e-9, "steel mm-t-s")
+    beam_mm = structured_box((1000.0, 50.0, 50.0), (10, 1, 1), "hexahedron20", material=mmts)
+    assert plausibility(FEMesh(points=beam_mm.points, cells=beam_mm.cells, materials={"*": mmts},
+                               units="mm-t-s"))["warning"] is None
+    unlabelled = plausibility(FEMesh(points=beam_mm.points, cells=beam_mm.cells, materials={"*": mmts}))["warning"]
+    assert "far above" in unlabelled and "SI (the mesh declares no units)" in unlabelled

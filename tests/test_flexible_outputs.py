@@ -109,6 +109,38 @@ def test_chord_deflection_is_the_distance_from_the_deformed_chord():
         body.chord_deflection(node, ("xmin", "tip"))
 
 
+def test_chord_deflection_refuses_a_chord_or_an_axis_it_cannot_measure():
+    """One interface named twice (a zero chord: NaNs and numpy's divide warning before) and an axis
+    along the chord (axis x chord ~ 0: numbers scaled towards zero before) are errors; an axis tilted
+    from the bending normal gives the same signed deflection (unit direction of axis x chord)."""
+    import warnings
+
+    from flexmb.results.flexible_outputs import modal_chord_deflection
+
+    data = bar_data()
+    q = np.zeros((3, data.n_modes))
+    q[:, :2] = [[0.0, 0.0], [1e-3, 2e-3], [-2e-3, 1e-3]]
+    node = int(np.argmin(np.linalg.norm(data.points - [0.5, 0.01, 0.0], axis=1)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy RuntimeWarning on the way to the error
+        with pytest.raises(ModelError, match=r"ends=\('xmax', 'xmax'\) name one interface twice.*give two different"):
+            modal_chord_deflection(data, q, node, ("xmax", "xmax"))
+        for axis in [(1, 0, 0), (1.0, 0.05, 0.0), (-2, 0, 0)]:
+            with pytest.raises(ModelError, match=r"deg from the chord 'xmin' -> 'xmax'.*give an axis normal"):
+                modal_chord_deflection(data, q, node, ("xmin", "xmax"), axis=axis)
+        for axis in ["z", (0, 0, 0), (0, 0, np.nan), (0, 1)]:
+            with pytest.raises(ModelError, match="axis=.* must be a non-zero finite vector"):
+                modal_chord_deflection(data, q, node, ("xmin", "xmax"), axis=axis)
+    s_z = modal_chord_deflection(data, q, node, ("xmin", "xmax"), axis=(0, 0, 1))
+    for k in range(len(q)):  # an axis tilted along the deformed chord: the same direction axis x chord
+        a, b = (data.interface(n).position + data.interface(n).modal_map[:3] @ q[k] for n in ("xmin", "xmax"))
+        tilted = np.array([0, 0, 1.0]) + (b - a) / np.linalg.norm(b - a)
+        s_k = modal_chord_deflection(data, q[k:k + 1], node, ("xmin", "xmax"), axis=tilted)
+        assert s_k[0] == pytest.approx(s_z[k], rel=1e-12)
+    d = modal_chord_deflection(data, q, node, ("xmin", "xmax"))
+    assert np.all(np.abs(s_z) <= np.linalg.norm(d, axis=1) + 1e-15)  # a component of d along a unit vector
+
+
 def test_body_energies_add_up_to_the_solution_energies():
     """Sum over the bodies of the per-body kinetic energy = Solution.kinetic_energy (rigid bob with
     an offset centre of mass, flexible bar with its configuration-dependent mass matrix); the bar's
@@ -179,3 +211,53 @@ def test_plot_deflection_draws_the_tip_interface(tmp_path):
     assert len(ax.get_lines()) == 4
     with pytest.raises(ModelError, match="no interface 'tip'"):
         sol.plot_deflection("bar", interfaces=["tip"])
+
+
+def test_motion_in_another_body_frame():
+    """The bob hangs on a spherical joint at the bar's tip interface: seen from the bar's frame it sits
+    at the tip interface's deformed point c + Phi_t q and moves with Phi_t qd (to the joint's
+    constraint tolerance); a body seen from itself stays at its origin, unturned."""
+    _, sol = attached()
+    bar, bob = sol.body("bar"), sol.body("bob")
+    data = bar_data()
+    seen = bob.in_frame(bar)
+    T = data.interface("xmax").modal_map[:3]
+    tip = data.interface("xmax").position + bar.modal @ T.T
+    assert seen.frame == "bar" and np.abs(seen.position - tip).max() < 1e-9
+    assert np.abs(seen.velocity - bar.modal_rate @ T.T).max() < 1e-9 * np.abs(bob.velocity).max()
+    self_view = bar.in_frame(bar)
+    assert np.abs(self_view.position).max() == 0 and np.abs(self_view.rotation - np.eye(3)).max() < 1e-15
+    assert np.abs(self_view.velocity).max() == 0 and np.abs(self_view.angular_velocity).max() == 0
+    tip_view = self_view.interface("xmax")  # the tip interface in the bar frame: its deformed point
+    assert np.abs(tip_view.position - tip).max() < 1e-12
+    pts = bob.in_frame(bar).point((0.01, 0.0, 0.0))  # body-fixed points follow the relative motion
+    assert np.abs(pts.position - (seen.position + np.einsum("tij,j->ti", seen.rotation, [0.01, 0, 0]))).max() < 1e-15
+    with pytest.raises(ModelError, match="not the kinetic energy"):
+        seen.kinetic_energy  # noqa: B018
+    with pytest.raises(ModelError, match="already relative"):
+        seen.in_frame(bar)
+    with pytest.raises(ModelError, match="needs a BodyView"):
+        bob.in_frame("bar")
+
+
+def test_chord_angle_is_the_frame_angle_plus_the_chord_rotation():
+    """Planar swing about z: the inertial chord angle (from the interfaces' inertial points) is the
+    frame's angle plus the deformed chord's angle in the body frame; it starts at 0 (horizontal) and
+    falls; the same chord seen from the bar's own frame turns by the elastic part only."""
+    _, sol = attached()
+    bar, data = sol.body("bar"), bar_data()
+    ang = bar.chord_angle(("xmin", "xmax"))
+    d = bar.interface("xmax").position - bar.interface("xmin").position
+    np.testing.assert_allclose(ang, np.unwrap(np.arctan2(d[:, 1], d[:, 0])), atol=1e-12)
+    frame = np.unwrap(np.arctan2(bar.rotation[:, 1, 0], bar.rotation[:, 0, 0]))
+    own = bar.in_frame(bar).chord_angle(("xmin", "xmax"))
+    np.testing.assert_allclose(ang, frame + own, atol=1e-12)
+    assert ang[0] == pytest.approx(0.0, abs=1e-12) and ang[-1] < -0.2  # it swings down (-0.27 rad in 0.2 s)
+    assert 0 < np.abs(own).max() < 0.01  # the chord's elastic rotation: small, not zero
+    assert np.allclose(bar.chord_angle(("xmin", "xmax"), axis=(0, 0, -1)), -ang)
+    with pytest.raises(ModelError, match=r"deg from axis=\[1, 0, 0\].*normal to the plane"):
+        bar.chord_angle(("xmin", "xmax"), axis=(1, 0, 0), zero=(0, 1, 0))
+    with pytest.raises(ModelError, match="name one interface twice"):
+        bar.chord_angle(("xmin", "xmin"))
+    with pytest.raises(ModelError, match="zero=.* is along axis"):
+        bar.chord_angle(("xmin", "xmax"), zero=(0, 0, 2))

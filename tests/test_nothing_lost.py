@@ -33,7 +33,7 @@ def test_resume_is_bit_identical(tmp_path, p):
     part = fm.simulate(model, 1.0, 0.02, p=p, checkpoint=ck, on_step=lambda t, s: t >= 0.5 - 1e-12)
     assert part.meta["stopped_by"] == "on_step" and not part.meta["complete"]
     assert part.t[-1] == pytest.approx(0.5)
-    assert fm.Solution.load(ck).t[-1] == part.t[-1]  # the checkpoint holds the partial results
+    assert fm.load_checkpoint(ck).t[-1] == part.t[-1]  # the checkpoint holds the partial results
     rest = fm.resume(ck)
     assert rest.meta["complete"]
     for name in ARRAYS:
@@ -78,7 +78,7 @@ def test_convergence_error_carries_the_partial_solution(tmp_path, caplog):
     # converges, the next full increment 1.8e-15 of the scales); the one after it cannot
     assert sol is not None and 0.25 <= sol.t[-1] <= 0.35 + 1e-12
     assert np.all(np.isfinite(sol.body_position))
-    assert fm.Solution.load(ck).t[-1] == sol.t[-1]
+    assert fm.load_checkpoint(ck).t[-1] == sol.t[-1]
     halving_warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "halved" in r.getMessage()]
     assert len(halving_warnings) == 2
 
@@ -143,3 +143,23 @@ def test_no_sliver_element_at_the_end_of_a_long_run():
     run.step()
     assert run.done() and run.st.t == 1.0
     assert len(run.rec.stats["h"]) == 10 and run.rec.stats["h"][-1] == pytest.approx(0.1 + 7e-8, rel=1e-12)
+
+
+def test_on_step_cannot_change_the_stored_results():
+    """The state on_step receives used to be the solver's own arrays: writing into state.body_position
+    changed 20 of 21 rows of sol.body_position.  Now read-only views: a write raises, the results stay."""
+    ref = fm.simulate(_pendulum(), 0.1, 0.02)
+    errors = []
+
+    def vandal(t, s):
+        for name in ("body_position", "body_rotation", "body_velocity", "body_angular_velocity"):
+            try:
+                getattr(s, name)[...] = 0.0
+            except ValueError as exc:
+                errors.append(str(exc))
+        return False
+
+    sol = fm.simulate(_pendulum(), 0.1, 0.02, on_step=vandal)
+    assert len(errors) == 4 * (sol.nt - 1) and all("read-only" in e for e in errors)
+    for name in ("body_position", "body_rotation", "body_velocity", "body_angular_velocity"):
+        np.testing.assert_array_equal(getattr(sol, name), getattr(ref, name))

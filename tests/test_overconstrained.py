@@ -57,9 +57,14 @@ def test_neighbour_stays_on_the_manifold_to_second_order():
 
 
 def test_bricard_drops_one_equation_and_keeps_its_energy(caplog):
+    """All 30 joint equations take part in the one dependence with the same leverage (1/30 in the left
+    null space, to 1e-16): the tie is broken by the row order, R1:s_x is dropped and stays a good choice
+    for the first second (quality 0.18 -> 0.29).  Broken by the round-off of LAPACK's pivoted QR instead,
+    the choice depended on the machine: R2:s_y on one, whose quality fell to 0.12 at t = 0.625 s and
+    was re-selected (WARNING "becoming singular")."""
     with caplog.at_level(logging.WARNING, logger="flexmb.dynamics.simulate"):
         sol = fm.simulate(bricard(), 1.0, 0.025, p=3, show_progress=False)
-    assert len(sol.meta["redundant_constraints"]) == 1
+    assert sol.meta["redundant_constraints"] == [["R1", "0"]] and sol.meta["redundancy_reselections"] == []
     assert not any("singular" in r.getMessage() for r in caplog.records)
     E = np.asarray(sol.total_energy)
     assert np.abs(E - E[0]).max() < 1e-8  # J; measured 2e-11 over 2 s

@@ -215,6 +215,9 @@ def test_reexported_names_resolve():
 
     assert flexmb.read_mesh is mesh.read_mesh is readers.read_mesh
     assert mesh.check_mesh is checks.check_mesh and mesh.structured_box is structured.structured_box
+    # the README's examples take the FE entry points from the top level
+    assert flexmb.structured_box is structured.structured_box and "structured_box" in flexmb.__all__
+    assert "structured_box" in dir(flexmb)
     for name in mesh._REEXPORTS:
         assert getattr(mesh, name) is not None
     with pytest.raises(AttributeError, match="no_such_name"):

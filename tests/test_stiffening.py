@@ -569,7 +569,10 @@ def test_shipped_beam_ten_mode_basis_relaxed_quartic_under_tip_load():
                       interfaces=cb.interfaces, reference=cb.reference)
     H_rich = red.modal_quartic_stiffness(mesh, S)
     EI = STEEL.E * 0.05 ** 4 / 12.0
-    for w_lin, tol_rel in ((0.1, 0.012), (0.2, 0.015), (0.3, 0.03)):  # measured 0.7 %, 1.0 %, 2.0 %
+    # measured 0.10 %, 0.30 %, 0.94 % (the same with every BLAS kernel tried); 0.7..2.0 % and 79 % on other
+    # machines before the degenerate y/z pairs were aligned with the axes (bending_modes_z picked a 55/45
+    # mixture of a pair into the z basis: flexmb/fe/reduction/clusters.py)
+    for w_lin, tol_rel in ((0.1, 0.012), (0.2, 0.015), (0.3, 0.03)):
         load = -w_lin * 3.0 * EI
         w_ref, _ = _static_tip_deflection(mesh, K, rich, H_rich, load)
         w_rel, _ = _static_tip_deflection(mesh, K, cb, qc.relaxed, load)

@@ -7,11 +7,8 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
-import signal
-import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +19,11 @@ distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 
 import flexmb as fm  # noqa: E402
-from flexmb.errors import FlexmbError, ModelError  # noqa: E402
+from flexmb.errors import FlexmbError  # noqa: E402
 from flexmb.studies import parameter_key, parameter_sets  # noqa: E402
 from flexmb.studies.deps import MissingDependencyError  # noqa: E402
 from flexmb.studies.parameters import parse_grid_option  # noqa: E402
+from sweep_study import Study, kill  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -142,70 +140,30 @@ def test_worker_logs_come_back_through_logging_and_shared_inputs(client, caplog,
 
 # --- store: resume after a kill --------------------------------------------------------------------
 
-KILL_SCRIPT = """
-import sys, importlib.util
-sys.path.insert(0, {root!r})
-import flexmb as fm
-spec = importlib.util.spec_from_file_location("study", {study!r})
-study = importlib.util.module_from_spec(spec); spec.loader.exec_module(study)
-fm.sweep(study.build, {{"length": {lengths!r}}}, study.outputs, scheduler=None, store={store!r}, store_every=0,
-         progress=False)
-"""
-
-STUDY = """
-import os, sys, importlib.util
-spec = importlib.util.spec_from_file_location("_ex", {example!r})
-ex = importlib.util.module_from_spec(spec); spec.loader.exec_module(ex)
-from flexmb.studies import parameter_key
-
-def build(length):
-    with open({calls!r}, "a") as f:
-        f.write(parameter_key({{"length": length}}) + "\\n")
-    return ex.build(length)
-
-def outputs(sol, length):
-    return ex.outputs(sol, length)
-"""
-
-
 def test_killed_sweep_resumes_without_recomputing(client, tmp_path):
+    """Killed (serially, a Parquet part per run) after two parts, resumed on the cluster."""
     lengths = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
-    calls, store = tmp_path / "calls.txt", tmp_path / "results.parquet"
-    study = tmp_path / "study.py"
-    study.write_text(STUDY.format(example=str(ROOT / "examples" / "sweep_pendulum.py"), calls=str(calls)))
-    script = tmp_path / "run.py"
-    script.write_text(KILL_SCRIPT.format(root=str(ROOT), study=str(study), lengths=lengths, store=str(store)))
-    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 90
-    while len(list(store.glob("part-*.parquet"))) < 2 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    stored = fm.load_results(store)
+    s = Study(tmp_path, lengths, store_every=0)
+    proc = s.start()
+    s.wait(proc, lambda: len(list(s.store.glob("part-*.parquet"))) >= 2)
+    kill(proc)
+    stored = fm.load_results(s.store)
     n_stored = len(stored)
-    assert 2 <= n_stored < len(lengths), proc.stderr.read().decode()[-2000:]
-    before = set(calls.read_text().split())
+    assert 2 <= n_stored < len(lengths)
+    before = set(s.called_keys())
 
-    df = fm.sweep(_study_module(study).build, {"length": lengths}, _study_module(study).outputs, scheduler=client,
-                  store=store, progress=False)
-    new_calls = calls.read_text().split()[len(before):]
+    study = s.module()
+    df = fm.sweep(study.build, {"length": lengths}, study.outputs, scheduler=client, store=s.store, progress=False)
+    new_calls = s.called_keys()[len(before):]
     assert set(new_calls).isdisjoint(stored["key"])  # nothing stored was computed again
     assert set(new_calls) | set(stored["key"]) == {parameter_key({"length": v}) for v in lengths}
     assert df.attrs["sweep"]["from_store"] == n_stored and (df["status"] == "ok").all()
     np.testing.assert_allclose(df["period"], [EX.exact_period(v) for v in lengths], rtol=1e-7)
-    assert len(list(store.glob("part-*.parquet"))) == 1  # compacted when complete
+    assert len(list(s.store.glob("part-*.parquet"))) == 1  # compacted when complete
     # a third run finds everything stored and computes nothing
-    again = fm.sweep(_study_module(study).build, {"length": lengths}, _study_module(study).outputs, scheduler=None,
-                     store=store, progress=False)
-    assert again.attrs["sweep"]["computed"] == 0 and calls.read_text().split()[len(before):] == new_calls
+    again = fm.sweep(study.build, {"length": lengths}, study.outputs, scheduler=None, store=s.store, progress=False)
+    assert again.attrs["sweep"]["computed"] == 0 and s.called_keys()[len(before):] == new_calls
     assert list(again["period"]) == list(df["period"])
-
-
-def _study_module(path: Path):
-    spec = importlib.util.spec_from_file_location("_flexmb_test_study", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def build_pendulum(length):
@@ -245,24 +203,10 @@ def test_parameter_sets_grids_tables_and_keys():
     assert parse_grid_option("omega=100:150:6") == ("omega", [100.0, 110.0, 120.0, 130.0, 140.0, 150.0])
     assert parse_grid_option("m_slider=0,0.0378") == ("m_slider", [0, 0.0378])
     assert parse_grid_option("eps=1e-3:1e-1:3:log") == ("eps", [1e-3, 1e-2, 1e-1])
-    for bad, match in [({"L": [1.0, 1]}, "repeats"), ({"L": []}, "empty"), ([1, 2], "not a dict"),
-                       ({"L": [object()]}, "shared="), ({"bad name": [1]}, "identifier")]:
-        with pytest.raises(ModelError, match=match):
-            parameter_sets(bad)
-    for text in ("omega", "omega=1:2", "omega=a:b:3", "=1,2"):
-        with pytest.raises(ModelError, match="--grid"):
-            parse_grid_option(text)
-    with pytest.raises(ModelError, match="> 0"):
-        fm.log_range(0, 1, 3)
+    # bad parameter sets, ranges and sweep arguments: the corpus of tests/test_sweep_inputs.py
 
 
-def test_bad_sweep_arguments_raise_model_errors():
-    with pytest.raises(ModelError, match="not callable"):
-        fm.sweep("build", {"length": [1.0]}, EX.outputs, scheduler=None)
-    with pytest.raises(ModelError, match="either swept or shared"):
-        fm.sweep(EX.build, {"length": [1.0]}, EX.outputs, shared={"length": 2.0}, scheduler=None)
-    with pytest.raises(ModelError, match="scheduler="):
-        fm.sweep(EX.build, {"length": [1.0]}, EX.outputs, scheduler="lokal", progress=False)
+def test_build_without_simulate_settings_is_a_failed_row():
     df = fm.sweep(lambda length: EX.build(length)[0], {"length": [1.0]}, EX.outputs, scheduler=None, progress=False)
     assert df["error"].iloc[0] == "ModelError" and "simulate_kwargs" in df["message"].iloc[0]
 

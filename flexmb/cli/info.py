@@ -1,4 +1,5 @@
-"""`flexmb info MESH`: summarize an FE mesh (nodes, elements, sets, bounding box, volume, mass, checks)."""
+"""`flexmb info MESH`: summarize an FE mesh (nodes, elements, elements not assembled, sets, bounding box,
+volume, mass, checks)."""
 from __future__ import annotations
 
 import argparse
@@ -40,6 +41,8 @@ def _format(summary: dict, warnings: list[str]) -> str:
         row("units", summary["units"] or "not declared (flexmb assumes one consistent system, e.g. SI)"),
         row("nodes", f"{summary['n_nodes']} ({summary['n_dofs']} DOFs{unused})"),
         row("elements", ", ".join(f"{t}: {n}" for t, n in summary["cells"].items()) or "none"),
+        row("unassembled", ", ".join(f"{e['type']} ({e['kind']}): {e['count']}" for e in summary["unassembled"])
+            or "none"),
         row(
             "bbox",
             f"[{lo[0]:.6g}, {lo[1]:.6g}, {lo[2]:.6g}] .. [{hi[0]:.6g}, {hi[1]:.6g}, {hi[2]:.6g}]"
@@ -62,23 +65,24 @@ def _format(summary: dict, warnings: list[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # the warnings are printed below; do not repeat them through the log handler
+    logs = [logging.getLogger(f"flexmb.fe.mesh.{m}") for m in ("checks", "readers")]
+    levels = [log.level for log in logs]
     try:
+        for log in logs:
+            log.setLevel(logging.ERROR)
         material = Material(*args.material, name="--material") if args.material else None
         mesh = read_mesh(args.mesh, materials=material, units=args.units)
-        # the warnings are printed below; do not repeat them through the log handler
-        log = logging.getLogger("flexmb.fe.mesh.checks")
-        level = log.level
-        log.setLevel(logging.ERROR)
-        try:
-            warnings = check_mesh(mesh)
-            unit_hint = plausibility(mesh)["warning"]  # size and mass are in the summary
-            if unit_hint:
-                warnings.append(unit_hint)
-        finally:
-            log.setLevel(level)
+        warnings = check_mesh(mesh)
+        unit_hint = plausibility(mesh)["warning"]  # size and mass are in the summary
+        if unit_hint:
+            warnings.append(unit_hint)
     except FlexmbError as exc:
         sys.stderr.write(f"flexmb info: {exc}\n")
         return 1
+    finally:
+        for log, level in zip(logs, levels):
+            log.setLevel(level)
     summary = mesh.summary()
     if args.json:
         sys.stdout.write(json.dumps({**summary, "warnings": warnings}, indent=2) + "\n")

@@ -29,6 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-n", "--n-modes", type=int, default=10, help="number of (fixed-interface) modes (default 10)")
     parser.add_argument("--out", metavar="DIR", type=Path, default=None,
                         help="write mode shapes (VTU + .pvd) and the flexible-body file here")
+    parser.add_argument("--allow-unassembled", action="store_true",
+                        help="compute the modes of the solid cells even when the file also holds elements flexmb "
+                             "does not assemble (shells, beams, point masses, springs, ...): a partial model")
     parser.add_argument("--no-geometric", action="store_true",
                         help="skip geometric stiffness and preloads in the flexible-body file (faster)")
 
@@ -59,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from flexmb.fe.mesh.checks import check_mesh, plausibility
     from flexmb.fe.mesh.femesh import Material
     from flexmb.fe.mesh.readers import read_mesh
+    from flexmb.fe.mesh.unassembled import require_assembled
     from flexmb.fe.reduction.body_data import FlexibleBodyData, build_flexible_body
 
     if args.fix and args.interface:
@@ -67,9 +71,12 @@ def run(args: argparse.Namespace) -> int:
     if args.n_modes < 1:
         sys.stderr.write(f"flexmb modes: -n {args.n_modes}: ask for at least one mode\n")
         return 2
-    checks_log = logging.getLogger("flexmb.fe.mesh.checks")
-    saved_level = checks_log.level
+    # the mesh warnings and the plausibility note are printed here, not repeated through the log handler
+    logs = [logging.getLogger(f"flexmb.fe.mesh.{m}") for m in ("checks", "readers")]
+    saved_levels = [log.level for log in logs]
     try:
+        for log in logs:
+            log.setLevel(logging.ERROR)
         material = None if args.material is None else Material(*args.material, name="cli")
         mesh = read_mesh(args.mesh, materials=material, drop_unused_nodes=True)
         for s in args.fix + args.interface:
@@ -79,15 +86,14 @@ def run(args: argparse.Namespace) -> int:
                     f"{', '.join(sorted(mesh.node_sets)) or 'none'}\n"
                 )
                 return 2
-        # NaN, inverted, zero-volume or surface-only: error; warnings and the plausibility note are
-        # printed here, not repeated through the log handler
-        checks_log.setLevel(logging.ERROR)
+        # NaN, inverted, zero-volume or surface-only: error
         for w in check_mesh(mesh, solid_required=True):
             print(f"WARNING: {w}")
+        require_assembled(mesh, "", args.allow_unassembled, option="--allow-unassembled")
         if args.interface:
             body = build_flexible_body(mesh, interfaces=args.interface, n_modes=args.n_modes,
                                        interface_kind=args.kind, geometric=not args.no_geometric,
-                                       preloads=not args.no_geometric)
+                                       preloads=not args.no_geometric, allow_unassembled=args.allow_unassembled)
             print(f"{args.mesh.name}: {mesh.n_nodes} nodes, mass {body.mass:.6g}, Craig-Bampton, interfaces "
                   f"{', '.join(f'{f.name} ({f.kind})' for f in body.interfaces)}; reference {body.reference}")
             print(_table(body.frequencies, "reduced-model frequencies (reference interface clamped)"))
@@ -125,4 +131,5 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"flexmb modes: {exc}\n")
         return 1
     finally:
-        checks_log.setLevel(saved_level)
+        for log, level in zip(logs, saved_levels):
+            log.setLevel(level)

@@ -30,6 +30,10 @@ def add_arguments(parser) -> None:
                                                                   "with an address: wait for N workers")
     parser.add_argument("--retries", type=int, default=0, metavar="N", help="further attempts of a failed run")
     parser.add_argument("--rerun-failed", action="store_true", help="recompute runs stored as failed")
+    parser.add_argument("--if-changed", choices=("error", "recompute", "keep"), default="error",
+                        help="when the store holds runs of another version of the study (other build or outputs "
+                             "code, simulate_kwargs, shared inputs, flexmb version): stop with an error saying what "
+                             "changed (default), recompute those runs, or keep their rows")
     parser.add_argument("--plot", metavar="PNG", help="plot file (default: the store path with .png)")
     parser.add_argument("--no-plot", action="store_true", help="write no plot")
 
@@ -40,6 +44,8 @@ def load_study(path: str | Path):
     from flexmb.errors import ModelError
 
     path = Path(path)
+    if path.is_dir():
+        raise ModelError(f"study file {path} is a directory; give a Python file that defines build and outputs")
     if not path.is_file():
         raise ModelError(f"study file {path} not found; give a Python file that defines build and outputs")
     name = f"flexmb_study_{path.stem}_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:8]}"
@@ -75,34 +81,70 @@ def _parameters(args, module):
             grid[name] = values
         return grid
     if args.table:
-        from flexmb.studies.deps import require
-
-        pd = require("pandas", "flexmb sweep --table")
-        table = Path(args.table)
-        if not table.is_file():
-            raise ModelError(f"--table {table}: file not found")
-        return pd.read_parquet(table) if table.suffix == ".parquet" else pd.read_csv(table)
+        return _table(Path(args.table))
     if getattr(module, "parameters", None) is not None:
         return module.parameters
     raise ModelError(f"no parameters: give --grid NAME=SPEC (e.g. --grid \"omega=100:150:6\"), --table FILE, or "
                      f"define `parameters` in {args.study}")
 
 
-def run(args) -> int:
+def _table(table: Path):
+    """The parameter sets of ``--table FILE`` (.csv or .parquet) as a DataFrame."""
     from flexmb.errors import ModelError
-    from flexmb.studies import sweep
+    from flexmb.studies.deps import require
+
+    pd = require("pandas", "flexmb sweep --table")
+    if table.suffix.lower() not in (".csv", ".parquet"):
+        raise ModelError(f"--table {table}: give a .csv or .parquet file (one parameter set per row, one column per "
+                         f"parameter)")
+    if not table.is_file():
+        raise ModelError(f"--table {table}: file not found; give a .csv or .parquet file of parameter sets")
+    try:
+        df = pd.read_parquet(table) if table.suffix.lower() == ".parquet" else pd.read_csv(table)
+    except Exception as exc:
+        raise ModelError(f"--table {table}: cannot be read ({type(exc).__name__}: {exc}); give a .csv with a header "
+                         f"row of parameter names, or a .parquet table") from None
+    if df.empty:
+        raise ModelError(f"--table {table}: no rows; give one parameter set per row under a header of parameter names")
+    return df
+
+
+#: --scheduler values that run serially in this process
+_SYNC = ("sync", "serial", "none")
+
+
+def _check_options(args) -> None:
+    """The options that sweep() cannot name as the command line does."""
+    from flexmb.errors import ModelError
 
     if args.workers is not None and args.workers < 1:
-        raise ModelError(f"--workers {args.workers}: give 1 or more")
+        raise ModelError(f"--workers {args.workers}: give 1 or more worker processes")
     if args.retries < 0:
-        raise ModelError(f"--retries {args.retries}: give 0 or more")
+        raise ModelError(f"--retries {args.retries}: give 0 or more further attempts")
+    sync = args.scheduler in _SYNC
+    if args.workers is not None and sync:
+        raise ModelError(f"--workers {args.workers} with --scheduler {args.scheduler}: a serial sweep runs in this "
+                         f"process; drop --workers, or use --scheduler local")
+    if not (sync or args.scheduler == "local" or ":" in args.scheduler):
+        raise ModelError(f"--scheduler {args.scheduler}: give local (worker processes on this machine), sync (serial) "
+                         f"or a scheduler address such as tcp://host:8786")
+    if args.plot and not args.no_plot:
+        png = Path(args.plot)
+        if png.is_dir() or png.suffix.lower() not in (".png", ".pdf", ".svg", ".jpg"):
+            raise ModelError(f"--plot {png}: give an image file name ending in .png, .pdf, .svg or .jpg")
+
+
+def run(args) -> int:
+    from flexmb.studies import sweep
+
+    _check_options(args)
     module = load_study(args.study)
     parameters = _parameters(args, module)
     out = Path(args.out) if args.out else Path("results") / f"{Path(args.study).stem}.parquet"
-    scheduler = None if args.scheduler in ("sync", "serial", "none") else args.scheduler
+    scheduler = None if args.scheduler in _SYNC else args.scheduler
     df = sweep(module.build, parameters, module.outputs, simulate_kwargs=getattr(module, "simulate_kwargs", None),
                shared=getattr(module, "shared", None), store=out, scheduler=scheduler, workers=args.workers,
-               retries=args.retries, rerun_failed=args.rerun_failed)
+               retries=args.retries, rerun_failed=args.rerun_failed, if_changed=args.if_changed)
     info = df.attrs["sweep"]
     names = [c for c in df.columns if c in _parameter_names(parameters, df)]
     print(summary(df, names))

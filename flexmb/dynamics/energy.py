@@ -7,6 +7,7 @@ import logging
 import numpy as np
 from numpy.typing import NDArray
 
+from flexmb.dynamics.energy_audit import ROUNDOFF
 from flexmb.dynamics.system import CompiledModel
 
 
@@ -26,11 +27,14 @@ def is_conservative(cm: CompiledModel) -> bool:
             and (springs is None or not np.any(springs.c)))
 
 
-def energy_drift_report(cm: CompiledModel, t: NDArray, ke: NDArray, pe: NDArray) -> dict:
+def energy_drift_report(cm: CompiledModel, t: NDArray, ke: NDArray, pe: NDArray, e_model: float = 0.0) -> dict:
     """Energy drift of a conservative model (``{}`` for other models).
 
     ``energy_drift = max_t |E(t) - E(t0)| / E_scale`` with ``E_scale = max(max_t KE, max_t PE -
-    min_t PE)`` (the energy the motion exchanges; floor 1e-300 J), and ``energy_trend`` = (largest
+    min_t PE)`` (the energy the motion exchanges), floored at the round-off of the energies,
+    :data:`~flexmb.dynamics.energy_audit.ROUNDOFF` x the larger of ``e_model`` (the model's own energy
+    ``F L``: masses, lengths, gravity, speeds, stiffnesses) and ``max |E|`` (a body welded at rest
+    exchanges nothing: its 4e-16 J of round-off once read as a 100 % change), and ``energy_trend`` = (largest
     ``|E - E(t0)|`` over the last 10 % of the nodes minus that over the first 10 %) / ``E_scale``:
     a bounded error has a trend near 0, a secular drift a positive one.  A WARNING is logged when
     ``energy_drift`` exceeds :data:`ENERGY_DRIFT_WARN` (5 %).
@@ -38,7 +42,7 @@ def energy_drift_report(cm: CompiledModel, t: NDArray, ke: NDArray, pe: NDArray)
     if not is_conservative(cm) or t.size < 2:
         return {}
     E = ke + pe
-    scale = max(float(ke.max()), float(np.ptp(pe)), 1e-300)
+    scale = max(float(ke.max()), float(np.ptp(pe)), ROUNDOFF * max(e_model, float(np.abs(E).max())), 1e-300)
     err = np.abs(E - E[0])
     n10 = max(1, t.size // 10)
     drift = float(err.max() / scale)

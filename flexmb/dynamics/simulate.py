@@ -14,15 +14,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import __version__
-from flexmb.model.checks import _shown, check_simulate_args
+from flexmb.model.checks import _shown, check_run_args, check_simulate_args, stop_requested
 from flexmb.dynamics.elements.attachments import ElementKin
 from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
-from flexmb.dynamics.io.checkpoint import load_run, save_run
+from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
+from flexmb.dynamics.io.interrupts import setup_interrupted
 from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.dynamics.node.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
                                         init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
-from flexmb.dynamics.energy import energy_drift_report
+from flexmb.dynamics.energy import energy_drift_report, is_conservative
+from flexmb.dynamics.modal_range import check_initial
+from flexmb.dynamics.energy_audit import ElementAudit, balance_report, model_energy
 from flexmb.dynamics.elements.forces import force_residual
 from flexmb.dynamics.elements.joints import consistent_transport, joint_residual, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
@@ -32,7 +35,7 @@ from flexmb.dynamics.solve.newton import NewtonOptions, newton_solve
 from flexmb.dynamics.io.recorder import Recorder
 from flexmb.dynamics.rigid.element import rigid_joints
 from flexmb.dynamics.rigid.newton import fast_newton
-from flexmb.dynamics.variants.root_checks import flipped_joint, largest_turn
+from flexmb.dynamics.variants.root_checks import largest_turn, refused_root
 from flexmb.dynamics.march.rotation_predictor import predict_rotations
 from flexmb.dynamics.variants.step_control import StepControl
 from flexmb.dynamics.variants.symmetric_projection import SymmetricProjection, symmetric_projection
@@ -247,25 +250,17 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
     if not isinstance(model, Model):
         raise ModelError(f"simulate: model={_shown(model)} ({type(model).__name__}) is not a flexmb.Model; "
                          f"build one with fm.Model(bodies, joints, forces)")
-    t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
+    with setup_interrupted("checking the arguments (it calls the user functions at t0)"):
+        t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument
+        check_initial(model)  # an initial elastic state beyond any modal body's range (dynamics/modal_range.py)
     options = options or SimulationOptions()
-    if rtol is not None or atol is not None:
-        rtol = 0.0 if rtol is None else float(rtol)
-        if not (np.isfinite(rtol) and rtol >= 0) or (atol is not None and not (np.isfinite(atol) and atol > 0)):
-            raise ModelError(f"rtol={rtol!r}, atol={atol!r}: give finite tolerances, rtol >= 0 and atol > 0 "
-                             f"(e.g. rtol=1e-6, atol=1e-8 m)")
-        if rtol == 0 and atol is None:
-            raise ModelError("rtol=0 needs an absolute tolerance atol > 0 [model length unit]")
-    if t_eval is not None:
-        t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
-        if t_eval.size and np.all(np.isfinite(t_eval)) and (t_eval.min() < t0 or t_eval.max() > t_end):
-            raise ModelError(f"t_eval spans [{t_eval.min():.6g}, {t_eval.max():.6g}] s, outside the run "
-                             f"[{t0:.6g}, {t_end:.6g}] s; request times within the simulated interval")
-    with blas_threads(1):  # the set-up's dense algebra (redundancy SVDs) like the run's: one BLAS thread
+    rtol, atol, t_eval = check_run_args(rtol, atol, t_eval, on_step, t0, t_end)  # ModelError naming the argument
+    with setup_interrupted("setting up the simulation"), blas_threads(1):  # the set-up's dense algebra
+        # (redundancy SVDs) like the run's: one BLAS thread
         run = Run.start(model, t_end, h, p, t0, options)
-    if rtol is not None:
-        run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
-        run.control = StepControl(run, *run.tolerances, t_eval=t_eval, estimator=options.step_error)
+        if rtol is not None:
+            run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
+            run.control = StepControl(run, *run.tolerances, t_eval=t_eval, estimator=options.step_error)
     sol = run.go(show_progress=show_progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                  on_step=on_step)
     return sol if t_eval is None else sol.at(t_eval)
@@ -273,18 +268,30 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
 
 def resume(path: str | Path, model: Model | None = None, *, t_end: float | None = None,
            show_progress: bool | None = None, checkpoint: str | Path | None = "same",
-           checkpoint_every: float = 60.0, on_step: Callable | None = None) -> Solution:
-    """Continue a run from its checkpoint file (see :func:`simulate`), bit-identically to a run that
-    was never interrupted.
+           checkpoint_every: float = 60.0, on_step: Callable | None = None,
+           allow_model_change: bool = False) -> Solution:
+    """Continue a run from its checkpoint (see :func:`simulate`), bit-identically to a run that was
+    never interrupted.
 
     ``model``: the model of the run; needed only when the checkpoint could not store it (a model
-    holding lambdas without ``cloudpickle`` installed).  ``t_end``: a new final time (default: the
-    original one).  ``checkpoint``: where to keep checkpointing (default: the same file; None: off).
+    holding lambdas without ``cloudpickle`` installed).  Another model (:mod:`flexmb.dynamics.io.fingerprint`:
+    what is and is not compared) is a ModelError naming what differs, unless ``allow_model_change=True``
+    and it has the same bodies and joints, which hold at the checkpoint's state to the model's
+    assembly tolerance (``meta["model_changes"]`` records it).  ``t_end``: a new final time (default:
+    the original one).  ``checkpoint``: where to go on checkpointing (default: the same; None: off).
     """
-    with blas_threads(1):
-        run = load_run(path, Run, SimulationOptions, model, t_end)
+    check_run_args(None, None, None, on_step, 0.0, 1.0)  # on_step callable
+    with setup_interrupted("loading the checkpoint"), blas_threads(1):
+        run = load_run(path, Run, SimulationOptions, model, t_end, allow_model_change=allow_model_change)
     target = Path(path) if checkpoint == "same" else checkpoint
     return run.go(show_progress=show_progress, checkpoint=target, checkpoint_every=checkpoint_every, on_step=on_step)
+
+
+def load_checkpoint(path: str | Path, model: Model | None = None) -> Solution:
+    """The results a checkpoint holds (up to its last node), without continuing the run; ``model`` as
+    for :func:`resume`."""
+    with setup_interrupted("loading the checkpoint"), blas_threads(1):
+        return load_run(path, Run, SimulationOptions, model).solution()
 
 
 #: the last element of a fixed-step run is stretched by up to this fraction of h instead of leaving a sliver
@@ -305,6 +312,7 @@ class Run:
         self.system = ElementSystem(self.cm, te)
         self.solver = linear_solver(options.linear_solver)
         self.rec = Recorder(self.cm, te)
+        self.system.audit = ElementAudit(self)  # every element's energy balance (dynamics/energy_audit.py)
         #: symmetric projection of the node momenta (TimeElement transport="symmetric"), else None
         self.projection = SymmetricProjection(self.cm, te) if symmetric_projection(te) else None
         self.singular_t: list[float] = []  # start times of elements converged in the residual (newton.py)
@@ -316,6 +324,8 @@ class Run:
         self.wall = 0.0
         self.fac_time = 0.0
         self.stopped_by = None
+        #: changes of model when resumed with allow_model_change (flexmb.dynamics.io.checkpoint)
+        self.model_changes: list[dict] = []
         #: (rtol, atol) for error-controlled steps, None for fixed steps
         self.tolerances = None
         #: the step controller (flexmb.dynamics.variants.step_control.StepControl) of error-controlled runs
@@ -386,6 +396,7 @@ class Run:
             if k:  # the start of the second half of a halved step
                 rec.subnode(s_start)
             rec.internal(te, s_start, hh, lay, UU, self._gauss_xb(s_start, hh, UU))
+            rec.add_work(getattr(rr, "work", None))  # accepted by the audit (variants/root_checks.py)
             rec.stats["t_start"].append(s_start.t)
             rec.stats["h"].append(hh)
             rec.stats["iterations"].append(rr.iterations)
@@ -449,7 +460,9 @@ class Run:
 
         if checkpoint_every is None or not checkpoint_every > 0:
             raise ModelError(f"checkpoint_every={checkpoint_every!r} must be a positive number of seconds")
-        last_save = last_log = _time.perf_counter()
+        # the target is checked before the run (flexmb.dynamics.io.checkpoint_files.check_target)
+        ck = None if checkpoint is None else Checkpoints(checkpoint, checkpoint_every, self)
+        last_log = _time.perf_counter()
         start_wall = _time.perf_counter() - self.wall
         t_start = self.st.t
         bar_on = progress_enabled() if show_progress is None else bool(show_progress)
@@ -465,41 +478,37 @@ class Run:
                     bar.update(self.st.t - t_prev)
                     now = _time.perf_counter()
                     self.wall = now - start_wall
-                    if checkpoint is not None and now - last_save >= checkpoint_every:
-                        save_run(self, checkpoint)
-                        last_save = now
+                    if ck is not None and ck.due():
+                        ck.write(self)
                     if not bar_on and now - last_log >= PROGRESS_LOG_SECONDS:
                         frac = (self.st.t - t_start) / max(self.t_end - t_start, 1e-300)
                         eta = (now - start_wall) * (1.0 / max(frac, 1e-12) - 1.0)
                         log.info("simulate: t = %.6g of %.6g s (%.0f %%), %d elements, %.0f s elapsed, ETA %.0f s",
                                  self.st.t, self.t_end, 100 * frac, self.n_el, self.wall, eta)
                         last_log = now
-                    if on_step is not None and on_step(self.st.t, self.node_state()):
+                    if on_step is not None and stop_requested(on_step(self.st.t, self.node_state()), self.st.t):
                         self.stopped_by = "on_step"
                         break
         except (ConvergenceError, ConstraintViolationError) as exc:
             exc.solution = self.solution()
-            if checkpoint is not None:
-                save_run(self, checkpoint)
+            if ck is not None:
+                ck.save_on_failure(self)
             raise
         except KeyboardInterrupt:
             sol = self.solution()
-            if checkpoint is not None:
-                save_run(self, checkpoint)
+            if ck is not None:
+                ck.save_on_failure(self)
             raise SimulationInterrupted(
                 f"simulation interrupted at t = {self.st.t:.6g} s; the results up to there are in the exception's "
                 f"`solution`" + (f" and in {checkpoint} (continue with flexmb.resume)" if checkpoint else ""),
                 sol) from None
         self.wall = _time.perf_counter() - start_wall
-        if checkpoint is not None:
-            save_run(self, checkpoint)
+        if ck is not None:
+            ck.write(self)
         return self.solution()
 
     def node_state(self) -> SimpleNamespace:
-        rec = self.rec
-        return SimpleNamespace(t=self.st.t, body_position=rec.pos[-1], body_rotation=rec.rotm[-1],
-                               body_velocity=rec.vel[-1], body_angular_velocity=rec.om[-1],
-                               kinetic_energy=rec.ke[-1], potential_energy=rec.pe[-1])
+        return self.rec.node_state()  # read-only views (io/recorder.py)
 
     def solution(self) -> Solution:
         cm, te, lay, system = self.cm, self.te, self.system.lay, self.system
@@ -520,11 +529,14 @@ class Run:
                      "meta['singular_elements'] counts them", len(singular), singular[0])
         if self.control is not None:
             meta.update(self.control.meta())
+        if self.model_changes:  # resumed with another model (resume(..., allow_model_change=True))
+            meta["model_changes"] = self.model_changes
         rec = self.rec
-        meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe)))
+        meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe), model_energy(self)))
+        meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
         with reaction_set(cm):  # the full constraint set after a re-selection
             sol = rec.solution(meta)
-        return add_least_norm(cm, sol).attach(self.model)  # the model behind the flexible-body outputs
+        return add_least_norm(cm, sol, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs
 
 
 def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:
@@ -592,12 +604,10 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
             r.message = (f"converged, but {turn[2]} turns by {turn[0]:.3g} rad within the "
                          f"element, more than half a revolution: the step cannot resolve that motion")
             continue
-        flip = flipped_joint(cm, lay, U0, r.U, st_end)
-        if flip is None:
+        bad = refused_root(system, U0, r, st, h, st_end)  # a flipped joint, an energy jump
+        if bad is None:
             return st_end, r.U, [(st, h, r.U, r)], depth
-        r.converged, r.worst = False, flip[1]
-        r.message = (f"converged, but joint {cm.model.joints[flip[0]].name!r} ends with its relative rotation "
-                     f"{flip[2]:.3g} rad away from its bodies' (a spurious root of the rotation equation)")
+        r.converged, (r.worst, r.message) = False, bad
     if depth >= options.max_halvings:
         for t_h, h_h, msg in system.halvings[-options.max_halvings:]:
             log.warning("Newton failed at t=%.6g (h=%.3g: %s); the step was halved", t_h, h_h, msg)

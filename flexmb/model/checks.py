@@ -22,7 +22,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
 
-__all__ = ["number", "vec3", "body_name", "required_positional", "UserFunction", "DriveFunction", "check_simulate_args"]
+__all__ = ["number", "vec3", "real_array", "index_list", "flag", "body_name", "required_positional", "UserFunction",
+           "DriveFunction", "check_simulate_args"]
 
 
 def _shown(value: Any) -> str:
@@ -81,6 +82,50 @@ def vec3(name: str, value: ArrayLike, owner: str) -> NDArray:
     if not np.all(np.isfinite(a)):
         raise ModelError(f"{owner}: {name}={a.tolist()} contains NaN or inf; give finite values")
     return a
+
+
+def real_array(name: str, value: Any, owner: str, expected: str) -> NDArray:
+    """``value`` as a float array; a string, None, a dict or an array of non-numbers is a ModelError
+    naming ``owner``, ``name``, the value and ``expected`` (what to give instead), never numpy's
+    "could not convert string to float" (nor a string such as "0.02" silently read as a number)."""
+    bad = isinstance(value, (str, bytes, dict)) or value is None
+    a = None
+    if not bad:
+        try:
+            a = np.asarray(value)
+        except (TypeError, ValueError):
+            bad = True
+        else:
+            bad = a.dtype.kind not in "iuf"
+    if bad:
+        raise ModelError(f"{owner}: {name}={_shown(value)} ({type(value).__name__}) is not numbers; give {expected}")
+    return np.asarray(a, dtype=float)
+
+
+def index_list(name: str, value: Any, n: int, owner: str) -> NDArray:
+    """``value`` (an int or a sequence of ints) as distinct indices ``0 .. n - 1``, shape (k,)."""
+    shown = _shown(value)
+    if isinstance(value, (str, bytes)) or isinstance(value, bool):
+        raise ModelError(f"{owner}: {name}={shown} must be distinct integer indices 0 .. {n - 1}; give e.g. [0, 1, 2]")
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):
+        a = np.asarray([object()])
+    whole = a.dtype.kind == "f" and bool(np.all(np.isfinite(a))) and bool(np.all(a == np.round(a)))  # 2.0 is 2
+    if a.size and ((a.dtype.kind not in "iu" and not whole) or a.ndim > 1):
+        raise ModelError(f"{owner}: {name}={shown} must be distinct integer indices 0 .. {n - 1}; give e.g. [0, 1, 2]")
+    idx = a.astype(np.int64).reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= n or np.unique(idx).size != idx.size):
+        raise ModelError(f"{owner}: {name}={shown} must be distinct indices 0 .. {n - 1} (the data has {n}); "
+                         f"give each index once, within that range")
+    return idx
+
+
+def flag(name: str, value: Any, owner: str) -> bool:
+    """``value`` as a bool; anything but True/False (numpy bools included) is a ModelError."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise ModelError(f"{owner}: {name}={_shown(value)} must be True or False")
 
 
 def required_positional(f: Callable) -> int | None:
@@ -312,3 +357,54 @@ def _check_functions(model: Any, t0: float) -> None:
         state = SimpleNamespace(position=b.position + rc, rotation=R, velocity=b.velocity + np.cross(b.angular_velocity, rc),
                                 angular_velocity=b.angular_velocity)
         fn(t0, state)
+
+
+def check_run_args(rtol: Any, atol: Any, t_eval: Any, on_step: Any, t0: float, t_end: float):
+    """Check the run arguments of :func:`flexmb.simulate` before anything is computed; return ``(rtol,
+    atol, t_eval)`` normalized (floats or None; ``t_eval`` a float array or None).  A ModelError names the
+    argument, the value and the fix: tolerances that are not finite numbers (strings included), ``rtol = 0``
+    without ``atol``, ``t_eval`` that is not a list of numbers, not finite, not strictly increasing or
+    outside ``[t0, t_end]``, and an ``on_step`` that is not callable (it was found only after the first
+    element)."""
+    if rtol is not None or atol is not None:
+        rtol = 0.0 if rtol is None else number("rtol", rtol, "simulate", minimum=0.0)
+        if atol is not None:
+            atol = number("atol", atol, "simulate", positive=True, unit="model length unit")
+        if rtol == 0 and atol is None:
+            raise ModelError("simulate: rtol=0 needs an absolute tolerance; give atol > 0 [model length unit] "
+                             "(e.g. rtol=1e-6, atol=1e-8)")
+    if t_eval is not None:
+        if isinstance(t_eval, (str, bytes)):
+            raise ModelError(f"simulate: t_eval={_shown(t_eval)} is a string; give the output times as a list or "
+                             f"array of numbers [s], e.g. numpy.linspace(t0, t_end, 101)")
+        try:
+            t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ModelError(f"simulate: t_eval={_shown(t_eval)} is not a list of numbers; give the output times [s] "
+                             f"as a list or array, e.g. numpy.linspace(t0, t_end, 101)") from None
+        if not t_eval.size:
+            raise ModelError("simulate: t_eval is empty; give at least one output time [s] or leave it None (the nodes)")
+        if not np.all(np.isfinite(t_eval)):
+            raise ModelError(f"simulate: t_eval={_shown(t_eval.tolist())} has non-finite times; give finite times [s]")
+        if np.any(np.diff(t_eval) <= 0):
+            k = int(np.flatnonzero(np.diff(t_eval) <= 0)[0])
+            raise ModelError(f"simulate: t_eval must be strictly increasing; t_eval[{k}] = {float(t_eval[k])!r} >= "
+                             f"t_eval[{k + 1}] = {float(t_eval[k + 1])!r}; give sorted, distinct times (numpy.unique)")
+        if t_eval.min() < t0 or t_eval.max() > t_end:
+            raise ModelError(f"simulate: t_eval spans [{t_eval.min():.6g}, {t_eval.max():.6g}] s, outside the run "
+                             f"[{t0:.6g}, {t_end:.6g}] s; give times within the simulated interval")
+    if on_step is not None and not callable(on_step):
+        raise ModelError(f"simulate: on_step={_shown(on_step)} ({type(on_step).__name__}) is not callable; give a "
+                         f"function on_step(t, state) -> stop (True ends the run) or None")
+    return rtol, atol, t_eval
+
+
+def stop_requested(value: Any, t: float) -> bool:
+    """The truth of ``on_step``'s return at time ``t``: None, a bool or a number (numpy scalars too);
+    anything else (an array, whose truth is ambiguous, a string, a list) is a ModelError naming it."""
+    if value is None or isinstance(value, (bool, np.bool_, numbers.Number)):
+        return bool(value)
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
+        return bool(value.reshape(()))
+    raise ModelError(f"simulate: on_step returned {_shown(value)} ({type(value).__name__}) at t = {t:.6g} s; give a "
+                     f"function that returns True to stop the run there, False or None to go on")

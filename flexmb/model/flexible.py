@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from flexmb.model.checks import index_list as _index_list
+from flexmb.model.checks import real_array as _real_array
 from flexmb.model.checks import vec3 as _vec3
 from flexmb.errors import ModelError
 from flexmb.model.frames import GROUND, Frame, _rotation
@@ -108,6 +111,37 @@ def select_modes(data, modes) -> Any:
     )
 
 
+#: keys of ``FlexibleBody(modes={...})``: the modes by direction (see :func:`_modes_by_direction`)
+MODE_SELECTION_KEYS = ("along", "plane", "min_fraction", "rtol")
+
+
+def _modes_by_direction(data, spec: Mapping, owner: str):
+    """``(aligned data, indices)`` for ``FlexibleBody(modes={"along": ...} | {"plane": ...})``: clusters of
+    (near-)equal frequency rotated to the direction or plane first
+    (:func:`flexmb.fe.reduction.mode_directions.align_modes`), then the modes whose kinetic-energy
+    share along it (in it) is at least ``min_fraction`` (default 0.8)."""
+    from flexmb.fe.reduction import mode_directions as md
+
+    unknown = sorted(set(spec) - set(MODE_SELECTION_KEYS))
+    if unknown:
+        raise ModelError(f"{owner}: modes={dict(spec)!r}: unknown key(s) {unknown}; use {{'along': 'y'}} or "
+                         f"{{'plane': 'xy'}}, optionally with 'min_fraction' (default 0.8) and 'rtol' ({md.CLUSTER_RTOL})")
+    along, plane = spec.get("along"), spec.get("plane")
+    try:
+        aligned = md.align_modes(data, along, plane, rtol=spec.get("rtol", md.CLUSTER_RTOL))
+        idx = md.modes_along(aligned, along, plane, min_fraction=spec.get("min_fraction", 0.8))
+    except ModelError as exc:
+        raise ModelError(f"{owner}: modes={dict(spec)!r}: {exc}") from None
+    if not idx.size and data.n_modes:
+        shares = md.direction_fractions(aligned, along, plane)
+        raise ModelError(f"{owner}: modes={dict(spec)!r} keeps no mode: the largest share is {shares.max():.3g}; give a "
+                         f"lower 'min_fraction' or another direction (shares along x, y, z: "
+                         f"flexmb.fe.reduction.direction_fractions(data))")
+    logger.info("%s: modes %s of %d kept by direction %s (shares %s)", owner, idx.tolist(), data.n_modes, dict(spec),
+                np.round(md.direction_fractions(aligned, along, plane)[idx], 4).tolist())
+    return aligned, idx
+
+
 @dataclass(frozen=True)
 class FlexibleBody:
     """A flexible body described by modes (floating frame of reference).
@@ -123,10 +157,18 @@ class FlexibleBody:
         angular velocity, inertial components [rad/s].
     q0, qd0 : array_like, shape (nm,), optional
         Initial modal coordinates and rates (default 0; mass-normalized shapes: [m sqrt(kg)]).
-    modes : sequence of int, optional
+    modes : sequence of int or dict, optional
         Subset of the data's modes to keep (default: all); ``[]`` gives a rigid body with the
         data's mass properties.  ``Kg_res`` and the relaxed quartic ``H`` are condensed over the
         dropped modes (:func:`select_modes`), so a subset relaxes what the dropped shapes carried.
+        By direction: ``{"along": "y"}`` (or a vector) keeps the modes whose kinetic energy goes
+        mainly along y, ``{"plane": "xy"}`` (or the plane's normal) those that move mainly in the
+        x-y plane (e.g. the in-plane bending and axial modes of a rod along x); optional
+        ``"min_fraction"`` (the share kept, default 0.8) and ``"rtol"`` (default 1e-4).  Clusters of
+        modes of (nearly) equal frequency, such as the y/z bending pairs of a square section that an
+        eigensolver returns mixed, are first rotated to align with the direction or plane
+        (:mod:`flexmb.fe.reduction.mode_directions`); ``q0``, ``qd0`` and ``damping`` then refer to
+        the kept, aligned modes.
     damping : float, array_like (nm,) or (nm, nm), optional
         Overrides the data's modal damping: damping ratio(s) ``zeta`` (``C = diag(2 zeta omega)``)
         or the modal damping matrix [1/s].
@@ -140,6 +182,17 @@ class FlexibleBody:
         within 1 % with the axial shape in the basis.  ``"preload"`` does not stiffen under joint
         or applied forces (only the body's own inertial loads): keep ``"full"`` with an axial shape
         where joint forces load the body axially (X4: the slider's inertia).
+
+        What ``"none"`` means physically: linear elasticity in the floating frame, the strain
+        energy ``1/2 omega2 q^2`` and no geometric stiffness from any load (spin, joint forces,
+        applied forces); the frame itself moves and turns exactly.  Loads through the joints then
+        act on the deformation only through the frame's rotation, so the answer depends on where
+        the frame is: on a pinned-pinned rod with the frame at one pinned end (the X3 rod, 0.3 m,
+        8 x 8 mm steel, hex20 24 x 2 x 2), 400 N of axial compression *raises* the first bending
+        frequency from 1275 to 1337 rad/s, where beam-column theory lowers it to 1243 rad/s
+        (``1 - P / P_cr``, ``P_cr`` = 7487 N) and ``"full"`` gives 1241 rad/s.  Use ``"none"`` only
+        where loads stay far below buckling and spins far below the first frequency (a spinning
+        beam with ``"none"`` diverges above it: X1).
     """
 
     name: str
@@ -166,12 +219,13 @@ class FlexibleBody:
         if not isinstance(data, FlexibleBodyData):
             raise ModelError(f"{owner}: data={type(data).__name__} is not a FlexibleBodyData or the path of its .npz file; "
                              f"make one with flexmb.fe.build_flexible_body(mesh, ...)")
-        if self.modes is not None:
-            idx = np.asarray(self.modes, dtype=float).reshape(-1)
-            if idx.size and (np.any(idx != np.round(idx)) or idx.min() < 0 or idx.max() >= data.n_modes
-                             or np.unique(idx).size != idx.size):
-                raise ModelError(f"{owner}: modes={list(self.modes)!r} must be distinct indices 0 .. {data.n_modes - 1}")
-            data = select_modes(data, idx.astype(np.int64))
+        from flexmb.fe.reduction.data_checks import check_data
+
+        check_data(data, f"{owner}: data {data.name!r}")  # shapes, NaN, negative omega2 of data built in memory
+        if isinstance(self.modes, Mapping):
+            data = select_modes(*_modes_by_direction(data, self.modes, owner))
+        elif self.modes is not None:
+            data = select_modes(data, _index_list("modes", self.modes, data.n_modes, owner))
         object.__setattr__(self, "data", data)
         nm = data.n_modes
         if self.stiffening not in STIFFENING:
@@ -189,13 +243,17 @@ class FlexibleBody:
         object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, owner))
         for key in ("q0", "qd0"):
             v = getattr(self, key)
-            a = np.zeros(nm) if v is None else np.asarray(v, dtype=float).reshape(-1)
+            a = np.zeros(nm) if v is None else _real_array(key, v, owner, f"{nm} modal values (one per mode)").reshape(-1)
             if a.shape != (nm,) or not np.all(np.isfinite(a)):
                 raise ModelError(f"{owner}: {key} must be {nm} finite modal values (one per mode), got {v!r}")
             object.__setattr__(self, key, a)
         C = data.damping
         if self.damping is not None:
-            d = np.asarray(self.damping, dtype=float)
+            d = _real_array("damping", self.damping, owner, f"a damping ratio, {nm} ratios or a ({nm}, {nm}) modal "
+                            "damping matrix [1/s]")
+            if nm == 0 and np.any(d != 0):  # zero (or an empty matrix from a replace()) asks for nothing
+                raise ModelError(f"{owner}: damping={self.damping!r} for a body without modes (modes=[] or data without "
+                                 f"elastic modes): modal damping has nothing to act on; drop damping or keep modes")
             om = np.sqrt(np.maximum(data.omega2, 0.0))
             if d.ndim <= 1 and d.size in (1, nm):
                 C = np.diag(2.0 * np.broadcast_to(d, (nm,)) * om)
@@ -208,6 +266,36 @@ class FlexibleBody:
         object.__setattr__(self, "damping", np.asarray(C, dtype=float))
         if not math.isfinite(data.mass) or data.mass <= 0:
             raise ModelError(f"{owner}: the data's mass {data.mass!r} is not positive")
+
+    @classmethod
+    def from_field(cls, name: str, data: Any, *, displacement: Any = None, node_velocity: Any = None,
+                   nodes: Any = None, tol: float = 1e-2, **kwargs: Any) -> FlexibleBody:
+        """A flexible body whose initial state is fitted to nodal fields by least squares.
+
+        ``q0`` and the frame's pose from ``displacement`` (k, 3) (from the undeformed mesh placed at
+        ``position``/``orientation``, body-frame components [m]); ``qd0``, the frame's ``velocity``
+        and ``angular_velocity`` from ``node_velocity`` (k, 3) (inertial [m/s]); ``nodes``: the
+        nodes they are given at (indices or an interface name; default every node). A field the
+        modes cannot reproduce (relative RMS residual above ``tol``) or one that the given nodes do
+        not determine is a ModelError.  See :mod:`flexmb.model.initial_field`.
+
+        ``data`` may be a ``.npz`` path; ``modes`` (indices or a direction) is applied first, so
+        the fit uses the kept modes.  The other keyword arguments are those of the class, except
+        ``q0``, ``qd0``, ``velocity`` and ``angular_velocity``, which the fit sets.
+        """
+        from flexmb.model.initial_field import fit_nodal_fields
+
+        owner = f"FlexibleBody.from_field({name!r})"
+        fixed = sorted(k for k in ("q0", "qd0", "velocity", "angular_velocity") if k in kwargs)
+        if fixed:
+            raise ModelError(f"{owner}: {', '.join(fixed)} given with the fields that set them; drop "
+                             f"{'them' if len(fixed) > 1 else 'it'} (or build FlexibleBody(...) without the fields)")
+        base = cls(name, data, **kwargs)  # data loaded, modes selected, every other argument checked
+        fit = fit_nodal_fields(base.data, displacement=displacement, node_velocity=node_velocity, nodes=nodes,
+                               position=base.position, orientation=base.orientation, tol=tol, owner=owner)
+        return replace(base, q0=fit.q0, qd0=fit.qd0, position=fit.position, orientation=fit.orientation,
+                       velocity=fit.velocity, angular_velocity=fit.angular_velocity, modes=None,
+                       damping=base.damping)
 
     # ------------------------------------------------------------------ properties
     @property

@@ -20,11 +20,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
 
-__all__ = ["NodeSetView", "body_kinetic_energy", "check_model", "chord_deflection", "elastic_energy",
+__all__ = ["NodeSetView", "body_kinetic_energy", "check_model", "chord_angle", "chord_deflection", "elastic_energy",
            "flexible_element", "modal_chord_deflection", "node_set", "resolve_nodes"]
 
 #: default snapping tolerance of points to nodes, relative to the mesh's bounding-box diagonal
 SNAP_TOL = 1e-6
+#: shortest chord between two interface points, relative to the mesh's bounding-box diagonal
+CHORD_MIN = 1e-9
+#: smallest sine of the angle between ``axis`` and the chord: closer to the chord, the direction
+#: ``axis x chord`` turns fast with the chord and the signed deflection means nothing (5.7 deg)
+AXIS_MIN_SIN = 0.1
 
 
 class NodeSetView(NamedTuple):
@@ -148,38 +153,99 @@ def chord_deflection(view: Any, point: Any, ends: tuple[str, str], axis: ArrayLi
     return modal_chord_deflection(el.data, view.modal, point, ends, axis, tol, what=what)
 
 
+def _chord_ends(data, q: NDArray, ends: Any, what: str) -> tuple[NDArray, NDArray, NDArray]:
+    """Body-frame points ``a, b`` (nt, 3) of the two interfaces ``ends`` at modal coordinates ``q``
+    (nt, nm) and the chord length (nt,); ModelError for a bad pair or a chord of zero length."""
+    if q.shape[1] != data.n_modes:
+        raise ModelError(f"{what}: {q.shape[1]} modal coordinates for data {data.name!r} with {data.n_modes} modes")
+    names = [f.name for f in data.interfaces]
+    if not (isinstance(ends, (tuple, list)) and len(ends) == 2 and all(isinstance(e, str) for e in ends)):
+        raise ModelError(f"{what}: ends={ends!r} must be two interface names, e.g. {tuple(names[:2])}")
+    for e in ends:
+        if e not in names:
+            raise ModelError(f"{what}: {e!r} is not an interface; interfaces: {names}")
+    if ends[0] == ends[1]:
+        raise ModelError(f"{what}: ends={tuple(ends)!r} name one interface twice: a chord needs two interfaces, "
+                         f"give two different ones of {names}")
+    a, b = (interface_point(data, e, q) for e in ends)
+    X = np.asarray(data.points, dtype=float)
+    length = np.linalg.norm(b - a, axis=1)
+    size = float(np.linalg.norm(X.max(axis=0) - X.min(axis=0))) if len(X) else 1.0
+    if np.any(~(length > CHORD_MIN * size)):
+        k = int(np.flatnonzero(~(length > CHORD_MIN * size))[0])
+        raise ModelError(f"{what}: the points of interfaces {ends[0]!r} and {ends[1]!r} are {length[k]:.3g} m apart "
+                         f"(at output {k}): no chord to measure from; give two interfaces apart on the body")
+    return a, b, length
+
+
+def _unit_axis(axis: Any, what: str, name: str = "axis") -> NDArray[np.float64]:
+    try:
+        n = None if isinstance(axis, (str, bytes)) else np.asarray(axis, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        n = None
+    if n is None or n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) == 0:
+        raise ModelError(f"{what}: {name}={axis!r} must be a non-zero finite vector (3,), e.g. (0, 0, 1)")
+    return n / np.linalg.norm(n)
+
+
+def chord_angle(view: Any, ends: tuple[str, str], axis: ArrayLike = (0.0, 0.0, 1.0),
+                zero: ArrayLike | None = None) -> NDArray[np.float64]:
+    """See :meth:`flexmb.results.views.BodyView.chord_angle`."""
+    what = f"body {view.name!r}: chord_angle"
+    el = flexible_element(view, what)
+    a, b, _ = _chord_ends(el.data, np.atleast_2d(view.modal), ends, what)
+    c = np.einsum("tij,tj->ti", view.rotation, b - a)  # the deformed chord in the view's frame
+    n = _unit_axis(axis, what)
+    if zero is None:
+        zero = (1.0, 0.0, 0.0) if abs(n[0]) < 0.9 else (0.0, 1.0, 0.0)
+    z = _unit_axis(zero, what, "zero")
+    e1 = z - (z @ n) * n
+    if np.linalg.norm(e1) < AXIS_MIN_SIN:
+        raise ModelError(f"{what}: zero={np.asarray(zero).tolist()} is along axis={np.asarray(axis).tolist()}; give a "
+                         "zero direction across the axis (the angle is measured from it)")
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(n, e1)
+    x, y = c @ e1, c @ e2
+    sin = np.hypot(x, y) / np.linalg.norm(c, axis=1)
+    if np.any(sin < AXIS_MIN_SIN):
+        k = int(np.argmin(sin))
+        raise ModelError(f"{what}: the chord {ends[0]!r} -> {ends[1]!r} is {np.degrees(np.arcsin(min(sin[k], 1.0))):.3g} "
+                         f"deg from axis={np.asarray(axis).tolist()} (at output {k}): its angle about that axis is not "
+                         "defined; give the axis normal to the plane the chord turns in")
+    return np.unwrap(np.arctan2(y, x))
+
+
 def modal_chord_deflection(data, q: ArrayLike, point: Any, ends: tuple[str, str], axis: ArrayLike | None = None,
                            tol: float | None = None, *, what: str = "chord_deflection") -> NDArray[np.float64]:
     """Deflection of a node of ``data`` (FlexibleBodyData) from the chord between two interfaces,
     body frame, for modal coordinates ``q (nt, nm)``: :meth:`BodyView.chord_deflection` without a
-    solution (``(nt, 3)``, or ``(nt,)`` signed along ``axis x chord`` when ``axis`` is given) [m]."""
+    solution (``(nt, 3)``, or ``(nt,)`` signed along the unit vector of ``axis x chord`` when ``axis`` is
+    given) [m].  ModelError for one interface named twice, interface points closer than
+    ``CHORD_MIN`` of the mesh size, or an axis within ``arcsin(AXIS_MIN_SIN)`` of the chord."""
     q = np.atleast_2d(np.asarray(q, dtype=float))
-    if q.shape[1] != data.n_modes:
-        raise ModelError(f"{what}: {q.shape[1]} modal coordinates for data {data.name!r} with {data.n_modes} modes")
-    if not (isinstance(ends, (tuple, list)) and len(ends) == 2 and all(isinstance(e, str) for e in ends)):
-        raise ModelError(f"{what}: ends={ends!r} must be two interface names, e.g. "
-                         f"{tuple(f.name for f in data.interfaces[:2])}")
-    names = [f.name for f in data.interfaces]
-    for e in ends:
-        if e not in names:
-            raise ModelError(f"{what}: {e!r} is not an interface; interfaces: {names}")
+    a, b, length = _chord_ends(data, q, ends, what)
     if isinstance(point, (int, np.integer)):
         idx = resolve_nodes(data, [int(point)], what=what)
     else:
         idx = resolve_nodes(data, points=point, tol=tol, what=what)
     if idx.size != 1:
         raise ModelError(f"{what}: point={point!r} must be one node index or one body-frame point (3,)")
+    n = None if axis is None else _unit_axis(axis, what)
     p = np.asarray(data.points, dtype=float)[idx[0]] + q @ np.asarray(data.mode_shapes, dtype=float)[idx[0]].T
-    a, b = (interface_point(data, e, q) for e in ends)
-    e_hat = (b - a) / np.linalg.norm(b - a, axis=1)[:, None]
+    e_hat = (b - a) / length[:, None]
     r = p - a
     d = r - np.einsum("ti,ti->t", r, e_hat)[:, None] * e_hat
-    if axis is None:
+    if n is None:
         return d
-    n = np.asarray(axis, dtype=float).reshape(-1)
-    if n.shape != (3,) or not np.all(np.isfinite(n)) or np.linalg.norm(n) == 0:
-        raise ModelError(f"{what}: axis={axis!r} must be a non-zero body-frame vector (3,)")
-    return np.einsum("ti,ti->t", d, np.cross(n / np.linalg.norm(n), e_hat))
+    side = np.cross(n, e_hat)
+    sin = np.linalg.norm(side, axis=1)
+    if np.any(sin < AXIS_MIN_SIN):
+        k = int(np.argmin(sin))
+        raise ModelError(
+            f"{what}: axis={np.asarray(axis).tolist()} is {np.degrees(np.arcsin(min(sin[k], 1.0))):.3g} deg from the "
+            f"chord {ends[0]!r} -> {ends[1]!r} (at output {k}): the direction axis x chord is not defined; give an "
+            f"axis normal to the bending plane, across the chord (e.g. (0, 0, 1) for a rod along x bending in x-y)")
+    return np.einsum("ti,ti->t", d, side / sin[:, None])
 
 
 def elastic_energy(view: Any) -> NDArray[np.float64]:
@@ -196,6 +262,9 @@ def body_kinetic_energy(view: Any) -> NDArray[np.float64]:
     if el is None:
         raise ModelError(f"body {view.name!r}: kinetic_energy needs the body's mass properties: call "
                          f"sol.attach(model) with the Model that was simulated")
+    if getattr(view, "frame", None) is not None:
+        raise ModelError(f"body {view.name!r}: kinetic_energy of a view relative to {view.frame!r} (in_frame) is not the "
+                         f"kinetic energy; take it from the inertial view sol.body({view.name!r})")
     R, v, w = view.rotation, view.velocity, view.angular_velocity
     Vb = np.einsum("tji,tj->ti", R, v)
     Wb = np.einsum("tji,tj->ti", R, w)

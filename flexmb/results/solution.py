@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.results import store as solution_store
+from flexmb.results.energy_fields import EnergyFields
 from flexmb.results.output import PLOT_QUANTITIES, STATS_KEYS, plot_deflection, plot_solution, write_csv
 from flexmb.results.store import _FORMAT_KEY, _digest, _json_default  # noqa: F401  (re-exported)
 from flexmb.results.views import BodyView, JointView, PointView, _frozen, _quaternions, _values_at
@@ -84,7 +85,7 @@ def _check_increasing(name: str, t: NDArray) -> None:
         )
 
 
-class Solution:
+class Solution(EnergyFields):
     """Time histories of a flexible multibody simulation.
 
     All arrays are copied at construction and made read-only. Only keyword arguments are accepted;

@@ -82,6 +82,9 @@ def load(cls: type, path: str | Path) -> Any:
     each entry checked against its digest and the node values for finiteness; anything else is a
     SolutionFileError naming the file and the entry."""
     path = Path(path)
+    if path.is_dir():
+        raise SolutionFileError(f"{path} is a directory, not a solution file; a checkpoint directory's results are read "
+                                f"with flexmb.load_checkpoint(path)")
     if not path.is_file():
         raise FileNotFoundError(f"no solution file {path}; write one with Solution.save")
     try:

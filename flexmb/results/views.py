@@ -57,6 +57,11 @@ class BodyView(NamedTuple):
         The model element of the body when the solution knows its model
         (:meth:`Solution.attach`); needed by :meth:`nodes`, :meth:`chord_deflection`,
         :attr:`elastic_energy` and :attr:`kinetic_energy`.
+    frame : str or None
+        None: the motion above is inertial. The name of another body for a view made by
+        :meth:`in_frame`: positions, rotations, velocities and angular velocities are then
+        relative to that body's frame, in its components (and "inertial" in the docstrings of
+        :meth:`point` and :meth:`nodes` reads "that body's frame").
     """
 
     name: str
@@ -70,6 +75,35 @@ class BodyView(NamedTuple):
     modal_rate: NDArray[np.float64] | None = None
     interfaces: dict | None = None
     element: Any = None
+    frame: str | None = None
+
+    def in_frame(self, other: "BodyView") -> "BodyView":
+        """This body's motion seen from another body's frame (e.g. a beam's tip in the hub frame:
+        ``sol.body("beam").in_frame(sol.body("hub")).interface("tip").position``).
+
+        With ``x_o, R_o, v_o, w_o`` the other body's frame, ``d = x - x_o``: position ``R_o^T d``,
+        rotation ``R_o^T R``, velocity ``R_o^T (v - v_o - w_o x d)`` (the velocity seen by an
+        observer fixed to that frame), angular velocity ``R_o^T (w - w_o)``, all in the other frame's
+        components; interfaces likewise; modal coordinates unchanged.  ``kinetic_energy`` needs the
+        inertial view.
+
+        Parameters
+        ----------
+        other : BodyView
+            From the same solution (same times), e.g. ``sol.body("hub")``.
+        """
+        from flexmb.errors import ModelError
+
+        if not isinstance(other, BodyView):
+            raise ModelError(f"body {self.name!r}: in_frame(other={other!r}) needs a BodyView of the same solution, "
+                             "e.g. sol.body('hub')")
+        if other.frame is not None or self.frame is not None:
+            raise ModelError(f"body {self.name!r}: in_frame takes inertial views (sol.body(name)); this one or "
+                             f"{other.name!r} is already relative to {self.frame or other.frame!r}")
+        if other.t.shape != self.t.shape or not np.array_equal(other.t, self.t):
+            raise ModelError(f"body {self.name!r}: in_frame({other.name!r}): the views have different times; take "
+                             "both from one solution")
+        return _relative(self, other)
 
     def interface(self, name: str) -> "BodyView":
         """Motion of the interface frame ``name`` of a flexible body (a :class:`BodyView`: inertial
@@ -114,14 +148,36 @@ class BodyView(NamedTuple):
         ends : (str, str)
             Interface names.
         axis : array_like (3,), optional
-            Body-frame axis ``n``: return the signed deflection along ``n x e`` (``e`` the unit
-            chord), shape (nt,) [m]; e.g. ``axis=(0, 0, 1)`` for the in-plane deflection of a rod
-            along x bending in the x-y plane (positive along y).  Default: the deflection
-            vector, shape (nt, 3) [m].
+            Body-frame axis ``n``: return the signed deflection along the unit vector of ``n x e``
+            (``e`` the unit chord), shape (nt,) [m]; e.g. ``axis=(0, 0, 1)`` for the in-plane
+            deflection of a rod along x bending in the x-y plane (positive along y).  Default: the
+            deflection vector, shape (nt, 3) [m].
+
+        Raises
+        ------
+        ModelError
+            ``ends`` naming one interface twice (or two whose points coincide), or ``axis`` within
+            5.7 degrees of the chord at some output time (``axis x e`` is then not a direction).
         """
         from flexmb.results.flexible_outputs import chord_deflection
 
         return chord_deflection(self, point, ends, axis, tol)
+
+    def chord_angle(self, ends: tuple[str, str], axis: ArrayLike = (0.0, 0.0, 1.0),
+                    zero: ArrayLike | None = None) -> NDArray[np.float64]:
+        """Angle of the deformed chord between two interfaces of a flexible body about ``axis``, shape
+        (nt,) [rad], continuous in time (unwrapped): e.g. a connecting rod's angle in the plane of a
+        mechanism, its rigid angle plus the chord's elastic rotation.
+
+        The chord ``R (b - a)`` runs from interface ``ends[0]``'s deformed point to ``ends[1]``'s,
+        in this view's frame (inertial; another body's for a view from :meth:`in_frame`).  The angle
+        is measured about ``axis`` (in that frame) from ``zero`` (default the x axis, or y for an
+        axis along x), positive by the right-hand rule.  ModelError when the chord is within 5.7
+        degrees of the axis (no angle about it) or the ends are not two interfaces apart.
+        """
+        from flexmb.results.flexible_outputs import chord_angle
+
+        return chord_angle(self, ends, axis, zero)
 
     @property
     def elastic_energy(self) -> NDArray[np.float64]:
@@ -255,6 +311,20 @@ class JointView(NamedTuple):
         """Reaction moment about B's origin at time(s) ``t`` [s], shape (3,) or (k, 3), frame A [N m]
         (like :meth:`force_at`)."""
         return _values_at(self.t, self.moment, t, self.order + 1, f"joint {self.name!r}")
+
+
+def _relative(view: BodyView, other: BodyView) -> BodyView:
+    """``view`` relative to ``other``'s frame (see :meth:`BodyView.in_frame`); interfaces too."""
+    Ro = other.rotation
+    d = view.position - other.position
+    v = view.velocity - other.velocity - np.cross(other.angular_velocity, d)
+    R = np.einsum("tji,tjk->tik", Ro, view.rotation)
+    ifs = None if view.interfaces is None else {k: _relative(f, other) for k, f in view.interfaces.items()}
+    return view._replace(
+        position=_frozen(np.einsum("tji,tj->ti", Ro, d)), rotation=_frozen(R),
+        velocity=_frozen(np.einsum("tji,tj->ti", Ro, v)),
+        angular_velocity=_frozen(np.einsum("tji,tj->ti", Ro, view.angular_velocity - other.angular_velocity)),
+        quaternion=_frozen(_quaternions(R)), interfaces=ifs, frame=other.name)
 
 
 def _values_at(nodes: NDArray, values: NDArray, t: ArrayLike, n: int, what: str) -> NDArray:

@@ -6,9 +6,11 @@ a pandas DataFrame and a resumable Parquet store.
 [100.0, 110.0, 120.0, 130.0, 140.0, 150.0]
 
 Modules: ``parameters`` (grids, tables, ranges, the key of a parameter set), ``task`` (one run, as
-on a worker), ``store`` (Parquet results, resume), ``progress`` (bar / log lines), ``runner``
-(:func:`sweep`: serial loop or dask Client), ``worker`` (set-up of the dask workers), ``deps``
-(the optional ``sweep`` extra).
+on a worker), ``store`` (Parquet results and journal, resume), ``fingerprint`` (the study version
+that shaped stored rows), ``progress`` (bar / log lines), ``runner`` (:func:`sweep`: serial loop
+or dask Client), ``arguments`` (checks of its arguments), ``mainscript`` (the main script as
+spawned workers see it), ``worker`` (set-up of the dask workers), ``deps`` (the optional ``sweep``
+extra).
 
 pandas, dask.distributed and pyarrow are imported only when a study runs; without them
 :func:`sweep` raises :class:`MissingDependencyError` naming the extra ``flexmb[sweep]``.

@@ -3,7 +3,8 @@ store the results as runs finish, resume from the store, return a pandas DataFra
 
 Stages: parameter sets -> drop those already stored -> executor (serial loop, or a dask Client
 with the study functions and the shared inputs sent once to every worker) -> each finished run:
-row -> store (flushed every ``store_every`` s) -> progress -> DataFrame in parameter-set order.
+row -> store (journaled at once, folded into a Parquet part every ``store_every`` s) -> progress ->
+DataFrame in parameter-set order.
 """
 from __future__ import annotations
 
@@ -16,18 +17,18 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from flexmb.errors import ModelError
+from flexmb.studies.arguments import SERIAL, checked_arguments
 from flexmb.studies.deps import require
+from flexmb.studies.fingerprint import study_fingerprint
+from flexmb.studies.mainscript import check_main_guard, workers_skip_missing_main
 from flexmb.studies.parameters import parameter_key, parameter_sets
 from flexmb.studies.progress import StudyProgress
-from flexmb.studies.store import ResultStore
+from flexmb.studies.store import FINGERPRINT, ResultStore
 from flexmb.studies.task import RUN_COLUMNS, StudyFunctions, run_one
 
 __all__ = ["sweep", "SERIAL", "THREAD_ENV", "local_cluster", "warm_workers"]
 
 logger = logging.getLogger(__name__)
-
-#: ``scheduler`` values that run every parameter set in the calling process, one after the other
-SERIAL = (None, "sync", "serial")
 
 #: dask settings of flexmb's LocalCluster.  A study's tasks are CPU-bound Python runs of seconds:
 #: every wake-up of a worker's event-loop thread takes the GIL from the run.  Measured on idle
@@ -48,7 +49,7 @@ THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THRE
 def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, simulate_kwargs: dict | None = None,
           shared: dict | None = None, store: str | os.PathLike | None = None, scheduler: Any = "local",
           workers: int | None = None, retries: int = 0, rerun_failed: bool = False, progress: bool | None = None,
-          store_every: float = 5.0, cluster_kwargs: dict | None = None):
+          store_every: float = 5.0, cluster_kwargs: dict | None = None, if_changed: str = "error"):
     """Run one simulation per parameter set and collect the outputs in a DataFrame.
 
     Parameters
@@ -69,8 +70,12 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
         Extra keyword arguments of ``build`` computed once, sent once to every worker (a
         :class:`flexmb.FlexibleBodyData`, a mesh).  Not part of the parameter-set key.
     store : path, optional
-        Parquet results directory (``results.parquet``): rows are written as runs finish; a
-        parameter set already stored is not run again (a killed sweep resumes).
+        Parquet results directory (``results.parquet``): each finished run is appended to a journal
+        in it at once (it survives a kill of this process); a parameter set already stored is not
+        run again (a killed sweep resumes).  The store records the study that computed its rows:
+        the code of ``build`` and ``outputs`` (and of the functions and constants of the study's
+        modules they use), ``simulate_kwargs``, ``shared`` and the flexmb version
+        (:mod:`flexmb.studies.fingerprint`); see ``if_changed``.
     scheduler : ``"local"``, None, ``"sync"``, address or ``dask.distributed.Client``
         ``"local"`` (default): a ``LocalCluster`` of ``workers`` processes (default: one per core,
         at most one per run) on 127.0.0.1, closed at the end.  None / ``"sync"``: serially in this
@@ -85,9 +90,16 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
     progress : bool, optional
         Bar with done / failed / ETA (default: on a terminal); INFO log lines otherwise.
     store_every : float
-        Seconds between writes of the store (0: after every run).
+        Seconds between folds of the journal into a Parquet part file written to disk (0: after
+        every run); a fold also makes the rows survive a crash of the machine.
     cluster_kwargs : dict, optional
         More arguments of ``LocalCluster`` (``dashboard_address=":8787"``, ``memory_limit``, ...).
+    if_changed : ``"error"``, ``"recompute"`` or ``"keep"``
+        What to do when the store holds rows of another version of the study (other outputs,
+        build code, simulate_kwargs, shared inputs or flexmb version, or a store that did not
+        record its version): raise :class:`StoreError` saying what changed (default), compute those
+        runs again (their rows are replaced), or take them as they are (they then count as this
+        version's).
 
     Returns
     -------
@@ -100,30 +112,35 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
 
     Raises
     ------
+    StoreError
+        ``store`` is not a results store, or holds rows of another version of the study
+        (``if_changed="error"``).
     MissingDependencyError
         pandas (or dask.distributed for a cluster, pyarrow for a store) is not installed: the
         message names the extra ``flexmb[sweep]``.
     ModelError
-        Bad ``parameters``, ``build`` or ``shared``; a failing run is a row, not an exception.
+        Any bad argument, before any run (:mod:`flexmb.studies.arguments`,
+        :func:`flexmb.studies.parameter_sets`: e.g. a parameter named like a result column,
+        ``workers=0``, an unknown ``simulate_kwargs`` key); a failing run is a row, not an exception.
     """
     pd = require("pandas", "flexmb.sweep")
+    args = checked_arguments(build, outputs, simulate_kwargs, shared, store, scheduler, workers, retries, rerun_failed,
+                             progress, store_every, cluster_kwargs, if_changed)
+    simulate_kwargs, shared, store, workers, retries, store_every, cluster_kwargs = (
+        args[k] for k in ("simulate_kwargs", "shared", "store", "workers", "retries", "store_every", "cluster_kwargs"))
     if store is not None:
         require("pyarrow", "flexmb.sweep(store=...)")
-    if not callable(build):
-        raise ModelError(f"build={build!r} is not callable; give a function build(**params) -> Model")
-    if outputs is not None and not callable(outputs):
-        raise ModelError(f"outputs={outputs!r} is not callable; give a function outputs(solution, **params) -> dict")
     sets = parameter_sets(parameters)
     keys = [parameter_key(s) for s in sets]
-    shared = dict(shared or {})
     clash = sorted(set(shared) & set().union(*sets))
     if clash:
-        raise ModelError(f"shared inputs {clash} have the names of swept parameters; a name is either swept or shared")
-    retries = int(retries)
-    if retries < 0:
-        raise ModelError(f"retries={retries}: give 0 or more further attempts")
-    rs = ResultStore(store) if store is not None else None
-    stored = rs.done(rerun_failed) if rs is not None else {}
+        raise ModelError(f"shared inputs {clash} have the names of swept parameters; a name is either swept or shared: "
+                         f"drop it from shared or from the parameters")
+    if scheduler == "local":
+        check_main_guard()  # before anything is stored or started
+    rs = ResultStore(store, study_fingerprint(build, outputs, simulate_kwargs, shared)) if store is not None else None
+    stored = rs.done(rerun_failed, if_changed) if rs is not None else {}
+    adopt = [k for k in keys if k in stored and stored[k][FINGERPRINT] != rs.current]  # if_changed="keep"
     todo = [i for i, k in enumerate(keys) if k not in stored]
     names = list(dict.fromkeys(n for s in sets for n in s))
     meta = {"parameters": names, "n_sets": len(sets), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -154,7 +171,7 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
                         logger.warning("run %s failed: %s: %s", sets[i], record["error"], record["message"])
                     bar.update(record["status"] == "ok")
                     if rs is not None:
-                        rs.add(row)
+                        rs.add(row, meta)  # in the journal at once: durable against a kill of this process
                         if time.perf_counter() - last_flush >= store_every:
                             rs.flush(meta)
                             last_flush = time.perf_counter()
@@ -166,12 +183,12 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
     finally:
         bar.close()
         if rs is not None:
-            rs.flush(meta)
+            rs.close()
             if complete:
-                rs.compact()
+                rs.compact(adopt)
     for i, k in enumerate(keys):
         if i not in rows:
-            rows[i] = {**stored[k], **{n: v for n, v in sets[i].items()}}
+            rows[i] = {**{c: v for c, v in stored[k].items() if c != FINGERPRINT}, **sets[i]}
     df = _frame(pd, [rows[i] for i in range(len(sets))], names)
     df.attrs["sweep"] = {"computed": len(todo), "from_store": len(sets) - len(todo),
                          "failed": int((df["status"] != "ok").sum()), "workers": n_workers,
@@ -239,8 +256,10 @@ def _client(scheduler: Any, workers: int | None, n_runs: int, cluster_kwargs: di
         return
     if scheduler == "local":
         kwargs = dict(cluster_kwargs or {})
+        # workers_skip_missing_main for the cluster's life: a worker restarted by its nanny spawns too
         with _restored_environ(), _quiet("distributed", kwargs.get("silence_logs", logging.WARNING)), \
-                local_cluster(workers or min(_cores(), n_runs), **kwargs) as cluster, distributed.Client(cluster) as client:
+                workers_skip_missing_main(), local_cluster(workers or min(_cores(), n_runs), **kwargs) as cluster, \
+                distributed.Client(cluster) as client:
             warm_workers(client, quiet=True)
             yield client
         return
@@ -287,12 +306,16 @@ def local_cluster(n_workers: int, **kwargs):
     """A ``LocalCluster`` of ``n_workers`` single-threaded worker processes on 127.0.0.1, each
     with one BLAS thread (:data:`THREAD_ENV`), few event-loop wake-ups (:data:`QUIET_CONFIG`),
     glibc's default memory trimming, dashboard off and worker logs below WARNING silenced
-    (``kwargs`` override these)."""
+    (``kwargs`` override these).
+
+    Raises :class:`ModelError` when called from the top level of a script outside
+    ``if __name__ == "__main__":`` (see :mod:`flexmb.studies.mainscript`)."""
     distributed = require("distributed", "flexmb.sweep on a cluster")
     import dask
 
     if int(n_workers) < 1:
         raise ModelError(f"workers={n_workers}: give 1 or more worker processes")
+    check_main_guard("flexmb.local_cluster")  # before any worker re-runs the main script
     opts = dict(n_workers=int(n_workers), threads_per_worker=1, processes=True, host="127.0.0.1",
                 dashboard_address=None, silence_logs=logging.WARNING, env=dict(THREAD_ENV))
     opts.update(kwargs)
@@ -303,7 +326,8 @@ def local_cluster(n_workers: int, **kwargs):
     pre.pop("MALLOC_TRIM_THRESHOLD_", None)
     if opts.get("silence_logs"):  # worker processes read their log levels from the environment at start-up
         pre["DASK_LOGGING__DISTRIBUTED"] = logging.getLevelName(opts["silence_logs"]).lower()
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": {**pre, **THREAD_ENV}, **QUIET_CONFIG}):
+    with dask.config.set({"distributed.nanny.pre-spawn-environ": {**pre, **THREAD_ENV}, **QUIET_CONFIG}), \
+            workers_skip_missing_main():
         return distributed.LocalCluster(**opts)
 
 

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from flexmb.errors import ModelError
+from flexmb.studies.store import FINGERPRINT
 
 __all__ = ["StudyFunctions", "run_one", "RUN_COLUMNS", "MAX_OUTPUT_SIZE"]
 
@@ -190,8 +191,8 @@ def _checked_outputs(values: Any, params: dict) -> dict:
     for name, v in values.items():
         if not isinstance(name, str) or not name:
             raise ModelError(f"outputs returned the key {name!r}; output names must be non-empty strings")
-        if name in params or name in RUN_COLUMNS:
-            raise ModelError(f"output {name!r} has the name of a {'parameter' if name in params else 'run column'}; "
+        if name in params or name in RUN_COLUMNS or name == FINGERPRINT:
+            raise ModelError(f"output {name!r} has the name of a {'parameter' if name in params else 'result column'}; "
                              f"rename it")
         if isinstance(v, np.generic):
             v = v.item()

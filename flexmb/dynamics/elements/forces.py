@@ -98,36 +98,45 @@ def compile_forces(cm, point_forces, point_torques, springs, st0) -> SimpleNames
 
 def force_residual(cm, ek: ElementKin, res: np.ndarray, trip: Triplets) -> None:
     """Add every force element's generalized force and Jacobian to the bodies' momentum rows."""
-    p = ek.te.p
     for ld in cm.forces.loads:
-        if ld.callback:
-            _callback_load(ek, res, trip, ld)
-            continue
-        if ld.timefn:
-            vals = np.stack([_user_value(ld.value, ld.owner, t) for t in ek.t_gauss])
-        else:
-            vals = np.broadcast_to(np.asarray(ld.value, dtype=float), (p, 3))
-        terms = []
-        if ld.frame == "body":
-            P = ld.att.pose(ek, "gauss")
-            v_in = np.einsum("ide,ie->id", P.R[0], vals)[None]
-            dW = np.zeros((1, p, 6, 6))
-            k = 0 if ld.kind == "force" else 3
-            dW[0, :, k:k + 3, 3:] = -rot.skew(v_in[0])
-            terms.append((P.jac, dW))
-        else:
-            v_in = np.array(vals, dtype=float)[None]
-        wrench = np.zeros((1, p, 6))
-        wrench[..., (0 if ld.kind == "force" else 3):(3 if ld.kind == "force" else 6)] = v_in
+        wrench, terms = load_wrench(ek, ld, trip.jacobian)
         ld.att.scatter(ek, res, trip, wrench, "force", terms)
     if cm.forces.springs is not None:
         _springs(ek, res, trip, cm.forces.springs)
 
 
-def _callback_load(ek: ElementKin, res, trip, ld) -> None:
+def load_wrench(ek: ElementKin, ld, jacobian: bool = True):
+    """The wrench ``(1, p, 6)`` of the point load ``ld`` at its attachment point at the Gauss points
+    (force [N]; moment about that point [N m]; inertial components) and its dependence on the unknowns
+    (``terms`` of :meth:`AttachmentSet.scatter`; empty when ``jacobian`` is False): the one evaluation
+    of a load, used by the residual and by the energy audit (:mod:`flexmb.dynamics.energy_audit`)."""
+    if ld.callback:
+        return _callback_load(ek, ld, jacobian)
+    p = ek.te.p
+    if ld.timefn:
+        vals = np.stack([_user_value(ld.value, ld.owner, t) for t in ek.t_gauss])
+    else:
+        vals = np.broadcast_to(np.asarray(ld.value, dtype=float), (p, 3))
+    terms = []
+    if ld.frame == "body":
+        P = ld.att.pose(ek, "gauss")
+        v_in = np.einsum("ide,ie->id", P.R[0], vals)[None]
+        if jacobian:
+            dW = np.zeros((1, p, 6, 6))
+            k = 0 if ld.kind == "force" else 3
+            dW[0, :, k:k + 3, 3:] = -rot.skew(v_in[0])
+            terms.append((P.jac, dW))
+    else:
+        v_in = np.array(vals, dtype=float)[None]
+    wrench = np.zeros((1, p, 6))
+    wrench[..., (0 if ld.kind == "force" else 3):(3 if ld.kind == "force" else 6)] = v_in
+    return wrench, terms
+
+
+def _callback_load(ek: ElementKin, ld, jacobian: bool = True):
     """A user callback ``fn(t, state)`` of the body's reference point (position, rotation, velocity,
-    angular velocity); Jacobian by central differences in that state, chained through the
-    reference point's pose and velocity."""
+    angular velocity): its wrench as :func:`load_wrench`, with the Jacobian by central differences in
+    that state, chained through the reference point's pose and velocity."""
     p = ek.te.p
     P = ld.ref.pose(ek, "gauss")
     V = ld.ref.velocity(ek)
@@ -143,7 +152,7 @@ def _callback_load(ek: ElementKin, res, trip, ld) -> None:
     for i in range(p):
         z0 = np.concatenate([P.x[0, i], np.zeros(3), V.nu[0, i]])
         vals[0, i] = load(i, z0)
-        if not trip.jacobian:  # residual only: no differences
+        if not jacobian:  # residual only: no differences
             continue
         for k in range(12):
             eps = 1e-7 * max(1.0, abs(z0[k]))
@@ -154,14 +163,19 @@ def _callback_load(ek: ElementKin, res, trip, ld) -> None:
     k0 = 0 if ld.kind == "force" else 3
     wrench = np.zeros((1, p, 6))
     wrench[..., k0:k0 + 3] = vals
+    if not jacobian:
+        return wrench, []
     dWp = np.zeros((1, p, 6, 6))
     dWv = np.zeros((1, p, 6, 6))
     dWp[..., k0:k0 + 3, :] = dz[..., :6]
     dWv[..., k0:k0 + 3, :] = dz[..., 6:]
-    ld.att.scatter(ek, res, trip, wrench, "force", [(P.jac, dWp), (V.jac, dWv)])
+    return wrench, [(P.jac, dWp), (V.jac, dWv)]
 
 
-def _springs(ek: ElementKin, res, trip, S) -> None:
+def spring_kinematics(ek: ElementKin, S):
+    """Poses and velocities of the spring-dampers' ends at the Gauss points and the derived
+    ``d = x_b - x_a``, length ``L``, unit vector ``e``, ``vrel = v_b - v_a`` and ``Ldot (n, p, 1)``:
+    the one evaluation, used by the residual and by the energy audit."""
     Pa, Pb = S.a.pose(ek, "gauss"), S.b.pose(ek, "gauss")
     Va, Vb = S.a.velocity(ek), S.b.velocity(ek)
     d = Pb.x - Pa.x
@@ -169,6 +183,12 @@ def _springs(ek: ElementKin, res, trip, S) -> None:
     e = d / L
     vrel = Vb.nu[..., :3] - Va.nu[..., :3]
     Ldot = np.einsum("sid,sid->si", e, vrel)[..., None]
+    return SimpleNamespace(Pa=Pa, Pb=Pb, Va=Va, Vb=Vb, d=d, L=L, e=e, vrel=vrel, Ldot=Ldot)
+
+
+def _springs(ek: ElementKin, res, trip, S) -> None:
+    sk = spring_kinematics(ek, S)
+    Pa, Pb, Va, Vb, d, L, e, vrel, Ldot = sk.Pa, sk.Pb, sk.Va, sk.Vb, sk.d, sk.L, sk.e, sk.vrel, sk.Ldot
     k = S.k[:, None, None]
     c = S.c[:, None, None]
     f = k * (L - S.L0[:, None, None]) + c * Ldot

@@ -2,23 +2,32 @@
 on bit-identically (element-start state, predictor history, convergence scales, the sparse LU's
 column ordering, recorder lists, counters, options and, when it can be pickled, the model).
 
-A checkpoint is a :class:`~flexmb.results.solution.Solution` file (``.npz``): it loads with
-``Solution.load`` like any result; the engine state lives in its ``extra`` arrays under
-``ckpt/``.  It is written atomically (a temporary file renamed over the old one), so a run killed
-while writing leaves the previous checkpoint intact.
+A checkpoint is a directory (:mod:`flexmb.dynamics.io.checkpoint_files`): each write appends the
+history recorded since the previous one and replaces a small state file, so its cost is
+proportional to what is new, and a run killed at any moment leaves the previous checkpoint intact.
+Writes are :data:`checkpoint_every` seconds of wall time apart, timed from the end of the previous
+write (:class:`Checkpoints`).
+
+Resuming (:func:`load_run`) refuses a model other than the checkpoint's: the model's fingerprint
+(:mod:`flexmb.dynamics.io.fingerprint`) must match, or, with ``allow_model_change``, the bodies and
+joints must be the same and only parameters differ; in both cases the joints must hold at the
+resumed node to the model's assembly tolerance (which also catches a changed drive function).
 """
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
-import os
 import pickle
+import time
 from pathlib import Path
 
 import numpy as np
 
+from flexmb.dynamics.io.checkpoint_files import Appender, Stored, read
+from flexmb.dynamics.io.fingerprint import describe, differences, fingerprint
+from flexmb.dynamics.node.redundancy import constrained_labels, constraint_violation, redundancy_meta
 from flexmb.dynamics.solve.scales import Magnitudes
-
 from flexmb.errors import FlexmbError, ModelError
 
 log = logging.getLogger(__name__)
@@ -59,12 +68,9 @@ def _state_from(prefix: str, ex: dict):
     return ElementStart(t=float(ex[f"{prefix}/t"]), lam_end=lam_end, extra=extra, **kw)
 
 
-def save_run(run, path) -> Path:
-    """Write the checkpoint of ``run`` to ``path`` (atomically)."""
-    path = Path(path)
-    sol = run.solution()
-    ex = {}
-    ex.update(_state_arrays("ckpt/st", run.st))
+def engine_state(run) -> dict:
+    """The engine state of ``run`` as named arrays (bounded in size: no history)."""
+    ex = _state_arrays("ckpt/st", run.st)
     if run.prev is not None:
         U_prev, st_prev, h_prev = run.prev
         ex["ckpt/prev/U"] = np.asarray(U_prev)
@@ -78,52 +84,166 @@ def save_run(run, path) -> Path:
     q = getattr(run.solver, "_q", None)
     if q is not None:
         ex["ckpt/solver_q"] = np.asarray(q)
-    for name, value in vars(run.rec).items():
-        if isinstance(value, list):
-            ex[f"ckpt/rec/{name}"] = np.asarray(value, dtype=float)
-    for name, value in run.rec.stats.items():
-        ex[f"ckpt/stats/{name}"] = np.asarray(value, dtype=float)
     if getattr(run, "control", None) is not None:  # error-controlled steps (flexmb.dynamics.variants.step_control)
         ex.update({f"ckpt/control/{k}": v for k, v in run.control.state().items()})
     ex["ckpt/counters"] = np.array([run.n_el, run.wall, run.fac_time, run.system.t_eval, run.system.n_eval], dtype=float)
-    ex["ckpt/singular_t"] = np.asarray(getattr(run, "singular_t", []), dtype=float)
+    for name in run.rec.REPLACED:  # the recorder's running values (energy audit), stored whole
+        ex[f"ckpt/rec/{name}"] = np.asarray(getattr(run.rec, name), dtype=float)
+    return ex
+
+
+def history(run) -> dict:
+    """The growing lists of ``run`` (the recorder's, its statistics, body-type node outputs, the
+    elements accepted at a singular matrix): key -> the live list (rows are only ever appended)."""
+    out = {f"ckpt/rec/{name}": value for name, value in vars(run.rec).items()
+           if isinstance(value, list) and name not in run.rec.REPLACED}
+    out.update({f"ckpt/stats/{name}": value for name, value in run.rec.stats.items()})
+    out.update({f"ckpt/body/{k}": v for k, v in run.rec.body_extra.items()})  # modal coordinates, interfaces
+    out["ckpt/singular_t"] = run.singular_t
+    return out
+
+
+def _settings(run) -> dict:
+    """The run's settings (JSON): how it was started, its changes of model, the dropped equations."""
+    return {"checkpoint": {"p": run.te.p, "transport": run.te.transport, "h": run.h, "t0": run.t0, "t_end": run.t_end,
+                           "options": dataclasses.asdict(run.options)},
+            "model_changes": run.model_changes, **redundancy_meta(run.cm)}
+
+
+def _model_file(run, path) -> dict:
+    """The model file's arrays: the fingerprint and, when the model pickles, the model."""
+    out = {"fingerprint": np.array(json.dumps(fingerprint(run.cm)))}
     blob = _pickle_model(run.model)
     if blob is not None:
-        ex["ckpt/model"] = np.frombuffer(blob, dtype=np.uint8)
-    sol.extra.update(sol._checked_extra(ex))
-    sol.meta["checkpoint"] = {
-        "p": run.te.p, "transport": run.te.transport, "h": run.h, "t0": run.t0, "t_end": run.t_end,
-        "options": dataclasses.asdict(run.options), "model_stored": blob is not None,
-    }
-    tmp = path.with_name(path.name + ".tmp.npz")
-    written = sol.save(tmp)
-    os.replace(written, path)
-    if blob is None and not getattr(run, "_warned_pickle", False):
+        out["pickle"] = np.frombuffer(blob, dtype=np.uint8)
+    else:
         log.warning("checkpoint %s: the model could not be pickled (lambdas? install cloudpickle); "
                     "resume it with flexmb.resume(path, model=...)", path)
-        run._warned_pickle = True
-    return path
+    return out
 
 
-def load_run(path, run_class, options_class, model=None, t_end: float | None = None):
+class Checkpoints:
+    """The checkpoints of one call of ``Run.go``: the target ``path`` is checked when this is made
+    (before the run), writes are ``every`` seconds of wall time apart, timed from the end of the
+    previous write."""
+
+    def __init__(self, path, every: float, run):
+        self.path, self.every = Path(path), float(every)
+        self.files = Appender.open(path, getattr(run, "checkpoint_source", None))
+        if getattr(run, "resumed_with_other_model", False):
+            self.files.forget_model()  # its fingerprint (and pickle) are stored anew
+        self.last = time.perf_counter()
+
+    def due(self) -> bool:
+        return time.perf_counter() - self.last >= self.every
+
+    def write(self, run) -> None:
+        """Append what ``run`` recorded since the previous write and replace the state; a write the
+        file system refuses stops the run: :class:`CheckpointWriteError` with its results."""
+        try:
+            self.files.write(history(run), engine_state(run), _settings(run), lambda: _model_file(run, self.path))
+        except OSError as exc:
+            err = CheckpointWriteError(
+                f"checkpoint {str(self.path)!r}: writing failed at t = {run.st.t:.6g} s ({type(exc).__name__}: {exc}); the "
+                f"run stopped there, its results are in the exception's `solution`, the checkpoint holds its previous "
+                f"write (continue it with flexmb.resume(path, checkpoint=ANOTHER_PATH))")
+            err.solution = run.solution()
+            raise err from exc
+        self.last = time.perf_counter()
+
+    def save_on_failure(self, run) -> None:
+        """The write after a failure or Ctrl-C: a write error is logged, the run's own error is kept."""
+        try:
+            self.write(run)
+        except CheckpointWriteError as exc:
+            log.warning("%s", exc)
+
+
+class CheckpointWriteError(FlexmbError):
+    """A checkpoint could not be written; ``solution`` holds the run's results up to there."""
+
+    solution = None
+
+
+# ------------------------------------------------------------------------------------------- resume
+def _stored_model(stored: Stored, path):
+    if stored.model_blob is None:
+        raise ModelError(f"the checkpoint {path} does not hold the model (it could not be pickled); "
+                         f"pass it: flexmb.resume(path, model=the_same_model)")
+    return pickle.loads(stored.model_blob)
+
+
+def _old_fingerprint(stored: Stored, cm) -> dict:
+    """The fingerprint of an older single-file checkpoint's model: from the model it holds, else the
+    bodies and joints named in its results (their types and parameters unknown)."""
+    from flexmb.dynamics.system import compile_model
+
+    if stored.model_blob is not None:
+        return fingerprint(compile_model(pickle.loads(stored.model_blob)))
+    new = fingerprint(cm)
+    bodies, joints = stored.names
+    same = [b.name for b in cm.model.bodies] == list(bodies) and [j.name for j in cm.model.joints] == list(joints)
+    log.warning("the checkpoint %s was written by an older flexmb without the model or its fingerprint: the model "
+                "given is checked only on its body and joint names and on the joints at the resumed node", stored.path)
+    structure = new["structure"] if same else {**{f"body {n!r}": "?" for n in bodies}, **{f"joint {n!r}": "?" for n in joints}}
+    return {"version": new["version"], "structure": structure, "parameters": new["parameters"]}
+
+
+def _check_model(run, stored: Stored, allow_model_change: bool) -> None:
+    """Refuse a model other than the checkpoint's (ModelError naming what differs); with
+    ``allow_model_change``, accept other parameters (recorded in ``run.model_changes``)."""
+    new = fingerprint(run.cm)
+    old = stored.fingerprint if stored.fingerprint is not None else _old_fingerprint(stored, run.cm)
+    where = f"the checkpoint {str(stored.path)!r}"
+    struct = differences(old, new, "structure")
+    if struct:
+        raise ModelError(f"{where} was written with another model: {describe(struct)}. A run resumes only with the same "
+                         f"bodies and joints (its state and history have their shapes); resume with the checkpoint's "
+                         f"model (model=None uses the one it holds)")
+    params = differences(old, new, "parameters") if old.get("version") == new["version"] else []
+    if params and not allow_model_change:
+        raise ModelError(f"{where} was written with another model, which differs in {len(params)} "
+                         f"{'entry' if len(params) == 1 else 'entries'}: "
+                         f"{describe(params)}. Resume with the checkpoint's model (model=None uses the one it holds), "
+                         f"or pass allow_model_change=True to go on from its state with this model (accepted when "
+                         f"its joints hold at the resumed node)")
+    if params:
+        run.model_changes.append({"t": float(stored.arrays["ckpt/st/t"]), "differences": params})
+        run.resumed_with_other_model = True
+
+
+def _check_assembled(run, stored: Stored) -> None:
+    """The joints must hold at the resumed node to the model's assembly tolerance."""
+    from flexmb.dynamics.layout import COMPONENT_NAMES
+
+    v, j, c = constraint_violation(run.cm, run.st, constrained_labels(run.cm))
+    if v <= 1.0:
+        return
+    name = run.cm.model.joints[j].name
+    comp = COMPONENT_NAMES[c] if isinstance(c, int) else "cross-axis condition"
+    why = ("its parameters differ from the checkpoint's model" if getattr(run, "resumed_with_other_model", False) else
+           "the model matches the checkpoint's fingerprint, so a drive function (not part of it) changed")
+    raise ModelError(f"the state of the checkpoint {str(stored.path)!r} at t = {run.st.t:.6g} s violates joint "
+                     f"{name!r} ({comp}) of the model by {v:.3g} x its assembly tolerance ({why}); the run cannot go "
+                     f"on from it with this model: resume with the checkpoint's model")
+
+
+def load_run(path, run_class, options_class, model=None, t_end: float | None = None, allow_model_change: bool = False):
     """A run (``run_class``: :class:`~flexmb.dynamics.simulate.Run`, built with options of
-    ``options_class``) restored from a checkpoint, ready to ``go``."""
+    ``options_class``) restored from a checkpoint, ready to ``go``; ``model``: None for the one the
+    checkpoint holds; another model is refused unless ``allow_model_change`` (see the module)."""
+    from flexmb.dynamics.node.redundancy import restore_selection
     from flexmb.dynamics.solve.newton import NewtonOptions
     from flexmb.dynamics.time_elements import TimeElement, time_element
-    from flexmb.results.solution import Solution
+    from flexmb.model.model import Model
 
-    path = Path(path)
-    sol = Solution.load(path)
-    info = sol.meta.get("checkpoint")
-    if not info:
-        raise FlexmbError(f"{path} is a results file but not a checkpoint (no engine state); write checkpoints "
-                          f"with simulate(..., checkpoint=PATH)")
-    ex = sol.extra
+    stored = read(path)
+    info, ex = stored.meta["checkpoint"], stored.arrays
     if model is None:
-        if "ckpt/model" not in ex:
-            raise ModelError(f"the checkpoint {path} does not hold the model (it could not be pickled); "
-                             f"pass it: flexmb.resume(path, model=the_same_model)")
-        model = pickle.loads(np.asarray(ex["ckpt/model"], dtype=np.uint8).tobytes())
+        model = _stored_model(stored, path)
+    elif not isinstance(model, Model):
+        raise ModelError(f"resume: model={type(model).__name__} is not a flexmb.Model; give the run's model or None "
+                         f"(the model the checkpoint holds)")
     od = dict(info["options"])
     options = options_class(**{**od, "newton": NewtonOptions(**od["newton"])})
     # the time element as it ran: its order and its multiplier transport (a run with the opt-in
@@ -131,13 +251,24 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     transport = info.get("transport", "node")
     te = time_element(int(info["p"])) if transport == "node" else TimeElement.of_order(int(info["p"]), transport=transport)
     run = run_class(model, float(info["t_end"]), float(info["h"]), te, float(info["t0"]), options)
-    from flexmb.dynamics.node.redundancy import restore_selection
-
-    restore_selection(run.cm, sol.meta)  # the dropped equations may have been re-selected during the run
+    run.model_changes = list(stored.meta.get("model_changes", []))
+    _check_model(run, stored, allow_model_change)
+    restore_selection(run.cm, stored.meta)  # the dropped equations may have been re-selected during the run
     if t_end is not None:
         if not t_end > float(ex["ckpt/st/t"]):
             raise ModelError(f"t_end={t_end!r} must lie after the checkpoint's time {float(ex['ckpt/st/t']):.6g} s")
         run.t_end = float(t_end)
+    restore(run, ex, stored)
+    _check_assembled(run, stored)
+    if getattr(run, "resumed_with_other_model", False):
+        log.warning("resuming %s at t = %.6g s with another model (allow_model_change=True): %s", stored.path,
+                    run.st.t, describe(run.model_changes[-1]["differences"]))
+    run.checkpoint_source = dataclasses.replace(stored, arrays={}, model_blob=None)  # what the next write continues
+    return run
+
+
+def restore(run, ex: dict, stored: Stored) -> None:
+    """Set ``run``'s engine state and history from a checkpoint's arrays ``ex``."""
     run.st = _state_from("ckpt/st", ex)
     if "ckpt/prev/U" in ex:
         run.prev = (np.array(ex["ckpt/prev/U"]), _state_from("ckpt/prev/st", ex), float(ex["ckpt/prev/h"]))
@@ -148,8 +279,8 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     run.magnitudes = Magnitudes.from_array(ex["ckpt/magnitudes"])
     if "ckpt/solver_q" in ex and hasattr(run.solver, "adopt_ordering"):
         run.solver.adopt_ordering(np.array(ex["ckpt/solver_q"]))
-    if run.cm.nj and "ckpt/rec/imp" not in ex:
-        raise FlexmbError(f"the checkpoint {path} was written by an older flexmb without the impulse records the "
+    if run.cm.nj and "ckpt/rec/imp" not in ex and ex.get("ckpt/rec/t", np.zeros(0)).size:
+        raise FlexmbError(f"the checkpoint {stored.path} was written by an older flexmb without the impulse records the "
                           f"node reactions need; re-run the simulation from the start")
     if "ckpt/control/scalars" in ex:
         from flexmb.dynamics.variants.step_control import StepControl
@@ -161,12 +292,11 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
         if isinstance(value, list) and f"ckpt/rec/{name}" in ex:
             setattr(run.rec, name, list(np.array(ex[f"ckpt/rec/{name}"])))
     for name in run.rec.stats:
-        run.rec.stats[name] = list(np.array(ex[f"ckpt/stats/{name}"]))
-    # body-type node outputs (flexible bodies: modal coordinates, interface motion) are result arrays
-    run.rec.body_extra = {k: list(np.array(v)) for k, v in ex.items()
-                          if k.startswith(("modal/", "modal_rate/", "interface/"))}
+        run.rec.stats[name] = list(np.array(ex.get(f"ckpt/stats/{name}", [])))
+    # body-type node outputs (flexible bodies: modal coordinates, interface motion)
+    body = (("modal/", "modal_rate/", "interface/"), 0) if stored.old_format else (("ckpt/body/",), len("ckpt/body/"))
+    run.rec.body_extra = {k[body[1]:]: list(np.array(v)) for k, v in ex.items() if k.startswith(body[0])}
     n_el, run.wall, run.fac_time, run.system.t_eval, n_eval = np.array(ex["ckpt/counters"]).tolist()
     run.n_el, run.system.n_eval = int(n_el), int(n_eval)
     if "ckpt/singular_t" in ex:  # elements accepted at a (nearly) singular matrix (meta['singular_elements'])
         run.singular_t = np.array(ex["ckpt/singular_t"]).tolist()
-    return run

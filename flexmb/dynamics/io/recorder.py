@@ -3,12 +3,15 @@ body-type outputs and Newton statistics, assembled into a :class:`~flexmb.Soluti
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.node.constraints import project_node
 from flexmb.dynamics.elements.forces import potential_energy
+from flexmb.dynamics.energy_audit import contributors, track_node, work_fields
+from flexmb.dynamics.modal_range import RangeMonitor
 from flexmb.dynamics.elements.joints import consistent_transport, transport_moment
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
 from flexmb.dynamics.node.projection import attachment_velocities, joint_rates
@@ -21,8 +24,20 @@ from flexmb.results.solution import Solution
 log = logging.getLogger(__name__)
 
 
+def _read_only(a: NDArray) -> NDArray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 class Recorder:
-    """Collects node and internal-point outputs."""
+    """Collects node and internal-point outputs.
+
+    Its list attributes only grow (a checkpoint appends their new rows,
+    :mod:`flexmb.dynamics.io.checkpoint`), except those named in :attr:`REPLACED`."""
+
+    #: list attributes replaced at every node, not appended to (a checkpoint stores them whole)
+    REPLACED = ("energy_span", "worst_jump")
 
     def __init__(self, cm: CompiledModel, te: TimeElement):
         self.cm, self.te = cm, te
@@ -35,16 +50,31 @@ class Recorder:
         # every node incl. those of halved steps: time, node_record (reactions), 1 if output
         self.imp_t, self.imp, self.imp_out, self.imp_el = [], [], [], []
         self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
+        # energy audit (flexmb.dynamics.energy_audit): cumulative work per contributor at each node (nc,),
+        # the run's energy span and the element where the balance jumped most (lists: checkpointed)
+        self.audit_labels, self.audit_category = contributors(cm)
+        self.work = []
+        self.energy_span = []
+        self.worst_jump = []
+        self._pending = None
+        self.range = RangeMonitor(cm)  # modal bodies outside their range (flexmb.dynamics.modal_range)
         self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
 
-    def node(self, st: ElementStart) -> NDArray:
-        """Record an output node; returns the projected body velocities ``w (nv,)``."""
+    def node_values(self, st: ElementStart) -> SimpleNamespace:
+        """The node outputs at ``st`` without recording them: the projection ``nv``
+        (:func:`~flexmb.dynamics.node.constraints.project_node`), ``pos``, ``rotm``, ``vel``, ``om``
+        (nb, ...), ``ke``, ``pe`` [J] and the body-type outputs ``extra``.  Cached on ``st`` while its
+        state arrays are unchanged: the energy audit's acceptance check
+        (:mod:`flexmb.dynamics.energy_audit`) and :meth:`node` share one evaluation."""
+        key = (st.x, st.R, st.pi, st.s, st.lam, st.acc, *st.extra.values())
+        hit = getattr(st, "_node_values", None)
+        if (hit is not None and hit[0] == st.t and len(hit[1]) == len(key)
+                and all(np.array_equal(a, b) for a, b in zip(hit[1], key))):
+            return hit[2]
         cm = self.cm
         nv = project_node(cm, st)
         w = nv.w
-        self.t.append(st.t)
-        # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
-        self.mom.append(nv.p[self._first6].reshape(cm.nb, 6))
+        extra = {}
         rn = nv.frames.rigid if nv.frames is not None else None
         if rn is not None:  # rigid-only model: compiled (dynamics/rigid/node.py)
             pos, rotm, vel, om, ke, pe_g = rn.output(st, w, cm.gravity)
@@ -59,14 +89,32 @@ class Recorder:
                 pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
                 ke += grp.kinetic_energy(st, wg)
                 if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
-                    for key, value in grp.node_output(st, wg).items():
-                        self.body_extra.setdefault(key, []).append(value)
-        self.pos.append(pos)
-        self.rotm.append(rotm)
-        self.vel.append(vel)
-        self.om.append(om)
-        self.ke.append(ke)
-        self.pe.append(potential_energy(cm, st, None if rn is None else pe_g))
+                    extra.update(grp.node_output(st, wg))
+        pe = potential_energy(cm, st, None if rn is None else pe_g)
+        out = SimpleNamespace(nv=nv, pos=pos, rotm=rotm, vel=vel, om=om, ke=float(ke), pe=float(pe), extra=extra)
+        st._node_values = (st.t, tuple(np.array(a, copy=True) for a in key), out)
+        return out
+
+    def node(self, st: ElementStart) -> NDArray:
+        """Record an output node; returns the projected body velocities ``w (nv,)``."""
+        cm = self.cm
+        vals = self.node_values(st)
+        nv = vals.nv
+        w = nv.w
+        self.t.append(st.t)
+        # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
+        self.mom.append(nv.p[self._first6].reshape(cm.nb, 6))
+        for key, value in vals.extra.items():
+            self.body_extra.setdefault(key, []).append(value)
+        self.pos.append(vals.pos)
+        self.rotm.append(vals.rotm)
+        self.vel.append(vals.vel)
+        self.om.append(vals.om)
+        self.ke.append(vals.ke)
+        self.pe.append(vals.pe)
+        self._node_work(st.t)
+        if self.range.bodies:
+            self.range.node(st.t, vals.extra, vals.om, vals.rotm)
         if cm.nj:
             fr = nv.frames
             if fr.rigid is not None:  # compiled (dynamics/rigid/node.py)
@@ -81,10 +129,39 @@ class Recorder:
             self._impulse(st, nv, qdot, 1.0)
         return w
 
+    def node_state(self) -> SimpleNamespace:
+        """The last node for ``on_step``: ``t``, ``body_position``, ``body_rotation``, ``body_velocity``,
+        ``body_angular_velocity`` (read-only views of the recorded arrays: a callback cannot change the
+        results; 4 views, about a microsecond each) and ``kinetic_energy``, ``potential_energy`` [J]."""
+        return SimpleNamespace(t=self.t[-1], body_position=_read_only(self.pos[-1]),
+                               body_rotation=_read_only(self.rotm[-1]), body_velocity=_read_only(self.vel[-1]),
+                               body_angular_velocity=_read_only(self.om[-1]), kinetic_energy=self.ke[-1],
+                               potential_energy=self.pe[-1])
+
+    # ------------------------------------------------------------------ energy audit
+    def add_work(self, work: NDArray | None) -> None:
+        """Add an accepted element's (or piece's) work per contributor ``(nc,)`` [J]
+        (:func:`flexmb.dynamics.energy_audit.element_work`) to the work since the last node."""
+        if work is not None and work.size:
+            self._pending = work if self._pending is None else self._pending + work
+
+    def _node_work(self, t: float) -> None:
+        """Append the cumulative work at a new node and follow the element's balance jump
+        (:func:`flexmb.dynamics.energy_audit.track_node`)."""
+        nc = len(self.audit_labels)
+        if len(self.work) < len(self.t) - 1:  # a checkpoint of a version without the audit: no work before it
+            self.work = [np.zeros(nc)] * (len(self.t) - 1 - len(self.work)) + list(self.work)
+        last = self.work[-1] if self.work else np.zeros(nc)
+        cum = last + (self._pending if self._pending is not None else 0.0)
+        element_w = np.asarray(cum - last, dtype=float).reshape(nc)
+        self._pending = None
+        self.work.append(np.asarray(cum, dtype=float).reshape(nc))
+        track_node(self, t, element_w)
+
     def subnode(self, st: ElementStart) -> None:
         """A node inside a halved step: not output, but its impulses count for the reactions."""
         if self.cm.nj:
-            self._impulse(st, project_node(self.cm, st), None, 0.0)
+            self._impulse(st, self.node_values(st).nv, None, 0.0)
 
     def _impulse(self, st, nv, qdot, output: float) -> None:
         self.imp_t.append(st.t)
@@ -109,14 +186,20 @@ class Recorder:
             self.force.append(Jv[:, i, JQ:JQ + 3].copy())
             self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
 
+    def reactions(self):
+        """Node reactions ``(force, moment)`` (n_out, nj, 3) of the output nodes
+        (:func:`~flexmb.dynamics.node.reactions.node_reactions`, with the model's current constraint set)."""
+        nj = self.cm.nj
+        return node_reactions(self.cm, np.array(self.imp_t), np.array(self.imp),
+                              np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3), np.array(self.imp_out) > 0.5,
+                              self.te)
+
     def solution(self, meta: dict) -> Solution:
         cm = self.cm
         nj = cm.nj
         kw = {}
         if nj:
-            fn, mn = node_reactions(cm, np.array(self.imp_t), np.array(self.imp),
-                                    np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3),
-                                    np.array(self.imp_out) > 0.5, self.te)
+            fn, mn = self.reactions()
             kw = dict(
                 joint_names=tuple(j.name for j in cm.model.joints),
                 joint_types=tuple(j.kind for j in cm.model.joints),
@@ -132,5 +215,5 @@ class Recorder:
             body_position=np.array(self.pos), body_rotation=np.array(self.rotm),
             body_velocity=np.array(self.vel), body_angular_velocity=np.array(self.om),
             t_internal=np.array(self.ti), kinetic_energy=np.array(self.ke), potential_energy=np.array(self.pe),
-            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom), **modal}, **kw,
+            stats=stats, meta=meta, extra={"body_momentum": np.array(self.mom), **modal, **work_fields(self)}, **kw,
         )

@@ -3,7 +3,8 @@
 * set-up: which joints lie on loops (:func:`loop_joints`), the rank decision in a scaled metric at a
   generic configuration and the choice of the equations to drop (:func:`detect_redundant`,
   :func:`scaled_loop_matrix`), dropping them (:func:`apply_dropped`);
-* during the run, at every node: the violation of the dropped equations (:func:`dropped_violation`),
+* during the run, at every node: the violation of the dropped equations (:func:`dropped_violation`;
+  :func:`constraint_violation` of any set, all of them when a run resumes from a checkpoint),
   the quality of the choice and its revision (:func:`choice_quality`, :func:`monitor_node`);
 * output: the reactions of the statically indeterminate loops with the dependences removed
   (:func:`least_norm_reactions`, :func:`add_least_norm`), ``meta`` entries, checkpoint restore.
@@ -16,7 +17,6 @@ import logging
 from contextlib import contextmanager, nullcontext
 
 import numpy as np
-import scipy.linalg as sla
 from numpy.typing import NDArray
 
 from flexmb.dynamics.node.constraints import velocity_constraint_matrix
@@ -74,6 +74,10 @@ NEAR_DEPENDENT_TOL = 1e-6
 #: choice is RESELECT_GAIN times better
 RESELECT_TOL = 0.25
 RESELECT_GAIN = 2.0
+#: two rows of the left null space whose squared leverages (orthonormal basis: O(1)) differ by less than
+#: this are a tie in the choice of the dropped rows, broken by the row order (:func:`_pivot_rows`):
+#: round-off of the SVD is ~1e-15, a real preference in a non-symmetric loop >> 1e-9
+TIE_TOL = 1e-9
 #: the loop matrix is monitored at every node up to this many entries, every k-th node above
 MONITOR_SIZE = 2e5
 #: modal (non-rigid) velocity columns are scaled by their own interface magnitude, floored at this
@@ -131,8 +135,8 @@ def _rank_select(Gs, svd=None):
 
     The rank counts the singular values above :data:`DEPENDENT_TOL` of the largest; the left null
     space ``N (n_rows, n_dep)`` (``N^T Gs = 0``) holds the exact dependences.  The rows to drop are
-    chosen from ``N`` by a QR with column pivoting of ``N^T``: the ``n_dep`` rows whose block
-    ``N[D]`` has the largest volume.  Rows that take part in no exact dependence (e.g. an in-plane
+    chosen from ``N`` by a QR with column pivoting of ``N^T`` (greedy: the ``n_dep`` rows whose block
+    ``N[D]`` has the largest volume), ties broken by the row order (:func:`_pivot_rows`).  Rows that take part in no exact dependence (e.g. an in-plane
     equation near a change point, nearly but not exactly dependent) are never chosen.  Returns
     ``(rank, order, sv, N)``: ``order`` lists the kept rows first and the dropped ones last.
     """
@@ -144,10 +148,32 @@ def _rank_select(Gs, svd=None):
     N = U[:, rank:]
     if N.shape[1] == 0:
         return rank, np.arange(n), sv, N
-    _, _, piv = sla.qr(N.T, mode="economic", pivoting=True)
-    drop = np.sort(piv[:N.shape[1]])
+    drop = _pivot_rows(N)
     keep = np.setdiff1d(np.arange(n), drop)
     return rank, np.concatenate([keep, drop]), sv, N
+
+
+def _pivot_rows(N) -> NDArray:
+    """The ``n_dep`` rows of ``N (n_rows, n_dep)`` (orthonormal columns) to drop, sorted: a QR with row
+    pivoting (greedy largest volume of ``N[D]``) whose ties are broken by the row order.
+
+    At each step the row with the largest norm of its part orthogonal to the rows already chosen is
+    taken; rows whose squared norm is within :data:`TIE_TOL` of the largest (``N`` is orthonormal: the
+    norms are O(1) leverages) count as equal and the first of them is taken.  A symmetric loop has exact
+    ties (the parallelogram: pairs and fours of rows of equal leverage at every angle; Bricard's
+    mechanism: all 30 rows at 1/30); LAPACK's pivoted QR broke them by the SVD's round-off (the choice
+    depended on the BLAS kernels).  Invariant under ``N -> N Q`` (norms of the projector's rows)."""
+    A = np.array(N, dtype=float)
+    free = np.ones(A.shape[0], bool)
+    chosen = []
+    for _ in range(A.shape[1]):
+        norms = np.where(free, np.einsum("ij,ij->i", A, A), -np.inf)
+        r = int(np.argmax(norms >= norms.max() - TIE_TOL))  # the first of the (near-)largest
+        chosen.append(r)
+        free[r] = False
+        v = A[r] / np.sqrt(norms[r])
+        A -= np.outer(A @ v, v)
+    return np.sort(np.array(chosen, dtype=int))
 
 
 def _quality(N, drop) -> float:
@@ -228,7 +254,7 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
     Only joints on closed loops are examined, in the scaled metric of :func:`scaled_loop_matrix`
     (rows and columns at their natural magnitudes, modal columns by their interface shapes): the
     rank counts the singular values above ``tol`` (:data:`DEPENDENT_TOL`) of the largest, and a
-    QR with column pivoting of the transposed matrix chooses the rows to keep.  When equations are
+    QR with column pivoting of its left null space chooses the rows to drop (ties by the row order).  When equations are
     dependent at ``st``, the test is repeated at a nearby configuration reached along a random
     admissible motion: if the rank is higher there, ``st`` is a singular configuration (e.g. a
     parallelogram four-bar at its change point) and only the generically dependent equations are
@@ -291,17 +317,32 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
 
 
 def dropped_violation(cm, st):
-    """Position-level violation of the dropped (redundant) constraint equations at a node: the largest
-    ``(value, joint, component)`` relative to the assembly tolerance (lengths scaled by the model size),
-    or None when nothing was dropped.
+    """Position-level violation of the dropped (redundant) constraint equations at a node
+    (:func:`constraint_violation` of ``cm.redundant_labels``), or None when nothing was dropped."""
+    labels = getattr(cm, "redundant_labels", [])
+    if not labels:
+        return None
+    return constraint_violation(cm, st, labels)
+
+
+def constrained_labels(cm) -> list:
+    """Every constraint equation of the model's joints as ``(joint, component)`` labels (component
+    0..5 of the relative coordinates, ``"cross"`` for a universal joint's cross condition)."""
+    jj, cc = np.nonzero(cm.jnt_constrained)
+    return [(int(j), int(c)) for j, c in zip(jj, cc)] + [(int(j), "cross") for j in np.nonzero(cm.jnt_universal)[0]]
+
+
+def constraint_violation(cm, st, labels):
+    """Position-level violation of the constraint equations ``labels`` (``(joint, component)``) at the
+    node ``st``: the largest ``(value, joint, component)`` relative to the assembly tolerance
+    (lengths scaled by the model size); ``(0.0, None, None)`` for no labels.
 
     Measured twice and the larger kept: on the joint's relative coordinates in the state (``s``,
     ``acc``) and on the geometry of its attachment frames at the node (``R_A^T (x_B - x_A)``, and the
     relative rotation ``R_A^T R_B`` against the state's ``Rr``), which goes through the attachments and
     so sees a flexible body's interface motion (modal coordinates) like a rigid one's."""
-    labels = getattr(cm, "redundant_labels", [])
     if not labels:
-        return None
+        return (0.0, None, None)
     from flexmb import rotations as rot
 
     tgt, _ = drive_targets(cm, np.array([st.t]))
@@ -553,16 +594,23 @@ def reaction_set(cm):
     return _full_set(cm) if red is not None and red.events else nullcontext()
 
 
-def add_least_norm(cm, sol):
+def add_least_norm(cm, sol, recover=None):
     """Add the least-norm node reactions of a model with dropped equations to ``sol.extra``
     (``joint_force_least_norm``, ``joint_moment_least_norm``, (nt, nj, 3), frame A like
     ``joint_force``; :func:`least_norm_reactions`), independent of the choice of dropped equations.
-    Only when the dependences are known at every output node; returns ``sol``."""
+    Only when the dependences are known at every output node; returns ``sol``.  ``recover() -> (force,
+    moment)``, called with the full set, recovers the dropped components from the impulses too (the
+    reported ones take their zero law at the node: in a turning frame A that differs between choices by
+    the recovery's O(h^2p), 2e-4 N m on the parallelogram)."""
     red = getattr(cm, "redundancy", None)
     if (red is None or not cm.redundant_labels or red.nulls is None or len(red.nulls) != sol.t.size
             or sol.joint_force is None):
         return sol
-    out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(red.nulls, sol.joint_force, sol.joint_moment)]
+    force, moment = sol.joint_force, sol.joint_moment
+    if recover is not None and not red.events:  # after a re-selection they are recovered with the full set
+        with _full_set(cm):
+            force, moment = recover()
+    out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(red.nulls, force, moment)]
     sol.extra.update(sol._checked_extra({"joint_force_least_norm": np.array([f for f, _ in out]),
                                          "joint_moment_least_norm": np.array([m for _, m in out])}))
     return sol

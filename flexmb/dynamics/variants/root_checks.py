@@ -3,8 +3,11 @@
 Newton's root of the element equations is accepted only if it resolves the motion: no body turns, and no
 joint's relative rotation turns, by more than half a revolution within the element
 (:func:`largest_turn`), and no joint ends half a turn away from its bodies (:func:`flipped_joint`: the
-rotation equation ``axial((Rr1 exp phi)^T R_A^T R_B) = 0`` also vanishes at a half-turn mismatch).
-docs/theory.md section 4; tests/test_fast_rotation.py, tests/test_nothing_lost.py.
+rotation equation ``axial((Rr1 exp phi)^T R_A^T R_B) = 0`` also vanishes at a half-turn mismatch), and its
+energy balance does not jump (:func:`refused_root`, :mod:`flexmb.dynamics.energy_audit`: a root with more
+than half the energy it exchanged unaccounted for, Simeon's slider-crank).
+docs/theory.md sections 4 and 10; tests/test_fast_rotation.py, tests/test_nothing_lost.py,
+tests/test_energy_audit.py.
 """
 from __future__ import annotations
 
@@ -100,3 +103,23 @@ def flipped_joint(cm: CompiledModel, lay: Layout, U0: NDArray, U: NDArray, st_en
     if cos[j] >= 0.0:
         return None
     return j, int(lay.joint_off + j * lay.p * JOINT_SLOTS + JPHI), float(np.arccos(cos[j]))
+
+
+def refused_root(system, U0: NDArray, r, st: ElementStart, h: float, st_end: ElementStart):
+    """``(index, message)`` when Newton's root ``r.U`` of the element from ``st`` is refused by the checks
+    that follow :func:`largest_turn`: a joint half a turn away from its bodies (:func:`flipped_joint`) or
+    an energy balance that jumps (:meth:`flexmb.dynamics.energy_audit.ElementAudit.refused`, when the
+    run has set ``system.audit``); else None, with the element's work left in ``r.work``.  Every element
+    passes them, whole or a piece of a halved step."""
+    cm, lay = system.cm, system.lay
+    flip = flipped_joint(cm, lay, U0, r.U, st_end)
+    if flip is not None:
+        return flip[1], (f"converged, but joint {cm.model.joints[flip[0]].name!r} ends with its relative rotation "
+                         f"{flip[2]:.3g} rad away from its bodies' (a spurious root of the rotation equation)")
+    audit = getattr(system, "audit", None)
+    if audit is None:
+        return None
+    bad = audit.refused(system, st, h, r.U, st_end)
+    if bad is None:
+        r.work = audit.work
+    return bad

@@ -129,8 +129,8 @@ def _pattern(mesh: FEMesh) -> _Pattern:
     return pat
 
 
-def _chunks(n_cells: int, k: int):
-    size = max(1, CHUNK_ENTRIES // (k * k))
+def _chunks(n_cells: int, k: int, entries: int = CHUNK_ENTRIES):
+    size = max(1, entries // (k * k))
     for s in range(0, n_cells, size):
         yield slice(s, min(s + size, n_cells))
 
@@ -176,33 +176,40 @@ def assemble_stiffness(mesh: FEMesh, materials: Materials = None) -> sp.csr_arra
     K : scipy.sparse.csr_array, shape (3 n_nodes, 3 n_nodes)
         Symmetric positive semi-definite (N/m in SI); six zero eigenvalues per connected part.
     """
-    fields = mesh.cell_materials(materials)
     pat = _pattern(mesh)
     acc = np.zeros((pat.nnz, 3, 3))
+    for t, sl, p, lam, mu in stiffness_integrals(mesh, materials):
+        k = p.shape[1]
+        s_ab = mu * (p[:, :, 0, :, 0] + p[:, :, 1, :, 1] + p[:, :, 2, :, 2])
+        slots = pat.slot[t][sl.start * k * k : sl.stop * k * k]
+        for i in range(3):
+            for j in range(3):
+                comp = lam * p[:, :, i, :, j] + mu * p[:, :, j, :, i]
+                if i == j:
+                    comp += s_ab
+                acc[:, i, j] += np.bincount(slots, weights=comp.ravel(), minlength=pat.nnz)
+    return pat.blocks(acc)
+
+
+def stiffness_integrals(mesh: FEMesh, materials: Materials = None, chunk_entries: int = CHUNK_ENTRIES):
+    """The stiffness integrals of the cells, by type and chunk: yields ``(t, sl, P, lam, mu)`` with ``sl``
+    the slice of the cells of type ``t``, ``P (c, k, 3, k, 3)`` = int dNa/dx_i dNb/dx_j dV and ``lam``,
+    ``mu`` ``(c, 1, 1)`` their Lame constants.  Block ``(a, b)`` of an element matrix is
+    ``K_ij = lam P[a, i, b, j] + mu P[a, j, b, i] + mu delta_ij sum_d P[a, d, b, d]``; at most
+    ``chunk_entries`` node pairs (c k^2) per chunk."""
+    fields = mesh.cell_materials(materials)
     for t, conn in mesh.cells.items():
         elem = get_element(t)
         rule = elem.stiffness_rule
         lam_all, mu_all = _lame(fields[t])
         k = elem.n_nodes
-        for sl in _chunks(len(conn), k):
+        for sl in _chunks(len(conn), k, chunk_entries):
             det_j, g = _geometry(mesh, t, sl, rule.points)  # (c, q), (c, q, k, 3)
             c, q = det_j.shape
             wd = det_j * rule.weights
             a = (g * wd[:, :, None, None]).reshape(c, q, 3 * k)
             p = np.matmul(a.transpose(0, 2, 1), g.reshape(c, q, 3 * k)).reshape(c, k, 3, k, 3)
-            # P[c, a, i, b, j] = int dNa/dx_i dNb/dx_j dV; block (a, b) of the element matrix:
-            # K_ij = lam P[a, i, b, j] + mu P[a, j, b, i] + mu delta_ij sum_d P[a, d, b, d]
-            lam = lam_all[sl, None, None]
-            mu = mu_all[sl, None, None]
-            s_ab = mu * (p[:, :, 0, :, 0] + p[:, :, 1, :, 1] + p[:, :, 2, :, 2])
-            slots = pat.slot[t][sl.start * k * k : sl.stop * k * k]
-            for i in range(3):
-                for j in range(3):
-                    comp = lam * p[:, :, i, :, j] + mu * p[:, :, j, :, i]
-                    if i == j:
-                        comp += s_ab
-                    acc[:, i, j] += np.bincount(slots, weights=comp.ravel(), minlength=pat.nnz)
-    return pat.blocks(acc)
+            yield t, sl, p, lam_all[sl, None, None], mu_all[sl, None, None]
 
 
 def _scalar_mass_values(mesh: FEMesh, materials: Materials) -> tuple[_Pattern, NDArray[np.float64]]:

@@ -1,5 +1,5 @@
 """FE model input: the mesh values (:mod:`.femesh`: :class:`FEMesh`, :class:`Material`,
-:class:`RawMesh`), reading files (:mod:`.readers`, the reader registry, with the format parsers
+:class:`RawMesh`; :mod:`.unassembled`: what a file holds that is not assembled), reading files (:mod:`.readers`, the reader registry, with the format parsers
 :mod:`.meshio_formats` for Gmsh, VTK and MED, :mod:`.abaqus`, :mod:`.nastran`, and :mod:`.integrity`
 for files cut short), exported matrices (:mod:`.matrices`), mesh checks (:mod:`.checks`) and
 structured box meshes (:mod:`.structured`).
@@ -11,9 +11,10 @@ The value types are imported here; the names of the modules that build on them (
 from __future__ import annotations
 
 from flexmb.fe.mesh.femesh import SOLID_PREFIXES, FEMesh, Material, RawMesh
+from flexmb.fe.mesh.unassembled import Unassembled
 from flexmb.reexport import lazy_attributes
 
-__all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES"]
+__all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES", "Unassembled"]
 
 #: name -> module that defines it (loaded on first access; those modules import :mod:`.femesh`)
 _REEXPORTS: dict[str, str] = {

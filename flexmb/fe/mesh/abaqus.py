@@ -1,5 +1,7 @@
 """Abaqus ``.inp`` reader (flat input): *NODE, *ELEMENT, *NSET, *ELSET, *MATERIAL (*ELASTIC,
-*DENSITY), *SOLID SECTION and *INCLUDE."""
+*DENSITY), *SOLID SECTION and *INCLUDE. Elements of other types (shells, beams, masses, springs,
+connectors, ...) and constraint keywords (*TIE, *MPC, *COUPLING, ...) are recorded as not assembled
+(:mod:`flexmb.fe.mesh.unassembled`); their element sets still give node sets."""
 from __future__ import annotations
 
 import logging
@@ -12,6 +14,7 @@ from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import integrity
 from flexmb.fe.elements.solid import ELEMENTS
 from flexmb.fe.mesh.femesh import Material, RawMesh, _format_ids
+from flexmb.fe.mesh.unassembled import ABAQUS_CONSTRAINTS, Unassembled, abaqus_kind
 
 logger = logging.getLogger(__name__)
 
@@ -173,6 +176,8 @@ def _read_abaqus(path: Path) -> RawMesh:
     sections: list[tuple[str, str, tuple[str, int]]] = []
     current_material: str | None = None
     n_parts = 0
+    record: list[Unassembled] = []  # what the file holds that is not assembled
+    skipped_ids: list[int] = []  # ids of recorded elements kept in no block (records of mixed widths)
     for (fname, no, head), data in blocks_kw:
         keyword, params = _inp_params(head)
         where = (fname, no)
@@ -199,12 +204,26 @@ def _read_abaqus(path: Path) -> RawMesh:
                         + ", ".join(sorted(t for t, m in ABAQUS_TYPES.items() if m in ELEMENTS))
                         + "."
                     )
-                logger.info("%s, line %d: element type %s ignored (not a solid or surface type)", fname, no, etype)
+                # not assembled (a mass, spring, connector, ...): recorded, and kept as a block for its
+                # sets when its records have one width (one record per line: these types are short)
+                rows = _inp_numbers(data, kind=int)
+                widths = {len(r) for r in rows}
+                record.append(Unassembled(etype, abaqus_kind(etype), len(rows), [r[0] for r in rows if r]))
+                if len(widths) == 1 and min(widths) >= 2:
+                    arr = np.array(rows, dtype=np.int64)
+                    elem_blocks.append((f"abaqus:{etype}", arr[:, 0], arr[:, 1:], params.get("ELSET"), where))
+                else:
+                    skipped_ids += [r[0] for r in rows if r]
                 continue
             ctype = ABAQUS_TYPES[etype]
             k = _MESHIO_NODES[ctype]
             arr = _element_records(data, etype, k, (fname, no))
             elem_blocks.append((ctype, arr[:, 0], arr[:, 1:], params.get("ELSET"), where))
+            if ctype not in ELEMENTS:
+                record.append(Unassembled(etype, abaqus_kind(etype), len(arr), arr[:, 0]))
+        elif keyword in ABAQUS_CONSTRAINTS:
+            record.append(Unassembled(f"*{keyword}", ABAQUS_CONSTRAINTS[keyword], 1))
+            current_material = None
         elif keyword in ("NSET", "ELSET"):
             name = params.get(keyword)
             if not name:
@@ -308,6 +327,7 @@ def _read_abaqus(path: Path) -> RawMesh:
         for item in items:
             if item[0] == "ids" and len(item) > 1:
                 ids = np.asarray(item[1:], dtype=np.int64)
+                ids = ids[~np.isin(ids, skipped_ids)]  # recorded as unassembled, in no block
                 pos = np.clip(np.searchsorted(e_sorted, ids), 0, max(len(e_sorted) - 1, 0))
                 bad = (e_sorted[pos] != ids) if len(e_sorted) else np.ones(ids.size, bool)
                 if np.any(bad):
@@ -362,4 +382,4 @@ def _read_abaqus(path: Path) -> RawMesh:
             materials[set_name] = Material(e, nu, rho, name=str(raw_mat["name"]))
         except ModelError as exc:
             raise MeshImportError(f"{fname}, line {no}: {exc}") from exc
-    return RawMesh(nodes[:, 1:4].copy(), node_ids, blocks, node_sets, block_sets, materials)
+    return RawMesh(nodes[:, 1:4].copy(), node_ids, blocks, node_sets, block_sets, materials, unassembled=record)

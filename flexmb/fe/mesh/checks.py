@@ -9,11 +9,21 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from flexmb.errors import MeshImportError
+from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
 from flexmb.fe.mesh.femesh import FEMesh, _format_ids
+from flexmb.fe.mesh.unassembled import describe
 
 logger = logging.getLogger(__name__)
+
+
+def _require_mesh(mesh, where: str) -> None:
+    """A ModelError for anything but an FEMesh (a path gets the call that reads it)."""
+    if isinstance(mesh, FEMesh):
+        return
+    hint = f"read it first: flexmb.read_mesh({str(mesh)!r})" if isinstance(mesh, (str, Path)) else \
+        "give one from flexmb.read_mesh(path) or flexmb.structured_box(...)"
+    raise ModelError(f"{where}: mesh={mesh!r} ({type(mesh).__name__}) is not an FEMesh; {hint}.")
 
 
 def connected_components(mesh: FEMesh) -> tuple[int, NDArray[np.int64]]:
@@ -58,12 +68,14 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
     (surface-only). The message names the node or element ids (at most 10, plus the count) and the fix.
 
     Warnings (returned strings, also logged): several disconnected parts (each adds six rigid-body
-    modes), nodes that no solid cell uses, no solid cells at all.
+    modes), nodes that no solid cell uses, no solid cells at all, elements of the file that are not
+    assembled (``mesh.unassembled``: shells, beams, point masses, ...).
 
     Returns
     -------
     list of str
     """
+    _require_mesh(mesh, "check_mesh")
     name = Path(mesh.source).name if mesh.source else "mesh"
     warnings: list[str] = []
     unsupported = sorted(t for t in mesh.cells if t not in ELEMENTS)
@@ -130,6 +142,13 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
             f"{name}: {n_unused} node(s) used by no solid element (ids {_format_ids(mesh.node_ids[unused])}); "
             "they carry no stiffness or mass (drop them with read_mesh(..., drop_unused_nodes=True))."
         )
+    structural = [e for e in mesh.unassembled if e.structural]
+    if structural:
+        warnings.append(
+            f"{name}: the file holds elements that flexmb does not assemble: {describe(structural)}; the solid "
+            "model misses their stiffness and mass (build_flexible_body and `flexmb modes` refuse it unless "
+            "allow_unassembled=True / --allow-unassembled)."
+        )
     n_comp, _ = connected_components(mesh)
     if n_comp > 1:
         warnings.append(
@@ -149,6 +168,53 @@ MM_SIZE = 10.0
 MMTS_RHO, MMTS_SIZE = 1e-3, 1.0
 
 
+#: bar wave speeds sqrt(E / rho) of solids (m/s): soft rubbers and foams (~30) to beryllium and
+#: diamond (~13000-18000); a material outside this range has E and rho in different unit systems
+#: (E = 210 with rho = 7.85: GPa with g/cm^3 in a mesh in m gives a bar 1000 times too slow)
+WAVE_SPEED_SOLIDS = (20.0, 2.5e4)
+#: unit-system label (as ``FEMesh.units`` / ``Model(units=)``, lower case) -> (length in m, time in s)
+_LENGTH_TIME = {"si": (1.0, 1.0), "m-kg-s": (1.0, 1.0), "ft-slug-s": (0.3048, 1.0), "ft-lbf-s": (0.3048, 1.0),
+                "in-lbf-s": (0.0254, 1.0), "mm-t-s": (1e-3, 1.0), "mm-kg-ms": (1e-3, 1e-3), "mm-kg-s": (1e-3, 1.0),
+                "cm-g-s": (1e-2, 1.0)}
+
+
+def wave_speed_warning(name: str, materials: dict, units: str | None) -> str | None:
+    """A WARNING text when a material's bar wave speed ``sqrt(E / rho)`` is far outside that of
+    solids (:data:`WAVE_SPEED_SOLIDS`, converted to the unit system ``units``; None: SI assumed; a
+    label flexmb does not know: no check), else None.
+
+    Parameters
+    ----------
+    name : str
+        File or mesh name for the message.
+    materials : dict of str to dict
+        ``FEMesh.summary()["materials"]``: set -> {name, E, nu, rho}.
+    units : str or None
+        The mesh's unit-system label.
+    """
+    key = (units or "SI").strip().lower()
+    if key not in _LENGTH_TIME:
+        return None
+    length, time = _LENGTH_TIME[key]
+    unit = "m/s" if key in ("si", "m-kg-s") else f"length/time of {units}"
+    lo, hi = (v * time / length for v in WAVE_SPEED_SOLIDS)
+    for m in materials.values():
+        c = float(np.sqrt(m["E"] / m["rho"]))
+        if lo <= c <= hi:
+            continue
+        side = "far below" if c < lo else "far above"
+        label = f"units {units!r}" if units else "SI (the mesh declares no units)"
+        return (
+            f"{name}: material {m['name']!r} (E = {m['E']:.4g}, rho = {m['rho']:.4g}) has a bar wave speed sqrt(E/rho) "
+            f"= {c:.3g} {unit}, {side} that of solids ({lo:.3g} .. {hi:.3g} {unit} in {label}): E and rho look like "
+            "they are in different unit systems (E = 210 with rho = 7.85 is GPa with g/cm^3; the frequencies are "
+            "then about 1000 times too low). Give E and rho in one system (SI: steel E = 210e9 Pa, rho = 7850 "
+            "kg/m^3), or declare the mesh's units (read_mesh(..., units=...)); ignore this for a material that "
+            "really is that soft or stiff."
+        )
+    return None
+
+
 def plausibility(mesh: FEMesh, materials=None, *, f1: float | None = None) -> dict:
     """A plausibility note: size, mass, first frequency, and a unit-system hint.
 
@@ -157,7 +223,10 @@ def plausibility(mesh: FEMesh, materials=None, *, f1: float | None = None) -> di
     largest bounding-box extent exceeds 10 length units suggests a mesh in mm with an SI material:
     then the mass is 1e9 times and the frequencies are 1000 times off (too heavy, too low). The
     converse, ``rho < 1e-3`` (t/mm^3-like) on a mesh under 1 length unit, suggests a mesh in m with
-    an mm-t-s material (frequencies 1000 times too high).
+    an mm-t-s material (frequencies 1000 times too high). Independently of the mesh, a material whose
+    bar wave speed ``sqrt(E / rho)`` is far outside that of solids in the mesh's unit system
+    (:func:`wave_speed_warning`) has E and rho in different systems (E = 210 with rho = 7.85 for steel:
+    a 1 m bar at 1.9 Hz).
 
     Parameters
     ----------
@@ -173,6 +242,7 @@ def plausibility(mesh: FEMesh, materials=None, *, f1: float | None = None) -> di
         ``size`` (largest extent, length unit), ``extent`` (3,), ``mass`` (None without materials),
         ``f1``, ``warning`` (str or None) and ``note`` (one line, also logged at INFO).
     """
+    _require_mesh(mesh, "plausibility")
     name = Path(mesh.source).name if mesh.source else "mesh"
     lo, hi = mesh.bounding_box()
     extent = hi - lo
@@ -194,6 +264,9 @@ def plausibility(mesh: FEMesh, materials=None, *, f1: float | None = None) -> di
             "like): if the mesh is in m with an mm-t-s material, the frequencies are 1000 times too high. Use "
             "one unit system (SI: E in Pa, rho in kg/m^3)."
         )
+    wave = wave_speed_warning(name, summary["materials"], mesh.units)
+    if wave:
+        warning = wave if warning is None else f"{warning} {wave}"
     parts = [f"size {extent[0]:.4g} x {extent[1]:.4g} x {extent[2]:.4g}"]
     parts.append(f"mass {mass:.4g}" if mass is not None else "mass unknown (no material)")
     if f1 is not None:

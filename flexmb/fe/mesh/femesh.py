@@ -21,6 +21,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
 from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
+from flexmb.fe.mesh.unassembled import Unassembled
 
 __all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES"]
 
@@ -61,10 +62,13 @@ class Material:
     name: str = "material"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise ModelError(f"Material: name={self.name!r} must be a string (a label for messages), e.g. 'steel'.")
         for attr in ("E", "nu", "rho"):
             value = getattr(self, attr)
             if not isinstance(value, (int, float, np.floating, np.integer)) or not np.isfinite(value):
-                raise ModelError(f"Material {self.name!r}: `{attr}` = {value!r} is not a finite number.")
+                raise ModelError(f"Material {self.name!r}: `{attr}` = {value!r} is not a finite number; give a plain "
+                                 "number in the mesh's unit system (SI: E in Pa, rho in kg/m^3).")
             object.__setattr__(self, attr, float(value))
         if not self.E > 0.0:
             raise ModelError(
@@ -90,8 +94,38 @@ class Material:
         return lam, mu
 
 
+def _materials_dict(materials: Material | Mapping[str, Material], where: str) -> dict[str, Material]:
+    """A Material or a mapping of element-set name -> Material as a dict ("*" = the whole mesh)."""
+    if isinstance(materials, Material):
+        return {"*": materials}
+    if isinstance(materials, Mapping) and all(isinstance(k, str) for k in materials):
+        return dict(materials)
+    raise ModelError(
+        f"{where}: materials={materials!r} ({type(materials).__name__}) is not a material; give "
+        "Material(E, nu, rho) for the whole mesh or a dict {element set name: Material} ('*' = whole mesh)."
+    )
+
+
 def _as_index_array(idx: ArrayLike) -> NDArray[np.int64]:
     return np.asarray(idx, dtype=np.int64).reshape(-1)
+
+
+def _point(name: str, value: ArrayLike, where: str) -> NDArray[np.float64]:
+    """``value`` as a finite (3,) vector, else a ModelError naming ``where`` and ``name``."""
+    try:
+        a = None if isinstance(value, (str, bytes)) else np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        a = None
+    if a is None or a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ModelError(f"FEMesh.{where}: {name}={value!r} must be three finite numbers (x, y, z); give e.g. (0, 0, 1).")
+    return a
+
+
+def _length(name: str, value: float, where: str) -> float:
+    if isinstance(value, (bool, str, bytes)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or value < 0:
+        raise ModelError(f"FEMesh.{where}: {name}={value!r} must be a finite length >= 0 (mesh units).")
+    return float(value)
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,6 +155,12 @@ class FEMesh:
         File the mesh was read from.
     checksum : str or None
         sha256 of that file.
+    unassembled : tuple of Unassembled
+        What the file held that flexmb does not assemble (shells, beams, point masses, springs,
+        connectors, rigid elements, constraints), by type with counts and ids
+        (:mod:`flexmb.fe.mesh.unassembled`); empty for a complete solid model.
+        :func:`~flexmb.fe.reduction.body_data.build_flexible_body` refuses a mesh with structural
+        entries unless ``allow_unassembled=True``.
 
     Degrees of freedom are node-major: ``[ux0, uy0, uz0, ux1, ...]``.
     """
@@ -135,8 +175,23 @@ class FEMesh:
     units: str | None = None
     source: str | None = None
     checksum: str | None = None
+    unassembled: tuple[Unassembled, ...] = ()
 
     def __post_init__(self) -> None:
+        if not isinstance(self.cells, Mapping):
+            raise ModelError(f"FEMesh: `cells` must be a dict {{meshio cell type: (n_cells, k) node indices}}, got "
+                             f"{type(self.cells).__name__}.")
+        try:
+            np.asarray(self.points, dtype=float)
+            for c in self.cells.values():
+                np.asarray(c, dtype=np.int64)
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"FEMesh: `points` must be numbers of shape (n_nodes, 3) and `cells` integer node indices "
+                             f"({exc}).") from None
+        entries = tuple(self.unassembled)
+        if not all(isinstance(e, Unassembled) for e in entries):
+            raise ModelError("FEMesh: `unassembled` must hold flexmb.fe.mesh.unassembled.Unassembled entries.")
+        object.__setattr__(self, "unassembled", entries)
         pts = np.asarray(self.points, dtype=float)
         if pts.ndim != 2 or pts.shape[1] not in (2, 3):
             raise ModelError(f"FEMesh: `points` must have shape (n_nodes, 3), got {pts.shape}.")
@@ -183,19 +238,23 @@ class FEMesh:
     # ---------------------------------------------------------------- node queries (vectorized)
     def nodes_in_box(self, lo: ArrayLike, hi: ArrayLike) -> NDArray[np.int64]:
         """Indices of the nodes with lo <= x <= hi component-wise (lo, hi: shape (3,), m)."""
-        lo_, hi_ = np.asarray(lo, float), np.asarray(hi, float)
+        lo_, hi_ = _point("lo", lo, "nodes_in_box"), _point("hi", hi, "nodes_in_box")
         return np.flatnonzero(np.all((self.points >= lo_) & (self.points <= hi_), axis=1))
 
     def nodes_on_plane(self, point: ArrayLike, normal: ArrayLike, tol: float = 1e-9) -> NDArray[np.int64]:
         """Indices of the nodes within distance ``tol`` (m) of the plane through ``point`` with ``normal``."""
-        n = np.asarray(normal, float)
+        n = _point("normal", normal, "nodes_on_plane")
+        if not np.linalg.norm(n) > 0:
+            raise ModelError("FEMesh.nodes_on_plane: normal=(0, 0, 0) has no direction; give the plane's normal vector.")
         n = n / np.linalg.norm(n)
-        d = (self.points - np.asarray(point, float)) @ n
+        d = (self.points - _point("point", point, "nodes_on_plane")) @ n
+        tol = _length("tol", tol, "nodes_on_plane")
         return np.flatnonzero(np.abs(d) <= tol)
 
     def nodes_within(self, center: ArrayLike, radius: float) -> NDArray[np.int64]:
         """Indices of the nodes within ``radius`` (m) of ``center`` (3,)."""
-        d2 = ((self.points - np.asarray(center, float)) ** 2).sum(axis=1)
+        d2 = ((self.points - _point("center", center, "nodes_within")) ** 2).sum(axis=1)
+        radius = _length("radius", radius, "nodes_within")
         return np.flatnonzero(d2 <= radius * radius)
 
     def used_nodes(self) -> NDArray[np.int64]:
@@ -207,7 +266,13 @@ class FEMesh:
     # ---------------------------------------------------------------- transformations
     def with_node_set(self, name: str, idx: ArrayLike) -> FEMesh:
         """A new mesh with node set ``name`` = ``idx`` (0-based node indices) added or replaced."""
-        idx_ = np.unique(_as_index_array(idx))
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"with_node_set: name={name!r} must be a non-empty string.")
+        a = None if isinstance(idx, (str, bytes)) else np.asarray(idx)
+        if a is None or (a.size and a.dtype.kind not in "iu"):
+            raise ModelError(f"node set {name!r}: idx={idx!r} must be 0-based integer node indices (e.g. "
+                             "mesh.nodes_within(center, radius)).")
+        idx_ = np.unique(_as_index_array(a))
         if idx_.size and (idx_[0] < 0 or idx_[-1] >= self.n_nodes):
             raise ModelError(
                 f"node set {name!r}: index {int(idx_[-1] if idx_[-1] >= self.n_nodes else idx_[0])} "
@@ -230,7 +295,7 @@ class FEMesh:
         """A new mesh with ``materials`` (a Material for the whole mesh, or set name -> Material)
         overriding the mesh's own by the rule of :meth:`with_material`: a ``"*"`` entry first
         replaces all existing materials, then named sets are assigned."""
-        given = {"*": materials} if isinstance(materials, Material) else dict(materials)
+        given = _materials_dict(materials, "with_materials")
         for name, material in given.items():
             if not isinstance(material, Material):
                 raise ModelError(
@@ -250,7 +315,7 @@ class FEMesh:
 
     def translated(self, d: ArrayLike) -> FEMesh:
         """A new mesh with all points moved by ``d`` (3,) (m)."""
-        return replace(self, points=self.points + np.asarray(d, float))
+        return replace(self, points=self.points + _point("d", d, "translated"))
 
     def compacted(self) -> FEMesh:
         """A new mesh without the nodes that no solid cell uses (node sets keep their used nodes)."""
@@ -312,12 +377,7 @@ class FEMesh:
         ModelError
             If a cell has no material; names the element sets (or element ids) concerned.
         """
-        if materials is None:
-            mats = dict(self.materials)
-        elif isinstance(materials, Material):
-            mats = {"*": materials}
-        else:
-            mats = dict(materials)
+        mats = dict(self.materials) if materials is None else _materials_dict(materials, "materials")
         for name, mat in mats.items():
             if not isinstance(mat, Material):
                 raise ModelError(f"materials[{name!r}] is a {type(mat).__name__}, expected a Material.")
@@ -362,6 +422,7 @@ class FEMesh:
         """Plain-dict description (JSON-serializable) used by ``flexmb info``.
 
         Keys: source, checksum, units, n_nodes, n_dofs, n_unused_nodes, cells (type -> count),
+        unassembled (list of {type, kind, count}: what the file held that is not assembled),
         node_sets (name -> size), element_sets (name -> size), bounding_box {lo, hi} (m),
         volume (m^3), materials (set -> {E, nu, rho, name}), and mass (kg) when every cell has a
         material (else None).
@@ -369,9 +430,7 @@ class FEMesh:
         lo, hi = self.bounding_box()
         vols = self.cell_volumes()
         mass = None
-        mats = self.materials if materials is None else (
-            {"*": materials} if isinstance(materials, Material) else dict(materials)
-        )
+        mats = self.materials if materials is None else _materials_dict(materials, "summary")
         try:
             fields = self.cell_materials(mats) if mats and self.cells else None
         except ModelError:
@@ -386,6 +445,7 @@ class FEMesh:
             "n_dofs": self.n_dofs,
             "n_unused_nodes": int(self.n_nodes - self.used_nodes().size),
             "cells": {t: int(len(c)) for t, c in self.cells.items()},
+            "unassembled": [e.as_dict() for e in self.unassembled],
             "node_sets": {k: int(v.size) for k, v in self.node_sets.items()},
             "element_sets": {k: int(sum(r.size for r in v.values())) for k, v in self.element_sets.items()},
             "bounding_box": {"lo": lo.tolist(), "hi": hi.tolist()},
@@ -421,6 +481,12 @@ class RawMesh:
     block_sets : dict of str to list of (block index, row indices)
     materials : dict of str to Material (element-set name -> material)
     units : str or None
+    dedupe : bool
+        Merge duplicate solid cells (Gmsh v2 writes an element once per physical group).
+    unassembled : list of Unassembled or None
+        What the file holds that is not assembled, by the reader that knows the file's element
+        types (Abaqus, Nastran); None: decided from the geometry of the lower-dimensional blocks
+        (Gmsh, VTK, MED: :func:`flexmb.fe.mesh.unassembled.off_solid`).
     """
 
     points: NDArray[np.float64]
@@ -431,3 +497,4 @@ class RawMesh:
     materials: dict[str, Material] = field(default_factory=dict)
     units: str | None = None
     dedupe: bool = False
+    unassembled: list[Unassembled] | None = None

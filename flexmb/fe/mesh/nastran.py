@@ -1,5 +1,6 @@
 """Nastran bulk-data reader (``.bdf``/``.nas``/``.fem``/``.dat``): GRID and solid elements through
-meshio, MAT1 and PSOLID parsed here."""
+meshio, MAT1 and PSOLID parsed here; every other element card (shells, beams, masses, springs, rigid
+elements, MPCs) recorded as not assembled (:mod:`flexmb.fe.mesh.unassembled`)."""
 from __future__ import annotations
 
 import re
@@ -11,6 +12,7 @@ from numpy.typing import NDArray
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import integrity
 from flexmb.fe.mesh.femesh import Material, RawMesh
+from flexmb.fe.mesh.unassembled import NASTRAN_KINDS, Unassembled, nastran_kind
 from flexmb.fe.mesh.meshio_formats import _read_meshio
 
 
@@ -56,6 +58,30 @@ def _nastran_cards(path: Path, names: tuple[str, ...]) -> list[tuple[str, int, l
             fields = [body[j : j + 8].strip() for j in range(0, len(body), 8)]
         out.append((name, i + 1, fields))
     return out
+
+
+def _element_cards(path: Path) -> list[Unassembled]:
+    """Every element card of the bulk data that is no solid (shells, beams, masses, springs, rigid
+    elements, MPCs, ...), counted by card name with element ids: meshio reads shells and beams
+    without their card names and skips the other cards."""
+    counts: dict[str, int] = {}
+    ids: dict[str, list[int]] = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.readlines()
+    start = next((i + 1 for i, line in enumerate(lines) if line.strip().upper().startswith("BEGIN BULK")), 0)
+    for line in lines[start:]:
+        text = line.rstrip("\n")
+        free = "," in text[:9]
+        head = (text.split(",")[0] if free else text[:8]).strip().upper()
+        name = head.rstrip("*")
+        kind = nastran_kind(name)
+        if kind is None or kind == "solid":
+            continue
+        field = text.split(",")[1] if free and text.count(",") else (text[8:24] if head.endswith("*") else text[8:16])
+        counts[name] = counts.get(name, 0) + 1
+        if field.strip().isdigit():  # an id we cannot read: counted without it
+            ids.setdefault(name, []).append(int(field))
+    return [Unassembled(name, NASTRAN_KINDS[name], n, ids.get(name, [])) for name, n in counts.items()]
 
 
 def _read_nastran(path: Path) -> RawMesh:
@@ -106,5 +132,6 @@ def _read_nastran(path: Path) -> RawMesh:
             raise MeshImportError(f"{path.name}: PSOLID {pid} uses material {mid}, which no MAT1 card defines.")
         materials[name] = mats[mid]
     return RawMesh(
-        np.asarray(m.points, float), np.asarray(m.points_id, dtype=np.int64), blocks, {}, block_sets, materials
+        np.asarray(m.points, float), np.asarray(m.points_id, dtype=np.int64), blocks, {}, block_sets, materials,
+        unassembled=_element_cards(path),
     )

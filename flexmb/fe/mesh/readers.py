@@ -8,8 +8,9 @@ argument of :func:`read_mesh`); nothing is converted.
 
 Readers are registered by file extension. Each reader returns a :class:`~flexmb.fe.mesh.RawMesh`
 (all cell blocks, lower-dimensional ones included, with their sets); :func:`read_mesh` turns it
-into an :class:`~flexmb.fe.mesh.FEMesh` that keeps only solid cells, and derives node sets from
-every element set (solid, surface, line or point cells). The built-in parsers live in
+into an :class:`~flexmb.fe.mesh.FEMesh` that keeps only solid cells, derives node sets from
+every element set (solid, surface, line or point cells), and records in ``FEMesh.unassembled`` (and
+logs at WARNING) every element it does not assemble (:mod:`flexmb.fe.mesh.unassembled`). The built-in parsers live in
 :mod:`flexmb.fe.mesh.meshio_formats` (Gmsh, VTK, MED), :mod:`flexmb.fe.mesh.abaqus` and
 :mod:`flexmb.fe.mesh.nastran`; this module imports them, they import only the types of
 :mod:`flexmb.fe.mesh`.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -26,8 +28,11 @@ from numpy.typing import NDArray
 
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import abaqus, meshio_formats, nastran
+from flexmb.fe.mesh import unassembled as unassembled_mod
 from flexmb.fe.elements.solid import ELEMENTS, isoparametric_map
 from flexmb.fe.mesh.femesh import FEMesh, Material, RawMesh, _as_index_array, _format_ids, _is_solid
+from flexmb.fe.mesh.femesh import _materials_dict  # one rule for materials= (femesh's, shared by the readers)
+from flexmb.fe.mesh.unassembled import Unassembled
 
 __all__ = ["READERS", "read_mesh", "register_reader"]
 
@@ -97,6 +102,12 @@ def _finish(raw: RawMesh, path: Path, units: str | None) -> FEMesh:
     for name, idx in node_sets.items():
         if idx.size and (idx.min() < 0 or idx.max() >= n_nodes):
             raise MeshImportError(f"{path.name}: node set {name!r} names nodes that are not defined.")
+    unassembled = _unassembled(raw, cells_m)
+    if unassembled:
+        logger.warning(
+            "%s: elements that flexmb does not assemble (dropped from the solid model): %s", path.name,
+            unassembled_mod.describe(unassembled),
+        )
     for name in raw.materials:
         if name != "*" and name not in el_sets:
             raise MeshImportError(
@@ -114,7 +125,23 @@ def _finish(raw: RawMesh, path: Path, units: str | None) -> FEMesh:
         units=units if units is not None else raw.units,
         source=str(path),
         checksum=_sha256(path),
+        unassembled=unassembled,
     )
+
+
+def _unassembled(raw: RawMesh, solid_cells: dict[str, NDArray[np.int64]]) -> tuple[Unassembled, ...]:
+    """The reader's own record (formats with element types), or the lower-dimensional cells that
+    are no face, edge or node of the solid cells (formats without: Gmsh, VTK, MED)."""
+    if raw.unassembled is not None:
+        return unassembled_mod.merge(e for e in raw.unassembled if e.kind not in unassembled_mod.ASSEMBLED_KINDS)
+    entries = []
+    for t, conn, cid in raw.blocks:
+        if _is_solid(t) or not len(conn):
+            continue
+        off = unassembled_mod.off_solid(solid_cells, t, conn)
+        if off.any():
+            entries.append(Unassembled(t, unassembled_mod.off_solid_kind(t), int(off.sum()), cid[off]))
+    return unassembled_mod.merge(entries)
 
 
 def _oriented_wedges(points: NDArray[np.float64], conn: NDArray[np.int64], path: Path) -> NDArray[np.int64]:
@@ -189,6 +216,10 @@ def read_mesh(
     Returns
     -------
     FEMesh
+        Solid cells only. Elements of the file that flexmb does not assemble (shells, beams, point
+        masses, springs, connectors, rigid elements, constraints; lower-dimensional Gmsh/VTK/MED
+        cells that are no face, edge or node of the solid) are named with their counts in
+        ``FEMesh.unassembled`` and in a WARNING of this module's log.
 
     Raises
     ------
@@ -196,6 +227,15 @@ def read_mesh(
         File missing, unknown extension, truncated or malformed content, unsupported solid cell
         types, or sets naming missing nodes. The message names the file and the problem.
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ModelError(f"read_mesh: path={path!r} ({type(path).__name__}) is not a file path; give the mesh file's "
+                         "path as a string or pathlib.Path.")
+    if materials is not None:
+        _materials_dict(materials, "read_mesh")
+    if units is not None and not isinstance(units, str):
+        raise ModelError(f"read_mesh: units={units!r} must be a unit-system label such as 'SI' or 'mm-t-s' (or None).")
+    if not isinstance(drop_unused_nodes, (bool, np.bool_)):
+        raise ModelError(f"read_mesh: drop_unused_nodes={drop_unused_nodes!r} must be True or False.")
     path = Path(path)
     if not path.is_file():
         raise MeshImportError(f"mesh file {str(path)!r} does not exist (or is not a file).")

@@ -35,6 +35,23 @@ def quadratic_from_linear(
     return np.vstack([points, mid]), new_conn
 
 
+def _three(name: str, value: ArrayLike, expected: str, *, positive: bool = False,
+           integer: bool = False) -> tuple[float, float, float]:
+    """``value`` as three finite numbers (``positive``: > 0; ``integer``: whole numbers >= 1)."""
+    try:
+        a = None if isinstance(value, (str, bytes)) else np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        a = None
+    ok = a is not None and a.shape == (3,) and bool(np.all(np.isfinite(a)))
+    if ok and positive:
+        ok = bool(np.all(a > 0))
+    if ok and integer:
+        ok = bool(np.all(a == np.round(a)) and np.all(a >= 1))
+    if not ok:
+        raise ModelError(f"structured_box: {name}={value!r} must be {expected}.")
+    return float(a[0]), float(a[1]), float(a[2])
+
+
 def structured_box(
     lengths: ArrayLike = (1.0, 1.0, 1.0),
     divisions: ArrayLike = (1, 1, 1),
@@ -50,10 +67,13 @@ def structured_box(
     (``pyramid``). Quadratic types get straight mid-edge nodes. Node sets: ``xmin``, ``xmax``,
     ``ymin``, ``ymax``, ``zmin``, ``zmax`` (the six faces). Element set ``all``.
     """
-    lx, ly, lz = (float(v) for v in lengths)
-    nx, ny, nz = (int(v) for v in divisions)
-    if min(nx, ny, nz) < 1 or min(lx, ly, lz) <= 0:
-        raise ModelError(f"structured_box: lengths {lengths} must be > 0 and divisions {divisions} >= 1.")
+    lx, ly, lz = _three("lengths", lengths, "three lengths > 0, e.g. (1.0, 0.02, 0.02)", positive=True)
+    nx, ny, nz = (int(v) for v in _three("divisions", divisions, "three integers >= 1, e.g. (10, 1, 1)", integer=True))
+    _three("origin", origin, "a point (x, y, z)")
+    if not isinstance(cell_type, str) or cell_type not in ELEMENTS:
+        raise ModelError(f"structured_box: cell_type {cell_type!r} not supported; use one of {sorted(ELEMENTS)}.")
+    if material is not None and not isinstance(material, Material):
+        raise ModelError(f"structured_box: material={material!r} is not a Material; give Material(E, nu, rho) or None.")
     x, y, z = np.meshgrid(np.linspace(0, lx, nx + 1), np.linspace(0, ly, ny + 1), np.linspace(0, lz, nz + 1), indexing="ij")
     points = np.column_stack([x.ravel(), y.ravel(), z.ravel()]) + np.asarray(origin, float)
     nid = np.arange(points.shape[0]).reshape(nx + 1, ny + 1, nz + 1)

@@ -14,7 +14,9 @@ reduction as red; red.craig_bampton(...)`` keeps working. Each part lives in its
   field (Green-Lagrange, St. Venant-Kirchhoff), modal energy, force and tangent;
 * :mod:`flexmb.fe.reduction.preloads`: unit inertial preloads and the geometric stiffness of their static
   stress, full and for the part the basis cannot carry;
-* :mod:`flexmb.fe.reduction.modal_stress`: modal stresses, von Mises.
+* :mod:`flexmb.fe.reduction.modal_stress`: modal stresses, von Mises;
+* :mod:`flexmb.fe.reduction.mode_directions`: modes by direction (shares of the motion along an axis
+  or in a plane, degenerate clusters aligned, selection).
 
 Conventions
 -----------
@@ -30,6 +32,7 @@ from flexmb.fe.reduction.craig_bampton import attach_interfaces, craig_bampton
 from flexmb.fe.reduction.interfaces import Interface, averaging_operator, frame_static_response
 from flexmb.fe.reduction.invariants import InertiaInvariants, inertia_invariants
 from flexmb.fe.reduction.modal_stress import modal_stresses, von_mises
+from flexmb.fe.reduction.mode_directions import align_modes, direction_fractions, modes_along, rotate_modes
 from flexmb.fe.reduction.modes import (
     InterfaceFrame,
     ModalBasis,
@@ -59,6 +62,10 @@ from flexmb.fe.reduction.stiffening import (
 
 __all__ = [
     "PRELOAD_NAMES",
+    "align_modes",
+    "direction_fractions",
+    "modes_along",
+    "rotate_modes",
     "Interface",
     "InterfaceFrame",
     "InertiaInvariants",

@@ -11,6 +11,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
+from flexmb.fe.elements.deformation import reduced_stiffness
+from flexmb.fe.reduction.clusters import CLUSTER_EXTRA, aligned, truncated
 from flexmb.fe.reduction.interfaces import (
     _condensed,
     _frame_rows,
@@ -105,7 +107,10 @@ def craig_bampton(
     if n_modes > 0:
         def op_solve(b):
             return solver.solve(np.asarray(b, dtype=float).reshape(-1), refine=0)[0]
-        _, Phi = _eigsh_shift_invert(op_solve, Mx, lay.nx, n_modes, 0.0, "craig_bampton fixed-interface modes")
+        what = "craig_bampton fixed-interface modes"
+        k = max(min(n_modes + CLUSTER_EXTRA, lay.nx - 2), n_modes)  # extra: a cluster cut at n_modes
+        vals, Phi = _eigsh_shift_invert(op_solve, Mx, lay.nx, k, 0.0, what)
+        _, Phi = truncated(vals, Phi, n_modes, lambda X: lay.T @ X, M, what)
     else:
         Phi = np.zeros((lay.nx, 0))
     # (3) attachment modes
@@ -124,7 +129,7 @@ def craig_bampton(
     # (compliance-sized) live on different scales; the dependency test below needs them alike
     col_scale = np.sqrt(np.einsum("ij,ij->j", V, Mx @ V))
     V = V / col_scale
-    Kr = V.T @ (Kx @ V)
+    Kr = reduced_stiffness(K, mesh, lay.T @ V)  # on the elements' deformations: V^T Kx V cancels 1e13 on X2
     Mr = V.T @ (Mx @ V)
     Kr, Mr = 0.5 * (Kr + Kr.T), 0.5 * (Mr + Mr.T)
     rigid_x = np.zeros((lay.nx, 0))
@@ -149,7 +154,7 @@ def craig_bampton(
     Wm = E[:, keep] / np.sqrt(d[keep])
     omega2, Q = np.linalg.eigh(0.5 * (Wm.T @ Kz @ Wm + (Wm.T @ Kz @ Wm).T))
     C = Zc @ Wm @ Q  # (n_basis, nm)
-    Xs = V @ C
+    Xs, omega2 = aligned(V @ C, omega2, lambda X: lay.T @ X, M)  # degenerate clusters rotated to the axes
     _fix_signs(Xs)
     shapes = lay.T @ Xs
     q = lay.B @ Xs  # (6 n_if, nm)

@@ -16,6 +16,7 @@ import scipy.sparse.linalg as spla
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
+from flexmb.fe.reduction.clusters import CLUSTER_EXTRA, aligned, truncated
 from flexmb.fe.spd_solve import blas_threads, factorize_spd
 
 __all__ = [
@@ -210,6 +211,10 @@ def _m_orthonormalize(V: NDArray[np.float64], M, *, drop_tol: float = 1e-10) -> 
     return V @ (E / np.sqrt(d))
 
 
+def _same(X):
+    return X
+
+
 def _deterministic_start(n: int) -> NDArray[np.float64]:
     # a fixed start vector makes runs reproducible (same K, M -> same modes bit for bit)
     return np.random.default_rng(20240917).standard_normal(n)
@@ -317,7 +322,7 @@ def free_free_modes(
         if factor_sigma != sigma:
             factor = factorize_spd(K - sigma * M, backend=backend, what="K - sigma*M")
             factor_sigma = sigma
-        k = min(n - 2, max(n_modes, 1) + n_zero_guess)
+        k = min(n - 2, max(n_modes, 1) + n_zero_guess + CLUSTER_EXTRA)  # extra: a cluster cut at n_modes
         vals, vecs = _eigsh_shift_invert(factor.solve, M, n, k, sigma, "free_free_modes")
         by_size = np.argsort(np.abs(vals), kind="stable")
         vals, vecs = vals[by_size], vecs[:, by_size]
@@ -365,9 +370,10 @@ def free_free_modes(
             "disconnected parts or mechanisms (see flexmb.fe.mesh.connected_components); they are kept "
             "out of the elastic basis.", n_extra,
         )
-    E = vecs[:, n_zero : n_zero + n_modes]
+    _, E = truncated(vals[n_zero:], vecs[:, n_zero:], n_modes, _same, M, "free_free_modes")
     E = E - zero_basis @ (zero_basis.T @ (M @ E))
     omega2, E = _rayleigh_ritz(E, K, M)
+    E, omega2 = aligned(E, omega2, _same, M)  # degenerate clusters rotated to the axes
     _fix_signs(E)
     logger.info(
         "free_free_modes: %d elastic modes, %.4g..%.4g Hz (sigma = %.3g, %s)", E.shape[1],
@@ -426,10 +432,13 @@ def _count_zero_modes(vals: NDArray[np.float64]) -> int:
 
 
 def _fix_signs(E: NDArray[np.float64]) -> None:
-    """Deterministic sign: the largest-magnitude entry of each column is positive (in place)."""
+    """Deterministic sign: the largest-magnitude entry of each column is positive (in place).  Entries
+    within 1e-6 of the largest tie (a symmetric mesh has mirror pairs of equal magnitude and opposite
+    sign, told apart only by round-off) and the first of them decides."""
     if E.size == 0:
         return
-    idx = np.argmax(np.abs(E), axis=0)
+    A = np.abs(E)
+    idx = np.argmax(A >= (1.0 - 1e-6) * A.max(axis=0), axis=0)
     s = np.sign(E[idx, np.arange(E.shape[1])])
     s[s == 0] = 1.0
     E *= s
@@ -460,11 +469,18 @@ def clamped_modes(K, M, fixed_nodes: ArrayLike, n_modes: int, *, backend: str = 
     Kf = K[free][:, free]
     Mf = M[free][:, free]
     factor = factorize_spd(Kf, backend=backend, what="clamped K")
-    vals, vecs = _eigsh_shift_invert(factor.solve, Mf, free.size, n_modes, 0.0, "clamped_modes")
+    def nodal(X):
+        out = np.zeros((n, X.shape[1]))
+        out[free] = X
+        return out
+
+    k = min(n_modes + CLUSTER_EXTRA, free.size - 2)  # extra: a cluster cut at n_modes
+    vals, vecs = _eigsh_shift_invert(factor.solve, Mf, free.size, max(k, n_modes), 0.0, "clamped_modes")
+    vals, vecs = truncated(vals, vecs, n_modes, nodal, M, "clamped_modes")
     omega2, vecs = _rayleigh_ritz(vecs, Kf, Mf)
+    vecs, omega2 = aligned(vecs, omega2, nodal, M)  # degenerate clusters rotated to the axes
     _fix_signs(vecs)
-    shapes = np.zeros((n, vecs.shape[1]))
-    shapes[free] = vecs
+    shapes = nodal(vecs)
     return ModalBasis(
         kind="clamped", shapes=shapes, omega2=omega2, rigid_modes=np.zeros((n, 0)),
         settings=dict(n_modes=int(n_modes), fixed_nodes=[int(v) for v in fixed], backend=factor.backend),

@@ -33,7 +33,10 @@ for the cubic term).  ``tol = 0`` keeps every nonzero term (exact to round-off).
 :data:`MIN_TERMS` largest terms are always kept: a body of up to 7 modes (28 quartic, 7 cubic terms)
 is exact, where the cost does not matter, because the validated slider-crank moves by 2e-4 when its
 quartic energy keeps 1 of 15 terms (those at 1e-6 of the largest: its slaved axial mode's amplitude
-follows the cubic membrane force, not a modal load).  Measured (benchmarks/README.md, "Strain-energy
+follows the cubic membrane force, not a modal load).  When nothing is dropped the form is factored
+again in ``y = Omega q``: exact either way, but the ``z`` scaling spreads the entries by
+``omega^8`` and the eigen-decomposition's round-off, relative to the largest term, reached 3e-10 of
+a 4-mode beam's energy (1e-14 in ``y``).  Measured (benchmarks/README.md, "Strain-energy
 factors"): at the default ``1e-8`` the quartic ranks are 32, 53, 75, 94 at 8, 16, 32, 64 modes of
 the pendulum bar, where the energy scaling ``y = Omega q`` (linear energy ``|y|^2/2``) needs 1131
 at 64 modes for the same relative tolerance.
@@ -190,21 +193,35 @@ def factor_strain_energy(G, H, omega2, tol: float = DEFAULT_TOL, min_terms: int 
     om = np.asarray(omega2, dtype=float).reshape(-1)
     nm = om.size
     sc = _scales(om, nm)
-    inv = 1.0 / sc
     if G is not None and nm:
-        Gs = _symmetrize3(np.asarray(G, dtype=float)) * np.einsum("i,j,k->ijk", inv, inv, inv)
-        s3, u, V, d3 = _cubic_factors(Gs, tol, min_terms)
-        u = u * sc[None, :]
-        V = V * sc[None, :, None] * sc[None, None, :]
+        Gsym = _symmetrize3(np.asarray(G, dtype=float))
+        s3, u, V, d3 = _cubic(Gsym, sc, tol, min_terms)
+        if d3 == 0.0:  # nothing dropped: the exact factors in y = omega q (round-off, module docstring)
+            s3, u, V, d3 = _cubic(Gsym, np.sqrt(sc), 0.0, 0)
     else:
         s3, u, V, d3 = np.zeros(0), np.zeros((0, nm)), np.zeros((0, nm, nm)), 0.0
     if H is not None and nm:
-        Hs = np.asarray(H, dtype=float) * np.einsum("i,j,k,l->ijkl", inv, inv, inv, inv)
-        l4, A, d4 = _quartic_factors(Hs, tol, min_terms)
-        A = A * sc[None, :, None] * sc[None, None, :]
+        H = np.asarray(H, dtype=float)
+        l4, A, d4 = _quartic(H, sc, tol, min_terms)
+        if d4 == 0.0:
+            l4, A, d4 = _quartic(H, np.sqrt(sc), 0.0, 0)
     else:
         l4, A, d4 = np.zeros(0), np.zeros((0, nm, nm)), 0.0
     return StrainEnergyFactors(s3, u, V, l4, A, float(tol), np.array([d3, d4]))
+
+
+def _cubic(Gsym: NDArray, sc: NDArray, tol: float, min_terms: int):
+    """Cubic factors of the symmetrized ``Gsym`` truncated in the coordinates ``sc * q``."""
+    inv = 1.0 / sc
+    s3, u, V, d3 = _cubic_factors(Gsym * np.einsum("i,j,k->ijk", inv, inv, inv), tol, min_terms)
+    return s3, u * sc[None, :], V * sc[None, :, None] * sc[None, None, :], d3
+
+
+def _quartic(H: NDArray, sc: NDArray, tol: float, min_terms: int):
+    """Quartic factors of ``H`` truncated in the coordinates ``sc * q``."""
+    inv = 1.0 / sc
+    l4, A, d4 = _quartic_factors(H * np.einsum("i,j,k,l->ijkl", inv, inv, inv, inv), tol, min_terms)
+    return l4, A * sc[None, :, None] * sc[None, None, :], d4
 
 
 def dense_from_factors(f: StrainEnergyFactors):

@@ -72,6 +72,8 @@ class FlexibleBodies:
         self.mass = np.array([b.mass for b in src], dtype=float).reshape(n)
         self.data = group_data(src, nm)
         self.S0, self.S1 = self.data["S0"], self.data["S1"]
+        #: modal damping matrices (n, nm, nm) (padded): the rows' law, read by the energy audit
+        self.C = self.data["C"]
         #: unit preload stiffness of the frame accelerations (n, 6, nm, nm) or None: the marching driver
         #: stores the projected node velocity for them (``simulate._advance``, NODE_VELOCITY)
         self.Ka = self.data["Ka"] if self.data["Ka"].shape[0] else None

@@ -85,8 +85,8 @@ def test_exact_force_quadrature_keeps_the_energy_of_a_conservative_body(p):
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, raises=ConvergenceError,
-                   reason="open: X3 'full' at p = 2, h = 1e-3 fails at a crank angle of 10.7 rad (Newton diverges on "
-                          "the rod's first modal rate after 6 step halvings), past the 8 rad of case X3")
+                   reason="open: X3 'full' at p = 2, h = 1e-3: the element 0.085 .. 0.086 s (10.6 rad) converges to "
+                          "a spurious root (q0 1.4e-4 -> -1.6e-2, its rate 0.16 -> -92) and the next one fails")
 def test_x3_full_three_revolutions_at_a_large_step():
     """The `make demo` run (3 crank revolutions) at h = 1e-3: the whole run completes and the rod's
     modal coordinates stay at the size of the converged run's."""

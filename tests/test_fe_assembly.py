@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import scipy.sparse.linalg as sla
 
-import flexmb.fe.elements.assembly as fa
+import flexmb.fe.elements.solid_kernels as sk
 from flexmb.errors import ModelError
 from flexmb.fe.elements.assembly import (
     assemble_geometric_stiffness,
@@ -237,8 +237,8 @@ def test_chunked_assembly_equals_single_chunk(monkeypatch):
     mesh, _ = distorted_box("hexahedron20", divisions=(3, 2, 2))
     k1 = assemble_stiffness(mesh)
     m1 = assemble_mass(mesh)
-    monkeypatch.setattr(fa, "CHUNK_ENTRIES", 400 * 2)  # two cells per chunk
-    fa._PATTERNS.clear()
+    monkeypatch.setattr(sk, "CHUNK_ENTRIES", 400 * 2)  # two cells per chunk
+    sk.PATTERNS.clear()
     k2 = assemble_stiffness(mesh)
     m2 = assemble_mass(mesh)
     assert abs(k1 - k2).max() < 1e-14 * abs(k1).max()
@@ -272,7 +272,7 @@ def test_quadrature_jacobians_and_input_checks():
 def test_assembly_speed_tet10():
     """~60k DOF tet10 in well under the few-seconds target (vectorized, no per-element Python)."""
     mesh = structured_box((1.0, 0.1, 0.1), (40, 4, 4), "tetra10", material=STEEL)
-    fa._PATTERNS.clear()
+    sk.PATTERNS.clear()
     t0 = time.perf_counter()
     k = assemble_stiffness(mesh)
     elapsed = time.perf_counter() - t0

@@ -268,7 +268,7 @@ def test_check_warns_disconnected_parts_and_unused_nodes():
     mesh = FEMesh(points=pts, cells={"tetra": np.vstack([a.cells["tetra"], a.cells["tetra"] + 8])})
     w = check_mesh(mesh)
     assert any("2 disconnected parts" in s and "12 rigid-body modes" in s for s in w)
-    assert any("1 node(s) used by no solid element (ids 17)" in s for s in w)
+    assert any("1 node(s) used by no element (ids 17)" in s for s in w)
 
 
 def test_check_rejects_sets_naming_missing_nodes():

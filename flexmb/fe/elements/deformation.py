@@ -15,6 +15,11 @@ rigid motions), and the cancellation left is the element's own (1e4 on X2).
 
 :func:`stiffness_energy` is that sum; :func:`reduced_stiffness` uses it when ``K`` is the mesh's own
 stiffness (checked on a probe vector) and falls back to ``X^T K X`` otherwise.
+
+Cost.  The element products are batches of small matrices (24 x 24 times 24 x m for hex8); with
+several OpenBLAS threads each call pays a thread synchronization, which on a loaded 2-core machine
+dominated: 42 s of the 109 s Craig-Bampton reduction of the 92k-DOF block (benchmarks/modes.py), 4.8
+s against 1.0 s with one thread on a 19^3 hex8 cube (m = 32). The sums run with one BLAS thread.
 """
 from __future__ import annotations
 
@@ -23,7 +28,8 @@ import logging
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.fe.elements.assembly import Materials, stiffness_integrals
+from flexmb.fe.elements.assembly import Materials, element_stiffness
+from flexmb.fe.spd_solve import blas_threads
 
 __all__ = ["reduced_stiffness", "stiffness_energy", "stiffness_product"]
 
@@ -34,16 +40,6 @@ _ENTRIES = 4_000_000
 #: the mesh's stiffness is taken for ``K`` when their products with a random vector agree to this
 #: (relative): the same assembly agrees to round-off (1e-16), another material or model does not
 SAME_MODEL_TOL = 1e-10
-
-
-def _element_matrices(p: NDArray, lam: NDArray, mu: NDArray) -> NDArray:
-    """``(c, 3k, 3k)`` element stiffness matrices from :func:`stiffness_integrals`' ``P (c, k, 3, k, 3)``."""
-    c, k = p.shape[:2]
-    Ke = lam[..., None, None] * p + mu[..., None, None] * p.transpose(0, 1, 4, 3, 2)
-    s_ab = mu * (p[:, :, 0, :, 0] + p[:, :, 1, :, 1] + p[:, :, 2, :, 2])
-    for i in range(3):
-        Ke[:, :, i, :, i] += s_ab
-    return Ke.reshape(c, 3 * k, 3 * k)
 
 
 def _deformations(x: NDArray, U: NDArray) -> NDArray:
@@ -66,9 +62,10 @@ def _element_terms(mesh, X: NDArray, materials: Materials):
     """Yields ``(conn (c, k), Ke (c, 3k, 3k), D (c, 3k, m))`` by chunks of cells."""
     m = X.shape[1]
     Xn = X.reshape(mesh.n_nodes, 3, m)
-    for t, sl, p, lam, mu in stiffness_integrals(mesh, materials, max(_ENTRIES // max(m, 1), 1)):
+    for t, sl, ke in element_stiffness(mesh, materials, max(_ENTRIES // max(m, 1), 1)):
         conn = mesh.cells[t][sl]
-        yield conn, _element_matrices(p, lam, mu), _deformations(mesh.points[conn], Xn[conn])
+        c, k = conn.shape
+        yield conn, ke.reshape(c, 3 * k, 3 * k), _deformations(mesh.points[conn], Xn[conn])
 
 
 def stiffness_energy(mesh, X, materials: Materials = None) -> NDArray[np.float64]:
@@ -77,8 +74,9 @@ def stiffness_energy(mesh, X, materials: Materials = None) -> NDArray[np.float64
     X = np.asarray(X, dtype=float).reshape(3 * mesh.n_nodes, -1)
     m = X.shape[1]
     out = np.zeros((m, m))
-    for _, Ke, D in _element_terms(mesh, X, materials):
-        out += D.reshape(-1, m).T @ np.matmul(Ke, D).reshape(-1, m)
+    with blas_threads(1):  # many small products: one OpenBLAS thread is 5x faster (module docstring)
+        for _, Ke, D in _element_terms(mesh, X, materials):
+            out += D.reshape(-1, m).T @ np.matmul(Ke, D).reshape(-1, m)
     return 0.5 * (out + out.T)
 
 
@@ -87,11 +85,12 @@ def stiffness_product(mesh, X, materials: Materials = None) -> NDArray[np.float6
     X = np.asarray(X, dtype=float).reshape(3 * mesh.n_nodes, -1)
     m = X.shape[1]
     out = np.zeros((3 * mesh.n_nodes, m))
-    for conn, Ke, D in _element_terms(mesh, X, materials):
-        dofs = (3 * conn[:, :, None] + np.arange(3)).reshape(-1)
-        F = np.matmul(Ke, D).reshape(-1, m)
-        for c in range(m):
-            out[:, c] += np.bincount(dofs, weights=F[:, c], minlength=out.shape[0])
+    with blas_threads(1):
+        for conn, Ke, D in _element_terms(mesh, X, materials):
+            dofs = (3 * conn[:, :, None] + np.arange(3)).reshape(-1)
+            F = np.matmul(Ke, D).reshape(-1, m)
+            for c in range(m):
+                out[:, c] += np.bincount(dofs, weights=F[:, c], minlength=out.shape[0])
     return out
 
 

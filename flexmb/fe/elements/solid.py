@@ -183,6 +183,12 @@ class Element:
         Rules for the stiffness (and stresses, geometric stiffness) and for the consistent mass.
     edges : tuple of (int, int)
         Vertex pairs of the edges, in the order of the mid-edge nodes for quadratic elements.
+    incompatible_modes : int
+        Number of scalar incompatible (bubble) modes the element can be enhanced with (0: none); each
+        is added to the three displacement components and condensed per element
+        (:mod:`flexmb.fe.elements.incompatible`).
+    center : ndarray, shape (3,)
+        Reference coordinates of the centroid (where the Jacobian of Taylor's correction is taken).
     """
 
     cell_type: ClassVar[str]
@@ -193,6 +199,8 @@ class Element:
     stiffness_rule: ClassVar[Quadrature]
     mass_rule: ClassVar[Quadrature]
     edges: ClassVar[tuple[tuple[int, int], ...]] = ()
+    incompatible_modes: ClassVar[int] = 0
+    center: ClassVar[NDArray[np.float64]] = np.zeros(3)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -228,6 +236,20 @@ class Element:
         ndarray, shape (n_pts, k, 3)
         """
         raise NotImplementedError
+
+    @classmethod
+    def incompatible_grad(cls, xi: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Reference gradients of the incompatible modes (none unless ``incompatible_modes > 0``).
+
+        Parameters
+        ----------
+        xi : ndarray, shape (n_pts, 3)
+
+        Returns
+        -------
+        ndarray, shape (n_pts, incompatible_modes, 3)
+        """
+        return np.zeros((np.atleast_2d(xi).shape[0], 0, 3))
 
 
 class Tet4(Element):
@@ -303,7 +325,12 @@ _HEX_CORNERS = np.array(
 
 
 class Hex8(Element):
-    """Trilinear hexahedron. 2x2x2 Gauss for stiffness and mass (full integration)."""
+    """Trilinear hexahedron. 2x2x2 Gauss for stiffness and mass (full integration).
+
+    Incompatible modes (Wilson, Taylor, Doherty and Ghaboussi 1973): P_m = 1 - xi_m^2, m = 0, 1, 2,
+    for each displacement component, which make the element exact in pure bending of a
+    parallelepiped; condensed per element (:mod:`flexmb.fe.elements.incompatible`).
+    """
 
     cell_type = "hexahedron"
     n_nodes = 8
@@ -313,6 +340,15 @@ class Hex8(Element):
     stiffness_rule = _gauss_tensor(2)
     mass_rule = _gauss_tensor(2)
     edges = ((0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4), (0, 4), (1, 5), (2, 6), (3, 7))
+    incompatible_modes = 3
+
+    @classmethod
+    def incompatible_grad(cls, xi):
+        xi = np.atleast_2d(xi)
+        out = np.zeros((xi.shape[0], 3, 3))
+        for m in range(3):
+            out[:, m, m] = -2.0 * xi[:, m]
+        return out
 
     @classmethod
     def shape(cls, xi):
@@ -384,7 +420,11 @@ class Hex20(Element):
 
 class Wedge6(Element):
     """Linear wedge (pentahedron): linear triangle x linear line. 6-point rule (3-point triangle
-    x 2-point Gauss) for stiffness; 6-point triangle (degree 4) x 2-point Gauss for the mass."""
+    x 2-point Gauss) for stiffness; 6-point triangle (degree 4) x 2-point Gauss for the mass.
+
+    One incompatible mode, P = 1 - zeta^2, per displacement component: bending along the prism axis
+    (zeta) becomes exact; the triangle's in-plane interpolation stays linear (constant strain), so a
+    wedge bent in the plane of its triangles is not improved."""
 
     cell_type = "wedge"
     n_nodes = 6
@@ -394,6 +434,15 @@ class Wedge6(Element):
     stiffness_rule = _wedge_rule(2, 2)
     mass_rule = _wedge_rule(4, 2)
     edges = ((0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (0, 3), (1, 4), (2, 5))
+    incompatible_modes = 1
+    center = np.array([1.0 / 3.0, 1.0 / 3.0, 0.0])
+
+    @classmethod
+    def incompatible_grad(cls, xi):
+        xi = np.atleast_2d(xi)
+        out = np.zeros((xi.shape[0], 1, 3))
+        out[:, 0, 2] = -2.0 * xi[:, 2]
+        return out
 
     @classmethod
     def shape(cls, xi):

@@ -1,7 +1,9 @@
 """Abaqus ``.inp`` reader (flat input): *NODE, *ELEMENT, *NSET, *ELSET, *MATERIAL (*ELASTIC,
-*DENSITY), *SOLID SECTION and *INCLUDE. Elements of other types (shells, beams, masses, springs,
-connectors, ...) and constraint keywords (*TIE, *MPC, *COUPLING, ...) are recorded as not assembled
-(:mod:`flexmb.fe.mesh.unassembled`); their element sets still give node sets."""
+*DENSITY), *SOLID SECTION, *INCLUDE, and the shells, beams, masses and springs of
+:mod:`flexmb.fe.mesh.abaqus_sections` (*SHELL SECTION, *BEAM SECTION, *BEAM GENERAL SECTION, *MASS,
+*ROTARY INERTIA, *SPRING). Elements of other types (quadratic shells and beams, membranes, trusses,
+connectors, dashpots, ...) and constraint keywords (*TIE, *MPC, *COUPLING, ...) are recorded as not
+assembled (:mod:`flexmb.fe.mesh.unassembled`); their element sets still give node sets."""
 from __future__ import annotations
 
 import logging
@@ -10,10 +12,12 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.errors import MeshImportError, ModelError
+from flexmb.errors import MeshImportError
 from flexmb.fe.mesh import integrity
 from flexmb.fe.elements.solid import ELEMENTS
-from flexmb.fe.mesh.femesh import Material, RawMesh, _format_ids
+from flexmb.fe.mesh.abaqus_sections import SECTION_KEYWORDS, STRUCTURAL_TYPES, material_from, resolve
+from flexmb.fe.mesh.femesh import Material, _format_ids
+from flexmb.fe.mesh.raw import RawMesh
 from flexmb.fe.mesh.unassembled import ABAQUS_CONSTRAINTS, Unassembled, abaqus_kind
 
 logger = logging.getLogger(__name__)
@@ -32,12 +36,14 @@ ABAQUS_TYPES: dict[str, str] = {
     **{t: "triangle6" for t in ("STRI65", "CPS6", "CPE6", "M3D6", "SFM3D6")},
     **{t: "quad" for t in ("S4", "S4R", "S4RS", "S4R5", "CPS4", "CPS4R", "CPE4", "R3D4", "M3D4", "M3D4R", "SFM3D4", "SFM3D4R")},
     **{t: "quad8" for t in ("S8R", "S8R5", "CPS8", "CPS8R", "M3D8", "M3D8R", "SFM3D8", "SFM3D8R")},
-    **{t: "line" for t in ("T3D2", "B31", "B31H", "T2D2")},
+    **{t: "line" for t in ("T3D2", "B31", "B31H", "B33", "B33H", "T2D2", "SPRING2", "SPRINGA")},
+    **{t: "vertex" for t in ("MASS", "ROTARYI", "SPRING1")},
     **{t: "line3" for t in ("T3D3", "B32", "B32H")},
 }
 _MESHIO_NODES = {
     "tetra": 4, "tetra10": 10, "hexahedron": 8, "hexahedron20": 20, "hexahedron27": 27, "wedge": 6,
     "wedge15": 15, "pyramid": 5, "triangle": 3, "triangle6": 6, "quad": 4, "quad8": 8, "line": 2, "line3": 3,
+    "vertex": 1,
 }
 
 
@@ -174,6 +180,7 @@ def _read_abaqus(path: Path) -> RawMesh:
     elset_defs: list[tuple[str, dict, list, tuple[str, int]]] = []
     materials_raw: dict[str, dict[str, object]] = {}
     sections: list[tuple[str, str, tuple[str, int]]] = []
+    struct_defs: list = []  # shell, beam, mass and spring keywords, resolved on the element sets
     current_material: str | None = None
     n_parts = 0
     record: list[Unassembled] = []  # what the file holds that is not assembled
@@ -218,8 +225,8 @@ def _read_abaqus(path: Path) -> RawMesh:
             ctype = ABAQUS_TYPES[etype]
             k = _MESHIO_NODES[ctype]
             arr = _element_records(data, etype, k, (fname, no))
-            elem_blocks.append((ctype, arr[:, 0], arr[:, 1:], params.get("ELSET"), where))
-            if ctype not in ELEMENTS:
+            elem_blocks.append((STRUCTURAL_TYPES.get(etype, ctype), arr[:, 0], arr[:, 1:], params.get("ELSET"), where))
+            if ctype not in ELEMENTS and etype not in STRUCTURAL_TYPES:
                 record.append(Unassembled(etype, abaqus_kind(etype), len(arr), arr[:, 0]))
         elif keyword in ABAQUS_CONSTRAINTS:
             record.append(Unassembled(f"*{keyword}", ABAQUS_CONSTRAINTS[keyword], 1))
@@ -263,6 +270,9 @@ def _read_abaqus(path: Path) -> RawMesh:
             if len(data) > 1:
                 logger.info("%s, line %d: temperature-dependent *%s: first line used", fname, no, keyword)
             materials_raw[current_material.upper()][keyword] = nums[0][:need]
+        elif keyword in SECTION_KEYWORDS:
+            struct_defs.append((keyword, params, data, where))
+            current_material = None
         elif keyword == "SOLID SECTION":
             if not params.get("ELSET") or not params.get("MATERIAL"):
                 raise MeshImportError(f"{fname}, line {no}: *SOLID SECTION needs ELSET= and MATERIAL=.")
@@ -361,25 +371,11 @@ def _read_abaqus(path: Path) -> RawMesh:
 
     materials: dict[str, Material] = {}
     for elset, mat_name, (fname, no) in sections:
-        raw_mat = materials_raw.get(mat_name.upper())
-        if raw_mat is None:
-            raise MeshImportError(
-                f"{fname}, line {no}: *SOLID SECTION uses material {mat_name!r}, which no *MATERIAL defines "
-                f"(defined: {sorted(m['name'] for m in materials_raw.values()) or 'none'})."
-            )
-        missing = [kw for kw in ("ELASTIC", "DENSITY") if kw not in raw_mat]
-        if missing:
-            raise MeshImportError(
-                f"{fname}, line {no}: material {raw_mat['name']!r} has no *{' or *'.join(missing)}; add it to the input "
-                "(flexmb needs E, nu and rho)."
-            )
         set_name = upper_elsets.get(elset.upper())
         if set_name is None:
             raise MeshImportError(f"{fname}, line {no}: *SOLID SECTION refers to unknown element set {elset!r}.")
-        e, nu = raw_mat["ELASTIC"]  # type: ignore[misc]
-        (rho,) = raw_mat["DENSITY"]  # type: ignore[misc]
-        try:
-            materials[set_name] = Material(e, nu, rho, name=str(raw_mat["name"]))
-        except ModelError as exc:
-            raise MeshImportError(f"{fname}, line {no}: {exc}") from exc
-    return RawMesh(nodes[:, 1:4].copy(), node_ids, blocks, node_sets, block_sets, materials, unassembled=record)
+        materials[set_name] = material_from(materials_raw, mat_name, (fname, no), "SOLID SECTION")
+    extra = resolve(path, struct_defs, blocks, block_sets, upper_elsets, materials_raw, nodes[:, 1:4])
+    materials.update(extra["materials"])
+    return RawMesh(nodes[:, 1:4].copy(), node_ids, blocks, node_sets, block_sets, materials, unassembled=record,
+                   sections=extra["sections"], point_masses=extra["point_masses"], springs=extra["springs"])

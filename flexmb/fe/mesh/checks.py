@@ -27,7 +27,8 @@ def _require_mesh(mesh, where: str) -> None:
 
 
 def connected_components(mesh: FEMesh) -> tuple[int, NDArray[np.int64]]:
-    """Connected components of the solid cells (through shared nodes).
+    """Connected components of the elements (solid, shell and beam cells, two-node springs) through
+    shared nodes.
 
     Returns
     -------
@@ -40,10 +41,14 @@ def connected_components(mesh: FEMesh) -> tuple[int, NDArray[np.int64]]:
 
     n = mesh.n_nodes
     rows, cols = [], []
-    for conn in mesh.cells.values():
+    for conn in (*mesh.cells.values(), *mesh.shells.values(), *mesh.beams.values()):
         # a chain through each cell's nodes connects them all
         rows.append(conn[:, :-1].ravel())
         cols.append(conn[:, 1:].ravel())
+    if mesh.springs is not None:  # a spring between two nodes connects them
+        pair = mesh.springs.nodes[mesh.springs.nodes[:, 1] >= 0]
+        rows.append(pair[:, 0])
+        cols.append(pair[:, 1])
     if not rows:
         return 0, np.full(n, -1)
     r = np.concatenate(rows)
@@ -55,6 +60,27 @@ def connected_components(mesh: FEMesh) -> tuple[int, NDArray[np.int64]]:
     _, lab_used = np.unique(labels[used], return_inverse=True)
     lab[used] = lab_used.ravel()
     return int(lab_used.max() + 1) if used.size else 0, lab
+
+
+def _degenerate_structural(mesh: FEMesh) -> list[str]:
+    """Shell cells with a non-positive area Jacobian, beams of zero length."""
+    from flexmb.fe.elements.shell import area_jacobians
+
+    out = []
+    for t, conn in mesh.shells.items():
+        coords = mesh.points[conn]
+        size = np.ptp(coords, axis=1).max(axis=1)
+        with np.errstate(invalid="ignore"):
+            bad = np.flatnonzero(~(area_jacobians(t, coords).min(axis=1) > 1e-8 * size**2))
+        if bad.size:
+            out.append(f"{bad.size} degenerate or folded {t} shell element(s) (zero or negative area; ids "
+                       f"{_format_ids(mesh.cell_ids[t][bad])})")
+    for t, conn in mesh.beams.items():
+        length = np.linalg.norm(mesh.points[conn[:, 1]] - mesh.points[conn[:, 0]], axis=1)
+        bad = np.flatnonzero(~(length > 0))
+        if bad.size:
+            out.append(f"{bad.size} beam element(s) of zero length (ids {_format_ids(mesh.cell_ids[t][bad])})")
+    return out
 
 
 def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = False) -> list[str]:
@@ -92,12 +118,13 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
             )
     for set_name, by_type in mesh.element_sets.items():
         for t, rows in by_type.items():
-            n_t = len(mesh.cells.get(t, ()))
+            n_t = len({**mesh.shells, **mesh.beams, **mesh.cells}.get(t, ()))
             if rows.size and (rows.min() < 0 or rows.max() >= n_t):
                 raise MeshImportError(f"{name}: element set {set_name!r} names {t} rows beyond the {n_t} cells.")
-    if not mesh.cells:
+    if not mesh.cells and (solid_required or not (mesh.shells or mesh.beams)):
         msg = (f"{name}: no solid cells (only surface/line cells or none): nothing to assemble. A flexible body "
-               "needs a volume mesh: mesh the volume (Gmsh: 3D mesh, with the volume in a physical group).")
+               "needs a volume mesh: mesh the volume (Gmsh: 3D mesh, with the volume in a physical group); shells "
+               "and beams are assembled when their element sets have sections (read_mesh(..., sections=...)).")
         if solid_required:
             raise MeshImportError(msg)
         warnings.append(msg)
@@ -130,16 +157,17 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
                 f"{degenerate.size} degenerate {t} element(s) (zero volume; ids "
                 f"{_format_ids(mesh.cell_ids[t][degenerate])})"
             )
+    bad_msgs += _degenerate_structural(mesh)
     if bad_msgs:
         raise MeshImportError(
             f"{name}: " + "; ".join(bad_msgs) + ". Fix the node ordering or re-mesh "
             "(Gmsh: Mesh.Optimize / Mesh.OptimizeNetgen; check the orientation of the source geometry)."
         )
     n_unused = mesh.n_nodes - mesh.used_nodes().size
-    if n_unused and mesh.cells:
+    if n_unused and (mesh.cells or mesh.has_structural):
         unused = np.setdiff1d(np.arange(mesh.n_nodes), mesh.used_nodes())
         warnings.append(
-            f"{name}: {n_unused} node(s) used by no solid element (ids {_format_ids(mesh.node_ids[unused])}); "
+            f"{name}: {n_unused} node(s) used by no element (ids {_format_ids(mesh.node_ids[unused])}); "
             "they carry no stiffness or mass (drop them with read_mesh(..., drop_unused_nodes=True))."
         )
     structural = [e for e in mesh.unassembled if e.structural]

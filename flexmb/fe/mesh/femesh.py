@@ -1,5 +1,5 @@
-"""Solid FE meshes: the values only (:class:`FEMesh`, :class:`Material`, and :class:`RawMesh`, what a
-reader returns).
+"""FE meshes: the values only (:class:`FEMesh`, :class:`Material`; :class:`~flexmb.fe.mesh.raw.RawMesh`,
+what a reader returns, is in :mod:`flexmb.fe.mesh.raw`).
 
 Reading files is :mod:`flexmb.fe.mesh.readers` (:func:`~flexmb.fe.mesh.readers.read_mesh`, the reader
 registry); the format parsers are :mod:`flexmb.fe.mesh.meshio_formats` (Gmsh, VTK, MED through meshio),
@@ -15,17 +15,27 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
+from flexmb.fe.elements.dofs import DofMap
 from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
+from flexmb.fe.mesh import structural
+from flexmb.fe.mesh.sections import BeamSection, PointMasses, ShellSection, Springs
 from flexmb.fe.mesh.unassembled import Unassembled
 
-__all__ = ["FEMesh", "Material", "RawMesh", "SOLID_PREFIXES"]
+__all__ = ["FEMesh", "Material", "SOLID_FORMULATIONS", "SOLID_PREFIXES"]
 
 logger = logging.getLogger(__name__)
+
+#: solid cell types with a choice of formulation: type -> names, the default first
+SOLID_FORMULATIONS: dict[str, tuple[str, ...]] = {
+    "hexahedron": ("incompatible", "plain"),
+    "wedge": ("incompatible", "plain"),
+}
 
 #: meshio cell-type name prefixes of three-dimensional (solid) cells
 SOLID_PREFIXES = ("tetra", "hexahedron", "wedge", "pyramid", "polyhedron")
@@ -161,8 +171,28 @@ class FEMesh:
         (:mod:`flexmb.fe.mesh.unassembled`); empty for a complete solid model.
         :func:`~flexmb.fe.reduction.body_data.build_flexible_body` refuses a mesh with structural
         entries unless ``allow_unassembled=True``.
+    formulations : dict of str to str
+        Element formulation per solid cell type where it differs from the default
+        (:data:`SOLID_FORMULATIONS`): ``{"hexahedron": "plain"}`` assembles fully integrated trilinear
+        hexahedra without incompatible modes (they lock in bending); see :meth:`with_formulation`.
+    shells : dict of str to ndarray, shape (n, 3 or 4)
+        Shell cells, ``"triangle"`` (MITC3) and ``"quad"`` (MITC4), 0-based nodes; ids in
+        ``cell_ids``, rows in ``element_sets`` like solid cells.
+    beams : dict of str to ndarray, shape (n, 2)
+        Beam cells, ``"line"`` (2-node Timoshenko).
+    sections : dict of str to ShellSection or BeamSection
+        Element set -> section of its shell or beam cells (``"*"``: every cell of that kind not in
+        a named set); see :mod:`flexmb.fe.mesh.structural`.
+    element_data : dict of str to dict of str to ndarray
+        Per-element overrides of section values (NaN: not given), :mod:`flexmb.fe.mesh.structural`.
+    point_masses : PointMasses or None
+        Lumped masses and rotary inertias at nodes.
+    springs : Springs or None
+        Linear springs between nodes or to ground.
 
-    Degrees of freedom are node-major: ``[ux0, uy0, uz0, ux1, ...]``.
+    Degrees of freedom: :attr:`dof_map`. Node-major ``[ux0, uy0, uz0, ux1, ...]`` (3 per node) for a
+    model of solid cells (and translational masses and springs); nodes of shells and beams carry
+    three rotations after their translations (:mod:`flexmb.fe.elements.dofs`).
     """
 
     points: NDArray[np.float64]
@@ -176,6 +206,13 @@ class FEMesh:
     source: str | None = None
     checksum: str | None = None
     unassembled: tuple[Unassembled, ...] = ()
+    formulations: dict[str, str] = field(default_factory=dict)
+    shells: dict[str, NDArray[np.int64]] = field(default_factory=dict)
+    beams: dict[str, NDArray[np.int64]] = field(default_factory=dict)
+    sections: dict[str, ShellSection | BeamSection] = field(default_factory=dict)
+    element_data: dict[str, dict[str, NDArray[np.float64]]] = field(default_factory=dict)
+    point_masses: PointMasses | None = None
+    springs: Springs | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.cells, Mapping):
@@ -209,7 +246,12 @@ class FEMesh:
         for c in cells.values():
             c.flags.writeable = False  # assembly caches the sparsity pattern per mesh object
         object.__setattr__(self, "cells", cells)
-        ids = {t: np.asarray(self.cell_ids.get(t, np.arange(1, len(c) + 1)), dtype=np.int64) for t, c in cells.items()}
+        checked = structural.check_structural(len(pts), self.shells, self.beams, self.sections, self.element_data,
+                                              self.point_masses, self.springs)
+        for name, value in zip(("shells", "beams", "sections", "element_data", "point_masses", "springs"), checked):
+            object.__setattr__(self, name, value)
+        ids = {t: np.asarray(self.cell_ids.get(t, np.arange(1, len(c) + 1)), dtype=np.int64)
+               for t, c in {**cells, **self.shells, **self.beams}.items()}
         object.__setattr__(self, "cell_ids", ids)
         nid = np.arange(1, len(pts) + 1) if self.node_ids is None else np.asarray(self.node_ids, dtype=np.int64)
         object.__setattr__(self, "node_ids", nid)
@@ -220,6 +262,15 @@ class FEMesh:
             {k: {t: _as_index_array(r) for t, r in v.items()} for k, v in self.element_sets.items()},
         )
         object.__setattr__(self, "materials", dict(self.materials))
+        forms = dict(self.formulations)
+        for t, name in forms.items():
+            allowed = SOLID_FORMULATIONS.get(t)
+            if allowed is None or name not in allowed:
+                raise ModelError(
+                    f"FEMesh: formulations[{t!r}] = {name!r} is not available; choose from "
+                    + "; ".join(f"{k}: {', '.join(v)}" for k, v in SOLID_FORMULATIONS.items()) + "."
+                )
+        object.__setattr__(self, "formulations", forms)
 
     # ---------------------------------------------------------------- sizes
     @property
@@ -228,8 +279,19 @@ class FEMesh:
 
     @property
     def n_dofs(self) -> int:
-        """Number of displacement DOFs, 3 * n_nodes."""
-        return 3 * self.n_nodes
+        """Number of DOFs: 3 * n_nodes for a model without rotations, else ``dof_map.n_dofs``."""
+        return self.dof_map.n_dofs
+
+    @cached_property
+    def dof_map(self) -> DofMap:
+        """The DOF map: 6 DOFs at the nodes of shells and beams, 3 elsewhere."""
+        rot = [c.ravel() for c in (*self.shells.values(), *self.beams.values())]
+        return DofMap.with_rotations(self.n_nodes, np.concatenate(rot) if rot else np.zeros(0, dtype=np.int64))
+
+    @property
+    def has_structural(self) -> bool:
+        """Whether the mesh holds shells, beams, point masses or springs (not only solid cells)."""
+        return bool(self.shells or self.beams or self.point_masses is not None or self.springs is not None)
 
     @property
     def n_cells(self) -> int:
@@ -258,12 +320,33 @@ class FEMesh:
         return np.flatnonzero(d2 <= radius * radius)
 
     def used_nodes(self) -> NDArray[np.int64]:
-        """Sorted indices of the nodes used by at least one solid cell."""
-        if not self.cells:
+        """Sorted indices of the nodes used by at least one element (solid, shell, beam, point mass
+        or spring)."""
+        parts = [c.ravel() for c in (*self.cells.values(), *self.shells.values(), *self.beams.values())]
+        if self.point_masses is not None:
+            parts.append(self.point_masses.nodes)
+        if self.springs is not None:
+            parts.append(self.springs.nodes[self.springs.nodes >= 0])
+        if not parts:
             return np.zeros(0, dtype=np.int64)
-        return np.unique(np.concatenate([c.ravel() for c in self.cells.values()]))
+        return np.unique(np.concatenate(parts))
+
+    def formulation(self, cell_type: str) -> str:
+        """Formulation used for ``cell_type``: the mesh's choice or the default (first of
+        :data:`SOLID_FORMULATIONS`; "standard" for types with one formulation)."""
+        return self.formulations.get(cell_type, SOLID_FORMULATIONS.get(cell_type, ("standard",))[0])
 
     # ---------------------------------------------------------------- transformations
+    def with_formulation(self, cell_type: str, name: str) -> FEMesh:
+        """A new mesh that assembles ``cell_type`` with formulation ``name``.
+
+        ``"hexahedron"`` and ``"wedge"``: ``"incompatible"`` (the default: incompatible modes condensed
+        per element, locking-free in bending, :mod:`flexmb.fe.elements.incompatible`) or ``"plain"``
+        (the fully integrated compatible element, which locks in bending: a one-layer hex8 plate is
+        about three times too stiff).
+        """
+        return replace(self, formulations={**self.formulations, cell_type: name})
+
     def with_node_set(self, name: str, idx: ArrayLike) -> FEMesh:
         """A new mesh with node set ``name`` = ``idx`` (0-based node indices) added or replaced."""
         if not isinstance(name, str) or not name:
@@ -331,7 +414,25 @@ class FEMesh:
             node_ids=self.node_ids[used],
             cells={t: new_index[c] for t, c in self.cells.items()},
             node_sets=node_sets,
+            **structural.renumbered(self, new_index),
         )
+
+    def with_sections(self, sections: Mapping[str, ShellSection | BeamSection]) -> FEMesh:
+        """A new mesh with ``sections`` (element set -> ShellSection or BeamSection, ``"*"`` for every
+        shell or beam cell not in a named set) added to or replacing the mesh's own."""
+        if not isinstance(sections, Mapping):
+            raise ModelError(f"with_sections: sections={sections!r} must be a dict {{element set: section}}.")
+        for name in sections:
+            if name != "*" and name not in self.element_sets:
+                raise ModelError(f"with_sections: element set {name!r} does not exist; known sets: "
+                                 f"{sorted(self.element_sets) or 'none'} (use '*' for every shell or beam cell).")
+        return replace(self, sections={**self.sections, **sections})
+
+    def solid_only(self) -> FEMesh:
+        """A new mesh of the solid cells alone: its shells, beams, point masses and springs are moved
+        to :attr:`unassembled` (named with their counts), as :func:`read_mesh` did before flexmb
+        assembled them. For bodies that must be built from the solid part of a mixed model."""
+        return replace(self, **structural.solid_part(self))
 
     # ---------------------------------------------------------------- geometry
     def bounding_box(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -377,6 +478,22 @@ class FEMesh:
         ModelError
             If a cell has no material; names the element sets (or element ids) concerned.
         """
+        return self.element_materials(materials, blocks=self.cells, what="solid")
+
+    def structural_materials(
+        self, materials: Material | Mapping[str, Material] | None = None
+    ) -> dict[str, NDArray[np.float64]]:
+        """Material constants (E, nu, rho) of every shell and beam cell, by the rule of
+        :meth:`cell_materials`: dict of cell type ("triangle", "quad", "line") to (n, 3)."""
+        return self.element_materials(materials, blocks={**self.shells, **self.beams}, what="shell or beam")
+
+    def element_materials(self, materials: Material | Mapping[str, Material] | None = None, *, blocks=None,
+                          what: str = "solid, shell or beam", missing: str = "raise") -> dict[str, NDArray[np.float64]]:
+        """(E, nu, rho) per cell of ``blocks`` (default: every solid, shell and beam type), by the rule
+        of :meth:`cell_materials`; ``missing="nan"`` leaves NaN rows for cells without a material
+        instead of raising."""
+        if blocks is None:
+            blocks = {**self.cells, **self.shells, **self.beams}
         mats = dict(self.materials) if materials is None else _materials_dict(materials, "materials")
         for name, mat in mats.items():
             if not isinstance(mat, Material):
@@ -387,7 +504,7 @@ class FEMesh:
                     f"known sets: {sorted(self.element_sets) or 'none'} (use '*' for the whole mesh)."
                 )
         out: dict[str, NDArray[np.float64]] = {}
-        for t, conn in self.cells.items():
+        for t, conn in blocks.items():
             vals = np.full((len(conn), 3), np.nan)
             if "*" in mats:
                 m = mats["*"]
@@ -399,19 +516,21 @@ class FEMesh:
                 if rows is not None and rows.size:
                     vals[rows] = (m.E, m.nu, m.rho)
             out[t] = vals
-        missing = {t: np.flatnonzero(np.isnan(v[:, 0])) for t, v in out.items()}
-        missing = {t: r for t, r in missing.items() if r.size}
-        if missing:
-            n_missing = sum(r.size for r in missing.values())
+        if missing == "nan":
+            return out
+        lacking = {t: np.flatnonzero(np.isnan(v[:, 0])) for t, v in out.items()}
+        lacking = {t: r for t, r in lacking.items() if r.size}
+        if lacking:
+            n_missing = sum(r.size for r in lacking.values())
             sets = sorted(
                 name
                 for name, rows_by_type in self.element_sets.items()
-                if any(np.intersect1d(rows_by_type.get(t, []), r).size for t, r in missing.items())
+                if any(np.intersect1d(rows_by_type.get(t, []), r).size for t, r in lacking.items())
             )
-            ids = np.concatenate([self.cell_ids[t][r] for t, r in missing.items()])
+            ids = np.concatenate([self.cell_ids[t][r] for t, r in lacking.items()])
             where = f"element set(s) {', '.join(map(repr, sets))}" if sets else "no element set"
             raise ModelError(
-                f"{n_missing} solid element(s) of {self.source or 'the mesh'} have no material "
+                f"{n_missing} {what} element(s) of {self.source or 'the mesh'} have no material "
                 f"({where}; element ids {_format_ids(ids)}). Assign one with "
                 "mesh.with_material(Material(E, nu, rho), element_set=...) or pass `materials=`."
             )
@@ -422,21 +541,23 @@ class FEMesh:
         """Plain-dict description (JSON-serializable) used by ``flexmb info``.
 
         Keys: source, checksum, units, n_nodes, n_dofs, n_unused_nodes, cells (type -> count),
+        shells, beams (type -> count), point_masses, springs (counts),
         unassembled (list of {type, kind, count}: what the file held that is not assembled),
         node_sets (name -> size), element_sets (name -> size), bounding_box {lo, hi} (m),
-        volume (m^3), materials (set -> {E, nu, rho, name}), and mass (kg) when every cell has a
-        material (else None).
+        volume (m^3, solid cells), materials (set -> {E, nu, rho, name}), and mass (kg: solids,
+        shells, beams, point masses) when every element has a material and section (else None).
         """
         lo, hi = self.bounding_box()
         vols = self.cell_volumes()
         mass = None
         mats = self.materials if materials is None else _materials_dict(materials, "summary")
         try:
-            fields = self.cell_materials(mats) if mats and self.cells else None
+            fields = self.cell_materials(mats) if mats and (self.cells or self.shells or self.beams) else None
+            if fields is not None:
+                mass = float(sum((vols[t] * fields[t][:, 2]).sum() for t in vols))
+                mass += structural.structural_mass(self, mats)
         except ModelError:
-            fields = None
-        if fields is not None:
-            mass = float(sum((vols[t] * fields[t][:, 2]).sum() for t in vols))
+            mass = None
         return {
             "source": self.source,
             "checksum": self.checksum,
@@ -445,6 +566,10 @@ class FEMesh:
             "n_dofs": self.n_dofs,
             "n_unused_nodes": int(self.n_nodes - self.used_nodes().size),
             "cells": {t: int(len(c)) for t, c in self.cells.items()},
+            "shells": {t: int(len(c)) for t, c in self.shells.items()},
+            "beams": {t: int(len(c)) for t, c in self.beams.items()},
+            "point_masses": len(self.point_masses) if self.point_masses is not None else 0,
+            "springs": len(self.springs) if self.springs is not None else 0,
             "unassembled": [e.as_dict() for e in self.unassembled],
             "node_sets": {k: int(v.size) for k, v in self.node_sets.items()},
             "element_sets": {k: int(sum(r.size for r in v.values())) for k, v in self.element_sets.items()},
@@ -461,40 +586,3 @@ def _format_ids(ids: ArrayLike, limit: int = 10) -> str:
     ids = np.asarray(ids).ravel()
     shown = ", ".join(str(int(i)) for i in ids[:limit])
     return shown + (f", ... ({ids.size} in total)" if ids.size > limit else "")
-
-
-# ============================================================================================
-# what a reader returns
-# ============================================================================================
-
-
-@dataclass
-class RawMesh:
-    """What a reader returns: every cell block as read, with sets (internal, mutable while built).
-
-    Attributes
-    ----------
-    points : ndarray, shape (n_nodes, 3)
-    node_ids : ndarray, shape (n_nodes,)
-    blocks : list of (cell_type, conn (m, k) 0-based, ids (m,))
-    node_sets : dict of str to ndarray (0-based node indices)
-    block_sets : dict of str to list of (block index, row indices)
-    materials : dict of str to Material (element-set name -> material)
-    units : str or None
-    dedupe : bool
-        Merge duplicate solid cells (Gmsh v2 writes an element once per physical group).
-    unassembled : list of Unassembled or None
-        What the file holds that is not assembled, by the reader that knows the file's element
-        types (Abaqus, Nastran); None: decided from the geometry of the lower-dimensional blocks
-        (Gmsh, VTK, MED: :func:`flexmb.fe.mesh.unassembled.off_solid`).
-    """
-
-    points: NDArray[np.float64]
-    node_ids: NDArray[np.int64]
-    blocks: list[tuple[str, NDArray[np.int64], NDArray[np.int64]]]
-    node_sets: dict[str, NDArray[np.int64]] = field(default_factory=dict)
-    block_sets: dict[str, list[tuple[int, NDArray[np.int64]]]] = field(default_factory=dict)
-    materials: dict[str, Material] = field(default_factory=dict)
-    units: str | None = None
-    dedupe: bool = False
-    unassembled: list[Unassembled] | None = None

@@ -14,7 +14,8 @@ from numpy.typing import NDArray
 from flexmb.errors import MeshImportError
 from flexmb.fe.mesh import integrity
 from flexmb.fe.elements.solid import ELEMENTS
-from flexmb.fe.mesh.femesh import RawMesh, _is_solid
+from flexmb.fe.mesh.femesh import Material, _is_solid
+from flexmb.fe.mesh.raw import RawMesh
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def _read_gmsh(path: Path) -> RawMesh:
             t = blocks[b][0]
             dim = 3 if _is_solid(t) else (2 if t.startswith(("triangle", "quad", "polygon")) else (1 if t.startswith("line") else 0))
             tags = np.asarray(tags).ravel()
-            for tag in np.unique(tags):
+            for tag in np.unique(tags[tags != 0]):  # 0: in no physical group
                 name = named.get((int(tag), dim), f"physical_{int(tag)}")
                 if name in (m.cell_sets or {}) and name in block_sets:
                     continue  # already complete from cell_sets
@@ -111,7 +112,25 @@ def _read_vtk_like(path: Path) -> RawMesh:
         for k, v in m.cell_data.items()
         if k.startswith(_SET_PREFIX_ELEM)
     }
-    return RawMesh(np.asarray(m.points, float), node_ids, blocks, node_sets, block_sets)
+    materials = _vtk_materials(m, block_sets)
+    return RawMesh(np.asarray(m.points, float), node_ids, blocks, node_sets, block_sets, materials)
+
+
+def _vtk_materials(m, block_sets: dict) -> dict[str, Material]:
+    """Materials of the cell data ``material:E``, ``material:nu``, ``material:rho`` (flexmb's writer):
+    one element set ``material_<k>`` per distinct (E, nu, rho); NaN rows have none."""
+    fields = [m.cell_data.get(f"material:{f}") for f in ("E", "nu", "rho")]
+    if any(f is None for f in fields):
+        return {}
+    rows = [np.column_stack([np.asarray(f[b], dtype=float).ravel() for f in fields]) for b in range(len(m.cells))]
+    every = np.vstack(rows) if rows else np.zeros((0, 3))
+    every = every[~np.isnan(every).any(axis=1)]
+    materials = {}
+    for k, triple in enumerate(np.unique(every, axis=0), start=1):
+        name = f"material_{k}"
+        block_sets[name] = [(b, np.flatnonzero(np.all(r == triple, axis=1))) for b, r in enumerate(rows)]
+        materials[name] = Material(*triple, name=name)
+    return materials
 
 
 #: MED numbers the corners of solid cells with the opposite orientation to VTK (Salome SMESH

@@ -1,9 +1,9 @@
 """Nastran bulk-data reader (``.bdf``/``.nas``/``.fem``/``.dat``): GRID and solid elements through
-meshio, MAT1 and PSOLID parsed here; every other element card (shells, beams, masses, springs, rigid
-elements, MPCs) recorded as not assembled (:mod:`flexmb.fe.mesh.unassembled`)."""
+meshio, MAT1 and PSOLID parsed here, shells, beams, masses and springs by
+:mod:`flexmb.fe.mesh.nastran_structural`; every other element card (rods, dampers, rigid elements,
+MPCs, ...) recorded as not assembled (:mod:`flexmb.fe.mesh.unassembled`)."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -11,59 +11,17 @@ from numpy.typing import NDArray
 
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import integrity
-from flexmb.fe.mesh.femesh import Material, RawMesh
+from flexmb.fe.mesh.femesh import Material, _is_solid
+from flexmb.fe.mesh.raw import RawMesh
 from flexmb.fe.mesh.unassembled import NASTRAN_KINDS, Unassembled, nastran_kind
 from flexmb.fe.mesh.meshio_formats import _read_meshio
-
-
-def _nastran_float(s: str) -> float:
-    s = s.strip()
-    if not s:
-        return float("nan")
-    try:
-        return float(s)
-    except ValueError:
-        # Nastran exponent shorthand: 2.1+11, 7.8-9
-        m = re.fullmatch(r"([+-]?[0-9.]+)([+-][0-9]+)", s)
-        if m is None:
-            raise
-        return float(f"{m.group(1)}e{m.group(2)}")
-
-
-def _nastran_cards(path: Path, names: tuple[str, ...]) -> list[tuple[str, int, list[str]]]:
-    """First fields of the named bulk cards (free, small- or large-field format).
-
-    Returns (card, line number, fields after the card name); large-field cards include the fields
-    of their first continuation line.
-    """
-    out = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.readlines()
-    for i, line in enumerate(lines):
-        head = line[:8].split(",")[0].strip().upper()
-        name = head.rstrip("*")
-        if name not in names:
-            continue
-        text = line.rstrip("\n")
-        if "," in text:
-            fields = [t.strip() for t in text.split(",")[1:]]
-        elif head.endswith("*"):
-            body = text[8:72]
-            fields = [body[j : j + 16].strip() for j in range(0, len(body), 16)]
-            if i + 1 < len(lines) and lines[i + 1][:1] in ("*", "+"):
-                body2 = lines[i + 1].rstrip("\n")[8:72]
-                fields += [body2[j : j + 16].strip() for j in range(0, len(body2), 16)]
-        else:
-            body = text[8:72]
-            fields = [body[j : j + 8].strip() for j in range(0, len(body), 8)]
-        out.append((name, i + 1, fields))
-    return out
+from flexmb.fe.mesh.nastran_cards import bulk_cards, nastran_float
+from flexmb.fe.mesh.nastran_structural import ELEMENT_CARDS, STRUCTURAL_CARDS, read_structural
 
 
 def _element_cards(path: Path) -> list[Unassembled]:
-    """Every element card of the bulk data that is no solid (shells, beams, masses, springs, rigid
-    elements, MPCs, ...), counted by card name with element ids: meshio reads shells and beams
-    without their card names and skips the other cards."""
+    """Every element card of the bulk data that flexmb does not assemble (rods, dampers, CONM1, CMASS,
+    rigid elements, MPCs, quadratic shells, ...), counted by card name with element ids."""
     counts: dict[str, int] = {}
     ids: dict[str, list[int]] = {}
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -75,7 +33,7 @@ def _element_cards(path: Path) -> list[Unassembled]:
         head = (text.split(",")[0] if free else text[:8]).strip().upper()
         name = head.rstrip("*")
         kind = nastran_kind(name)
-        if kind is None or kind == "solid":
+        if kind is None or kind == "solid" or name in ELEMENT_CARDS:
             continue
         field = text.split(",")[1] if free and text.count(",") else (text[8:24] if head.endswith("*") else text[8:16])
         counts[name] = counts.get(name, 0) + 1
@@ -84,45 +42,69 @@ def _element_cards(path: Path) -> list[Unassembled]:
     return [Unassembled(name, NASTRAN_KINDS[name], n, ids.get(name, [])) for name, n in counts.items()]
 
 
-def _read_nastran(path: Path) -> RawMesh:
-    """Nastran bulk data: GRID and CTETRA/CHEXA/CPENTA/CPYRA via meshio; MAT1 and PSOLID parsed here.
+#: cards meshio reads here (nodes and solids); the other cards are parsed by flexmb
+_MESHIO_CARDS = ("GRID", "CTETRA", "CHEXA", "CPENTA", "CPYRA", "CPYRAM", "CTETRA_", "CHEXA_", "CPENTA_", "CPYRA_")
 
-    Every property id becomes an element set ``PID<n>`` (its solid cells) carrying the MAT1
-    material of that PSOLID.
+
+def _read_solids(path: Path):
+    """GRID and solid cards through meshio, from a copy of the deck without the other cards (meshio
+    cannot read shells with offsets, springs on components, ...)."""
+    import tempfile
+
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.readlines()
+    keep = [c for c in bulk_cards(path, _MESHIO_CARDS)]
+    body = [line for c in keep for line in lines[c.line - 1 : c.last]]
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / path.name
+        copy.write_text("BEGIN BULK\n" + "".join(body) + "ENDDATA\n")
+        return _read_meshio(copy, "nastran")
+
+
+def _read_nastran(path: Path) -> RawMesh:
+    """Nastran bulk data: GRID and CTETRA/CHEXA/CPENTA/CPYRA via meshio; MAT1, PSOLID and the
+    structural cards (:mod:`flexmb.fe.mesh.nastran_structural`) parsed here.
+
+    Every property id becomes an element set ``PID<n>`` (its cells) carrying the MAT1 material of
+    its PSOLID, PSHELL, PBAR, PBEAM or PBARL card and, for shells and beams, its section.
     """
     integrity.check_nastran(path)
-    m = _read_meshio(path, "nastran")
+    m = _read_solids(path)
     blocks = []
     refs = m.cell_data.get("nastran:ref")
-    for b, cb in enumerate(m.cells):
-        blocks.append((cb.type, np.asarray(cb.data, dtype=np.int64), np.asarray(m.cells_id[b], dtype=np.int64)))
     block_sets: dict[str, list[tuple[int, NDArray[np.int64]]]] = {}
-    if refs is not None:
-        for b, r in enumerate(refs):
-            r = np.asarray(r).ravel()
+    for b, cb in enumerate(m.cells):
+        if not _is_solid(cb.type):
+            continue  # shells, beams, springs: read from their cards below
+        blocks.append((cb.type, np.asarray(cb.data, dtype=np.int64), np.asarray(m.cells_id[b], dtype=np.int64)))
+        if refs is not None:
+            r = np.asarray(refs[b]).ravel()
             for pid in np.unique(r):
-                block_sets.setdefault(f"PID{int(pid)}", []).append((b, np.flatnonzero(r == pid)))
+                block_sets.setdefault(f"PID{int(pid)}", []).append((len(blocks) - 1, np.flatnonzero(r == pid)))
+    cards = bulk_cards(path, ("MAT1", "PSOLID") + STRUCTURAL_CARDS)
     mats: dict[int, Material] = {}
     psolid: dict[int, int] = {}
-    for card, no, fields in _nastran_cards(path, ("MAT1", "PSOLID")):
-        f = fields + [""] * 6
+    for c in cards:
+        if c.name not in ("MAT1", "PSOLID"):
+            continue
         try:
-            if card == "MAT1":
-                mid = int(f[0])
-                e, g, nu, rho = (_nastran_float(v) for v in f[1:5])
+            if c.name == "MAT1":
+                mid = int(c.get(0))
+                e, g, nu, rho = (nastran_float(c.get(k)) for k in (1, 2, 3, 4))
                 if np.isnan(e) and not np.isnan(g) and not np.isnan(nu):
                     e = 2.0 * g * (1.0 + nu)
                 if np.isnan(nu) and not np.isnan(g) and not np.isnan(e):
                     nu = e / (2.0 * g) - 1.0
                 if np.isnan(rho):
-                    raise MeshImportError(f"{path.name}, line {no}: MAT1 {mid} has no density RHO (field 6); add it.")
+                    raise MeshImportError(f"{path.name}, line {c.line}: MAT1 {mid} has no density RHO (field 6); add it.")
                 mats[mid] = Material(e, nu, rho, name=f"MAT1 {mid}")
             else:
-                psolid[int(f[0])] = int(f[1])
+                psolid[int(c.get(0))] = int(c.get(1))
         except (ValueError, IndexError) as exc:
-            raise MeshImportError(f"{path.name}, line {no}: cannot read {card} card: {fields[:6]} ({exc}).") from exc
+            raise MeshImportError(f"{path.name}, line {c.line}: cannot read {c.name} card: {list(c.fields[:6])} "
+                                  f"({exc}).") from exc
         except ModelError as exc:
-            raise MeshImportError(f"{path.name}, line {no}: {exc}") from exc
+            raise MeshImportError(f"{path.name}, line {c.line}: {exc}") from exc
     materials: dict[str, Material] = {}
     for pid, mid in psolid.items():
         name = f"PID{pid}"
@@ -131,7 +113,18 @@ def _read_nastran(path: Path) -> RawMesh:
         if mid not in mats:
             raise MeshImportError(f"{path.name}: PSOLID {pid} uses material {mid}, which no MAT1 card defines.")
         materials[name] = mats[mid]
+    node_index = {int(g): i for i, g in enumerate(np.asarray(m.points_id, dtype=np.int64))}
+    points = np.asarray(m.points, float)
+    extra = read_structural(path, [c for c in cards if c.name in STRUCTURAL_CARDS], node_index, points, mats, materials)
+    block_data = {}
+    for (kind, conn, ids), data, in zip(extra["blocks"], extra["block_data"]):
+        block_data[len(blocks)] = data
+        blocks.append((kind, conn, ids))
+    first = len(blocks) - len(extra["blocks"])
+    for name, members in extra["block_sets"].items():
+        block_sets.setdefault(name, []).extend((first + b, rows) for b, rows in members)
     return RawMesh(
-        np.asarray(m.points, float), np.asarray(m.points_id, dtype=np.int64), blocks, {}, block_sets, materials,
-        unassembled=_element_cards(path),
+        points, np.asarray(m.points_id, dtype=np.int64), blocks, {}, block_sets, materials,
+        unassembled=_element_cards(path), sections=extra["sections"], block_data=block_data,
+        point_masses=extra["point_masses"], springs=extra["springs"],
     )

@@ -118,3 +118,59 @@ def structured_box(
         materials={"*": material} if material is not None else {},
         units="SI",
     )
+
+
+def structured_plate(
+    lengths: ArrayLike = (1.0, 1.0),
+    divisions: ArrayLike = (1, 1),
+    cell_type: str = "quad",
+    *,
+    thickness: float,
+    material: Material | None = None,
+    origin: ArrayLike = (0.0, 0.0, 0.0),
+) -> FEMesh:
+    """A structured shell mesh of the rectangle origin + [0, Lx] x [0, Ly] in the plane z = origin_z.
+
+    ``cell_type`` "quad" (MITC4) or "triangle" (each quadrilateral split along its 0-2 diagonal).
+    Section ``ShellSection(thickness)`` for every cell (key "*"); element set ``all``; node sets
+    ``xmin``, ``xmax``, ``ymin``, ``ymax`` (the edges).
+    """
+    from flexmb.fe.mesh.sections import ShellSection
+
+    lx, ly, _ = _three("lengths", tuple(lengths) + (1.0,), "two lengths > 0, e.g. (1.0, 0.5)", positive=True)
+    nx, ny, _ = (int(v) for v in _three("divisions", tuple(divisions) + (1,), "two integers >= 1", integer=True))
+    ox, oy, oz = _three("origin", origin, "a point (x, y, z)")
+    if cell_type not in ("quad", "triangle"):
+        raise ModelError(f"structured_plate: cell_type {cell_type!r}; use 'quad' or 'triangle'.")
+    x, y = np.meshgrid(np.linspace(0, lx, nx + 1), np.linspace(0, ly, ny + 1), indexing="ij")
+    points = np.column_stack([x.ravel() + ox, y.ravel() + oy, np.full(x.size, oz)])
+    nid = np.arange(len(points)).reshape(nx + 1, ny + 1)
+    i, j = (a.ravel() for a in np.meshgrid(np.arange(nx), np.arange(ny), indexing="ij"))
+    conn = np.column_stack([nid[i, j], nid[i + 1, j], nid[i + 1, j + 1], nid[i, j + 1]])
+    if cell_type == "triangle":
+        conn = np.vstack([conn[:, [0, 1, 2]], conn[:, [0, 2, 3]]])
+    tol = 1e-9 * max(lx, ly)
+    sets = {"xmin": np.flatnonzero(np.abs(points[:, 0] - ox) <= tol),
+            "xmax": np.flatnonzero(np.abs(points[:, 0] - ox - lx) <= tol),
+            "ymin": np.flatnonzero(np.abs(points[:, 1] - oy) <= tol),
+            "ymax": np.flatnonzero(np.abs(points[:, 1] - oy - ly) <= tol)}
+    return FEMesh(points=points, cells={}, shells={cell_type: conn}, node_sets=sets,
+                  element_sets={"all": {cell_type: np.arange(len(conn))}},
+                  sections={"*": ShellSection(thickness)}, materials={"*": material} if material is not None else {},
+                  units="SI")
+
+
+def structured_line(
+    start: ArrayLike, end: ArrayLike, divisions: int, section, *, material: Material | None = None,
+) -> FEMesh:
+    """A straight beam of ``divisions`` 2-node elements from ``start`` to ``end`` (m) with
+    ``section`` (a BeamSection, key "*"). Node sets ``start``, ``end``; element set ``all``."""
+    a = np.asarray(_three("start", start, "a point (x, y, z)"))
+    b = np.asarray(_three("end", end, "a point (x, y, z)"))
+    n = int(_three("divisions", (divisions, 1, 1), "an integer >= 1", integer=True)[0])
+    t = np.linspace(0.0, 1.0, n + 1)[:, None]
+    points = a + t * (b - a)
+    conn = np.column_stack([np.arange(n), np.arange(1, n + 1)])
+    return FEMesh(points=points, cells={}, beams={"line": conn}, node_sets={"start": [0], "end": [n]},
+                  element_sets={"all": {"line": np.arange(n)}}, sections={"*": section},
+                  materials={"*": material} if material is not None else {}, units="SI")

@@ -1,5 +1,6 @@
 """What a mesh file holds that flexmb does not assemble: the record (:class:`Unassembled`), the
-classification of element types by format, and the refusal to build a body from a partial model.
+classification of element types by format, and the refusal to build a body from a partial model
+(or, until the modal reduction carries rotations, from shells, beams, point masses and springs).
 
 A reader names every element of its file that is not a supported solid cell, by the file's own
 type name and a *kind* ("shell", "beam", "point mass", "spring", "connector", "rigid element",
@@ -14,8 +15,9 @@ an edge or a node of the solid cells only carries a set (a physical group of the
 not recorded; one that is not (a surface meshed off the solid, a line that is no solid edge) is
 recorded as a possible shell, beam or point mass.
 
-The record shrinks by itself when flexmb learns a kind: :data:`ASSEMBLED_KINDS` lists the kinds that
-are assembled; a reader that keeps, say, shells as cells adds "shell" there and stops recording them.
+The readers record only the element types they do not assemble: flexmb assembles some types of the
+kinds in :data:`ASSEMBLED_KINDS` (S4R and CQUAD4 shells, B31 and CBAR beams, MASS and CONM2 point
+masses, SPRING1 and CELAS springs) but not all (an S8R is recorded as a "shell" all the same).
 """
 from __future__ import annotations
 
@@ -29,11 +31,12 @@ from numpy.typing import ArrayLike, NDArray
 from flexmb.errors import ModelError
 
 __all__ = ["ASSEMBLED_KINDS", "Unassembled", "abaqus_kind", "describe", "nastran_kind", "off_solid",
-           "require_assembled"]
+           "refuse_rotational", "require_assembled"]
 
-#: kinds of element that flexmb assembles into stiffness and mass (solid cells of
-#: :data:`flexmb.fe.elements.solid.ELEMENTS`); everything else a file holds is recorded
-ASSEMBLED_KINDS = frozenset({"solid"})
+#: kinds of element of which flexmb assembles the common types into stiffness and mass (solid cells
+#: of :data:`flexmb.fe.elements.solid.ELEMENTS`, the shells, beams, point masses and springs of
+#: :mod:`flexmb.fe.elements`); the types a reader does not assemble are recorded whatever their kind
+ASSEMBLED_KINDS = frozenset({"solid", "shell", "beam", "point mass", "spring"})
 
 #: kinds that carry neither stiffness nor mass (named, never a reason to refuse a body)
 NON_STRUCTURAL_KINDS = frozenset({"plot element"})
@@ -83,7 +86,11 @@ _FACES: dict[str, tuple[tuple[int, ...], ...]] = {
     "hexahedron": ((0, 1, 2, 3), (4, 5, 6, 7), (0, 1, 5, 4), (1, 2, 6, 5), (2, 3, 7, 6), (3, 0, 4, 7)),
     "wedge": ((0, 1, 2), (3, 4, 5), (0, 1, 4, 3), (1, 2, 5, 4), (2, 0, 3, 5)),
     "pyramid": ((0, 1, 2, 3), (0, 1, 4), (1, 2, 4), (2, 3, 4), (3, 0, 4)),
+    "quad": ((0, 1, 2, 3),),  # an assembled shell is its own face
+    "triangle": ((0, 1, 2),),
 }
+#: edges of the assembled shell and beam cells (a boundary line of a shell carries a set)
+_EDGES = {"quad": ((0, 1), (1, 2), (2, 3), (3, 0)), "triangle": ((0, 1), (1, 2), (2, 0)), "line": ((0, 1),)}
 #: corners of a lower-dimensional meshio cell type: how many leading nodes are its corners
 _CORNERS = {"vertex": 1, "line": 2, "line3": 2, "line4": 2, "triangle": 3, "triangle6": 3, "triangle7": 3,
             "quad": 4, "quad8": 4, "quad9": 4}
@@ -165,12 +172,13 @@ def _rows_in(rows: NDArray[np.int64], table: NDArray[np.int64]) -> NDArray[np.bo
 
 
 def off_solid(solid_cells: Mapping[str, NDArray[np.int64]], cell_type: str, conn: ArrayLike) -> NDArray[np.bool_]:
-    """Which lower-dimensional cells are not a face, edge or node of the solid cells.
+    """Which lower-dimensional cells are not a face, edge or node of the assembled cells.
 
     Parameters
     ----------
     solid_cells : dict of str to ndarray, shape (m, k)
-        Solid cells by meshio type (0-based node indices, VTK order).
+        Assembled cells by meshio type (0-based node indices, VTK order): solid cells, and shells
+        ("quad", "triangle") and beams ("line"), whose faces, edges and nodes also carry sets.
     cell_type : str
         meshio type of the cells tested (``"quad8"``, ``"line"``, ``"vertex"``, ...).
     conn : ndarray, shape (p, k)
@@ -194,7 +202,8 @@ def off_solid(solid_cells: Mapping[str, NDArray[np.int64]], cell_type: str, conn
     for t, cells in solid_cells.items():
         base = t.rstrip("0123456789")
         if n_corner == 2:
-            tables += [cells[:, list(e)] for e in ELEMENTS[base].edges] if base in ELEMENTS else []
+            edges = ELEMENTS[base].edges if base in ELEMENTS else _EDGES.get(t, ())
+            tables += [cells[:, list(e)] for e in edges]
         else:
             tables += [cells[:, list(f)] for f in _FACES.get(base, ()) if len(f) == n_corner]
     table = np.vstack(tables) if tables else np.zeros((0, n_corner), dtype=np.int64)
@@ -214,7 +223,14 @@ def describe(entries: Iterable[Unassembled]) -> str:
 
 def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_unassembled=True") -> None:
     """ModelError when ``mesh`` (an FEMesh) comes from a file holding structural elements flexmb does
-    not assemble, unless ``allow``; the message names the types, counts and ``option``."""
+    not assemble, unless ``allow``; the message names the types, counts and ``option``.
+
+    Also (whatever ``allow``) when the mesh holds shells, beams, point masses or springs: flexmb
+    assembles them (full FE matrices on ``mesh.dof_map``) but does not reduce them to a flexible
+    body yet (rotational DOFs in the modal reduction, invariants and stiffening: issue 20, stage 2);
+    ``mesh.solid_only()`` gives the solid part, which ``option`` then lets through."""
+    refuse_rotational(mesh, owner, f"To build a body from the solid cells alone, use mesh.solid_only() with {option}"
+                      + (" (in Python)." if option.startswith("--") else "."))
     entries = [e for e in getattr(mesh, "unassembled", ()) if e.structural]
     if not entries or allow:
         return
@@ -224,6 +240,27 @@ def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_una
         f"the solid cells alone misses their stiffness and mass (a partial model). Remove them from the model, "
         f"model them as separate bodies or force elements, or pass {option} to build from the solid cells only."
     )
+
+
+def refuse_rotational(mesh, owner: str, fix: str) -> None:
+    """ModelError when ``mesh`` holds shells, beams, point masses or springs, which flexmb assembles
+    (full FE matrices on ``mesh.dof_map``) but does not reduce yet (rotational DOFs in the modal
+    reduction, interfaces, invariants and stiffening: issue 20, stage 2). The message names the
+    element kinds with their counts, then ``fix``."""
+    parts = [(len(c), f"{t} shell") for t, c in getattr(mesh, "shells", {}).items()]
+    parts += [(len(c), "beam") for c in getattr(mesh, "beams", {}).values()]
+    for name in ("point_masses", "springs"):
+        value = getattr(mesh, name, None)
+        if value is not None:
+            parts.append((len(value), name.replace("_", " ")))
+    if parts:
+        src = getattr(mesh, "source", None) or "the mesh"
+        raise ModelError(
+            f"{owner + ': ' if owner else ''}{src} holds {', '.join(f'{n} {what}' for n, what in parts)} element(s): "
+            "flexmb assembles them (flexmb.fe.elements.assembly: K, M and K_sigma on mesh.dof_map, full-FE modes with "
+            "free_free_modes) but does not reduce them to a flexible body yet (rotational DOFs in the modal reduction "
+            f"and its interfaces are not supported yet; they come with issue 20, stage 2). {fix}"
+        )
 
 
 def merge(entries: Iterable[Unassembled]) -> tuple[Unassembled, ...]:

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
 from flexmb.fe.elements.deformation import reduced_stiffness
+from flexmb.fe.mesh.unassembled import refuse_rotational
 from flexmb.fe.reduction.clusters import CLUSTER_EXTRA, aligned, truncated
 from flexmb.fe.reduction.interfaces import (
     _condensed,
@@ -89,6 +90,8 @@ def craig_bampton(
     ModalBasis
         ``kind="craig-bampton"``, with its interface frames and their ``modal_map``.
     """
+    refuse_rotational(mesh, "craig_bampton", "Reduce the solid part (mesh.solid_only(), its own K and M), or "
+                      "compute full-FE modes of the mixed model with free_free_modes(K, M, n) (without points).")
     points, K, M, ifs, lay, Kx, Mx = _condensed(K, M, mesh, interfaces, interface_kind)
     if not ifs:
         raise ModelError("craig_bampton: no interfaces given; use free_free_modes() for a free body.")
@@ -198,6 +201,7 @@ def attach_interfaces(basis: ModalBasis, mesh, interfaces, *, interface_kind: st
     ModalBasis
         A copy of ``basis`` with ``interfaces`` set.
     """
+    refuse_rotational(mesh, "attach_interfaces", "Use mesh.solid_only() for the solid part.")
     ifs = _resolve_interfaces(mesh, interfaces, interface_kind)
     P = basis.nodal_shapes()
     frames = tuple(

@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from flexmb.fe.mesh.unassembled import refuse_rotational
+
 __all__ = ["modal_stresses", "von_mises"]
 
 
@@ -30,6 +32,7 @@ def modal_stresses(mesh, shapes: ArrayLike, materials=None) -> NDArray[np.float6
         Stress (Pa per unit eta), Voigt [xx, yy, zz, yz, xz, xy]; the stress of a motion is
         ``einsum("k,knv->nv", eta, S)``.
     """
+    refuse_rotational(mesh, "modal_stresses", "Use mesh.solid_only() for the solid part.")
     fe = _fe()
     P = np.asarray(shapes, dtype=float)
     s = fe.nodal_stresses(mesh, P, materials)  # (n, 6, nm)

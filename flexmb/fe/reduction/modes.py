@@ -184,7 +184,11 @@ def _check_km(K, M, n_dofs: int | None = None) -> tuple[sp.csr_matrix, sp.csr_ma
     if K.shape != (n, n) or M.shape != (n, n):
         raise ModelError(f"K {K.shape} and M {M.shape} must be square and of the same size.")
     if n_dofs is not None and n != n_dofs:
-        raise ModelError(f"K has {n} rows but the mesh has {n_dofs} DOFs (3 per node).")
+        raise ModelError(
+            f"K has {n} rows but the mesh has {n_dofs} DOFs (3 per node). A K of a model with shells, beams, point "
+            "masses or springs (rotational DOFs at their nodes, mesh.n_dofs) cannot be reduced with points or "
+            "interfaces yet (issue 20, stage 2): call free_free_modes(K, M, n) without points, or reduce "
+            "mesh.solid_only().")
     dm = M.diagonal()
     if np.any(dm <= 0.0):
         bad = np.flatnonzero(dm <= 0.0)

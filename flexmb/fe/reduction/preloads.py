@@ -18,6 +18,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
+from flexmb.fe.mesh.unassembled import refuse_rotational
 from flexmb.fe.reduction.interfaces import (
     _ConstrainedSolver,
     _far_apart_nodes,
@@ -261,6 +262,7 @@ def split_response(K, M, mesh, basis: ModalBasis, loads: ArrayLike, *, backend: 
     """Static responses ``U (n_loads, 3 n)`` of the loads (:func:`static_preload_displacements`),
     their stiffness-metric coordinates on the shapes ``a (n_loads, nm)``
     (:func:`stiffness_projection`) and the residual ``U - a Phi^T`` the basis cannot carry."""
+    refuse_rotational(mesh, "split_response", "Use mesh.solid_only() for the solid part.")
     U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend)
     a = stiffness_projection(K, basis.shapes, U)
     return U, a, U - a @ basis.shapes.T
@@ -391,5 +393,6 @@ def preload_stiffening(K, M, mesh, basis: ModalBasis, *, materials=None, backend
     ``K_eff = diag(omega2) + sum_c s_c Kg_res[c]`` in a body with the cubic (and quartic) modal
     strain energy, ``diag(omega2) + sum_c s_c Kg[c]`` in a linear modal body.
     """
+    refuse_rotational(mesh, "preload_stiffening", "Use mesh.solid_only() for the solid part.")
     F = inertial_load_vectors(M, mesh.points)
     return load_stiffening(K, M, mesh, basis, F, materials=materials, backend=backend)

@@ -36,6 +36,8 @@ import logging
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from flexmb.fe.mesh.unassembled import refuse_rotational
+
 __all__ = [
     "expand_pairs",
     "modal_elastic_force",
@@ -86,6 +88,7 @@ def modal_geometric_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArra
     G : ndarray, shape (nm, nm, nm)
         Energy per unit q^3, symmetric in the last two indices.
     """
+    refuse_rotational(mesh, "modal_geometric_stiffness", "Use mesh.solid_only() for the solid part.")
     fe = _fe()
     P = np.asarray(shapes, dtype=float)
     nm = P.shape[1]
@@ -127,6 +130,7 @@ def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[
         Energy per unit q^4; ``H[i,j,k,l] = H[j,i,k,l] = H[i,j,l,k] = H[k,l,i,j]``; positive
         semi-definite as a (pair, pair) matrix.
     """
+    refuse_rotational(mesh, "modal_quartic_stiffness", "Use mesh.solid_only() for the solid part.")
     Hp, _, _ = pair_quadrature(mesh, shapes, materials, loads=False)
     return expand_pairs(Hp, np.asarray(shapes).shape[1])
 
@@ -164,6 +168,7 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
     Vectorized over cells and quadrature points in chunks (:data:`QUARTIC_CHUNK_ENTRIES`); the
     pair loads are scattered to the nodes with one sparse product per chunk.
     """
+    refuse_rotational(mesh, "pair_quadrature", "Use mesh.solid_only() for the solid part.")
     import scipy.sparse as sp
 
     from flexmb.fe.elements.solid import get_element, isoparametric_map

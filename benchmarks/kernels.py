@@ -1,4 +1,5 @@
-"""Benchmark: compiled kernels (flexmb/dynamics/kernels.py) against the NumPy code they replaced.
+"""Benchmark: compiled kernels (flexmb/dynamics/bodies/rigid_kernels.py, flexmb/dynamics/elements/joint_law.py)
+against the NumPy code they replaced.
 
 For the chain models of benchmarks/compare_exudyn.py (bars on spherical joints) and the IFToMM
 pendulum (revolute), times per call, median of interleaved repetitions:
@@ -7,7 +8,7 @@ pendulum (revolute), times per call, median of interleaved repetitions:
   of a fixed pattern as in every evaluation after the first) of all bodies; NumPy = the
   former batched implementation, kept as the test reference (tests/rigid_reference.py);
 * joint rows: relative kinematics, multiplier definition, attachment velocities and their
-  pose-dependent Jacobian blocks (``kernels.joint_rows`` vs ``joint_rows_reference``);
+  pose-dependent Jacobian blocks (``joint_law.joint_rows`` vs ``joint_rows_reference``);
 * one whole evaluation of the time element (residual + Jacobian, and residual only).
 
 Usage::
@@ -28,8 +29,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from compare_exudyn import flexmb_chain, flexmb_pendulum  # noqa: E402
-from flexmb.dynamics import kernels  # noqa: E402
-from flexmb.dynamics.elements.joints import _SLOTS, unpack_joints  # noqa: E402
+from flexmb.dynamics.elements import joint_law  # noqa: E402
+from flexmb.dynamics.elements.joints import SLOTS, unpack_joints  # noqa: E402
 from flexmb.dynamics.layout import JOINT_SLOTS, Pattern, Triplets  # noqa: E402
 from flexmb.dynamics.simulate import ElementSystem, _predict, make_layout  # noqa: E402
 from flexmb.dynamics.system import compile_model, initial_state  # noqa: E402
@@ -84,11 +85,12 @@ def case(name, model, p, h, repeat=7):
     Va, Vb = cm.att_a.velocity(ek), cm.att_b.velocity(ek)
     nj = cm.nj
     rj = np.zeros((nj, p, JOINT_SLOTS))
-    outs = [np.empty((nj, p, 3, 3)), np.empty((nj, p, 3, 3))] + [np.empty((nj, p, 6, 6)) for _ in range(3)]
+    outs = [np.empty((nj, p, 3, 3)), np.empty((nj, p, 3)), np.empty((nj, p, 3)), np.empty((nj, p, 3, 3))] \
+        + [np.empty((nj, p, 6, 6)) for _ in range(3)]
 
     def joint_kernel():
-        kernels.joint_rows(te.E, te.D, h, st.s, st.lam, st.Rr, jk.J, Pa.x, Pa.R, Pb.x, Pb.R, Ga.R, Va.nu, Vb.nu,
-                           _SLOTS, rj, *outs, True)
+        joint_law.joint_rows(te.E, te.D, h, st.s, st.lam, st.Rr, jk.J, Pa.x, Pa.R, Pb.x, Pb.R, Ga.R, Va.nu, Vb.nu,
+                             SLOTS, rj, *outs, True)
 
     def joint_numpy():
         joint_rows_reference(te, h, st, jk, Pa, Pb, Ga, Va, Vb)

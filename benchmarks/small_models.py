@@ -40,14 +40,58 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import flexmb as fm  # noqa: E402
 from compare_exudyn import flexmb_chain, flexmb_pendulum  # noqa: E402
 
-#: elements of the warm-up run: the first element of a run builds the pattern (general path), the
-#: next ones load the compiled Newton loop (dynamics/rigid/newton.py: ~65 ms from numba's cache), which a
-#: one-element warm-up left inside the first measured run
+#: elements of the warm-up run: the first element of a run builds the pattern (general evaluator), the
+#: next ones load the compiled Newton loop (dynamics/solve/fused_newton.py: ~65 ms from numba's cache),
+#: which a one-element warm-up left inside the first measured run
 WARM = 3
 
+def universal_chain(n: int = 10) -> fm.Model:
+    """``n`` bars on universal joints (cross axes z in A, y in B), the first to the ground."""
+    bodies = [fm.RigidBody(f"bar{k}", mass=0.3, inertia=(1e-4, 2.25e-3, 2.25e-3), position=((k - 0.5) * 0.3, 0.0, 0.0))
+              for k in range(1, n + 1)]
+    joints = [fm.Universal(f"U{k}", "ground" if k == 1 else f"bar{k - 1}", f"bar{k}", point=((k - 1) * 0.3, 0.0, 0.0),
+                           axis=(0, 0, 1), axis2=(0, 1, 0)) for k in range(1, n + 1)]
+    return fm.Model(bodies, joints, [fm.Gravity((0.0, 0.0, -9.81))])
+
+
+def damped_chain(n: int = 10) -> fm.Model:
+    """``n`` bars on revolute joints about y with torsional springs and dampers, the first to the ground."""
+    bodies = [fm.RigidBody(f"bar{k}", mass=0.3, inertia=(1e-4, 2.25e-3, 2.25e-3), position=((k - 0.5) * 0.3, 0.0, 0.0))
+              for k in range(1, n + 1)]
+    joints = [fm.Revolute(f"R{k}", "ground" if k == 1 else f"bar{k - 1}", f"bar{k}", point=((k - 1) * 0.3, 0.0, 0.0),
+                          axis=(0, 1, 0), stiffness=0.5, damping=0.02) for k in range(1, n + 1)]
+    return fm.Model(bodies, joints, [fm.Gravity((0.0, 0.0, -9.81))])
+
+
+@functools.lru_cache(maxsize=1)
+def _bar_data():
+    from flexmb.fe.reduction.body_data import build_flexible_body
+    from flexmb.fe.mesh.structured import structured_box
+
+    mesh = structured_box((1.0, 0.02, 0.02), (10, 1, 1), "hexahedron20", origin=(0, -0.01, -0.01),
+                          material=fm.Material(E=70e9, nu=0.3, rho=2700.0))
+    return build_flexible_body(mesh, interfaces=["xmin", "xmax"], n_modes=4)
+
+
+def mixed_pendulum() -> fm.Model:
+    """A flexible bar (hex20, Craig-Bampton, 4 modes, ``"none"``) pinned to the ground, a rigid 0.5 kg bob
+    on a revolute at its tip: rigid and flexible bodies in one model."""
+    bar = fm.FlexibleBody("bar", _bar_data(), stiffening="none")
+    bob = fm.RigidBody("bob", mass=0.5, inertia=(1e-4, 1e-4, 1e-4), position=(1.1, 0.0, 0.0))
+    return fm.Model([bar, bob], [fm.Revolute("pin", "ground", ("bar", "xmin"), axis=(0, 0, 1)),
+                                 fm.Revolute("tip", ("bar", "xmax"), "bob", axis=(0, 0, 1))],
+                    [fm.Gravity((0, -9.81, 0))])
+
+
+#: model, h, p (or a TimeElement), end time; the first two are the targets of compare_exudyn.py, the others
+#: used the general path before the fused evaluator (issue 17)
 MODELS = {
     "pendulum": (flexmb_pendulum, 1 / 32, 2, 10.0),
     "chain10": (lambda: flexmb_chain(10), 1e-3, 1, 0.3),
+    "universal10": (universal_chain, 1e-3, 2, 0.1),
+    "damped10": (damped_chain, 1e-3, 1, 0.3),
+    "symmetric_pendulum": (flexmb_pendulum, 1 / 32, fm.TimeElement.of_order(2, transport="symmetric"), 5.0),
+    "mixed": (mixed_pendulum, 5e-3, 2, 0.2),
 }
 
 
@@ -55,7 +99,6 @@ def _targets():
     """(label, owner, attribute name) of the wrapped functions; owner resolved at call time."""
     import flexmb.dynamics.node.constraints as C
     import flexmb.dynamics.node.projection as PR
-    import flexmb.dynamics.rigid.march as RM
     import flexmb.dynamics.march.marching as M
     import flexmb.dynamics.io.recorder as R
     import flexmb.dynamics.simulate as S
@@ -63,37 +106,33 @@ def _targets():
     from flexmb.dynamics.elements.attachments import AttachmentSet
     from flexmb.dynamics.bodies.rigid import RigidBodies
     from flexmb.dynamics.layout import Pattern
-    from flexmb.dynamics.rigid.element import RigidJoints
-    from flexmb.dynamics.rigid.node import RigidNode
+    from flexmb.dynamics.solve.evaluation import GeneralEvaluator
+    from flexmb.dynamics.solve.fused import FusedEvaluator
+    from flexmb.dynamics.solve.fused_newton import FusedNewton
 
     return [
         ("step", S.Run, "step"),
-        (" newton_solve", S, "newton_solve"),
+        (" Newton (ElementSystem.newton)", S.ElementSystem, "newton"),
+        ("  compiled Newton loop (fused evaluator)", FusedNewton, "solve"),
         ("  evaluate (residual + Jacobian)", S.ElementSystem, "evaluate"),
-        ("   element_kin (unpack bodies)", S.ElementSystem, "element_kin"),
-        ("   rigid bodies' residual", RigidBodies, "residual"),
-        ("   joint_residual", S, "joint_residual"),
-        ("    attachment poses", AttachmentSet, "pose"),
-        ("    attachment velocities", AttachmentSet, "velocity"),
-        ("    joint rows kernel", JN.kernels, "joint_rows"),
-        ("    chain rule (attachment Jacobians)", JN, "chain"),
-        ("    constitutive laws", JN, "_constitutive"),
-        ("    multipliers onto bodies (scatter)", AttachmentSet, "scatter"),
-        ("   compiled joints of rigid models (rigid_element)", RigidJoints, "evaluate"),
-        ("   unpack_joints", S, "unpack_joints"),
+        ("   fused evaluator (one compiled call)", FusedEvaluator, "triplets"),
+        ("   general evaluator", GeneralEvaluator, "triplets"),
+        ("    rigid bodies' residual", RigidBodies, "residual"),
+        ("    joint_residual", JN, "joint_residual"),
+        ("     attachment poses", AttachmentSet, "pose"),
+        ("     attachment velocities", AttachmentSet, "velocity"),
+        ("     multipliers onto bodies (scatter)", AttachmentSet, "scatter"),
         ("   Pattern.matrix (CSC values)", Pattern, "matrix"),
         ("  factorization (Run.factor)", S.Run, "factor"),
         (" predictor", S, "_predict"),
-        (" end values", S, "_end_values"),
+        (" end values", M, "end_values"),
         ("  multipliers as momenta (gauge reset)", M, "multiplier_momenta"),
-        ("  re-orthonormalization (SVD)", M, "_orthonormalize"),
-        ("  compiled end values of rigid models (rigid_march)", RM, "end_node"),
+        ("  re-orthonormalization", M, "_orthonormalize"),
         (" record internal points", S.Run, "_record"),
         (" record node (Recorder.node)", R.Recorder, "node"),
         ("  node-velocity projection", R, "project_node"),
-        ("   NodeFrames (node attachment frames)", C, "NodeFrames"),
-        ("   compiled projection of rigid models", PR.NodeProjector, "project_rigid"),
-        ("  compiled body output of rigid models", RigidNode, "output"),
+        ("   NodeFrames (node attachment frames)", C, "node_frames"),
+        ("   projection (compiled)", PR.NodeProjector, "project_momenta"),
         ("  node reaction record", R, "node_record"),
         (" scales adaptation", S.Run, "_adapt_scales"),
         (" dropped-equation check / monitor", S.Run, "_check_dropped"),
@@ -200,16 +239,16 @@ def against(other: str, rounds: int, names: list) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--only", choices=list(MODELS), nargs="+")
+    ap.add_argument("--only", choices=list(MODELS), nargs="+", help="default: pendulum and chain10")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--calls", action="store_true", help="Python calls per element (cProfile run)")
     ap.add_argument("--against", metavar="DIR", help="another checkout: interleaved CPU time per element")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
     if args.against:
-        against(args.against, args.rounds, args.only or list(MODELS))
+        against(args.against, args.rounds, args.only or ["pendulum", "chain10"])
         return 0
-    for name in args.only or list(MODELS):
+    for name in args.only or ["pendulum", "chain10"]:
         ms, sol = per_element(name, args.repeat)
         rows, its = breakdown(name)
         print(f"\n{name}: {1e6 * ms:.0f} us per element (best of {args.repeat}), Newton iterations {its:.2f}, "

@@ -66,6 +66,16 @@ _LAZY: dict[str, str] = {
     "slider_crank_rod_data": "flexmb.catalog.flexible",
     "PointView": "flexmb.results.solution",
     "NodeSetView": "flexmb.results.flexible_outputs",
+    "equilibrium": "flexmb.linear.equilibrium",
+    "Equilibrium": "flexmb.linear.statics",
+    "linearize": "flexmb.linear.linearize",
+    "Linearization": "flexmb.linear.linearize",
+    "eigen": "flexmb.linear.eigen",
+    "EigenResult": "flexmb.linear.eigen",
+    "campbell": "flexmb.linear.campbell",
+    "load_path": "flexmb.linear.loadpath",
+    "sensitivity": "flexmb.linear.sensitivity",
+    "CampbellResult": "flexmb.linear.campbell",
     "sweep": "flexmb.studies",
     "linear_range": "flexmb.studies",
     "log_range": "flexmb.studies",
@@ -131,6 +141,16 @@ if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
     from flexmb.catalog.flexible import spinup_beam_data as spinup_beam_data
     from flexmb.results.solution import PointView as PointView
     from flexmb.results.flexible_outputs import NodeSetView as NodeSetView
+    from flexmb.linear.equilibrium import equilibrium as equilibrium
+    from flexmb.linear.statics import Equilibrium as Equilibrium
+    from flexmb.linear.linearize import linearize as linearize
+    from flexmb.linear.linearize import Linearization as Linearization
+    from flexmb.linear.eigen import eigen as eigen
+    from flexmb.linear.eigen import EigenResult as EigenResult
+    from flexmb.linear.campbell import campbell as campbell
+    from flexmb.linear.loadpath import load_path as load_path
+    from flexmb.linear.sensitivity import sensitivity as sensitivity
+    from flexmb.linear.campbell import CampbellResult as CampbellResult
     from flexmb.studies import sweep as sweep
     from flexmb.studies import linear_range as linear_range
     from flexmb.studies import log_range as log_range

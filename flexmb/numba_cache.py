@@ -2,7 +2,7 @@
 
 Why: numba (0.68) keys a cached function on its own source file's stamp and its own bytecode, not on
 the functions it calls in other files nor on the global arrays it freezes at compile time.  After
-``rigid_newton.newton_element`` is cached, a change in ``kernels.py``, ``rigid_element.py``,
+``fused_newton``'s compiled loop is cached, a change in ``rigid_kernels.py``, ``joint_law.py``,
 ``refactor_lu.py`` or ``layout.py`` (an upgrade of flexmb, a ``git pull``, a merge) leaves it running
 the former machine code of its callees, without any error: silently wrong physics.
 

@@ -9,15 +9,19 @@ from flexmb.dynamics.system import compile_model, initial_state
 from flexmb.dynamics.time_elements import time_element
 
 
-def fd_check(model, p, h=0.02, seed=0, *, eps=1e-6, acc_noise=0.1, q_noise=0.0):
+def fd_check(model, p, h=0.02, seed=0, *, eps=1e-6, acc_noise=0.1, q_noise=0.0, evaluator="auto", expect=None):
     """Largest relative difference ``|J - J_fd| / (1 + |J_fd|)`` between the analytic and the
     central-difference Jacobian at a random state near the predictor (random internal unknowns and
     start multipliers; ``acc_noise``: random accumulated joint rotations; ``q_noise``: random start
-    modal coordinates of flexible bodies), and where it occurs (equation / unknown)."""
+    modal coordinates of flexible bodies), and where it occurs (equation / unknown).  ``evaluator``:
+    the element evaluator (``"auto"``: the fused one for rigid-only models, ``"general"``); ``expect``:
+    the name the evaluator must have (``"fused"`` or ``"general"``; checked)."""
     cm = compile_model(model)
     st, w0 = initial_state(cm)
     te = time_element(p)
-    system = ElementSystem(cm, te)
+    system = ElementSystem(cm, te, evaluator=evaluator)
+    if expect is not None:
+        assert system.evaluator.name == expect, system.evaluator.name
     lay = system.lay
     rng = np.random.default_rng(seed)
     U = _predict(cm, lay, te, st, h, w0, None) + 0.05 * rng.standard_normal(lay.size)

@@ -1,5 +1,5 @@
-"""The NumPy reference of the rigid-body kernels (:func:`flexmb.dynamics.kernels.rigid_kinematics`,
-:func:`~flexmb.dynamics.kernels.rigid_residual`): the former batched NumPy implementation of
+"""The NumPy reference of the rigid-body kernels (:func:`flexmb.dynamics.bodies.rigid_kernels.rigid_kinematics`,
+:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_residual`): the former batched NumPy implementation of
 ``RigidBodies.unpack``, ``residual``, ``attach_pose``, ``attach_velocity``, ``wrench_map``, kept here only to check the kernels
 (``tests/test_kernels.py``)."""
 from types import SimpleNamespace
@@ -151,22 +151,24 @@ class ReferenceRigidBodies(RigidBodies):
 
 
 def joint_rows_reference(te, h, st, jk, Pa, Pb, Ga, Va, Vb):
-    """NumPy reference of :func:`flexmb.dynamics.kernels.joint_rows` (the former code of
+    """NumPy reference of :func:`flexmb.dynamics.elements.joint_law.joint_rows` (the former code of
     ``joint_residual``): rows ``(nj, p, 30)`` (JQ slots zero), ``Rrt``, ``dphi``, ``dA``, ``dB``, ``dpsi``."""
     from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JS
 
     nj, p = jk.LAM.shape[:2]
+    US = te.E[None, :, 0, None] * st.s[:, None] + np.einsum("kj,njd->nkd", te.E[:, 1:], jk.S)
+    UPHI = np.einsum("kj,njd->nkd", te.E[:, 1:], jk.PHI)
     r = np.zeros((nj, p, JOINT_SLOTS))
     RA, RB = Pa.R, Pb.R
     d = Pb.x - Pa.x
     RAt = np.swapaxes(RA, -1, -2)
-    r[..., JS:JS + 3] = np.einsum("jkde,jke->jkd", RAt, d) - jk.US
-    Rrt = st.Rr[:, None] @ rot.exp(jk.UPHI)
+    r[..., JS:JS + 3] = np.einsum("jkde,jke->jkd", RAt, d) - US
+    Rrt = st.Rr[:, None] @ rot.exp(UPHI)
     Mrel = np.swapaxes(Rrt, -1, -2) @ RAt
     Emat = Mrel @ RB
     r[..., JPHI:JPHI + 3] = rot.axial(Emat)
     DL = rot.d_axial_left(Emat)
-    dphi = DL @ (-np.swapaxes(rot.tangent(jk.UPHI), -1, -2))
+    dphi = DL @ (-np.swapaxes(rot.tangent(UPHI), -1, -2))
     dA = np.zeros((nj, p, 6, 6))
     dA[..., :3, :3] = -RAt
     dA[..., :3, 3:] = RAt @ rot.skew(d)

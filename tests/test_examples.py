@@ -20,7 +20,7 @@ def load(name: str):
 
 def test_every_example_is_tested_and_listed():
     scripts = sorted(p.stem for p in EXAMPLES.glob("*.py"))
-    assert scripts == ["bipendulum", "bricard", "chain15", "flexible_slider_crank", "fourbar",
+    assert scripts == ["bipendulum", "bricard", "chain15", "flexible_slider_crank", "fourbar", "linear_analysis",
                        "nfourbar", "pendulum", "sweep_pendulum", "sweep_slider_crank"], "add a test here for a new example"
     readme = (EXAMPLES / "README.md").read_text()
     assert all(f"`{s}.py`" in readme for s in scripts)
@@ -117,3 +117,11 @@ def test_bricard_drops_one_equation_and_swings_to_pi():
     assert len(r["dropped"]) == 1
     assert r["max_hinge1_angle"] == pytest.approx(math.pi, abs=1e-3)
     assert r["energy_error"] < 1e-7
+
+
+def test_linear_analysis_frequencies():
+    """The flexible bar's swing frequency is within 0.5 % of the rigid compound pendulum's (its bending
+    lowers it slightly); the strip's lambda_1 at gamma = 6 within 0.5 % of Wright et al.'s 7.3604."""
+    out = load("linear_analysis").main(speeds=6, plot=False)
+    assert abs(out["f1"] / out["f_rigid"] - 1) < 5e-3 and out["f2"] > 10 * out["f1"]
+    assert abs(out["lambda6"] / 7.3604 - 1) < 5e-3

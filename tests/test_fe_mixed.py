@@ -213,38 +213,23 @@ def test_mesh_operations_keep_the_structural_parts():
         STEEL.rho * (0.2**3 + 0.01 * 0.3 * 0.2), rel=1e-12)
 
 
-def test_bodies_with_structural_elements_wait_for_stage_two():
+def test_paths_on_three_dofs_per_node_refuse_a_mixed_model_by_name():
+    """`flexmb modes` (scalar mass, 3 DOFs per node) still refuses shells, beams, point masses and
+    springs by kind and count and points at build_flexible_body; the solid part builds with
+    allow_unassembled. Before stage 2 every reduction refused them."""
     mesh = block_with_flange(2)
-    with pytest.raises(ModelError, match=r"6 quad shell element\(s\).*stage 2.*solid_only"):
-        require_assembled(mesh, "build_flexible_body", True)
+    with pytest.raises(ModelError, match=r"6 quad shell element\(s\).*not support them yet.*build_flexible_body.*"
+                                         r"solid_only"):
+        require_assembled(mesh, "flexmb modes", True)
+    require_assembled(mesh, "build_flexible_body", False, rotational=True)  # reduces them: no refusal
     from flexmb.fe.reduction.body_data import build_flexible_body
 
-    with pytest.raises(ModelError, match="stage 2"):
-        build_flexible_body(mesh, n_modes=2, geometric=False, preloads=False, stresses=False,
-                            allow_unassembled=True)
     body = build_flexible_body(mesh.solid_only(), n_modes=2, geometric=False, preloads=False, stresses=False,
                                allow_unassembled=True)
     assert body.mass == pytest.approx(STEEL.rho * 0.2**3)
     # full-FE free-free modes of the mixed model work through the generic solver
     basis = red.free_free_modes(assemble_stiffness(mesh), assemble_mass(mesh), 4)
     assert basis.rigid_modes.shape[1] == 6 and basis.frequencies[0] > 0
-
-
-def test_reductions_of_a_mixed_model_refuse_it_by_name():
-    """Every reduction entry point that takes the mesh refuses a model with rotational DOFs, naming
-    its element kinds and counts and that their reduction is not supported yet (stage 2), instead of
-    a shape error or a silently partial result."""
-    from flexmb.fe.reduction.stiffening import modal_geometric_stiffness
-
-    mesh = block_with_flange(2)
-    root = np.flatnonzero(np.isclose(mesh.points[:, 0], mesh.points[:, 0].min()))
-    mesh = FEMesh(points=mesh.points, cells=mesh.cells, shells=mesh.shells, element_sets=mesh.element_sets,
-                  sections=mesh.sections, materials=mesh.materials, node_sets={"root": root})
-    K, M = assemble_stiffness(mesh), assemble_mass(mesh)
-    message = r"6 quad shell element\(s\).*not supported yet.*stage 2"
-    with pytest.raises(ModelError, match="craig_bampton: .*" + message):
-        red.craig_bampton(K, M, mesh, ["root"], 2)
-    with pytest.raises(ModelError, match="modal_geometric_stiffness: .*" + message):
-        modal_geometric_stiffness(mesh, np.zeros((mesh.n_dofs, 2)))
-    with pytest.raises(ModelError, match=r"rotational DOFs.*stage 2.*without points"):
-        red.free_free_modes(K, M, 2, points=mesh.points)
+    # points without the DOF map: the count of rows is named with the fix
+    with pytest.raises(ModelError, match=r"dof_map=mesh.dof_map"):
+        red.free_free_modes(assemble_stiffness(mesh), assemble_mass(mesh), 2, points=mesh.points)

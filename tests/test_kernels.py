@@ -89,7 +89,8 @@ def test_kernels_are_cached_on_disk():
 @pytest.mark.parametrize("p", [1, 2, 3])
 @pytest.mark.parametrize("kind", ["spherical", "revolute_driven", "universal", "prismatic"])
 def test_joint_kernel_matches_numpy_reference(kind, p):
-    from flexmb.dynamics.elements.joints import _SLOTS, unpack_joints
+    from flexmb.dynamics.elements import joint_law
+    from flexmb.dynamics.elements.joints import SLOTS as _SLOTS, unpack_joints
     from flexmb.dynamics.layout import JQ
     from rigid_reference import joint_rows_reference
 
@@ -110,8 +111,11 @@ def test_joint_kernel_matches_numpy_reference(kind, p):
     nj = cm.nj
     r = np.zeros((nj, p, JOINT_SLOTS))
     out = [np.empty((nj, p, 3, 3)), np.empty((nj, p, 3, 3))] + [np.empty((nj, p, 6, 6)) for _ in range(3)]
-    kernels.joint_rows(te.E, te.D, h, st.s, st.lam, st.Rr, jk.J, Pa.x, Pa.R, Pb.x, Pb.R, Ga.R, Va.nu, Vb.nu,
-                       _SLOTS, r, *out, True)
+    US, UPHI = np.empty((nj, p, 3)), np.empty((nj, p, 3))
+    joint_law.joint_rows(te.E, te.D, h, st.s, st.lam, st.Rr, jk.J, Pa.x, Pa.R, Pb.x, Pb.R, Ga.R, Va.nu, Vb.nu,
+                         _SLOTS, r, out[0], US, UPHI, *out[1:], True)
+    np.testing.assert_allclose(US, te.E[None, :, 0, None] * st.s[:, None] + np.einsum("kj,njd->nkd", te.E[:, 1:],
+                               jk.S), rtol=0, atol=1e-14)
     ref = joint_rows_reference(te, h, st, jk, Pa, Pb, Ga, Va, Vb)
     assert np.all(r[..., JQ:JQ + 6] == 0.0)
     for name, a, b in zip(("rows", "Rrt", "dphi", "dA", "dB", "dpsi"), (r,) + tuple(out), ref):

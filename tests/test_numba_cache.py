@@ -11,10 +11,13 @@ from flexmb import numba_cache
 def test_kernel_sources_cover_every_compiled_module():
     root = Path(numba_cache.__file__).resolve().parent
     names = {p.relative_to(root).as_posix() for p in numba_cache.kernel_sources()}
-    # callers and callees across files (rigid newton -> rigid element -> kernels, refactor_lu, layout, newton)
-    assert {"dynamics/kernels.py", "dynamics/rigid/newton.py", "dynamics/rigid/element.py",
-            "dynamics/solve/refactor_lu.py", "dynamics/layout.py", "dynamics/solve/newton.py",
-            "rotations/kernels.py", "rotations/so3.py", "rotations/coeffs.py"} <= names
+    # callers and callees across files (fused newton -> fused element -> fused joints / kernels -> the laws:
+    # joint_law, force_law, rigid_kernels -> kernels; refactor_lu, layout, newton)
+    assert {"dynamics/kernels.py", "dynamics/solve/fused_newton.py", "dynamics/solve/fused_element.py",
+            "dynamics/solve/fused_joints.py", "dynamics/solve/fused_kernels.py", "dynamics/elements/joint_law.py",
+            "dynamics/elements/force_law.py", "dynamics/bodies/rigid_kernels.py", "dynamics/node/kernels.py",
+            "dynamics/march/kernels.py", "dynamics/solve/refactor_lu.py", "dynamics/layout.py",
+            "dynamics/solve/newton.py", "rotations/kernels.py", "rotations/so3.py", "rotations/coeffs.py"} <= names
 
 
 def test_stale_cache_files_are_removed_when_a_source_changes(tmp_path):

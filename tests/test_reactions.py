@@ -262,8 +262,9 @@ def test_halved_steps_keep_their_inner_nodes_for_the_reactions(monkeypatch):
     import dataclasses
 
     import flexmb.dynamics.simulate as sim
+    from flexmb.dynamics.solve.evaluation import ElementSystem
 
-    real, real_predict = sim.newton_solve, sim._predict
+    real, real_predict = ElementSystem.newton, sim._predict
     length = {"h": None}
 
     def predict(cm, lay, te, st, h, w, prev):  # remember the length of the element being solved
@@ -278,7 +279,7 @@ def test_halved_steps_keep_their_inner_nodes_for_the_reactions(monkeypatch):
 
     fine = fm.simulate(pendulum_model(), 1.0, 0.05, p=2)
     monkeypatch.setattr(sim, "_predict", predict)
-    monkeypatch.setattr(sim, "newton_solve", failing_every_whole_step)
+    monkeypatch.setattr(ElementSystem, "newton", failing_every_whole_step)
     halved = fm.simulate(pendulum_model(), 1.0, 0.1, p=2)
     assert halved.nt == 11 and halved.ne == 20 and np.all(halved.stats["retries"] == 1)
     np.testing.assert_allclose(halved.t, fine.t[::2], rtol=0, atol=1e-12)

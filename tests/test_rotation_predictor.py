@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-import flexmb.dynamics.solve.newton as newton
+from flexmb.dynamics.solve.evaluation import ElementSystem
 import flexmb.dynamics.march.rotation_predictor as rp
 import flexmb.dynamics.simulate as simulate
 
@@ -46,9 +46,9 @@ def test_rotation_predictor_is_closer_to_the_converged_increments(p, h, monkeypa
         errs.append([np.abs(th(seen[k]) - th(r.U)).max() for k in ("old", "new")])
         return r
 
-    real = newton.newton_solve
+    real = ElementSystem.newton
     monkeypatch.setattr(simulate, "predict_rotations", both)
-    monkeypatch.setattr(simulate, "newton_solve", solve)
+    monkeypatch.setattr(ElementSystem, "newton", solve)
     fm.simulate(flexmb_chain(15), 0.4, h, p=p, show_progress=False)
     e = np.array(errs[2:])  # warm elements (the first has no previous element)
     old, new = np.median(e, axis=0)

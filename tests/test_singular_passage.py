@@ -378,14 +378,21 @@ def test_change_point_on_a_time_node(p, h, theta0, n):
 
 def test_change_point_on_a_node_without_a_vouched_bordered_solve_fails_loudly(caplog):
     """Never silent: when the released self-stress rows cannot be shown to hold (here forced with
-    ``dependent_tol = 1e-30``) the bordered solutions are refused (INFO naming the node and the backward
-    error) and the plain Newton decides, which fails there as it did before (ConvergenceError; h = 0.0025:
-    at h = 0.005 the plain Newton passes since the joints' cold predictor is consistent, 2e-13 m)."""
+    ``dependent_tol = 1e-30``) the bordered solutions are refused (WARNING naming the node and the backward
+    error) and the plain Newton decides.  Its Jacobian is singular on that node (residual 1e-16 with
+    increments of 1e-6), so whether it converges there depends on round-off (h = 0.0025: main stalls at
+    every halving, ConvergenceError; the engine branch's compiled glue converges): either it fails
+    loudly, or its root is the motion, on the parallelogram branch (1.6e-6 m from the exact motion; the
+    anti-parallelogram root would leave it by the crank's size), with the warning."""
     model = parallelogram_row(-np.degrees(0.6), 1)
     opts = fm.SimulationOptions(newton=NewtonOptions(dependent_tol=1e-30))
     with caplog.at_level(logging.INFO, logger="flexmb.dynamics.variants.singular_node"):
-        with pytest.raises(fm.ConvergenceError):
-            fm.simulate(model, 0.2, 0.0025, p=3, show_progress=False, options=opts)
+        try:
+            sol = fm.simulate(model, 0.2, 0.0025, p=3, show_progress=False, options=opts)
+        except fm.ConvergenceError:
+            sol = None
+    if sol is not None:
+        assert np.abs(sol.body_position - exact_positions(sol.t, -np.degrees(0.6), 1)).max() < 1e-5
     msgs = [r.getMessage() for r in caplog.records if r.name == "flexmb.dynamics.variants.singular_node"
             and r.levelno >= logging.WARNING]  # a plain root there would not vouch for the node's reactions
     assert any("t = 0.1 s: the element ends on a singular configuration" in m and "plain Newton decides" in m

@@ -1,4 +1,4 @@
-"""The FE/modal validation cases (F1-F9, X5) run through the harness and pass."""
+"""The FE/modal validation cases (F1-F9, X5, X7, X8) run through the harness and pass."""
 from __future__ import annotations
 
 import pytest
@@ -28,7 +28,7 @@ def test_f1_fast(specs):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case_id", ["F1", "F2", "F3", "F4", "F7", "X5"])
+@pytest.mark.parametrize("case_id", ["F1", "F2", "F3", "F4", "F7", "X5", "X7", "X8"])
 def test_case_full(specs, case_id):
     _check(specs, case_id, fast=False)
 

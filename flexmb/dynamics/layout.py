@@ -331,6 +331,21 @@ class Triplets:
         self.vals.append(vals.reshape(-1))
         self.shapes.append(rows.shape)
 
+    @property
+    def pattern(self) -> "Pattern | None":
+        """The pattern of a values-only evaluation (None while the pattern is being recorded)."""
+        return self._pattern
+
+    @property
+    def buffer(self) -> NDArray:
+        """The values array of a values-only evaluation (``(pattern.n_entries,)``), for an evaluator that
+        writes every block itself, in the pattern's order (then :meth:`all_written`)."""
+        return self._buf
+
+    def all_written(self) -> None:
+        """Every block of the pattern has been written into :attr:`buffer`."""
+        self._k = len(self._pattern.shapes)
+
     def values(self) -> NDArray:
         if self._pattern is not None:
             if self._k != len(self._pattern.shapes):

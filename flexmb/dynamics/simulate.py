@@ -15,26 +15,23 @@ from numpy.typing import NDArray
 
 from flexmb import __version__
 from flexmb.model.checks import _shown, check_run_args, check_simulate_args, stop_requested
-from flexmb.dynamics.elements.attachments import ElementKin
 from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
 from flexmb.dynamics.io.interrupts import setup_interrupted
 from flexmb.dynamics.node.constraints import node_velocity
-from flexmb.dynamics.node.redundancy import (add_least_norm, apply_dropped, detect_redundant, dropped_violation, format_labels,
-                                        init_selection, monitor_node, null_basis, pad_monitor_stats, reaction_set, redundancy_meta)
+from flexmb.dynamics.node.least_norm import add_least_norm, reaction_set
+from flexmb.dynamics.node.redundancy import (apply_dropped, detect_redundant, dropped_violation, format_labels, init_selection,
+                                             monitor_node, null_basis, pad_monitor_stats, redundancy_meta)
 from flexmb.dynamics.energy import energy_drift_report, is_conservative
 from flexmb.dynamics.modal_range import check_initial
 from flexmb.dynamics.energy_audit import ElementAudit, balance_report, model_energy
-from flexmb.dynamics.elements.forces import force_residual
-from flexmb.dynamics.elements.joints import consistent_transport, joint_residual, unpack_joints
-from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
+from flexmb.dynamics.elements.joints import consistent_transport
 from flexmb.dynamics.solve.linsolve import linear_solver
 from flexmb.dynamics.march.marching import end_values as _end_values, predict as _predict
-from flexmb.dynamics.solve.newton import NewtonOptions, newton_solve
+from flexmb.dynamics.solve.evaluation import JOINT_EQUATIONS, ElementSystem, make_layout  # noqa: F401 (re-exported)
+from flexmb.dynamics.solve.newton import NewtonOptions
 from flexmb.dynamics.io.recorder import Recorder
-from flexmb.dynamics.rigid.element import rigid_joints
-from flexmb.dynamics.rigid.newton import fast_newton
 from flexmb.dynamics.variants.root_checks import largest_turn, refused_root
 from flexmb.dynamics.march.rotation_predictor import predict_rotations
 from flexmb.dynamics.variants.step_control import StepControl
@@ -49,119 +46,6 @@ from flexmb.progress import progress, progress_enabled
 from flexmb.results.solution import Solution
 
 log = logging.getLogger(__name__)
-
-JOINT_EQUATIONS = {JS: "relative position", JPHI: "relative rotation", JLAM: "multiplier definition",
-                   JQ: "joint law", JNA: "attachment velocity a", JNB: "attachment velocity b"}
-
-
-def make_layout(cm: CompiledModel, p: int, replay: bool = True) -> Layout:
-    cls = ReplayLayout if replay else Layout
-    return cls(cm.body_slots(), cm.group_of, cm.nj, p)
-
-
-class ElementSystem:
-    """Residual and Jacobian of one time element for a compiled model (pattern built once)."""
-
-    def __init__(self, cm: CompiledModel, te: TimeElement):
-        self.cm = cm
-        self.te = te
-        self.lay = make_layout(cm, te.p)
-        self.pattern: Pattern | None = None
-        self.n_eval = 0
-        self.t_eval = 0.0
-        #: step halvings (t, h, reason), repeated as WARNING when they end in a failure
-        self.halvings: list = []
-
-    def element_kin(self, U: NDArray, st: ElementStart, h: float, lay: Layout | None = None) -> ElementKin:
-        lay = self.lay if lay is None else lay
-        ek = ElementKin(te=self.te, h=h, st=st, lay=lay, groups=[], t_gauss=st.t + h * self.te.c,
-                        t_cons=st.t + h * self.te.tau_c)
-        for grp in self.cm.groups:
-            ek.groups.append(grp.unpack(ek, lay.group_view(U, grp.bodies, grp.slots)))
-        return ek
-
-    def triplets(self, U: NDArray, st: ElementStart, h: float, jacobian: bool = True) -> tuple[NDArray, Triplets]:
-        """Residual ``(n,)`` and the Jacobian blocks (none when ``jacobian`` is False) at ``U``."""
-        self.lay.rewind(bool(jacobian))
-        cm = self.cm
-        trip = Triplets(pattern=self.pattern, jacobian=jacobian)
-        # rigid-only models: compiled (dynamics/rigid/element.py) once the pattern exists
-        rj = rigid_joints(cm, self.te) if (trip.values_only or not jacobian) else None
-        if rj is not None and rj.whole:
-            res = rj.evaluate_all(cm, self.te, st, h, U, self.lay, trip)
-            if res is not None:
-                return res, trip
-        ek = self.element_kin(U, st, h)
-        res = np.zeros(self.lay.size)
-        for grp, kin in zip(cm.groups, ek.groups):
-            grp.residual(ek, kin, self.lay.group_view(res, grp.bodies, grp.slots), trip, cm.gravity)
-        force_residual(cm, ek, res, trip)
-        if rj is None or not rj.evaluate(cm, ek, U, res, trip):
-            joint_residual(cm, ek, unpack_joints(self.lay, self.te, st, U), res, trip)
-        return res, trip
-
-    def evaluate(self, U: NDArray, st: ElementStart, h: float, jacobian: bool = True):
-        """Residual ``(n,)`` and Jacobian (CSC, ``(n, n)``; ``None`` when ``jacobian`` is False) at ``U``.
-
-        The residual does not depend on ``jacobian`` (bit for bit): a residual-only evaluation skips
-        the Jacobian values, which Newton does not need while it reuses a factorization."""
-        t0 = _time.perf_counter()
-        if self.pattern is None:
-            jacobian = True  # the first evaluation builds the pattern
-        res, trip = self.triplets(U, st, h, jacobian)
-        J = None
-        if jacobian:
-            if self.pattern is None:
-                self.pattern = Pattern(trip, self.lay.size)
-                self._drop_structural_zeros(U, st, h, trip.values())
-                if rigid_joints(self.cm, self.te) is not None:
-                    # the compiled path's values from the start (equal to round-off, not bit for bit):
-                    # a run resumed from a checkpoint (a new pattern) repeats the uninterrupted run exactly
-                    res, trip = self.triplets(U, st, h, True)
-            J = self.pattern.matrix(trip.values())
-        self.n_eval += 1
-        self.t_eval += _time.perf_counter() - t0
-        return res, J
-
-    def _drop_structural_zeros(self, U: NDArray, st: ElementStart, h: float, vals: NDArray) -> None:
-        """Drop from the pattern the Jacobian positions that are zero at ``U`` and at two random
-        states near it (structural zeros of the dense element blocks: about 45 % of the stored
-        entries of a rigid chain); the pattern takes back any of them that turns out nonzero later
-        (:class:`~flexmb.dynamics.layout.Pattern`).  Skipped for models with user functions (drives,
-        force callbacks), which are not called at made-up states."""
-        cm = self.cm
-        if cm.jnt_drives or any(ld.callback or ld.timefn for ld in cm.forces.loads):
-            return
-        pat = self.pattern
-        nonzero = pat.unique_values(vals) != 0
-        rng = np.random.default_rng(20261125)
-        for _ in range(2):
-            Ur = U + 0.1 * (1.0 + np.abs(U)) * rng.standard_normal(U.size)
-            with np.errstate(all="ignore"):
-                _, tr = self.triplets(Ur, st, h)
-                v = pat.unique_values(tr.values())
-            nonzero |= (v != 0) | ~np.isfinite(v)
-        pat.keep_only(nonzero)
-
-    def residual(self, U: NDArray, st: ElementStart, h: float) -> NDArray:
-        """Residual only (see :meth:`evaluate`)."""
-        return self.evaluate(U, st, h, jacobian=False)[0]
-
-    def describe(self, index: int) -> str:
-        """Name the equation/unknown at global ``index``: body or joint, point, equation."""
-        lay, cm = self.lay, self.cm
-        if index < 0 or index >= lay.size:
-            return "unknown location"
-        if index < lay.joint_off:
-            b, i, slot = lay.locate_body(index)
-            eqs = cm.groups[cm.group_of[b]].equations
-            group = max(k for k in eqs if k <= slot)
-            return f"body {cm.model.bodies[b].name!r}, {eqs[group]} (component {slot - group}), internal point {i}"
-        j, rem = divmod(index - lay.joint_off, lay.p * JOINT_SLOTS)
-        i, slot = divmod(rem, JOINT_SLOTS)
-        group = max(k for k in JOINT_EQUATIONS if k <= slot)
-        return f"joint {cm.model.joints[j].name!r}, {JOINT_EQUATIONS[group]} (component {slot - group}), internal point {i}"
-
 
 @dataclass(frozen=True)
 class SimulationOptions:
@@ -412,13 +296,9 @@ class Run:
         reactions do not need them (no joints; p = 1: no element moments)."""
         if not self.cm.nj or self.te.p < 2:
             return None
-        rj = rigid_joints(self.cm, self.te)
-        if rj is not None:  # rigid-only model: compiled, the same operations
-            return rj.gauss_xb(st, U, self.system.lay, self.te.p)
         if self._plain_lay is None:
             self._plain_lay = make_layout(self.cm, self.te.p)
-        self._plain_lay.rewind(True)  # the same index requests at every element: replayed
-        return self.cm.att_b.pose(self.system.element_kin(U, st, h, lay=self._plain_lay), "gauss").x
+        return self.system.gauss_xb(st, h, U, self._plain_lay)
 
     def _check_dropped(self) -> None:
         """The equations dropped as redundant must stay satisfied (they are implied by the others at a
@@ -591,11 +471,8 @@ def _advance(system: ElementSystem, st: ElementStart, h: float, w: NDArray, prev
         # by halving the step, so numpy's floating-point warnings are not shown
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             # (a start or end node on a singular configuration of the loops: flexmb/dynamics/variants/singular_node.py)
-            # small rigid-only models: Newton's loop compiled (dynamics/rigid/newton.py), else none
-            fast = fast_newton(system, st, h, factor, options.newton)
-            st_end, r = solve_singular(system, st, h, U0, scale, options, lambda: newton_solve(
-                lambda U: system.evaluate(U, st, h), U0, scale, factor, options.newton,
-                residual=lambda U: system.residual(U, st, h), **({} if fast is None else {"fast": fast})))
+            st_end, r = solve_singular(system, st, h, U0, scale, options,
+                                       lambda: system.newton(st, h, U0, scale, factor, options.newton))
         if not r.converged:
             continue
         turn = largest_turn(cm, lay, te, r.U)

@@ -13,6 +13,10 @@ contract (``RigidBodies`` in :mod:`.rigid` is the reference implementation):
 ``attach_velocity / wrench_map``
 ``node_attach_pose``,                 the same at a time node (set-up, projection, output)
 ``node_velocity_map``
+optional ``node_attach``              ``node_attach_pose`` and ``node_velocity_map`` in one call:
+                                      ``(x (m,3), R (m,3,3), cols (m,c), B (m,6,c))`` (the node kernels,
+                                      :mod:`flexmb.dynamics.node.kernels`, read ``B`` padded to the
+                                      widest body type; without it both methods are asked)
 ``mass_blocks``, ``inverse_mass_blocks``, ``momenta``, ``velocities``, ``kinetic_energy``,
 ``gravity_potential``, ``frame_output``         node-level physics
 ``end_values``, ``predict_cold``, ``predict_warm``, ``scales``   time marching
@@ -23,6 +27,15 @@ optional: ``initial_extra()`` (body-type end values in ``ElementStart.extra``, r
 Nothing outside a body module assumes a rigid body's unknowns or its 6 x 6 mass matrix.
 ``residual`` may be called with ``trip.jacobian`` False (Newton reusing a factorization): the rows
 must be the same bit for bit; the Jacobian blocks are ignored and need not be computed.
+
+The joint and force laws never see a body type: they get the attachments' poses, velocities and
+Jacobian blocks through ``attach_pose`` / ``attach_velocity`` and hand their wrenches back through
+``wrench_map`` (:mod:`flexmb.dynamics.elements.attachments`).  Each body type computes its values in
+compiled kernels of its own (rigid: :mod:`.rigid_kernels`); the shared pieces of a floating frame are
+:func:`.rigid.frame_end_values` (end values) and :func:`flexmb.dynamics.march.kernels.extrapolate`
+(warm predictor).  A model whose bodies are all :class:`RigidBodies` is evaluated by the fused evaluator
+(:mod:`flexmb.dynamics.solve.fused`), which calls the rigid kernels directly; every other model goes
+through this contract (:mod:`flexmb.dynamics.solve.evaluation`).
 """
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.dynamics.bodies.modal_laws import cross3 as _cross, elastic_nonlinear, mass_world
-from flexmb.dynamics.kernels import _jit, rigid_kinematics, tangent_inv_and_d
+from flexmb.dynamics.bodies.rigid_kernels import rigid_kinematics
+from flexmb.dynamics.kernels import _jit, tangent_inv_and_d
 from flexmb.numba_cache import refresh as _refresh_cache
 
 _refresh_cache()
@@ -20,7 +21,7 @@ _refresh_cache()
 # ============================================================================ kinematics
 @_jit
 def modal_kinematics(E, x1, R1, q1, Ug, nm, R, T, UX, UR, UT, UQ, Xc, Qc):
-    """Kinematics of a modal group: the frame's (:func:`flexmb.dynamics.kernels.rigid_kinematics`:
+    """Kinematics of a modal group: the frame's (:func:`flexmb.dynamics.bodies.rigid_kernels.rigid_kinematics`:
     ``R``, ``T`` at the Gauss points, ``UX``, ``UR``, ``UT`` at the constraint points), the modal
     coordinates' polynomial at the constraint points ``UQ (n,p,nm)`` and contiguous copies of the
     frame positions ``Xc (n,p,3)`` and modal coordinates ``Qc (n,p,nm)`` at the Gauss points."""

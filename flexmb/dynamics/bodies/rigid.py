@@ -26,7 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
-from flexmb.dynamics import kernels
+from flexmb.dynamics.bodies import rigid_kernels as kernels
+from flexmb.dynamics.march.kernels import end_values, extrapolate, extrapolation_matrices
 
 I3 = np.eye(3)
 I6 = np.eye(6)
@@ -43,13 +44,20 @@ def frame_end_values(group, te, st, Ug: NDArray, n_pi: int):
     position ``x (n, 3)``, rotation ``R (n, 3, 3)`` (the rotation vector's end value applied to the
     start rotation) and the first ``n_pi`` modified momenta ``pi (n, n_pi)``, from the start values
     in ``st`` and the internal values ``Ug (n, p, slots)`` through the end row of the time element
-    (``y2 = end[0] y1 + end[1:] @ Y``).  Shared by every body type with a floating frame."""
-    e0, e = te.end[0], te.end[1:]
+    (``y2 = end[0] y1 + end[1:] @ Y``; compiled: :func:`flexmb.dynamics.march.kernels.end_values`).
+    Shared by every body type with a floating frame."""
     b = group.bodies
-    x = e0 * st.x[b] + np.einsum("j,bjd->bd", e, Ug[..., group.BX:group.BX + 3])
-    th = np.einsum("j,bjd->bd", e, Ug[..., group.BTH:group.BTH + 3])
-    R = rot.exp(th) @ st.R[b]
-    pi = e0 * st.pi[group.vel_cols] + np.einsum("j,bjd->bd", e, Ug[..., group.BPI:group.BPI + n_pi])
+    n = b.size
+    slots = getattr(group, "_end_slots", None)
+    if slots is None or slots[1].size != n_pi:
+        slots = group._end_slots = (group.BX + np.arange(3, dtype=np.int64), group.BPI + np.arange(n_pi, dtype=np.int64))
+    if n == st.x.shape[0]:  # every body of the model (in order): no copies of the start values
+        x1, R1 = st.x, st.R
+        pi1 = st.pi.reshape(n, -1) if n * n_pi == st.pi.size else st.pi[group.vel_cols][:, :n_pi]
+    else:
+        x1, R1, pi1 = st.x[b], st.R[b], st.pi[group.vel_cols][:, :n_pi]
+    x, pi, R, th = np.empty((n, 3)), np.empty((n, n_pi)), np.empty((n, 3, 3)), np.empty((n, 3))
+    end_values(te.end, Ug, slots[0], x1, slots[1], pi1, group.BTH, R1, True, x, pi, R, th)
     return x, R, pi
 
 
@@ -82,6 +90,8 @@ class RigidBodies:
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
         #: first slots of x, theta, pi, w (the compiled kernels read the unknowns through them)
         self._slot_starts = np.array([self.BX, self.BTH, self.BPI, self.BW], dtype=np.int64)
+        self._pos_slots = self.BX + np.arange(3, dtype=np.int64)
+        self._mom_slots = self.BPI + np.arange(6, dtype=np.int64)
 
     def local_index(self, bodies: NDArray) -> NDArray:
         return np.array([self._pos[int(b)] for b in bodies], dtype=np.int64)
@@ -97,42 +107,48 @@ class RigidBodies:
         v = np.array([b.velocity for b in src]).reshape(self.n, 3) + rot.cross(om, rc)
         return x, R, np.concatenate([v, om], axis=1)
 
-    def inertia_world(self, R: NDArray) -> NDArray:
-        return R @ self.J0 @ np.swapaxes(R, -1, -2)
-
     def mass_blocks(self, st) -> NDArray:
         """Mass matrices ``(n, 6, 6)`` at a node (velocity coordinates ``w``)."""
         M = np.zeros((self.n, 6, 6))
         M[:, :3, :3] = self.mass[:, None, None] * I3
-        M[:, 3:, 3:] = self.inertia_world(st.R[self.bodies])
+        R = st.R[self.bodies]
+        M[:, 3:, 3:] = R @ self.J0 @ np.swapaxes(R, -1, -2)
         return M
 
     def inverse_mass_blocks(self, st) -> NDArray:
-        R = st.R[self.bodies]
-        Mi = np.zeros((self.n, 6, 6))
-        Mi[:, :3, :3] = I3 / self.mass[:, None, None]
-        Mi[:, 3:, 3:] = R @ self._J0inv @ np.swapaxes(R, -1, -2)
-        return Mi
+        """``diag(I / m, R J0^-1 R^T) (n, 6, 6)`` at a node (compiled)."""
+        out = np.empty((self.n, 6, 6))
+        kernels.rigid_inverse_mass(st.R, self.bodies, self._J0inv, self.mass, out)
+        return out
 
     def momenta(self, st, w: NDArray) -> NDArray:
-        """Momenta ``M w (n, 6)`` for velocities ``w (n, 6)``."""
-        return np.einsum("nij,nj->ni", self.mass_blocks(st), w)
+        """Momenta ``M w (n, 6)`` for velocities ``w (n, 6)`` (compiled)."""
+        out = np.empty((self.n, 6))
+        kernels.rigid_momenta(st.R, self.bodies, self.J0, self.mass, np.ascontiguousarray(w, dtype=float), out)
+        return out
 
     def velocities(self, st, p: NDArray) -> NDArray:
         """Velocities ``w = M^-1 p (n, 6)`` for momenta ``p (n, 6)``."""
         return np.einsum("nij,nj->ni", self.inverse_mass_blocks(st), p)
 
+    def _frames_energy(self, st, w: NDArray):
+        """``(pos, rotm, vel, om, kinetic energy)`` at a node in one compiled call
+        (:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_node_output`)."""
+        n = self.n
+        pos, rotm, vel, om = np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3))
+        ke = kernels.rigid_node_output(st.x, st.R, self.bodies, np.ascontiguousarray(w, dtype=float), self.com,
+                                       self.mass, self.J0, pos, rotm, vel, om)
+        return pos, rotm, vel, om, ke
+
     def kinetic_energy(self, st, w: NDArray) -> float:
-        return 0.5 * float(np.einsum("ni,ni->", w, self.momenta(st, w)))
+        return float(self._frames_energy(st, w)[4])
 
     def gravity_potential(self, st, g: NDArray) -> float:
-        return -float(np.sum(self.mass * (st.x[self.bodies] @ g)))
+        return float(kernels.rigid_gravity_potential(st.x, self.bodies, self.mass, g))
 
     def frame_output(self, st, w: NDArray):
         """Body frame origin position, rotation, origin velocity and angular velocity at a node."""
-        R = st.R[self.bodies]
-        rc = np.einsum("nij,nj->ni", R, self.com)
-        return st.x[self.bodies] - rc, R, w[:, :3] - rot.cross(w[:, 3:], rc), w[:, 3:]
+        return self._frames_energy(st, w)[:4]
 
     # ================================================================== attachments (contract)
     def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:
@@ -141,17 +157,22 @@ class RigidBodies:
         c = np.ascontiguousarray(point - self.com[local], dtype=float)
         return SimpleNamespace(c=c, A=np.ascontiguousarray(frame, dtype=float), lever=bool(np.any(c)))
 
+    def node_attach(self, st, local, data):
+        """Attachment frames and velocity maps at a node in one compiled call
+        (:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_node_attach`): ``x (m, 3)``, ``R (m, 3, 3)``,
+        the columns ``(m, 6)`` and ``B (m, 6, 6)`` (optional contract method, :mod:`flexmb.dynamics.bodies`)."""
+        m = local.size
+        x, R, B = np.empty((m, 3)), np.empty((m, 3, 3)), np.empty((m, 6, 6))
+        kernels.rigid_node_attach(st.x, st.R, self.bodies, local, data.c, data.A, x, R, B)
+        return x, R, self.vel_cols[local], B
+
     def node_attach_pose(self, st, local, data):
-        R = st.R[self.bodies[local]]
-        return st.x[self.bodies[local]] + np.einsum("nij,nj->ni", R, data.c), R @ data.A
+        x, R, _, _ = self.node_attach(st, local, data)
+        return x, R
 
     def node_velocity_map(self, st, local, data):
-        r = np.einsum("nij,nj->ni", st.R[self.bodies[local]], data.c)
-        B = np.zeros((local.size, 6, 6))
-        B[:, :3, :3] = I3
-        B[:, :3, 3:] = -rot.skew(r)
-        B[:, 3:, 3:] = I3
-        return self.vel_cols[local], B
+        _, _, cols, B = self.node_attach(st, local, data)
+        return cols, B
 
     def attach_pose(self, ek, local, data, where):
         """Attachment frames at the Gauss points (``where="gauss"``) or the constraint points and the
@@ -257,15 +278,13 @@ class RigidBodies:
         Ug[..., self.BW:self.BW + 6] = w[:, None]
 
     def predict_warm(self, te, st, st_prev, Ug: NDArray, Up: NDArray, ext, ext_internal) -> None:
-        """Extrapolate the previous element's polynomials (``ext(Y, y1)``: degree p, ``ext_internal``:
-        degree p - 1) to the new internal points; rotations re-based on the new start."""
-        b = self.bodies
-        Ug[:] = ext_internal(Up)
-        Ug[..., self.BX:self.BX + 3] = ext(Up[..., self.BX:self.BX + 3], st_prev.x[b])
-        pi_end_prev = te.end[0] * st_prev.pi[self.vel_cols] + np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BPI:self.BPI + 6])
-        Ug[..., self.BPI:self.BPI + 6] = ext(Up[..., self.BPI:self.BPI + 6], st_prev.pi[self.vel_cols]) + (st.pi[self.vel_cols] - pi_end_prev)[:, None]
-        th = ext(Up[..., self.BTH:self.BTH + 3], np.zeros((self.n, 3)))
-        Ug[..., self.BTH:self.BTH + 3] = th - np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BTH:self.BTH + 3])[:, None]
+        """Extrapolate the previous element's polynomials (degree p through the start value for ``x``,
+        ``theta`` and ``pi``, degree p - 1 for ``w``) to the new internal points; rotations re-based on
+        the new start, momenta shifted by the gauge reset (compiled:
+        :func:`flexmb.dynamics.march.kernels.extrapolate`; ``ext``, ``ext_internal`` not needed)."""
+        Pe, Pi = extrapolation_matrices(te)
+        extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, st_prev.x[self.bodies], self.BTH, self._mom_slots,
+                    st_prev.pi[self.vel_cols], st.pi[self.vel_cols])
 
     def scales(self, L: float, V: float) -> NDArray:
         """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18)."""

@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb import rotations as rot
-from flexmb.dynamics.elements import joint_kernels
+from flexmb.dynamics.kernels import scatter_wrench
 from flexmb.dynamics.layout import Layout, Triplets
 
 I3 = np.eye(3)
@@ -137,6 +136,7 @@ class AttachmentSet:
         self._whole = [bool(mask.all()) for _, mask, _, _ in self.parts]
         self._ground_any = bool(self.ground.any())
         self._ground_k: dict = {}
+        self._node_base = None
 
     def _ground_base(self, k: int):
         """``x (n, k, 3)``, ``R (n, k, 3, 3)`` with the ground entries filled (the others zero): built
@@ -194,7 +194,7 @@ class AttachmentSet:
             grp = self.groups[g]
             wm = wrench if whole else wrench[mask]
             rows, BT, own = grp.wrench_map(ek, local, data, wm, target)
-            joint_kernels.scatter_add(res, rows, fac * np.einsum("mkrd,mkd->mkr", BT, wm))
+            scatter_wrench(res, rows, np.ascontiguousarray(BT), np.ascontiguousarray(wm), fac)
             if not trip.jacobian:
                 continue
             for cols, vals in own:
@@ -236,8 +236,43 @@ class AttachmentSet:
             out.append((mask, cols, B))
         return out
 
-    def node_generalized(self, cm, st, wrench: NDArray, out: NDArray) -> None:
-        """Add ``B^T wrench`` (the wrench's generalized momenta) to ``out`` (global body velocity vector
-        layout) for a wrench ``(n, 6)`` at a node."""
-        for mask, cols, B in self.node_velocity_map(cm, st):
-            np.add.at(out, cols, np.einsum("ndc,nd->nc", B, wrench[mask]))
+    def node_frames(self, cm, st):
+        """Poses and velocity maps at a time node in one set of arrays: ``x (n, 3)``, ``R (n, 3, 3)``,
+        ``B (n, 6, cw)``, ``cols (n, cw)`` (``nu = B w[cols]``) and ``width (n,)`` the columns used (0 on
+        the ground), padded to the model's widest body type ``cw`` (:mod:`flexmb.dynamics.node.kernels`).
+        A body type with ``node_attach`` (poses and map in one call) is asked once; else its
+        ``node_attach_pose`` and ``node_velocity_map``."""
+        base = self._node_base
+        if base is None:  # the ground entries' constant arrays and the model's widest body type, once
+            cw = max(g.nv for g in self.groups) if self.groups else 6
+            x = np.zeros((self.n, 3))
+            R = np.zeros((self.n, 3, 3))
+            x[self.ground] = self.ground_point[self.ground]
+            R[self.ground] = self.frame[self.ground]
+            base = self._node_base = (x, R, np.zeros((self.n, 6, cw)), np.zeros((self.n, cw), dtype=np.int64),
+                                      np.zeros(self.n, dtype=np.int64), np.full(self.n, cw, dtype=np.int64))
+            for a in base:
+                a.flags.writeable = False
+        x0, R0, B0, c0, w0, full = base
+        if not self.parts:  # the ground only: constant
+            return x0, R0, B0, c0, w0
+        cw = B0.shape[2]
+        if len(self.parts) == 1 and self._whole[0]:
+            g, mask, local, data = self.parts[0]
+            grp = self.groups[g]
+            if grp.nv == cw and hasattr(grp, "node_attach"):
+                x, R, cols, B = grp.node_attach(st, local, data)
+                return x, R, B, cols, full
+        x, R, B, cols, width = x0.copy(), R0.copy(), B0.copy(), c0.copy(), w0.copy()
+        for g, mask, local, data in self.parts:
+            grp = self.groups[g]
+            if hasattr(grp, "node_attach"):
+                xg, Rg, cg, Bg = grp.node_attach(st, local, data)
+            else:
+                (xg, Rg), (cg, Bg) = grp.node_attach_pose(st, local, data), grp.node_velocity_map(st, local, data)
+            x[mask], R[mask] = xg, Rg
+            c = cg.shape[-1]
+            B[mask, :, :c] = Bg
+            cols[mask, :c] = cg
+            width[mask] = c
+        return x, R, B, cols, width

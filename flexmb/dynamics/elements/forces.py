@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from flexmb import rotations as rot
+from flexmb.dynamics.elements import force_law
 from flexmb.dynamics.elements.attachments import AttachmentSet, ElementKin
 from flexmb.dynamics.layout import Triplets
 from flexmb.errors import ModelError
@@ -92,12 +93,25 @@ def compile_forces(cm, point_forces, point_torques, springs, st0) -> SimpleNames
         L0 = np.array([np.nan if s.free_length is None else s.free_length for s in springs], dtype=float)
         out.springs = SimpleNamespace(a=att_a, b=att_b, k=np.array([s.stiffness for s in springs], dtype=float),
                                       c=np.array([s.damping for s in springs], dtype=float),
-                                      L0=np.where(np.isnan(L0), d0, L0))
+                                      L0=np.ascontiguousarray(np.where(np.isnan(L0), d0, L0)))
     return out
 
 
+def load_values(ld, t_gauss: np.ndarray) -> np.ndarray:
+    """Values ``(p, 3)`` at the Gauss times ``t_gauss`` of a point load that is a constant or a function
+    of time (user functions are called here, in Python, once per evaluation or element; the kernels
+    read the values)."""
+    if ld.timefn:
+        return np.stack([_user_value(ld.value, ld.owner, t) for t in t_gauss])
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(ld.value, dtype=float), (t_gauss.size, 3)))
+
+
 def force_residual(cm, ek: ElementKin, res: np.ndarray, trip: Triplets) -> None:
-    """Add every force element's generalized force and Jacobian to the bodies' momentum rows."""
+    """Add every force element's generalized force and Jacobian to the bodies' momentum rows (the force
+    laws: :mod:`flexmb.dynamics.elements.force_law`).  Jacobian blocks in this order (the fused
+    evaluator of rigid-only models writes the same): per point load, the scatter's own blocks, then
+    (body frame) / the attachment's pose; then the spring-dampers, side B then side A, each / the
+    poses of B and A, then / their velocities."""
     for ld in cm.forces.loads:
         wrench, terms = load_wrench(ek, ld, trip.jacobian)
         ld.att.scatter(ek, res, trip, wrench, "force", terms)
@@ -109,28 +123,21 @@ def load_wrench(ek: ElementKin, ld, jacobian: bool = True):
     """The wrench ``(1, p, 6)`` of the point load ``ld`` at its attachment point at the Gauss points
     (force [N]; moment about that point [N m]; inertial components) and its dependence on the unknowns
     (``terms`` of :meth:`AttachmentSet.scatter`; empty when ``jacobian`` is False): the one evaluation
-    of a load, used by the residual and by the energy audit (:mod:`flexmb.dynamics.energy_audit`)."""
+    of a load (a body-frame load through :func:`flexmb.dynamics.elements.force_law.body_frame_load`),
+    used by the residual and by the energy audit (:mod:`flexmb.dynamics.energy_audit`)."""
     if ld.callback:
         return _callback_load(ek, ld, jacobian)
     p = ek.te.p
-    if ld.timefn:
-        vals = np.stack([_user_value(ld.value, ld.owner, t) for t in ek.t_gauss])
-    else:
-        vals = np.broadcast_to(np.asarray(ld.value, dtype=float), (p, 3))
-    terms = []
+    vals = load_values(ld, ek.t_gauss)
+    k0 = 0 if ld.kind == "force" else 3
     if ld.frame == "body":
         P = ld.att.pose(ek, "gauss")
-        v_in = np.einsum("ide,ie->id", P.R[0], vals)[None]
-        if jacobian:
-            dW = np.zeros((1, p, 6, 6))
-            k = 0 if ld.kind == "force" else 3
-            dW[0, :, k:k + 3, 3:] = -rot.skew(v_in[0])
-            terms.append((P.jac, dW))
-    else:
-        v_in = np.array(vals, dtype=float)[None]
+        wrench, dW = np.empty((1, p, 6)), np.empty((1, p, 6, 6) if jacobian else (0, 0, 6, 6))
+        force_law.body_frame_load(np.ascontiguousarray(P.R), vals, k0, wrench, dW, jacobian)
+        return wrench, [(P.jac, dW)] if jacobian else []
     wrench = np.zeros((1, p, 6))
-    wrench[..., (0 if ld.kind == "force" else 3):(3 if ld.kind == "force" else 6)] = v_in
-    return wrench, terms
+    wrench[0, :, k0:k0 + 3] = vals
+    return wrench, []
 
 
 def _callback_load(ek: ElementKin, ld, jacobian: bool = True):
@@ -174,8 +181,9 @@ def _callback_load(ek: ElementKin, ld, jacobian: bool = True):
 
 def spring_kinematics(ek: ElementKin, S):
     """Poses and velocities of the spring-dampers' ends at the Gauss points and the derived
-    ``d = x_b - x_a``, length ``L``, unit vector ``e``, ``vrel = v_b - v_a`` and ``Ldot (n, p, 1)``:
-    the one evaluation, used by the residual and by the energy audit."""
+    ``d = x_b - x_a``, length ``L``, unit vector ``e``, ``vrel = v_b - v_a`` and ``Ldot (n, p, 1)``,
+    for the energy audit's damping power (the force law itself:
+    :func:`flexmb.dynamics.elements.force_law.spring_damper`)."""
     Pa, Pb = S.a.pose(ek, "gauss"), S.b.pose(ek, "gauss")
     Va, Vb = S.a.velocity(ek), S.b.velocity(ek)
     d = Pb.x - Pa.x
@@ -187,33 +195,33 @@ def spring_kinematics(ek: ElementKin, S):
 
 
 def _springs(ek: ElementKin, res, trip, S) -> None:
-    sk = spring_kinematics(ek, S)
-    Pa, Pb, Va, Vb, d, L, e, vrel, Ldot = sk.Pa, sk.Pb, sk.Va, sk.Vb, sk.d, sk.L, sk.e, sk.vrel, sk.Ldot
-    k = S.k[:, None, None]
-    c = S.c[:, None, None]
-    f = k * (L - S.L0[:, None, None]) + c * Ldot
-    Fb = -f * e
-    P = (I3 - e[..., :, None] * e[..., None, :]) / L[..., None]
-    dFb_dd = -(e[..., :, None] * (k[..., None] * e[..., None, :] + c[..., None] * np.einsum("sid,side->sie", vrel, P)[..., None, :])
-               + f[..., None] * P)
-    dFb_dv = -c[..., None] * e[..., :, None] * e[..., None, :]
-    shape = d.shape[:2] + (6, 6)
-    dx = np.zeros(shape)
-    dx[..., :3, :3] = dFb_dd
-    dv = np.zeros(shape)
-    dv[..., :3, :3] = dFb_dv
-    zero = np.zeros(d.shape[:2] + (3,))
-    Wb = np.concatenate([Fb, zero], axis=-1)
+    """The spring-dampers (:func:`flexmb.dynamics.elements.force_law.spring_damper`): ``Fb`` on B, ``-Fb``
+    on A, both at the attachment points."""
+    Pa, Pb = S.a.pose(ek, "gauss"), S.b.pose(ek, "gauss")
+    Va, Vb = S.a.velocity(ek), S.b.velocity(ek)
+    jac = trip.jacobian
+    c = np.ascontiguousarray
+    d = c(Pb.x - Pa.x)
+    vrel = c(Vb.nu[..., :3] - Va.nu[..., :3])
+    n, p = d.shape[:2]
+    Fb = np.empty((n, p, 3))
+    shape = (n, p, 6, 6) if jac else (0, 0, 6, 6)
+    dx, dv = np.empty(shape), np.empty(shape)
+    force_law.spring_damper(d, vrel, S.k, S.c, S.L0, Fb, dx, dv, jac)
+    Wb = np.concatenate([Fb, np.zeros((n, p, 3))], axis=-1)
+    if not jac:
+        S.b.scatter(ek, res, trip, Wb, "force")
+        S.a.scatter(ek, res, trip, -Wb, "force")
+        return
     S.b.scatter(ek, res, trip, Wb, "force", [(Pb.jac, dx), (Pa.jac, -dx), (Vb.jac, dv), (Va.jac, -dv)])
     S.a.scatter(ek, res, trip, -Wb, "force", [(Pb.jac, -dx), (Pa.jac, dx), (Vb.jac, -dv), (Va.jac, dv)])
 
 
-def potential_energy(cm, st, gravity: float | None = None) -> float:
+def potential_energy(cm, st) -> float:
     """Potential energy at a time node [J]: gravity (zero at the origin), spring-dampers and the joint
     springs ``k (q_c - q_ref)^2 / 2`` on the free components (revolute torsional and prismatic
-    springs: the same law as the joint rows, ``joints.py``; ``q = (s, acc)`` of the node state).
-    ``gravity``: the gravity part if already computed (compiled node output of rigid models)."""
-    V = sum(grp.gravity_potential(st, cm.gravity) for grp in cm.groups) if gravity is None else gravity
+    springs: the same law as the joint rows, ``joints.py``; ``q = (s, acc)`` of the node state)."""
+    V = sum(grp.gravity_potential(st, cm.gravity) for grp in cm.groups)
     V += sum(grp.strain_energy(st) for grp in cm.groups if hasattr(grp, "strain_energy"))
     if cm.nj and np.any(cm.jnt_k):
         q = np.concatenate([st.s, st.acc], axis=1)

@@ -11,13 +11,16 @@ constraint points ``tau_c``)::
     Rlam     = D_i0 lam1 + sum_j D_ij Lam_j - h [R_A Qbar_i - S(v_B,i) Lam_i] multiplier definition
     Rc       = u_c(tau_k) - target_c(t_k)              constrained component c (held or driven)
              = Qbar_c,i + k (q_c,i - q_ref) + c qdot_c,i   free component c (ideal: k = c = 0)
+             = Qbar_m . (Rr1 exp(phi_i) e_y),  (Rr1 exp(u_phi(tau_i)))[0, 1]   universal c = 4, 5
     Rnu_a    = nu_a,i - (v_a + omega_a x r_a, omega_a)_i
     Rnu_b    = nu_b,i - (v_b + omega_b x r_b, omega_b)_i
 
 with ``S(v) lam = (0, v x lam_f)``.  The bodies receive the multipliers (``+lambda`` at B's origin on
 b, ``-lambda`` transported to A's origin on a), which is the only way joints act on bodies.  Poses,
 attachment velocities and the multipliers' way into the bodies all go through
-:mod:`flexmb.dynamics.elements.attachments`: this module never reads a body's unknowns.
+:mod:`flexmb.dynamics.elements.attachments`; every value (rows and Jacobian) comes from the compiled
+joint laws, :mod:`flexmb.dynamics.elements.joint_law`, the one implementation that every path calls.
+This module places them: index grids, Jacobian blocks, the chain rule through the attachments.
 """
 from __future__ import annotations
 
@@ -26,19 +29,14 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from flexmb import rotations as rot
-from flexmb.dynamics.elements import joint_kernels
-from flexmb.dynamics import kernels
+from flexmb.dynamics.elements import joint_law
 from flexmb.dynamics.elements.attachments import ElementKin, chain
+from flexmb.dynamics.elements.joint_law import FREE, HELD, component_kinds
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JOINT_SLOTS, JQ, JS, Triplets
 from flexmb.dynamics.time_elements import once_per_time_element
 
-I3 = np.eye(3)
 #: first slots of the joint unknowns, as the kernels read them
-_SLOTS = np.array([JS, JPHI, JLAM, JQ, JNA, JNB], dtype=np.int64)
-EY = np.array([0.0, 1.0, 0.0])
-EX = np.array([1.0, 0.0, 0.0])
-
+SLOTS = np.array([JS, JPHI, JLAM, JQ, JNA, JNB], dtype=np.int64)
 
 _EMPTY66 = np.empty((0, 0, 6, 6))
 
@@ -57,7 +55,7 @@ def _consts(te, nj: int):
     p = te.p
     Ecoef = np.broadcast_to(te.E[None, :, 1:], (nj, p, p))
     Dcoef = np.broadcast_to(te.D[None, :, 1:], (nj, p, p))
-    return (-Ecoef[..., None, None] * I3, Ecoef[..., None, None], Dcoef[..., None, None] * np.eye(6),
+    return (-Ecoef[..., None, None] * np.eye(3), Ecoef[..., None, None], Dcoef[..., None, None] * np.eye(6),
             np.broadcast_to(-np.eye(6), (nj, p, 6, 6)))
 
 
@@ -75,16 +73,47 @@ def _grid(nj: int, p: int):
     return J2, I2, J3, K3, P3
 
 
-def _component_sets(cm):
-    """Constrained and free (non-universal) components ``(jc, cc), (jf, cf)`` of the joints, kept
-    on the compiled model until the constrained set changes (redundancy resolution)."""
+def law_data(cm) -> SimpleNamespace:
+    """The joints' laws as the kernels read them, kept on the compiled model until the constrained set
+    changes (redundancy resolution): ``kind (nj, 6)`` (:func:`~flexmb.dynamics.elements.joint_law.component_kinds`),
+    ``k``, ``c``, ``ref (nj, 6)`` contiguous; the components of each Jacobian block: held ``(jh, mh)``,
+    free ``(jf, mf)``, damped free ``(jd, md)`` and ``damped (nj,)`` (joints with one), universal
+    joints ``ju``."""
     key = (cm.jnt_constrained.tobytes(), cm.jnt_universal.tobytes())
-    hit = getattr(cm, "_joint_component_sets", None)
-    if hit is None or hit[0] != key:
-        cons, univ = cm.jnt_constrained, cm.jnt_universal
-        hit = (key, np.nonzero(cons & ~univ[:, None]), np.nonzero(~cons & ~univ[:, None]))
-        cm._joint_component_sets = hit
-    return hit[1], hit[2]
+    hit = getattr(cm, "_joint_laws", None)
+    if hit is None or hit.key != key:
+        kind = component_kinds(cm.jnt_constrained, cm.jnt_universal)
+        c = np.ascontiguousarray(cm.jnt_c, dtype=float)
+        jd, md = np.nonzero((kind == FREE) & (c != 0))
+        damped = np.zeros(cm.nj, bool)
+        damped[jd] = True
+        hit = SimpleNamespace(key=key, kind=kind, k=np.ascontiguousarray(cm.jnt_k, dtype=float), c=c,
+                              ref=np.ascontiguousarray(cm.jnt_ref, dtype=float), held=np.nonzero(kind == HELD),
+                              free=np.nonzero(kind == FREE), damp=(jd, md), damped=damped,
+                              any_damped=bool(jd.size), ju=np.nonzero(cm.jnt_universal)[0], grids={})
+        cm._joint_laws = hit
+    return hit
+
+
+def _law_grids(law, te):
+    """Broadcast index grids of the law rows' Jacobian blocks (read-only, kept with :func:`law_data`
+    per time element): held ``(J, K, P (mh, p, p), m (mh,))``, free ``(J, I (mf, p))``, damped
+    ``(J, I (md, p))``, universal ``(J, K, P (nu, p, p))``, ``(J, I (nu, p))``."""
+    hit = law.grids.get(id(te))
+    if hit is None or hit[0] is not te:
+        p = te.p
+
+        def grid3(j):
+            J = np.broadcast_to(j[:, None, None], (j.size, p, p))
+            return J, np.broadcast_to(np.arange(p)[None, :, None], J.shape), np.broadcast_to(np.arange(p)[None, None, :], J.shape)
+
+        def grid2(j):
+            J = np.broadcast_to(j[:, None], (j.size, p))
+            return J, np.broadcast_to(np.arange(p)[None, :], J.shape)
+
+        hit = law.grids[id(te)] = (te, grid3(law.held[0]), grid2(law.free[0]), grid2(law.damp[0]),
+                                   grid3(law.ju), grid2(law.ju))
+    return hit[1:]
 
 
 @lru_cache(maxsize=32)
@@ -95,26 +124,7 @@ def _zeros_targets(nj: int, p: int):
     return z
 
 
-def _law_grids(cm, te):
-    """Broadcast index grids of the constitutive laws' Jacobian blocks (read-only), kept on the
-    compiled model with the component sets (:func:`_component_sets`) and the time element:
-    constrained ``(Jc, Kc, Pc (mc, p, p), E_kj (mc, p, p, 1, 1))``, free ``(Jf, If (mf, p))``."""
-    (jc, _), (jf, _) = _component_sets(cm)
-    key = cm._joint_component_sets[0]
-    hit = getattr(cm, "_joint_law_grids", None)
-    if hit is None or hit[0] != key or hit[1] is not te:
-        p = te.p
-        Jc = np.broadcast_to(jc[:, None, None], (jc.size, p, p))
-        Kc = np.broadcast_to(np.arange(p)[None, :, None], Jc.shape)
-        Pc = np.broadcast_to(np.arange(p)[None, None, :], Jc.shape)
-        Ev = np.broadcast_to(te.E[None, :, 1:], Jc.shape)[..., None, None]
-        Jf = np.broadcast_to(jf[:, None], (jf.size, p))
-        If = np.broadcast_to(np.arange(p)[None, :], Jf.shape)
-        hit = cm._joint_law_grids = (key, te, (Jc, Kc, Pc, Ev), (Jf, If))
-    return hit[2], hit[3]
-
-
-def drive_targets(cm: CompiledModel, t: np.ndarray):
+def drive_targets(cm, t: np.ndarray):
     """``(nj,6,len(t))`` drive values and rates; zeros where not driven."""
     f = np.zeros((cm.nj, 6, t.size))
     df = np.zeros((cm.nj, 6, t.size))
@@ -125,18 +135,30 @@ def drive_targets(cm: CompiledModel, t: np.ndarray):
 
 
 def unpack_joints(lay, te, st, U):
-    """The joints' unknowns at the Gauss points and their polynomials at the constraint points."""
+    """The joints' unknowns at the Gauss points (views of ``U`` by slot; ``J (nj, p, 30)`` contiguous)."""
     Jv = lay.joint_view(U)
     return SimpleNamespace(
-        J=np.ascontiguousarray(Jv), S=Jv[..., JS:JS + 3], PHI=Jv[..., JPHI:JPHI + 3], LAM=Jv[..., JLAM:JLAM + 6], Q=Jv[..., JQ:JQ + 6],
-        NA=Jv[..., JNA:JNA + 6], NB=Jv[..., JNB:JNB + 6],
-        US=te.E[None, :, 0, None] * st.s[:, None] + np.einsum("kj,njd->nkd", te.E[:, 1:], Jv[..., JS:JS + 3]),
-        UPHI=np.einsum("kj,njd->nkd", te.E[:, 1:], Jv[..., JPHI:JPHI + 3]),
+        J=np.ascontiguousarray(Jv), S=Jv[..., JS:JS + 3], PHI=Jv[..., JPHI:JPHI + 3], LAM=Jv[..., JLAM:JLAM + 6],
+        Q=Jv[..., JQ:JQ + 6], NA=Jv[..., JNA:JNA + 6], NB=Jv[..., JNB:JNB + 6],
     )
 
 
 def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> None:
-    """Rows of all joints and their Jacobian, and the multipliers' contribution to the bodies."""
+    """Rows of all joints and their Jacobian, and the multipliers' contribution to the bodies.
+
+    The values come from the joint laws (:mod:`flexmb.dynamics.elements.joint_law`); the Jacobian
+    blocks are added in this order (the fused evaluator of rigid-only models,
+    :mod:`flexmb.dynamics.solve.fused`, writes its values in the same order):
+
+    1. relative position / s, relative rotation / phi (all internal points), relative rows / the
+       poses of A, then of B, at the constraint points;
+    2. multiplier rows / lambda, lambda_f, Qbar, v_B, then / the pose of A at the Gauss points;
+    3. attachment velocity rows / nu_a, / body a, then / nu_b, / body b;
+    4. law rows (:func:`_law_jacobian`): held / u, free / Qbar, free / q, damped / (nu_a, nu_b),
+       damped / the poses of A, then of B (Gauss points), universal cross / phi, moment / Qbar_m,
+       moment / phi;
+    5. the multipliers onto the bodies (:func:`onto_bodies`).
+    """
     nj = cm.nj
     if nj == 0:
         return
@@ -144,6 +166,7 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     p = te.p
     r = res[lay.joint_off:].reshape(nj, p, JOINT_SLOTS)
     J2, I2, J3, K3, P3 = _grid(nj, p)
+    law = law_data(cm)
 
     # ------------------------------------------------------------------ attachment frames and velocities
     Pa = cm.att_a.pose(ek, "cons")
@@ -154,15 +177,20 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     Vb = cm.att_b.velocity(ek)
     jac = trip.jacobian  # False: residual only, no Jacobian values are computed
 
-    # ------------------------------------------------------------------ rows (compiled kernel)
-    # relative kinematics at the constraint points, multiplier definition and attachment velocities
-    # at the Gauss points (flexmb.dynamics.kernels.joint_rows)
-    Rrt = np.empty((nj, p, 3, 3))
+    # ------------------------------------------------------------------ rows (compiled joint laws)
+    Rrt, US, UPHI = np.empty((nj, p, 3, 3)), np.empty((nj, p, 3)), np.empty((nj, p, 3))
     dphi, dA, dB, dpsi = ((np.empty((nj, p, 3, 3)), np.empty((nj, p, 6, 6)), np.empty((nj, p, 6, 6)),
                            np.empty((nj, p, 6, 6))) if jac else (np.empty((0, 0, 3, 3)),) + (np.empty((0, 0, 6, 6)),) * 3)
     c = np.ascontiguousarray
-    kernels.joint_rows(te.E, te.D, float(h), c(st.s), c(st.lam), c(st.Rr), jk.J, Pa.x, Pa.R, Pb.x, Pb.R, c(Ga.R),
-                       c(Va.nu), c(Vb.nu), _SLOTS, r, Rrt, dphi, dA, dB, dpsi, jac)
+    GaR = c(Ga.R)
+    joint_law.joint_rows(te.E, te.D, float(h), c(st.s), c(st.lam), c(st.Rr), jk.J, Pa.x, Pa.R, Pb.x, Pb.R, GaR,
+                         c(Va.nu), c(Vb.nu), SLOTS, r, Rrt, US, UPHI, dphi, dA, dB, dpsi, jac)
+    tgt = drive_targets(cm, ek.t_cons)[0] if cm.jnt_drives else _zeros_targets(nj, p)
+    law_nu, law_dA, law_dB = ((np.zeros((nj, p, 6, 12)), np.zeros((nj, p, 6, 6)), np.zeros((nj, p, 6, 6)))
+                              if jac and law.any_damped else (np.empty((0, 0, 6, 12)),) + (_EMPTY66,) * 2)
+    uni = np.empty((nj, p, 9) if jac and law.ju.size else (0, 0, 9))
+    joint_law.law_rows(jk.J, SLOTS, US, UPHI, Rrt, c(st.Rr), c(st.acc), tgt, c(Ga.x), GaR, c(Gb.x),
+                       law.k, law.c, law.ref, law.kind, r, jac, law_nu, law_dA, law_dB, uni)
 
     if jac:
         mEI3, Ecoef5, DI6, minus = _consts(te, nj)
@@ -172,9 +200,9 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
         rows_rel = lay.joint(J2, I2, JS, 6)
         chain(trip, rows_rel, dA, Pa.jac)
         chain(trip, rows_rel, dB, Pb.jac)
-        # multiplier definition (values at the Gauss points: joint_kernels.multiplier_blocks)
+        # multiplier definition (values at the Gauss points: joint_law.multiplier_blocks)
         sNB, sL, bdR = np.empty((nj, p, 3, 3)), np.empty((nj, p, 3, 3)), np.empty((nj, p, 6, 6))
-        joint_kernels.multiplier_blocks(float(h), jk.J, _SLOTS, c(Ga.R), sNB, bdR, sL)
+        joint_law.multiplier_blocks(float(h), jk.J, SLOTS, GaR, sNB, bdR, sL)
         trip.add(lay.joint(J3, K3, JLAM, 6), lay.joint(J3, P3, JLAM, 6), DI6)
         trip.add(lay.joint(J2, I2, JLAM + 3, 3), lay.joint(J2, I2, JLAM, 3), sNB)
         trip.add(lay.joint(J2, I2, JLAM, 6), lay.joint(J2, I2, JQ, 6), bdR)
@@ -184,12 +212,40 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
         for slot, V in ((JNA, Va), (JNB, Vb)):
             trip.add_diag(lay.joint(J2, I2, slot, 6), lay.joint(J2, I2, slot, 6), 1.0)
             chain(trip, lay.joint(J2, I2, slot, 6), minus, V.jac)
-
-    # ------------------------------------------------------------------ constitutive laws
-    _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2)
+        _law_jacobian(cm, law, ek, trip, Ga, Gb, law_nu, law_dA, law_dB, uni)
 
     # ------------------------------------------------------------------ multipliers onto the bodies
     onto_bodies(cm, ek, jk, res, trip, Ga, Gb)
+
+
+def _law_jacobian(cm, law, ek, trip, Ga, Gb, law_nu, law_dA, law_dB, uni) -> None:
+    """Jacobian blocks of the law rows (order: :func:`joint_residual`, item 4); the values that are
+    not constants come from :func:`flexmb.dynamics.elements.joint_law.law_rows`."""
+    lay, te = ek.lay, ek.te
+    p, nj = te.p, cm.nj
+    (Jh, Kh, Ph), (Jf, If), (Jd, Id), (Ju3, Ku3, Pu3), (Ju, Iu) = _law_grids(law, te)
+    (jh, mh), (jf, mf), (jd, md) = law.held, law.free, law.damp
+    if jh.size:  # held: u_m(tau_k) depends on q_m at all internal points through E
+        rows = (lay.joint(Jh, Kh, JQ, 1)[..., 0] + mh[:, None, None])[..., None]
+        cols = (lay.joint(Jh, Ph, JS, 1)[..., 0] + mh[:, None, None])[..., None]
+        trip.add(rows, cols, np.broadcast_to(te.E[None, :, 1:], Jh.shape)[..., None, None])
+    if jf.size:  # free: Qbar_m + k q_m (+ c qdot_m)
+        row = lay.joint(Jf, If, JQ, 1)[..., 0] + mf[:, None]
+        trip.add_diag(row, lay.joint(Jf, If, JQ, 1)[..., 0] + mf[:, None], 1.0)
+        trip.add_diag(row, lay.joint(Jf, If, JS, 1)[..., 0] + mf[:, None], law.k[jf, mf][:, None])
+    if jd.size:  # dampers: / (nu_a, nu_b), / the attachment poses at the Gauss points
+        rows = (lay.joint(Jd, Id, JQ, 1) + md[:, None, None])
+        cols = np.concatenate([lay.joint(Jd, Id, JNA, 6), lay.joint(Jd, Id, JNB, 6)], axis=-1)
+        trip.add(rows, cols, law_nu[jd, :, md][:, :, None, :])
+        J2, I2 = _grid(nj, p)[:2]
+        rows6 = lay.joint(J2, I2, JQ, 6)
+        chain(trip, rows6, law_dA, Ga.jac, sel=law.damped)
+        chain(trip, rows6, law_dB, Gb.jac, sel=law.damped)
+    if law.ju.size:  # universal: the cross / phi (all points, through E), the moment / Qbar_m and / phi
+        trip.add(lay.joint(Ju3, Ku3, JQ + 5, 1), lay.joint(Ju3, Pu3, JPHI, 3),
+                 te.E[None, :, 1:, None, None] * uni[law.ju][:, :, None, None, 0:3])
+        trip.add(lay.joint(Ju, Iu, JQ + 4, 1), lay.joint(Ju, Iu, JQ + 3, 3), uni[law.ju][..., None, 3:6])
+        trip.add(lay.joint(Ju, Iu, JQ + 4, 1), lay.joint(Ju, Iu, JPHI, 3), uni[law.ju][..., None, 6:9])
 
 
 def onto_bodies(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets, Ga=None, Gb=None) -> None:
@@ -204,10 +260,10 @@ def onto_bodies(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets, Ga=None
     jac = trip.jacobian
     L = jk.LAM
     # side A: wa = -(lam_f, lam_m + (x_B - x_A) x lam_f), its derivatives / lam and / (dx, psi) of B
-    # (that of A is the opposite) (compiled: joint_kernels.side_a_wrench)
+    # (that of A is the opposite) (compiled: joint_law.side_a_wrench)
     wa = np.empty((nj, p, 6))
     dW_lam, dW_xb = (np.empty((nj, p, 6, 6)), np.empty((nj, p, 6, 6))) if jac else (_EMPTY66, _EMPTY66)
-    joint_kernels.side_a_wrench(L, Ga.x, Gb.x, wa, dW_lam, dW_xb, jac)
+    joint_law.side_a_wrench(np.ascontiguousarray(L), Ga.x, Gb.x, wa, dW_lam, dW_xb, jac)
     if not jac:
         cm.att_b.scatter(ek, res, trip, L, "multiplier")
         cm.att_a.scatter(ek, res, trip, wa, "multiplier")
@@ -239,24 +295,26 @@ def consistent_transport(te) -> bool:
 
 
 @once_per_time_element
-def _dinv(te):
-    """``A = D[:, 1:]^-1``, ``D[:, 1:]`` (p x p), ``AD[j, i, k] = A_ji D_ik`` and ``delta_jk (1, p, p, 1, 1)``
-    of a time element (computed once per time element)."""
+def transport_matrices(te):
+    """``A = D[:, 1:]^-1`` and ``D[:, 1:]`` (p x p, contiguous) of a time element (computed once)."""
     Dh = np.ascontiguousarray(te.D[:, 1:], dtype=float)
-    A = np.linalg.inv(Dh)
-    return A, Dh, A[:, :, None] * Dh[None, :, :], np.eye(te.p)[None, :, :, None, None]
+    return np.ascontiguousarray(np.linalg.inv(Dh)), Dh
 
 
 def transport_moment(te, h: float, f, r, rd):
     """``mu (m, p, 3)`` of :func:`_transport_moment` for forces ``f``, levers ``r`` and their rates
-    ``rd`` at the Gauss points (each ``(m, p, 3)``), and ``sum_k D_ik f_k``.  With ``r = x_B - y`` and
-    ``rd = v_B`` (``y`` a fixed point) ``lambda_m + r x lambda_f + mu`` is the polynomial of the
-    joint's moment impulse about ``y`` that collocates ``Q_m + (x_B - y) x Q_f``
+    ``rd`` at the Gauss points (each ``(m, p, 3)``; compiled:
+    :func:`flexmb.dynamics.elements.joint_law.transport_moment`).  With ``r = x_B - y`` and ``rd = v_B``
+    (``y`` a fixed point) ``lambda_m + r x lambda_f + mu`` is the polynomial of the joint's moment
+    impulse about ``y`` that collocates ``Q_m + (x_B - y) x Q_f``
     (:func:`flexmb.dynamics.node.reactions.element_record`)."""
-    A, Dh = _dinv(te)[:2]
-    Df = np.einsum("ik,mkd->mid", Dh, f)
-    rhs = rot.cross(r, Df) - np.einsum("ik,mkd->mid", Dh, rot.cross(r, f)) + h * rot.cross(rd, f)
-    return np.einsum("ji,mid->mjd", A, rhs), Df
+    A, Dh = transport_matrices(te)
+    c = np.ascontiguousarray
+    f, r, rd = c(f, dtype=float), c(r, dtype=float), c(rd, dtype=float)
+    mu, Df = np.empty(f.shape), np.empty(f.shape)
+    z = np.empty((0, 0, 0, 3, 3))
+    joint_law.transport_moment(A, Dh, float(h), f, r, rd, mu, Df, z, z, z, False)
+    return mu
 
 
 def _transport_moment(cm, ek: ElementKin, jk, res, trip, Gb, att, sign: float) -> None:
@@ -273,16 +331,19 @@ def _transport_moment(cm, ek: ElementKin, jk, res, trip, Gb, att, sign: float) -
         rdot_i = nu_B,i - v_i                                        (D = D[:, 1:], p x p)
 
     (p = 1: ``mu = (h/2) rdot x f``), added to the moment rows of the constitutive law
-    (``-mu``: same sign as the multipliers).  With it the body momenta ``p = pi + Lambda`` of the
-    element are the Gauss collocation of Newton-Euler with the reactions at the Gauss points, the
-    gauge reset extrapolates the same polynomial (:func:`flexmb.dynamics.march.marching.end_values`) and
-    the element is symmetric (time-reversible), which removes the secular energy growth.
+    (``-mu``: same sign as the multipliers; the law and its derivatives:
+    :func:`flexmb.dynamics.elements.joint_law.transport_moment`).  With it the body momenta
+    ``p = pi + Lambda`` of the element are the Gauss collocation of Newton-Euler with the reactions at
+    the Gauss points, the gauge reset extrapolates the same polynomial
+    (:func:`flexmb.dynamics.march.marching.end_values`) and the element is symmetric (time-reversible),
+    which removes the secular energy growth.  Jacobian blocks per body group of the side: / lambda_f,
+    / v_B (nu_b), / the body's v, / the body's x, then / the pose of B through each of its groups.
     """
     lay, te, h = ek.lay, ek.te, ek.h
     p = te.p
     if not att.parts:
         return
-    A, Dh, AD, eye = _dinv(te)
+    A, Dh = transport_matrices(te)
     jac = trip.jacobian
     ip = np.arange(p)
     for g, mask, local, data in att.parts:
@@ -290,21 +351,17 @@ def _transport_moment(cm, ek: ElementKin, jk, res, trip, Gb, att, sign: float) -
         b = grp.bodies[local]
         jn = np.nonzero(mask)[0]
         m = jn.size
-        f = sign * jk.LAM[mask][..., :3]                     # (m,p,3)
-        r = Gb.x[mask] - kin.X[local]                        # (m,p,3)
-        rd = jk.NB[mask][..., :3] - kin.W[local][..., :3]    # (m,p,3)
-        mu, Df = transport_moment(te, h, f, r, rd)
+        f = np.ascontiguousarray(sign * jk.LAM[mask][..., :3])               # (m,p,3)
+        r = np.ascontiguousarray(Gb.x[mask] - kin.X[local])                  # (m,p,3)
+        rd = np.ascontiguousarray(jk.NB[mask][..., :3] - kin.W[local][..., :3])  # (m,p,3)
+        mu, Df = np.empty((m, p, 3)), np.empty((m, p, 3))
+        shape = (m, p, p, 3, 3) if jac else (0, 0, 0, 3, 3)
+        d_f, d_r, d_rd = np.empty(shape), np.empty(shape), np.empty(shape)
+        joint_law.transport_moment(A, Dh, float(h), f, r, rd, mu, Df, d_f, d_r, d_rd, jac)
         rows = lay.body(b[:, None], ip[None], grp.BW + 3, 3)  # (m,p,3)
         np.add.at(res, rows, -mu)
         if not jac:
             continue
-        # d mu_j / d f_k = sum_i A_ji D_ik skew(r_i) - delta_jk skew(r_k) + h A_jk skew(rdot_k)
-        Cr = np.einsum("jik,mid->mjkd", AD, r)
-        d_f = rot.skew(Cr) - eye * rot.skew(r)[:, None] \
-            + h * A[None, :, :, None, None] * rot.skew(rd)[:, None]
-        # d mu_j / d r_k = -A_jk skew(Df_k) + delta_jk skew(f_k);  d mu_j / d rdot_k = -h A_jk skew(f_k)
-        d_r = -A[None, :, :, None, None] * rot.skew(Df)[:, None] + eye * rot.skew(f)[:, None]
-        d_rd = -h * A[None, :, :, None, None] * rot.skew(f)[:, None]
         R4 = np.broadcast_to(rows[:, :, None, :], (m, p, p, 3))
         Jj = np.broadcast_to(jn[:, None, None], (m, p, p))
         Kk = np.broadcast_to(ip[None, None, :], (m, p, p))
@@ -323,102 +380,3 @@ def _transport_moment(cm, ek: ElementKin, jk, res, trip, Gb, att, sign: float) -
             c = cols.shape[-1]
             vals = np.einsum("mjkde,mkec->mjkdc", -d_r[sel], jc.J[inner][..., :3, :])
             trip.add(R4[sel], np.broadcast_to(cols[:, None], (sel.sum(), p, p, c)), vals)
-
-
-def _constitutive(cm, ek, jk, r, trip, Rrt, Ga, Gb, J2, I2):
-    lay, te, st = ek.lay, ek.te, ek.st
-    nj, p = cm.nj, te.p
-    cons = cm.jnt_constrained
-    tgt = drive_targets(cm, ek.t_cons)[0] if cm.jnt_drives else _zeros_targets(nj, p)
-    # constrained: u_c(tau_k) + acc_c - target_c; free: Qbar_c + k (q_c + acc_c - ref_c) + c qdot_c
-    # (qdot in frame A from the attachment velocities nu; compiled: joint_kernels.constitutive_rows)
-    joint_kernels.constitutive_rows(jk.J, _SLOTS, jk.US, jk.UPHI, st.acc, tgt, Ga.x, Ga.R, Gb.x,
-                                    cm.jnt_k, cm.jnt_c, cm.jnt_ref, cons, r, JQ)
-    rc = r[..., JQ:JQ + 6]
-
-    # universal joints: cross condition on comp 5, moment along y_B free on comp 4
-    univ = cm.jnt_universal
-    if univ.any():
-        u = np.where(univ)[0]
-        rc[u, :, 5] = Rrt[u][..., 0, 1]
-        Rr_g = st.Rr[u][:, None] @ rot.exp(jk.PHI[u])
-        rc[u, :, 4] = np.einsum("jid,jid->ji", jk.Q[u][..., 3:], Rr_g @ EY)
-    if not trip.jacobian:
-        return
-
-    # Jacobian of the constitutive rows
-    (jc, cc_idx), (jf, cf) = _component_sets(cm)
-    (Jc, Kc, Pc, Ev), (Jf, If) = _law_grids(cm, te)
-    if jc.size:
-        # constrained: u_c(tau_k) depends on q_c at all internal points through E
-        rows = (lay.joint(Jc, Kc, JQ, 1)[..., 0] + cc_idx[:, None, None])[..., None]
-        cols = (lay.joint(Jc, Pc, JS, 1)[..., 0] + cc_idx[:, None, None])[..., None]
-        trip.add(rows, cols, Ev)
-    if univ.any():
-        ju = np.where(univ)[0]
-        Jc = np.broadcast_to(ju[:, None, None], (ju.size, p, p))
-        Kc = np.broadcast_to(np.arange(p)[None, :, None], Jc.shape)
-        Pc = np.broadcast_to(np.arange(p)[None, None, :], Jc.shape)
-        for c in range(3):
-            trip.add(lay.joint(Jc, Kc, JQ + c, 1), lay.joint(Jc, Pc, JS + c, 1),
-                     np.broadcast_to(te.E[None, :, 1:], Jc.shape)[..., None, None])
-        # comp 5: g = ex . Rr ey, dg/dphi = -(Rr^T ex)^T skew(ey) T(phi)^T
-        gphi = -np.einsum("jkd,de,jkef->jkf", np.swapaxes(Rrt[ju], -1, -2) @ EX, rot.skew(EY),
-                          np.swapaxes(rot.tangent(jk.UPHI[ju]), -1, -2))
-        trip.add(lay.joint(Jc, Kc, JQ + 5, 1), lay.joint(Jc, Pc, JPHI, 3),
-                 te.E[None, :, 1:, None, None] * gphi[:, :, None, None, :])
-        # comp 4: Qm . (Rr_i ey): / Qm and / phi_i
-        Rr_g = st.Rr[ju][:, None] @ rot.exp(jk.PHI[ju])
-        Ju, Iu = J2[ju], I2[ju]
-        trip.add(lay.joint(Ju, Iu, JQ + 4, 1), lay.joint(Ju, Iu, JQ + 3, 3), (Rr_g @ EY)[..., None, :])
-        dphi4 = -np.einsum("jid,jide,ef,jifg->jig", jk.Q[ju][..., 3:], Rr_g, rot.skew(EY),
-                           np.swapaxes(rot.tangent(jk.PHI[ju]), -1, -2))
-        trip.add(lay.joint(Ju, Iu, JQ + 4, 1), lay.joint(Ju, Iu, JPHI, 3), dphi4[..., None, :])
-        trip.add_diag(lay.joint(Ju, Iu, JQ + 3, 1), lay.joint(Ju, Iu, JQ + 3, 1), 1.0)
-    # free components (non-universal): Qbar_c + k q_c + c qdot_c
-    if jf.size:
-        row = lay.joint(Jf, If, JQ, 1)[..., 0] + cf[:, None]
-        trip.add_diag(row, lay.joint(Jf, If, JQ, 1)[..., 0] + cf[:, None], 1.0)
-        trip.add_diag(row, lay.joint(Jf, If, JS, 1)[..., 0] + cf[:, None], cm.jnt_k[jf, cf][:, None])
-        damp = cm.jnt_c[jf, cf] != 0
-        if damp.any():
-            dg = Gb.x - Ga.x
-            urel = jk.NB[..., :3] - jk.NA[..., :3] - rot.cross(jk.NA[..., 3:], dg)
-            Rat_g = np.swapaxes(Ga.R, -1, -2)
-            _damping_jacobian(cm, ek, jk, trip, jf[damp], cf[damp], row[damp], Rat_g, urel, dg, Ga, Gb)
-
-
-def _damping_jacobian(cm, ek, jk, trip, jf, cf, row, Rat_g, urel, dg, Ga, Gb):
-    """Jacobian of ``c * qdot_c`` for damped free components (qdot from nu, frame A)."""
-    lay, p = ek.lay, ek.te.p
-    n = jf.size
-    cval = cm.jnt_c[jf, cf]
-    Jf = np.broadcast_to(jf[:, None], (n, p))
-    If = np.broadcast_to(np.arange(p)[None, :], Jf.shape)
-    rot_c = cf >= 3
-    ccomp = np.where(rot_c, cf - 3, cf)
-    e_row = Rat_g[jf][np.arange(n)[:, None], If, ccomp[:, None]]  # (n,p,3) row of R_A^T
-    scale = cval[:, None, None]
-    row_ = row[..., None]
-    # rotational: wrel = R_A^T (om_b - om_a) ; translational: sdot = R_A^T (v_b - v_a - om_a x d)
-    trip.add(row_, lay.joint(Jf, If, JNB, 3), np.where(rot_c[:, None, None], 0.0, scale * e_row)[..., None, :])
-    trip.add(row_, lay.joint(Jf, If, JNA, 3), np.where(rot_c[:, None, None], 0.0, -scale * e_row)[..., None, :])
-    trip.add(row_, lay.joint(Jf, If, JNB + 3, 3), np.where(rot_c[:, None, None], scale * e_row, 0.0)[..., None, :])
-    om_a = jk.NA[jf][..., 3:]
-    val_oma = np.where(rot_c[:, None, None], -scale * e_row, scale * np.einsum("nid,nide->nie", e_row, rot.skew(dg[jf])))
-    trip.add(row_, lay.joint(Jf, If, JNA + 3, 3), val_oma[..., None, :])
-    # dependence on the attachment poses: frame A turns (R_A^T u), d = x_B - x_A moves
-    u_vec = np.where(rot_c[:, None, None], jk.NB[jf][..., 3:] - jk.NA[jf][..., 3:], urel[jf])
-    dd = np.where(rot_c[:, None, None], 0.0, -scale * np.einsum("nid,nide->nie", e_row, rot.skew(om_a)))
-    # rows of all six law components of the damped joints (zero blocks for the undamped ones)
-    dA6 = np.zeros((cm.nj, p, 6, 6))
-    dA6[jf, :, cf, 3:] = scale * np.einsum("nid,nide->nie", e_row, rot.skew(u_vec))
-    dA6[jf, :, cf, :3] = -dd
-    dB6 = np.zeros_like(dA6)
-    dB6[..., :3] = -dA6[..., :3]
-    sel = np.zeros(cm.nj, bool)
-    sel[jf] = True
-    J2, I2 = _grid(cm.nj, p)[:2]
-    rows6 = lay.joint(J2, I2, JQ, 6)
-    chain(trip, rows6, dA6, Ga.jac, sel=sel)
-    chain(trip, rows6, dB6, Gb.jac, sel=sel)

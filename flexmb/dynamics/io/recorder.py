@@ -14,7 +14,7 @@ from flexmb.dynamics.energy_audit import contributors, track_node, work_fields
 from flexmb.dynamics.modal_range import RangeMonitor
 from flexmb.dynamics.elements.joints import consistent_transport, transport_moment
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
-from flexmb.dynamics.node.projection import attachment_velocities, joint_rates
+from flexmb.dynamics.node.projection import body_rates
 from flexmb.dynamics.node.reactions import element_record, node_reactions, node_record, with_start_impulse
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
@@ -75,22 +75,18 @@ class Recorder:
         nv = project_node(cm, st)
         w = nv.w
         extra = {}
-        rn = nv.frames.rigid if nv.frames is not None else None
-        if rn is not None:  # rigid-only model: compiled (dynamics/rigid/node.py)
-            pos, rotm, vel, om, ke, pe_g = rn.output(st, w, cm.gravity)
-        else:
-            pos = np.zeros((cm.nb, 3))
-            rotm = np.zeros((cm.nb, 3, 3))
-            vel = np.zeros((cm.nb, 3))
-            om = np.zeros((cm.nb, 3))
-            ke = 0.0
-            for grp in cm.groups:
-                wg = w[grp.vel_cols]
-                pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
-                ke += grp.kinetic_energy(st, wg)
-                if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
-                    extra.update(grp.node_output(st, wg))
-        pe = potential_energy(cm, st, None if rn is None else pe_g)
+        pos = np.zeros((cm.nb, 3))
+        rotm = np.zeros((cm.nb, 3, 3))
+        vel = np.zeros((cm.nb, 3))
+        om = np.zeros((cm.nb, 3))
+        ke = 0.0
+        for grp in cm.groups:  # (compiled per body type: rigid_kernels.rigid_node_output for rigid bodies)
+            wg = w[grp.vel_cols]
+            pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
+            ke += grp.kinetic_energy(st, wg)
+            if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
+                extra.update(grp.node_output(st, wg))
+        pe = potential_energy(cm, st)
         out = SimpleNamespace(nv=nv, pos=pos, rotm=rotm, vel=vel, om=om, ke=float(ke), pe=float(pe), extra=extra)
         st._node_values = (st.t, tuple(np.array(a, copy=True) for a in key), out)
         return out
@@ -117,11 +113,7 @@ class Recorder:
             self.range.node(st.t, vals.extra, vals.om, vals.rotm)
         if cm.nj:
             fr = nv.frames
-            if fr.rigid is not None:  # compiled (dynamics/rigid/node.py)
-                qdot = fr.rigid.rates(fr, w)[:, :6]
-            else:
-                qdot = joint_rates(fr, attachment_velocities(fr.map_a, w, cm.nj),
-                                   attachment_velocities(fr.map_b, w, cm.nj))[:, :6]
+            qdot = body_rates(fr, w)[:, :6]
             self.srel.append(st.s.copy())
             self.rrel.append(st.acc.copy())
             self.vrel.append(qdot)
@@ -176,7 +168,7 @@ class Recorder:
         Jv = lay.joint_view(U)
         mu = None
         if xb is not None and consistent_transport(te):  # the impulse polynomial of the consistent transport
-            mu = transport_moment(te, h, Jv[..., JLAM:JLAM + 3], xb - xb[:, :1], Jv[..., JNB:JNB + 3])[0]
+            mu = transport_moment(te, h, Jv[..., JLAM:JLAM + 3], xb - xb[:, :1], Jv[..., JNB:JNB + 3])
         rec = element_record(te, Jv[..., JLAM:JLAM + 6], xb, mu)
         start_imp = getattr(st, "start_impulse", None)  # the symmetric projection's impulse at the start node
         if start_imp is not None and te.p > 1:

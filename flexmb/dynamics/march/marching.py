@@ -12,16 +12,19 @@ from flexmb.dynamics.elements.attachments import ElementKin
 from flexmb.dynamics.node.constraints import multiplier_momenta
 from flexmb.dynamics.elements.joints import consistent_transport, onto_bodies, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
-from flexmb.dynamics.node.projection import attachment_velocities
-from flexmb.dynamics.rigid import march as rigid_march
-from flexmb.dynamics.rigid.node import rigid_node
+from flexmb.dynamics.march import kernels as march_kernels
+from flexmb.dynamics.march.kernels import extrapolation_matrices
+from flexmb.dynamics.node.projection import attachment_velocities, node_frames
 from flexmb.dynamics.system import CompiledModel, ElementStart
-from flexmb.dynamics.time_elements import TimeElement, _lagrange_matrices, once_per_time_element
+from flexmb.dynamics.time_elements import TimeElement
 
 
 log = logging.getLogger(__name__)
 
-_JSLOTS = np.array([JS, JPHI, JLAM], dtype=np.int64)
+#: the joints' slots with end values and extrapolated from the start value
+#: (:mod:`flexmb.dynamics.march.kernels`): s (positions) and lambda (multipliers)
+_JPOS = JS + np.arange(3, dtype=np.int64)
+_JMOM = JLAM + np.arange(6, dtype=np.int64)
 
 
 def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, w: NDArray,
@@ -38,14 +41,7 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
     if prev is not None:
         U_prev, st_prev, h_prev = prev
         if abs(h_prev - h) <= 1e-12 * h:
-            Pe, Pi = _extrapolation_matrices(te)
-            rn = rigid_node(cm)
-            if rn is not None and len(cm.groups) == 1:  # compiled (dynamics/rigid/node.py), same formulas
-                grp = cm.groups[0]
-                rigid_march.predict_warm(Pe, Pi, te.end, grp.bodies, rn.voff, lay.group_view(U_prev, grp.bodies, grp.slots),
-                                   lay.group_view(U, grp.bodies, grp.slots), grp._slot_starts, st_prev.x, st_prev.pi,
-                                   st.pi, lay.joint_view(U_prev), Jv, _JSLOTS, st_prev.s, st_prev.lam, st.lam)
-                return U
+            Pe, Pi = extrapolation_matrices(te)
 
             def ext(Y, y1):  # degree p through (0, y1), (c_j, Y_j)
                 return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
@@ -56,67 +52,54 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
             for grp in cm.groups:
                 grp.predict_warm(te, st, st_prev, lay.group_view(U, grp.bodies, grp.slots),
                                  lay.group_view(U_prev, grp.bodies, grp.slots), ext, ext_internal)
-            if cm.nj:
-                Jp = lay.joint_view(U_prev)
-                Jv[:] = ext_internal(Jp)
-                Jv[..., JS:JS + 3] = ext(Jp[..., JS:JS + 3], st_prev.s)
-                lam_p = ext(Jp[..., JLAM:JLAM + 6], st_prev.lam)
-                lam_end_prev = te.end_value(st_prev.lam, Jp[..., JLAM:JLAM + 6])
-                Jv[..., JLAM:JLAM + 6] = lam_p - (lam_end_prev - st.lam)[:, None]
-                ph = ext(Jp[..., JPHI:JPHI + 3], np.zeros_like(st_prev.s))
-                Jv[..., JPHI:JPHI + 3] = ph - te.end_value(None, Jp[..., JPHI:JPHI + 3])[:, None]
+            if cm.nj:  # compiled: march.kernels.extrapolate (the multipliers shifted by the gauge reset)
+                march_kernels.extrapolate(Pe, Pi, te.end, lay.joint_view(U_prev), Jv, _JPOS, st_prev.s, JPHI,
+                                          _JMOM, st_prev.lam, st.lam)
             return U
     for grp in cm.groups:
         grp.predict_cold(te, st, h, w[grp.vel_cols], lay.group_view(U, grp.bodies, grp.slots))
     if cm.nj:
         Jv[..., JS:JS + 3] = st.s[:, None]
         Jv[..., JLAM:JLAM + 6] = st.lam[:, None]
-        for slot, att in ((JNA, cm.att_a), (JNB, cm.att_b)):
-            Jv[..., slot:slot + 6] = attachment_velocities(att.node_velocity_map(cm, st), w, cm.nj)[:, None]
+        fr = node_frames(cm, st)
+        for slot, nu in zip((JNA, JNB), attachment_velocities(fr, w)):
+            Jv[..., slot:slot + 6] = nu[:, None]
         # the relative rotation consistent with the bodies' constant-velocity rotations (theta = c h omega):
         # phi = c h R_B1^T (omega_b - omega_a) in frame B (R_A^T R_B = Rr1 exp(phi)).  Left at zero, the
         # joint's rotation equation axial((Rr1 exp phi)^T R_A^T R_B) = 0 starts Newton at a mismatch of
         # h |omega_rel|, and Newton on a sine overshoots beyond ~1.17 rad: a rotor at 150 rad/s, p = 3,
         # h = 8e-3 then landed on the equation's aliases (phi off by 2 pi or pi) and its spring went wrong
-        _, Rb = cm.att_b.node_pose(cm, st)
+        Rb = fr.Rb
         om_rel = np.einsum("nji,nj->ni", Rb, Jv[:, 0, JNB + 3:JNB + 6] - Jv[:, 0, JNA + 3:JNA + 6])
         Jv[..., JPHI:JPHI + 3] = h * te.c[None, :, None] * om_rel[:, None, :]
     return U
 
 
-@once_per_time_element  # they depend on c only
-def _extrapolation_matrices(te: TimeElement):
-    """Lagrange extrapolation from the previous element to the new internal points ``1 + c_k``.
-
-    ``Pe (p, p+1)`` on the nodes ``{0, c}`` (degree p), ``Pi (p, p)`` on the nodes ``c`` (degree p-1).
-    """
-    Pe, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
-    Pi, _ = _lagrange_matrices(te.c, 1.0 + te.c)
-    return Pe, Pi
-
-
 def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h: float, U: NDArray) -> ElementStart:
     """The element's end node (the next element's start) from its internal values ``U``, with the
-    gauge reset of the multipliers.  Rigid-only models: one compiled kernel
-    (:func:`flexmb.dynamics.rigid.march.end_node`), the same formulas."""
-    rn = rigid_node(cm)
-    if rn is not None and not consistent_transport(te):
-        new = rigid_march.end_node(rn, cm, lay, te, st, h, U, _POLAR_NEAR, _POLAR_FAR, reset=True)
-        if new is not None:
-            return new
-    x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
+    gauge reset of the multipliers: the bodies' end values through their type
+    (:func:`flexmb.dynamics.bodies.rigid.frame_end_values` for a floating frame), the joints'
+    (:func:`flexmb.dynamics.march.kernels.end_values`), the rotations re-orthonormalized
+    (:func:`_orthonormalize`)."""
     extra = dict(st.extra)
-    for grp in cm.groups:
-        out = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))
-        x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = out[:3]
-        if len(out) > 3:  # body-type end values (e.g. modal coordinates)
+    groups = cm.groups
+    if len(groups) == 1 and groups[0].n == cm.nb and groups[0].nv * cm.nb == cm.nv:
+        out = groups[0].end_values(te, st, lay.group_view(U, groups[0].bodies, groups[0].slots))
+        x, R, pi = out[0], out[1], out[2].reshape(cm.nv)  # every body, in order
+        if len(out) > 3:
             extra.update(out[3])
-    Jv = lay.joint_view(U)
+    else:
+        x, R, pi = st.x.copy(), st.R.copy(), st.pi.copy()
+        for grp in groups:
+            out = grp.end_values(te, st, lay.group_view(U, grp.bodies, grp.slots))
+            x[grp.bodies], R[grp.bodies], pi[grp.vel_cols] = out[:3]
+            if len(out) > 3:  # body-type end values (e.g. modal coordinates)
+                extra.update(out[3])
     if cm.nj:
-        s = te.end_value(st.s, Jv[..., JS:JS + 3])
-        phi = te.end_value(None, Jv[..., JPHI:JPHI + 3])
-        Rr = st.Rr @ rot.exp(phi)
-        lam = te.end_value(st.lam, Jv[..., JLAM:JLAM + 6])
+        nj = cm.nj
+        s, lam, Rr, phi = np.empty((nj, 3)), np.empty((nj, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3))
+        march_kernels.end_values(te.end, lay.joint_view(U), _JPOS, st.s, _JMOM, st.lam, JPHI, st.Rr,
+                                 False, s, lam, Rr, phi)
         acc = st.acc + phi
     else:
         s, Rr, lam, acc = st.s, st.Rr, st.lam, st.acc
@@ -193,33 +176,21 @@ def _orthonormalize(R: NDArray) -> NDArray:
     """Orthogonal polar factor ``U V^T`` of each ``R (..., 3, 3)`` (``R = U S V^T``, its SVD).
 
     The end-value rotations are orthonormal to a few ulps, so the Newton-Schulz iteration
-    ``X <- X + X (I - X^T X) / 2`` (quadratic convergence to the same polar factor) replaces the
-    batched SVD: one step when the deviation ``e = max|I - X^T X|`` is below ``_POLAR_NEAR``
-    (the next error, ~0.75 e^2, is below round-off), a few more up to ``_POLAR_FAR``; matrices
-    farther from orthonormal go to the SVD; non-finite entries are passed through (as NaN), for the
-    caller's finiteness checks."""
+    ``X <- X + X (I - X^T X) / 2`` (quadratic convergence to the same polar factor; compiled:
+    :func:`flexmb.dynamics.march.kernels.polar`) replaces the batched SVD: one step when the deviation
+    ``e = max|I - X^T X|`` is below ``_POLAR_NEAR`` (the next error, ~0.75 e^2, is below round-off), a few
+    more up to ``_POLAR_FAR``; matrices farther from orthonormal, or not converged, go to the SVD;
+    non-finite entries are passed through (as NaN), for the caller's finiteness checks."""
     R = np.asarray(R, dtype=float)
     if R.size == 0:
         return R.copy()
-    X = R.reshape(-1, 3, 3)
-    eye = np.eye(3)
-    far = None
-    for _ in range(8):
-        E = eye - np.matmul(np.swapaxes(X, -1, -2), X)
-        e = np.abs(E).max(axis=(-2, -1))
-        if far is None:
-            far = ~(e <= _POLAR_FAR)  # NaN-safe
-            anyfar = bool(far.any())
-        if anyfar:  # left as they are here, replaced below
-            E[far] = 0.0
-            e[far] = 0.0
-        X = X + 0.5 * np.matmul(X, E)
-        if e.max() <= _POLAR_NEAR:
-            break
-    else:  # not converged within the iterations allowed: SVD for those
-        far |= e > _POLAR_NEAR
-    far &= np.isfinite(R.reshape(-1, 9)).all(axis=1)  # a NaN/inf stays visible (the SVD would raise)
-    if far.any():  # (includes rows that did not converge)
-        u, _, vt = np.linalg.svd(R.reshape(-1, 3, 3)[far])
-        X[far] = u @ vt
+    X = np.array(R.reshape(-1, 3, 3), dtype=float)  # a contiguous copy, polished in place
+    ok = np.empty(X.shape[0], dtype=np.bool_)
+    if not march_kernels.polar(X, _POLAR_NEAR, _POLAR_FAR, ok):
+        R0 = R.reshape(-1, 3, 3)
+        far = ~ok & np.isfinite(R0.reshape(-1, 9)).all(axis=1)  # a NaN/inf stays visible (the SVD would raise)
+        X[~ok] = R0[~ok]
+        if far.any():
+            u, _, vt = np.linalg.svd(R0[far])
+            X[far] = u @ vt
     return X.reshape(R.shape)

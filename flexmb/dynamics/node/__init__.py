@@ -1,3 +1,4 @@
 """Work at a time node: velocity-level constraints and the node projection (:mod:`.constraints`,
 :mod:`.projection`), joint reactions recovered from the impulses (:mod:`.reactions`), redundant
-constraint equations of closed loops (:mod:`.redundancy`)."""
+constraint equations of closed loops (:mod:`.redundancy`) and the reactions independent of which of
+them were dropped (:mod:`.least_norm`)."""

@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import COMPONENT_NAMES
-from flexmb.dynamics.node.projection import (NodeFrames, apply_blocks, attachment_velocities, generalized,
-                                        inverse_mass_blocks, joint_rates, node_frames, node_projector, rate_blocks)
+from flexmb.dynamics.node.projection import (NodeFrames, body_rates, generalized, inverse_mass_blocks, node_frames,
+                                             node_projector, rate_blocks)
 
 log = logging.getLogger(__name__)
 
@@ -66,15 +66,14 @@ def velocity_constraint_matrix(cm, st, joints: NDArray | None = None):
     row_of = -np.ones((n, 7), dtype=np.int64)
     row_of[jj, cc] = np.arange(jj.size)
     rows, cols, vals = [], [], []
-    for maps, C in ((fr.map_b, Cb), (fr.map_a, Ca)):
-        for m, vcols, B in maps:
-            blk = C[m] @ B  # (m, 7, c)
-            r = np.broadcast_to(row_of[m][:, :, None], blk.shape)
-            c = np.broadcast_to(vcols[:, None, :], blk.shape)
-            ok = r >= 0
-            rows.append(r[ok])
-            cols.append(c[ok])
-            vals.append(blk[ok])
+    for B, vcols, width, C in ((fr.Bb, fr.cb, fr.wb, Cb), (fr.Ba, fr.ca, fr.wa, Ca)):
+        blk = C @ B  # (nj, 7, cw)
+        r = np.broadcast_to(row_of[:, :, None], blk.shape)
+        c = np.broadcast_to(vcols[:, None, :], blk.shape)
+        ok = (r >= 0) & (np.arange(B.shape[-1])[None, None, :] < width[:, None, None])
+        rows.append(r[ok])
+        cols.append(c[ok])
+        vals.append(blk[ok])
     if rows:
         G = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(jj.size, cm.nv))
     else:
@@ -91,8 +90,7 @@ def project_velocities(cm, st, w0, t0):
     if proj.n == 0:
         return w0
     fr = NodeFrames(cm, st)
-    viol = joint_rates(fr, attachment_velocities(fr.map_a, w0, cm.nj),
-                       attachment_velocities(fr.map_b, w0, cm.nj))[proj.jj, proj.cc] - proj.target(cm, t0)
+    viol = body_rates(fr, w0)[proj.jj, proj.cc] - proj.target(cm, t0)
     scale = max(np.abs(w0).max(initial=0.0), 1.0)
     if np.abs(viol).max() <= 1e-12 * scale:
         return w0
@@ -153,12 +151,7 @@ def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
     if proj.n == 0:
         w2 = node_velocities(cm, st, p)
         return NodeVelocity(w2, p, w2, None, None, proj, fr)
-    if fr.rigid is not None and proj.factor.backend == "dense":  # compiled (dynamics/rigid/node.py)
-        w, w2, mu, loc = proj.project_rigid(cm, st, p, fr)
-        return NodeVelocity(w, p, w2, mu, loc, proj, fr)
-    Mi = inverse_mass_blocks(cm, st)  # once per node: the velocities and the projection
-    w2 = apply_blocks(cm, Mi, p)
-    w, mu, loc = proj.project(cm, st, w2, fr, Mi=Mi)
+    w, w2, mu, loc = proj.project_momenta(cm, st, p, fr, inverse_mass_blocks(cm, st))
     return NodeVelocity(w, p, w2, mu, loc, proj, fr)
 
 

@@ -16,14 +16,16 @@ assembled: with ``C_b, C_a (nj, 7, 6)`` the rate blocks of a joint on its attach
 * ``G^T mu``: the multipliers ``loc (nj, 7)`` as a wrench on B (:func:`joint_wrench`) handed to the
   bodies as generalized momenta (:func:`generalized`, the same map as the gauge reset's);
 * ``G M^-1 G^T``: a sum over the bodies of ``G_b M_b^-1 G_b^T``, ``G_b`` the rows ``C B`` of G on the
-  attachments of body ``b``; the bodies are bucketed by their number of rows and each bucket is one
-  batched product.  The rows, buckets, sparsity pattern, its ordering and the symbolic factorization
-  are fixed per model (:class:`NodeProjector`, built at the first node and cached on the compiled
-  model); per node only the values are computed and scattered (``np.bincount``) into the factor's
-  storage.
+  attachments of body ``b`` ("entry rows", grouped by body).  The rows, entry rows, sparsity pattern,
+  its ordering and the symbolic factorization are fixed per model (:class:`NodeProjector`, built at the
+  first node and cached on the compiled model); per node only the values are computed, into the
+  factor's storage.
 
-``G M^-1 G^T`` is symmetric positive definite once redundant equations are dropped: dense LAPACK
-Cholesky up to :data:`DENSE_ROWS` rows; above, CHOLMOD (scikit-sparse, extra ``sparse``: analysis
+Every value is compiled, for every body type (:mod:`flexmb.dynamics.node.kernels`: the attachments'
+velocity maps ``B`` padded to the widest body type; the joints' node laws of
+:mod:`flexmb.dynamics.elements.joint_law`).  ``G M^-1 G^T`` is symmetric positive definite once
+redundant equations are dropped: up to :data:`DENSE_ROWS` rows the whole projection is one compiled
+call with a dense Cholesky (:func:`flexmb.dynamics.node.kernels.project_dense`); above, CHOLMOD (scikit-sparse, extra ``sparse``: analysis
 once, numeric factorization per node) or without it SuperLU in symmetric mode on the pattern
 permuted once by a minimum-degree ordering (``benchmarks/README.md``, "Output recording and the
 node-velocity projection", has the measurements).  When the factorization declines or has a pivot
@@ -43,50 +45,28 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
+from flexmb.dynamics.elements.joint_law import node_rate_rows, node_rate_wrench, node_rates
+from flexmb.dynamics.node import kernels as nk
 
 #: largest number of constraint rows factored as a dense matrix (measured crossover, see module doc)
 DENSE_ROWS = 60
 
 
 class NodeFrames:
-    """Joint attachment frames at one node: ``xa, xb (nj, 3)``, ``Ra, Rb (nj, 3, 3)``; the velocity
-    maps ``map_a``, ``map_b`` (lists of ``(mask, cols, B)``, :meth:`AttachmentSet.node_velocity_map`;
-    built on first use); derived once on request: ``RaT`` (``Ra^T``), ``d = xb - xa``, ``ncross =
-    x_A x y_B`` (the axis of a universal joint's cross condition; zero when the model has no
-    universal joint).  For a rigid-only model (:func:`flexmb.dynamics.rigid.node.rigid_node`) the
-    frames come from one compiled kernel, with the levers ``ra``, ``rb (nj, 3)`` (``R c``) and
-    ``rigid`` (the model's :class:`~flexmb.dynamics.rigid.node.RigidNode`; None otherwise)."""
+    """Joint attachment frames at one node: ``xa, xb (nj, 3)``, ``Ra, Rb (nj, 3, 3)`` and the velocity
+    maps ``nu = B w[cols]`` of both sides padded to the widest body type: ``Ba, Bb (nj, 6, cw)``, ``ca,
+    cb (nj, cw)``, ``wa, wb (nj,)`` the columns used (0 on the ground)
+    (:meth:`~flexmb.dynamics.elements.attachments.AttachmentSet.node_frames`); derived once on request:
+    ``RaT`` (``Ra^T``), ``d = xb - xa``, ``ncross = x_A x y_B`` (the axis of a universal joint's cross
+    condition; zero when the model has no universal joint)."""
 
-    __slots__ = ("xa", "Ra", "xb", "Rb", "ra", "rb", "rigid", "_cm", "_st", "_maps", "_universal", "_RaT", "_d",
-                 "_ncross")
+    __slots__ = ("xa", "Ra", "Ba", "ca", "wa", "xb", "Rb", "Bb", "cb", "wb", "universal", "_RaT", "_d", "_ncross")
 
     def __init__(self, cm, st):
-        from flexmb.dynamics.rigid.node import rigid_node
-
-        self.rigid = rigid_node(cm)
-        if self.rigid is not None:
-            self.xa, self.Ra, self.xb, self.Rb, self.ra, self.rb = self.rigid.frames(st)
-        else:
-            self.xa, self.Ra = cm.att_a.node_pose(cm, st)
-            self.xb, self.Rb = cm.att_b.node_pose(cm, st)
-            self.ra = self.rb = None
-        self._cm, self._st, self._maps = cm, st, None
-        self._universal = bool(cm.jnt_universal.any())
+        self.xa, self.Ra, self.Ba, self.ca, self.wa = cm.att_a.node_frames(cm, st)
+        self.xb, self.Rb, self.Bb, self.cb, self.wb = cm.att_b.node_frames(cm, st)
+        self.universal = bool(cm.jnt_universal.any())
         self._RaT = self._d = self._ncross = None
-
-    def _velocity_maps(self):
-        if self._maps is None:
-            cm, st = self._cm, self._st
-            self._maps = (cm.att_a.node_velocity_map(cm, st), cm.att_b.node_velocity_map(cm, st))
-        return self._maps
-
-    @property
-    def map_a(self) -> list:
-        return self._velocity_maps()[0]
-
-    @property
-    def map_b(self) -> list:
-        return self._velocity_maps()[1]
 
     @property
     def RaT(self) -> NDArray:
@@ -103,9 +83,14 @@ class NodeFrames:
     @property
     def ncross(self) -> NDArray:
         if self._ncross is None:
-            self._ncross = (rot.cross(self.Ra[:, :, 0], self.Rb[:, :, 1]) if self._universal
+            self._ncross = (rot.cross(self.Ra[:, :, 0], self.Rb[:, :, 1]) if self.universal
                             else np.zeros_like(self.xa))
         return self._ncross
+
+    @property
+    def sides(self) -> tuple:
+        """The arguments of the compiled node kernels: ``(xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb)``."""
+        return self.xa, self.Ra, self.xb, self.Rb, self.Ba, self.ca, self.wa, self.Bb, self.cb, self.wb
 
 
 def node_frames(cm, st) -> NodeFrames:
@@ -123,52 +108,42 @@ def node_frames(cm, st) -> NodeFrames:
     return fr
 
 
-def keep_rigid_frames(cm, st, rigid, xa, Ra, xb, Rb, ra, rb) -> None:
-    """Keep on ``st`` the :class:`NodeFrames` of a rigid-only model computed elsewhere (the compiled
-    end values with their gauge reset, :meth:`flexmb.dynamics.rigid.node.RigidNode.end_values`):
-    what :func:`node_frames` returns for ``st``."""
-    fr = NodeFrames.__new__(NodeFrames)
-    fr.rigid, fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb = rigid, xa, Ra, xb, Rb, ra, rb
-    fr._cm, fr._st, fr._maps = cm, st, None
-    fr._universal = bool(cm.jnt_universal.any())
-    fr._RaT = fr._d = fr._ncross = None
-    st._node_frames = ((st.x, st.R, tuple(st.extra.values())), fr)
-
-
-def attachment_velocities(maps, w: NDArray, n: int) -> NDArray:
-    """``nu = B w (n, 6)``: the velocities of ``n`` attachments (``maps`` of
-    :meth:`AttachmentSet.node_velocity_map`) for body velocities ``w (nv,)``; zero on the ground."""
-    nu = np.zeros((n, 6))
-    for m, cols, B in maps:
-        nu[m] = np.einsum("ndc,nc->nd", B, w[cols])
-    return nu
+def attachment_velocities(fr: NodeFrames, w: NDArray) -> tuple[NDArray, NDArray]:
+    """``nu_a, nu_b = B w (nj, 6)``: the velocities of both sides' attachments for body velocities
+    ``w (nv,)``; zero on the ground."""
+    n = fr.xa.shape[0]
+    nu_a, nu_b = np.empty((n, 6)), np.empty((n, 6))
+    w = np.ascontiguousarray(w, dtype=float)
+    nk.attachment_velocities(fr.Ba, fr.ca, fr.wa, w, nu_a)
+    nk.attachment_velocities(fr.Bb, fr.cb, fr.wb, w, nu_b)
+    return nu_a, nu_b
 
 
 def joint_rates(fr: NodeFrames, nu_a: NDArray, nu_b: NDArray) -> NDArray:
     """Rates ``(nj, 7)`` of the joints' relative coordinates for attachment velocities ``nu (nj, 6)``:
     velocity of B's origin relative to frame A, relative angular velocity (frame A components), and
-    the rate ``(x_A x y_B) . (omega_b - omega_a)`` of a universal joint's ``x_A . y_B``."""
+    the rate ``(x_A x y_B) . (omega_b - omega_a)`` of a universal joint's ``x_A . y_B``
+    (:func:`flexmb.dynamics.elements.joint_law.node_rates`)."""
     out = np.empty((nu_a.shape[0], 7))
-    out[:, :3] = np.einsum("jde,je->jd", fr.RaT, nu_b[:, :3] - nu_a[:, :3] - rot.cross(nu_a[:, 3:], fr.d))
-    dw = nu_b[:, 3:] - nu_a[:, 3:]
-    out[:, 3:6] = np.einsum("jde,je->jd", fr.RaT, dw)
-    out[:, 6] = np.einsum("jd,jd->j", fr.ncross, dw)
+    c = np.ascontiguousarray
+    node_rates(c(nu_a, dtype=float), c(nu_b, dtype=float), fr.xa, fr.Ra, fr.xb, fr.Rb, fr.universal, out)
+    return out
+
+
+def body_rates(fr: NodeFrames, w: NDArray) -> NDArray:
+    """:func:`joint_rates` for the body velocities ``w (nv,)`` (one compiled call,
+    :func:`flexmb.dynamics.node.kernels.joint_rates`)."""
+    out = np.empty((fr.xa.shape[0], 7))
+    xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
+    nk.joint_rates(np.ascontiguousarray(w, dtype=float), xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, fr.universal, out)
     return out
 
 
 def rate_blocks(fr: NodeFrames) -> tuple[NDArray, NDArray]:
     """``C_b, C_a (nj, 7, 6)``: :func:`joint_rates` as ``C_b nu_b + C_a nu_a``."""
     n = fr.Ra.shape[0]
-    RAt = fr.RaT
-    Cb = np.zeros((n, 7, 6))
-    Ca = np.zeros((n, 7, 6))
-    Cb[:, :3, :3] = RAt
-    Cb[:, 3:6, 3:] = RAt
-    Ca[:, :3, :3] = -RAt
-    Ca[:, :3, 3:] = RAt @ rot.skew(fr.d)
-    Ca[:, 3:6, 3:] = -RAt
-    Cb[:, 6, 3:] = fr.ncross
-    Ca[:, 6, 3:] = -fr.ncross
+    Cb, Ca = np.empty((n, 7, 6)), np.empty((n, 7, 6))
+    node_rate_rows(fr.xa, fr.Ra, fr.xb, fr.Rb, fr.universal, Cb, Ca)
     return Cb, Ca
 
 
@@ -177,31 +152,17 @@ def joint_wrench(fr: NodeFrames, loc: NDArray) -> NDArray:
     as the wrench on B ``(nj, 6)`` (force; moment at B's origin; inertial components).  A receives
     the opposite wrench transported to its origin (:func:`generalized`)."""
     out = np.empty((loc.shape[0], 6))
-    if fr.rigid is not None:  # compiled (dynamics/rigid/node.py), the same sums
-        from flexmb.dynamics.rigid.node import joint_wrench as _wrench
-
-        _wrench(fr.Ra, fr.ncross, np.ascontiguousarray(loc, dtype=float), out)
-        return out
-    out[:, :3] = np.einsum("jde,je->jd", fr.Ra, loc[:, :3])
-    out[:, 3:] = np.einsum("jde,je->jd", fr.Ra, loc[:, 3:6]) + loc[:, 6:7] * fr.ncross
+    node_rate_wrench(fr.Ra, fr.Rb, fr.universal, np.ascontiguousarray(loc, dtype=float), out)
     return out
 
 
 def generalized(cm, fr: NodeFrames, lam: NDArray) -> NDArray:
     """Joint wrenches ``lam (nj, 6)`` (on B at its origin; inertial) as generalized momenta of the
     bodies ``(nv,)``: ``+lam`` through B's map on body b, ``-lam`` transported to A's origin on body a."""
-    if fr.rigid is not None:
-        return fr.rigid.generalized(fr, lam)
-    Lf = lam[:, :3]
-    wa = -np.concatenate([Lf, lam[:, 3:] + rot.cross(fr.d, Lf)], axis=1)
-    cols, vals = [], []
-    for maps, wr in ((fr.map_b, lam), (fr.map_a, wa)):
-        for m, c, B in maps:
-            cols.append(c.reshape(-1))
-            vals.append(np.einsum("ndc,nd->nc", B, wr[m]).reshape(-1))
-    if not cols:
-        return np.zeros(cm.nv)
-    return np.bincount(np.concatenate(cols), np.concatenate(vals), minlength=cm.nv)
+    out = np.zeros(cm.nv)
+    nk.generalized(np.ascontiguousarray(lam, dtype=float), fr.xa, fr.xb, fr.Ba, fr.ca, fr.wa, fr.Bb, fr.cb, fr.wb,
+                   out)
+    return out
 
 
 def _cholmod():
@@ -379,39 +340,37 @@ class NodeProjector:
         drv = [(row_of[j, c], j, c) for (j, c, _f, _df) in cm.jnt_drives if row_of[j, c] >= 0]
         self.drv_row, self.drv_j, self.drv_c = (np.array(v, dtype=np.int64).reshape(-1) for v in zip(*drv)) \
             if drv else (np.zeros(0, np.int64),) * 3
-        # per body-type group: the rows of G on each attachment of a body of the group ("entry rows":
-        # one per attachment and constrained component); the bodies bucketed by their number z of
-        # entry rows, so that each bucket's blocks (n_z, z, z) of G_b M_b^-1 G_b^T are one batched product
-        self.groups = []  # (g, [(side, part, joint, comp, entry)], [(rows (n_z, z), local body (n_z,))])
+        # the rows of G on each attachment of a body ("entry rows": one per side, joint and constrained
+        # component), grouped by body (side B before side A, rows in order): per body b the block
+        # G_b M_b^-1 G_b^T of its entry rows, its pairs in row-major order (compiled: node.kernels.gram_values)
+        side, joint, body = [], [], []
+        for k, att in enumerate((cm.att_b, cm.att_a)):
+            on = ~att.ground[self.jj]
+            side.append(np.full(int(on.sum()), k, dtype=np.int64))
+            joint.append(np.nonzero(on)[0])  # positions in the rows
+            body.append(att.body[self.jj[on]])
+        row = np.concatenate(joint)
+        body = np.concatenate(body)
+        order = np.argsort(body, kind="stable")
+        self.ent_side = np.ascontiguousarray(np.concatenate(side)[order])
+        self.ent_row = row[order]
+        self.ent_joint = np.ascontiguousarray(self.jj[self.ent_row], dtype=np.int64)
+        self.ent_comp = np.ascontiguousarray(self.cc[self.ent_row], dtype=np.int64)
+        self.ent_body = np.ascontiguousarray(body[order], dtype=np.int64)
+        self.ptr = np.ascontiguousarray(np.flatnonzero(np.r_[True, self.ent_body[1:] != self.ent_body[:-1], True])
+                                        if body.size else np.zeros(1, np.int64), dtype=np.int64)
         rows, cols = [], []
-        for g in range(len(cm.groups)):
-            srcs, rowA, lrow = [], [], []
-            for side, att in enumerate((cm.att_b, cm.att_a)):
-                for k, (gg, m, local, _data) in enumerate(att.parts):
-                    if gg != g:
-                        continue
-                    e, comp = np.nonzero(row_of[np.nonzero(m)[0]] >= 0)  # entry in the part, component
-                    joint = np.nonzero(m)[0][e]
-                    srcs.append((side, k, joint, comp, e))
-                    rowA.append(row_of[joint, comp])
-                    lrow.append(local[e])
-            if not srcs:
-                continue
-            rowA, lrow = np.concatenate(rowA), np.concatenate(lrow)
-            order = np.argsort(lrow, kind="stable")
-            starts = np.flatnonzero(np.r_[True, lrow[order][1:] != lrow[order][:-1]])
-            sizes = np.diff(np.r_[starts, order.size])
-            buckets = []
-            for z in np.unique(sizes):  # a few distinct row counts per model
-                er = order[starts[sizes == z][:, None] + np.arange(z)]  # (n_z, z) entry rows of each body
-                buckets.append((er, lrow[er[:, 0]]))
-                ra = rowA[er]
-                rows.append(np.broadcast_to(ra[:, :, None], (er.shape[0], z, z)).reshape(-1))
-                cols.append(np.broadcast_to(ra[:, None, :], (er.shape[0], z, z)).reshape(-1))
-            self.groups.append((g, srcs, buckets))
+        for b0, b1 in zip(self.ptr[:-1], self.ptr[1:]):
+            r = self.ent_row[b0:b1]
+            rows.append(np.repeat(r, r.size))
+            cols.append(np.tile(r, r.size))
         rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
         self.factor = _SpdFactor(self.n, rows, cols)
+        self._no_target = np.zeros(self.n)
+        self._no_target.flags.writeable = False
+        self.pair_slot = np.ascontiguousarray(self.factor.slot, dtype=np.int64)
+        self.jj, self.cc = (np.ascontiguousarray(a, dtype=np.int64) for a in (self.jj, self.cc))
 
     def _singular_node(self, cm, st, data: NDArray, viol: NDArray, found=False):
         """At a node on a singular configuration of the loops (``found``, or looked up): the rows'
@@ -438,6 +397,8 @@ class NodeProjector:
 
     def target(self, cm, t: float) -> NDArray:
         """Right-hand side of ``G w = target`` at ``t``: the drive rates of driven components."""
+        if not self.drv_row.size:
+            return self._no_target
         out = np.zeros(self.n)
         if self.drv_row.size:
             from flexmb.dynamics.elements.joints import drive_targets
@@ -446,68 +407,74 @@ class NodeProjector:
             out[self.drv_row] = rate[self.drv_j, self.drv_c, 0]
         return out
 
-    def matrix_values(self, cm, st, fr: NodeFrames, Mi: dict) -> NDArray:
-        """Values of ``G M^-1 G^T`` in the factor's storage; ``Mi[g]`` the inverse mass blocks of group g.
+    def matrix_values(self, cm, st, fr: NodeFrames, Mi: NDArray) -> NDArray:
+        """Values of ``G M^-1 G^T`` in the factor's storage; ``Mi`` the inverse mass blocks
+        (:func:`inverse_mass_blocks`): per body, the block of its entry rows ``g = C[joint, comp] B``
+        (compiled: :func:`flexmb.dynamics.node.kernels.gram_values`)."""
+        Cb, Ca = rate_blocks(fr)
+        out = np.zeros(self.factor.size)
+        nk.gram_values(np.stack([Cb, Ca]), np.stack([fr.Bb, fr.Ba]), self.ent_side, self.ent_joint, self.ent_comp,
+                       self.ent_body, self.ptr, self.pair_slot, np.stack([fr.wb, fr.wa]), Mi, out)
+        return out
 
-        Per group: the entry rows ``g_i = C[joint_i, comp_i] B_e(i)`` (rows of G on the attached body),
-        then per bucket of bodies with z entry rows the blocks ``G_b M_b^-1 G_b^T (n_z, z, z)``."""
-        C = rate_blocks(fr)
-        maps = (fr.map_b, fr.map_a)
-        vals = []
-        for g, srcs, buckets in self.groups:
-            GE = np.concatenate([(C[side][maps[side][k][0]] @ maps[side][k][2])[e, comp]  # (R, c)
-                                 for side, k, _joint, comp, e in srcs])
-            for er, lb in buckets:
-                Gb = GE[er]  # (n_z, z, c)
-                vals.append(((Gb @ Mi[g][lb]) @ np.swapaxes(Gb, 1, 2)).reshape(-1))
-        return np.bincount(self.factor.slot, np.concatenate(vals), minlength=self.factor.size)
-
-    def project(self, cm, st, w2: NDArray, fr: NodeFrames, singular: str = "none", Mi: dict | None = None):
+    def project(self, cm, st, w2: NDArray, fr: NodeFrames, singular: str = "none", Mi: NDArray | None = None):
         """``(w, mu, loc)``: the projected velocities ``(nv,)``, the multipliers ``mu (n,)`` of the rows
         and the same as ``loc (nj, 7)`` (``mu``, ``loc`` None and ``w = w2`` when the rows are
-        singular and ``singular="none"``).  ``Mi``: the groups' inverse mass blocks, if computed."""
+        singular and ``singular="none"``).  ``Mi``: the inverse mass blocks, if computed."""
         if Mi is None:
             Mi = inverse_mass_blocks(cm, st)
-        nu_a = attachment_velocities(fr.map_a, w2, cm.nj)
-        nu_b = attachment_velocities(fr.map_b, w2, cm.nj)
-        viol = joint_rates(fr, nu_a, nu_b)[self.jj, self.cc] - self.target(cm, st.t)
+        w2 = np.ascontiguousarray(w2, dtype=float)
+        viol = np.empty(self.n)
+        xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
+        nk.violation(w2, xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, fr.universal, self.jj, self.cc,
+                     self.target(cm, st.t), viol)
         data = self.matrix_values(cm, st, fr, Mi)
         mu = self._singular_node(cm, st, data, viol)
         if mu is None:
             mu = self.factor.solve(data, viol, singular)
         if mu is None:
             return w2, None, None
-        loc = np.zeros((cm.nj, 7))
-        loc[self.jj, self.cc] = mu
-        gen = generalized(cm, fr, joint_wrench(fr, loc))
-        return w2 - apply_blocks(cm, Mi, gen), mu, loc
+        return self._corrected(cm, fr, Mi, w2, mu)
 
+    def _corrected(self, cm, fr: NodeFrames, Mi: NDArray, w2: NDArray, mu: NDArray):
+        """``(w, mu, loc)`` for the rows' multipliers ``mu``: ``w = w2 - M^-1 G^T mu``."""
+        w, loc = np.empty(cm.nv), np.empty((cm.nj, 7))
+        xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
+        mu = np.ascontiguousarray(mu, dtype=float)
+        nk.correction(Mi, cm.vel_off, _body_widths(cm), Ra, Rb, fr.universal, xa, xb, Ba, ca, wa, Bb, cb, wb,
+                      self.jj, self.cc, mu, w2, loc, w)
+        return w, mu, loc
 
-    def project_rigid(self, cm, st, p: NDArray, fr: NodeFrames, tol: float = SINGULAR_PIVOT):
-        """:meth:`project` of the momenta ``p (nv,)`` for a rigid-only model with a dense factor
-        (compiled, :func:`flexmb.dynamics.rigid.node.project`; a Cholesky that declines, a pivot
-        below ``tol``, hands the matrix to the factor's solve with its singular-row handling):
-        ``(w, w2, mu, loc)``."""
-        from flexmb.dynamics.rigid import node as rn_mod
-
-        rn = fr.rigid
-        n, nb = self.n, rn.minv.size
-        Ji, w2, A = np.empty((nb, 3, 3)), np.empty(cm.nv), np.zeros((n, n))
-        mu, loc, w = np.empty(n), np.empty((cm.nj, 7)), np.empty(cm.nv)
-        args = (fr.xa, fr.Ra, fr.xb, fr.Rb, fr.ra, fr.rb, fr.ncross, rn.side[0][0], rn.side[1][0])
+    def project_momenta(self, cm, st, p: NDArray, fr: NodeFrames, Mi: NDArray | None = None,
+                        tol: float = SINGULAR_PIVOT):
+        """:meth:`project` of the momenta ``p (nv,)``: ``(w, w2, mu, loc)`` with ``w2 = M^-1 p``.  With the
+        dense factor the whole projection is one compiled call
+        (:func:`flexmb.dynamics.node.kernels.project_dense`); a Cholesky that declines (a pivot below
+        ``tol``) hands the matrix to the factor's solve with its singular-row handling."""
+        if Mi is None:
+            Mi = inverse_mass_blocks(cm, st)
+        p = np.ascontiguousarray(p, dtype=float)
+        nvb = _body_widths(cm)
+        if self.factor.backend != "dense":
+            w2 = np.empty(cm.nv)
+            nk.apply_blocks(Mi, cm.vel_off, nvb, p, w2)
+            w, mu, loc = self.project(cm, st, w2, fr, Mi=Mi)
+            return w, w2, mu, loc
+        n = self.n
+        w2, A, mu, loc, w = np.empty(cm.nv), np.zeros((n, n)), np.empty(n), np.empty((cm.nj, 7)), np.empty(cm.nv)
         singular = _singular_node(cm, st)
         if singular is not None:
             tol = np.inf  # the compiled Cholesky declines: the matrix and the violation for the deflated solve
-        if not rn_mod.project(st.R, rn.J0inv, rn.minv, rn.voff, np.ascontiguousarray(p, dtype=float), *args,
-                              rn.universal, self.jj, self.cc, self.target(cm, st.t), tol, Ji, w2, A, mu,
-                              loc, w):
-            x = self._singular_node(cm, st, A.reshape(-1), mu, singular)
-            mu = self.factor.solve(A.reshape(-1), mu, "none") if x is None else x  # (mu holds the violation)
-            if mu is None:
-                return w2, w2, None, None
-            xa, Ra, xb, Rb, ra, rb, ncross, body_a, body_b = args
-            rn_mod._correct(Ji, rn.minv, rn.voff, Ra, ncross, xa, xb, ra, rb, body_a, body_b, self.jj, self.cc,
-                            np.ascontiguousarray(mu), w2, loc, w)
+        xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
+        if nk.project_dense(Mi, cm.vel_off, nvb, p, xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, fr.universal, self.jj,
+                            self.cc, self.target(cm, st.t), self.ent_side, self.ent_joint, self.ent_comp,
+                            self.ent_body, self.ptr, self.pair_slot, tol, w2, A, mu, loc, w):
+            return w, w2, mu, loc
+        x = self._singular_node(cm, st, A.reshape(-1), mu, singular)
+        mu = self.factor.solve(A.reshape(-1), mu, "none") if x is None else x  # (mu holds the violation)
+        if mu is None:
+            return w2, w2, None, None
+        w, mu, loc = self._corrected(cm, fr, Mi, w2, mu)
         return w, w2, mu, loc
 
 
@@ -536,17 +503,33 @@ def deflated_solve(A: NDArray, b: NDArray, rs: NDArray, V: NDArray) -> NDArray:
     return rs * _least_norm(P @ Ah @ P + V @ V.T, P @ (rs * b))
 
 
-def inverse_mass_blocks(cm, st) -> dict:
-    """``{group index: M^-1 blocks (n, c, c)}`` of every body-type group at a node."""
-    return {g: grp.inverse_mass_blocks(st) for g, grp in enumerate(cm.groups)}
+def _body_widths(cm) -> NDArray:
+    """Velocity coordinates of each body ``(nb,)`` (kept on the compiled model)."""
+    hit = getattr(cm, "_body_widths", None)
+    if hit is None:
+        hit = np.zeros(cm.nb, dtype=np.int64)
+        for grp in cm.groups:
+            hit[grp.bodies] = grp.nv
+        cm._body_widths = hit
+    return hit
 
 
-def apply_blocks(cm, blocks: dict, x: NDArray) -> NDArray:
-    """The block-diagonal matrix ``blocks`` (per group, :func:`inverse_mass_blocks`) times ``x (nv,)``."""
+def inverse_mass_blocks(cm, st) -> NDArray:
+    """The inverse mass blocks of every body at a node, ``(nb, cw, cw)`` padded to the widest body
+    type (each group's ``inverse_mass_blocks``)."""
+    cw = max((g.nv for g in cm.groups), default=6)
+    if len(cm.groups) == 1 and cm.groups[0].nv == cw:
+        return np.ascontiguousarray(cm.groups[0].inverse_mass_blocks(st))
+    out = np.zeros((cm.nb, cw, cw))
+    for grp in cm.groups:
+        out[grp.bodies, :grp.nv, :grp.nv] = grp.inverse_mass_blocks(st)
+    return out
+
+
+def apply_blocks(cm, blocks: NDArray, x: NDArray) -> NDArray:
+    """The block-diagonal matrix ``blocks`` (:func:`inverse_mass_blocks`) times ``x (nv,)``."""
     out = np.empty(cm.nv)
-    for g, Mg in blocks.items():
-        vc = cm.groups[g].vel_cols
-        out[vc] = np.einsum("nij,nj->ni", Mg, x[vc])
+    nk.apply_blocks(blocks, cm.vel_off, _body_widths(cm), np.ascontiguousarray(x, dtype=float), out)
     return out
 
 

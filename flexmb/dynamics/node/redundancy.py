@@ -6,15 +6,15 @@
 * during the run, at every node: the violation of the dropped equations (:func:`dropped_violation`;
   :func:`constraint_violation` of any set, all of them when a run resumes from a checkpoint),
   the quality of the choice and its revision (:func:`choice_quality`, :func:`monitor_node`);
-* output: the reactions of the statically indeterminate loops with the dependences removed
-  (:func:`least_norm_reactions`, :func:`add_least_norm`), ``meta`` entries, checkpoint restore.
+* output: the dependences' null basis for the least-norm reactions (:func:`null_basis`; the reactions:
+  :mod:`flexmb.dynamics.node.least_norm`), ``meta`` entries, checkpoint restore.
 
 ``docs/theory.md`` (section 4, redundant constraints) states the criteria and the measured numbers.
 """
 from __future__ import annotations
 
 import logging
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 
 import numpy as np
 from numpy.typing import NDArray
@@ -400,9 +400,24 @@ def apply_dropped(cm, labels) -> None:
     cm.redundant_labels = [(int(j), c) for j, c in labels]
 
 
+@contextmanager
+def full_set(cm):
+    """Context in which the joints hold their full constraint set (nothing dropped, the universal
+    joints as compiled)."""
+    red = cm.redundancy
+    cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
+    try:
+        cm.jnt_constrained[:] = red.cons0
+        cm.jnt_universal[:] = red.univ0
+        yield
+    finally:
+        cm.jnt_constrained[:] = cons
+        cm.jnt_universal[:] = univ
+
+
 def _full_loop_matrix(cm, st):
     """The scaled loop matrix of the model's full constraint set (nothing dropped) and its labels."""
-    with _full_set(cm):
+    with full_set(cm):
         Gs, labels, _, _ = scaled_loop_matrix(cm, st, cm.redundancy.js)
     return Gs, labels
 
@@ -438,7 +453,7 @@ def choice_quality(cm, st):
         return 1.0, 1.0, None, 0.0
     Gs, labels, U, sv = node_svd(cm, st)
     rank, order, sv, N = _rank_select(Gs, (U, sv))
-    red.null = (labels, N)  # for the least-norm reactions (:func:`least_norm_reactions`)
+    red.null = (labels, N)  # for the least-norm reactions (:func:`flexmb.dynamics.node.least_norm.least_norm_reactions`)
     kappa = float(sv[rank - 1] / sv[0]) if rank else 1.0
     if N.shape[1] != len(cm.redundant_labels):
         return float("nan"), kappa, None, 0.0
@@ -476,29 +491,6 @@ def null_basis(cm, st):
     (orthonormal, scaled metric) at ``st``."""
     Gs, labels = _full_loop_matrix(cm, st)
     return labels, _rank_select(Gs)[3]
-
-
-def least_norm_reactions(cm, labels, N, force, moment):
-    """The least-norm reactions of a node: ``force``, ``moment`` ``(nj, 3)`` (frame A, any particular
-    solution of the statically indeterminate loops) minus their component in the dependences ``N``
-    (:func:`null_basis`), in the scaled metric (forces x L, moments).  The bodies' generalized forces
-    ``G^T r`` are unchanged (``N^T Gs = 0``), so this is the same motion's reaction, independent of
-    which equations were dropped.  Returns new ``(force, moment)``; universal cross rows are not
-    handled (returned unchanged)."""
-    force, moment = np.array(force, dtype=float), np.array(moment, dtype=float)
-    if N.shape[1] == 0 or any(not isinstance(c, int) for _, c in labels):
-        return force, moment
-    j = np.array([j for j, _ in labels])
-    c = np.array([c for _, c in labels])
-    t = c < 3
-    r = np.where(t, force[j, np.minimum(c, 2)], moment[j, np.maximum(c - 3, 0)])
-    rs = np.where(t, 1.0 / cm.length_scale, 1.0)
-    rh = r / rs
-    rh -= N @ (N.T @ rh)
-    r = rh * rs
-    force[j[t], c[t]] = r[t]
-    moment[j[~t], c[~t] - 3] = r[~t]
-    return force, moment
 
 
 # ---------------------------------------------------------------------------------------------- run hooks
@@ -571,46 +563,3 @@ def redundancy_meta(cm) -> dict:
     return {"redundant_constraints": names(getattr(red, "initial", getattr(cm, "redundant_labels", []))),
             "redundancy_reselections": [{"t": t, "dropped": names(new), "before": names(old), "quality": [k0, k1]}
                                         for t, old, new, k0, k1 in getattr(red, "events", [])]}
-
-
-@contextmanager
-def _full_set(cm):
-    red = cm.redundancy
-    cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
-    try:
-        cm.jnt_constrained[:] = red.cons0
-        cm.jnt_universal[:] = red.univ0
-        yield
-    finally:
-        cm.jnt_constrained[:] = cons
-        cm.jnt_universal[:] = univ
-
-
-def reaction_set(cm):
-    """Context in which to recover a run's node reactions: after a re-selection, the full constraint
-    set (a component dropped now was kept before: its reaction comes from the impulses, not from a
-    zero law; while it was dropped its impulse was zero anyway); otherwise nothing changes."""
-    red = getattr(cm, "redundancy", None)
-    return _full_set(cm) if red is not None and red.events else nullcontext()
-
-
-def add_least_norm(cm, sol, recover=None):
-    """Add the least-norm node reactions of a model with dropped equations to ``sol.extra``
-    (``joint_force_least_norm``, ``joint_moment_least_norm``, (nt, nj, 3), frame A like
-    ``joint_force``; :func:`least_norm_reactions`), independent of the choice of dropped equations.
-    Only when the dependences are known at every output node; returns ``sol``.  ``recover() -> (force,
-    moment)``, called with the full set, recovers the dropped components from the impulses too (the
-    reported ones take their zero law at the node: in a turning frame A that differs between choices by
-    the recovery's O(h^2p), 2e-4 N m on the parallelogram)."""
-    red = getattr(cm, "redundancy", None)
-    if (red is None or not cm.redundant_labels or red.nulls is None or len(red.nulls) != sol.t.size
-            or sol.joint_force is None):
-        return sol
-    force, moment = sol.joint_force, sol.joint_moment
-    if recover is not None and not red.events:  # after a re-selection they are recovered with the full set
-        with _full_set(cm):
-            force, moment = recover()
-    out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(red.nulls, force, moment)]
-    sol.extra.update(sol._checked_extra({"joint_force_least_norm": np.array([f for f, _ in out]),
-                                         "joint_moment_least_norm": np.array([m for _, m in out])}))
-    return sol

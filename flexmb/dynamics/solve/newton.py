@@ -258,8 +258,7 @@ def _carry(factor, solve, n: int) -> None:
 
 
 def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: Factor,
-                 options: NewtonOptions = NewtonOptions(), residual: Callable | None = None,
-                 fast: Callable | None = None) -> NewtonResult:
+                 options: NewtonOptions = NewtonOptions(), residual: Callable | None = None) -> NewtonResult:
     """Solve ``F(U) = 0`` with ``evaluate(U) -> (F, J)``.
 
     Parameters
@@ -278,15 +277,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         Used for the iterations that reuse a factorization; when such an increment is discarded,
         the Jacobian at the same iterate is then obtained from ``evaluate``.  Without it every
         iteration calls ``evaluate``.
-    fast : callable, optional
-        ``fast(U0, scale, options) -> NewtonResult | None``: a compiled loop of this very iteration
-        (:mod:`flexmb.dynamics.rigid.newton`, small rigid-only models); it answers on plain
-        convergence only, and None sends the element through the loop below from the same ``U0``.
     """
-    if fast is not None:
-        r = fast(U0, scale, options)
-        if r is not None:
-            return r
     n = U0.size
     reuse = options.reuse
     if reuse == "auto":

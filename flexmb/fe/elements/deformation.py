@@ -16,6 +16,12 @@ rigid motions), and the cancellation left is the element's own (1e4 on X2).
 :func:`stiffness_energy` is that sum; :func:`reduced_stiffness` uses it when ``K`` is the mesh's own
 stiffness (checked on a probe vector) and falls back to ``X^T K X`` otherwise.
 
+Shells and beams (6 DOFs per node) are summed the same way on their element matrices
+(:func:`flexmb.fe.elements.mixed.element_blocks`), the rigid motion ``(t, w)`` fitted to all their
+DOFs (translations ``t + w x r``, rotations ``w`` weighted by the element's squared radius, so that a
+2-node beam has a unique fit); springs (not invariant under rotation when they act on one DOF of
+non-coincident nodes) enter as ``X^T K_s X``. A model of solids keeps its classic layout.
+
 Cost.  The element products are batches of small matrices (24 x 24 times 24 x m for hex8); with
 several OpenBLAS threads each call pays a thread synchronization, which on a loaded 2-core machine
 dominated: 42 s of the 109 s Craig-Bampton reduction of the 92k-DOF block (benchmarks/modes.py), 4.8
@@ -26,9 +32,12 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from flexmb.fe.elements.assembly import Materials, element_stiffness
+from flexmb.fe.elements.mixed import element_blocks
+from flexmb.fe.elements.point import spring_matrices
 from flexmb.fe.spd_solve import blas_threads
 
 __all__ = ["reduced_stiffness", "stiffness_energy", "stiffness_product"]
@@ -58,49 +67,89 @@ def _deformations(x: NDArray, U: NDArray) -> NDArray:
     return V - np.matmul(A, theta)
 
 
+def _deformations6(x: NDArray, U: NDArray) -> NDArray:
+    """Element DOFs ``U (c, 6k, m)`` of nodes with rotations at ``x (c, k, 3)`` less their weighted
+    least-squares rigid motion (translations ``t + w x r``, rotations ``w`` with weight ``l^2``, ``l``
+    the r.m.s. node radius): ``(c, 6k, m)``."""
+    c, k = x.shape[:2]
+    r = x - x.mean(axis=1, keepdims=True)
+    ell = np.sqrt(np.maximum((r ** 2).sum(axis=2).mean(axis=1), 1e-300))  # (c,)
+    A = np.zeros((c, k, 6, 6))  # rows (node, dof), columns (t, w)
+    A[:, :, [0, 1, 2], [0, 1, 2]] = 1.0
+    A[:, :, 0, 4], A[:, :, 0, 5] = r[..., 2], -r[..., 1]
+    A[:, :, 1, 3], A[:, :, 1, 5] = -r[..., 2], r[..., 0]
+    A[:, :, 2, 3], A[:, :, 2, 4] = r[..., 1], -r[..., 0]
+    A[:, :, [3, 4, 5], [3, 4, 5]] = 1.0
+    A = A.reshape(c, 6 * k, 6)
+    w = np.tile(np.r_[np.ones(3), np.zeros(3)], k)[None, :] + np.tile(np.r_[np.zeros(3), np.ones(3)], k)[None, :] \
+        * (ell ** 2)[:, None]  # (c, 6k) row weights
+    AtW = A.transpose(0, 2, 1) * w[:, None, :]
+    q = np.linalg.solve(np.matmul(AtW, A), np.matmul(AtW, U))
+    return U - np.matmul(A, q)
+
+
 def _element_terms(mesh, X: NDArray, materials: Materials):
-    """Yields ``(conn (c, k), Ke (c, 3k, 3k), D (c, 3k, m))`` by chunks of cells."""
+    """Yields ``(dofs (c, d), Ke (c, d, d), D (c, d, m))`` by chunks of cells: the solid cells
+    (``d = 3k``, their nodes' translations), then the shells and beams (``d = 6k``)."""
     m = X.shape[1]
-    Xn = X.reshape(mesh.n_nodes, 3, m)
+    dmap = mesh.dof_map
+    Xn = X[dmap.translations()]  # (n, 3, m)
     for t, sl, ke in element_stiffness(mesh, materials, max(_ENTRIES // max(m, 1), 1)):
         conn = mesh.cells[t][sl]
         c, k = conn.shape
-        yield conn, ke.reshape(c, 3 * k, 3 * k), _deformations(mesh.points[conn], Xn[conn])
+        dofs = dmap.translations(conn.ravel()).reshape(c, 3 * k)
+        yield dofs, ke.reshape(c, 3 * k, 3 * k), _deformations(mesh.points[conn], Xn[conn])
+    if dmap.has_rotations:
+        for conn, dofs, ke in element_blocks(mesh, "K", materials):
+            yield dofs, ke, _deformations6(mesh.points[conn], X[dofs])
+
+
+def _spring_stiffness(mesh) -> sp.csr_array | None:
+    """The springs' stiffness on ``mesh.dof_map`` (None without springs)."""
+    if getattr(mesh, "springs", None) is None:
+        return None
+    dofs, mats = spring_matrices(mesh.springs, mesh.dof_map)
+    r, c = np.broadcast_arrays(dofs[:, :, None], dofs[:, None, :])
+    keep = (r >= 0) & (c >= 0)
+    return sp.csr_array(sp.coo_array((mats[keep], (r[keep], c[keep])), shape=(mesh.n_dofs,) * 2).tocsr())
 
 
 def stiffness_energy(mesh, X, materials: Materials = None) -> NDArray[np.float64]:
-    """``X^T K X (m, m)`` of the mesh's stiffness ``K`` for the node-major displacement fields ``X (3
-    n_nodes, m)``, summed over the elements on their deformations (module docstring)."""
-    X = np.asarray(X, dtype=float).reshape(3 * mesh.n_nodes, -1)
+    """``X^T K X (m, m)`` of the mesh's stiffness ``K`` for the displacement fields ``X (n_dofs, m)``
+    on ``mesh.dof_map``, summed over the elements on their deformations (module docstring)."""
+    X = np.asarray(X, dtype=float).reshape(mesh.n_dofs, -1)
     m = X.shape[1]
     out = np.zeros((m, m))
     with blas_threads(1):  # many small products: one OpenBLAS thread is 5x faster (module docstring)
         for _, Ke, D in _element_terms(mesh, X, materials):
             out += D.reshape(-1, m).T @ np.matmul(Ke, D).reshape(-1, m)
+    ks = _spring_stiffness(mesh)
+    if ks is not None:
+        out += X.T @ (ks @ X)
     return 0.5 * (out + out.T)
 
 
 def stiffness_product(mesh, X, materials: Materials = None) -> NDArray[np.float64]:
-    """``K X (3 n_nodes, m)`` of the mesh's stiffness, element by element on the deformations."""
-    X = np.asarray(X, dtype=float).reshape(3 * mesh.n_nodes, -1)
+    """``K X (n_dofs, m)`` of the mesh's stiffness, element by element on the deformations."""
+    X = np.asarray(X, dtype=float).reshape(mesh.n_dofs, -1)
     m = X.shape[1]
-    out = np.zeros((3 * mesh.n_nodes, m))
+    out = np.zeros((mesh.n_dofs, m))
     with blas_threads(1):
-        for conn, Ke, D in _element_terms(mesh, X, materials):
-            dofs = (3 * conn[:, :, None] + np.arange(3)).reshape(-1)
+        for dofs, Ke, D in _element_terms(mesh, X, materials):
             F = np.matmul(Ke, D).reshape(-1, m)
             for c in range(m):
-                out[:, c] += np.bincount(dofs, weights=F[:, c], minlength=out.shape[0])
-    return out
+                out[:, c] += np.bincount(dofs.reshape(-1), weights=F[:, c], minlength=out.shape[0])
+    ks = _spring_stiffness(mesh)
+    return out if ks is None else out + ks @ X
 
 
 def reduced_stiffness(K, mesh, X) -> NDArray[np.float64]:
-    """``X^T K X (m, m)`` for node-major fields ``X (3 n_nodes, m)``: :func:`stiffness_energy` when the
+    """``X^T K X (m, m)`` for fields ``X (n_dofs, m)``: :func:`stiffness_energy` when the
     mesh (its cells and materials) assembles to ``K`` (their products with a random vector agree to
     :data:`SAME_MODEL_TOL`), else the plain product with ``K`` (DEBUG line)."""
     X = np.asarray(X, dtype=float)
-    cells = getattr(mesh, "cells", None)
-    if cells and getattr(mesh, "n_nodes", -1) * 3 == K.shape[0]:
+    cells = getattr(mesh, "cells", None) or getattr(mesh, "shells", None) or getattr(mesh, "beams", None)
+    if cells and getattr(mesh, "n_dofs", -1) == K.shape[0]:
         try:
             v = np.random.default_rng(1).standard_normal((K.shape[0], 1))
             Kv = np.asarray(K @ v)

@@ -125,6 +125,45 @@ class DofMap:
                 out[rd[:, k], 3 + k] = 1.0
         return out
 
+    def linear_fields(self, points: ArrayLike, A: ArrayLike, b: ArrayLike | None = None) -> NDArray[np.float64]:
+        """Affine displacement fields ``u = A_k x + b_k`` on this DOF map, shape (n_dofs, k).
+
+        At nodes with rotations the rotation is the field's infinitesimal rotation
+        ``theta = curl(u) / 2`` (``theta_i = eps_ijk A_kj / 2``): exact for rigid motions
+        (antisymmetric ``A``); a pure strain (symmetric ``A``) leaves the shell and beam sections
+        unrotated (their stretch is not a rotation).
+
+        Parameters
+        ----------
+        points : array_like, shape (n_nodes, 3)
+            Node coordinates (m).
+        A : array_like, shape (k, 3, 3)
+            Displacement gradients (1).
+        b : array_like, shape (k, 3), optional
+            Uniform translations (m); default zero.
+        """
+        x = np.asarray(points, dtype=float).reshape(self.n_nodes, 3)
+        A = np.asarray(A, dtype=float).reshape(-1, 3, 3)
+        k = A.shape[0]
+        u = np.einsum("kij,nj->nik", A, x)  # (n, 3, k)
+        if b is not None:
+            u = u + np.asarray(b, dtype=float).reshape(k, 3).T[None]
+        out = np.zeros((self.n_dofs, k))
+        out[self.translations()] = u
+        rot = self.rotational_nodes
+        if rot.size:
+            theta = 0.5 * np.stack([A[:, 2, 1] - A[:, 1, 2], A[:, 0, 2] - A[:, 2, 0], A[:, 1, 0] - A[:, 0, 1]])
+            out[self.offset[rot][:, None] + np.arange(3, 6)] = theta[None]  # (3, k) at every rotational node
+        return out
+
+    def embed_translations(self, u: ArrayLike) -> NDArray[np.float64]:
+        """Nodal translations ``(n_nodes * 3, ...)`` (node-major) on this map, rotations zero:
+        shape ``(n_dofs, ...)``."""
+        u = np.asarray(u, dtype=float)
+        out = np.zeros((self.n_dofs,) + u.shape[1:])
+        out[self.translations().ravel()] = u
+        return out
+
     def labels(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
         """(node, component) of every DOF, each shape (n_dofs,); component 0-2 translations, 3-5
         rotations."""

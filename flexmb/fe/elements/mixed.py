@@ -19,7 +19,7 @@ from flexmb.fe.elements import beam, shell
 from flexmb.fe.elements.point import point_mass_matrices, spring_matrices
 from flexmb.fe.mesh.structural import beam_cell_data, shell_cell_data
 
-__all__ = ["embed_solid", "structural_matrix", "structural_stresses"]
+__all__ = ["element_blocks", "embed_solid", "structural_matrix", "structural_stresses"]
 
 logger = logging.getLogger(__name__)
 
@@ -82,36 +82,8 @@ def structural_matrix(mesh, which: str, materials=None,
         cols.append(c[keep])
         vals.append(mats[keep])
 
-    if mesh.shells:
-        sdata = shell_cell_data(mesh, materials)
-        for t, conn in mesh.shells.items():
-            for sl in _chunks(len(conn)):
-                coords = mesh.points[conn[sl]]
-                props = _shell_props(sdata[t], sl)
-                if which == "K":
-                    _check_shells(mesh, t, coords, sl)
-                    mats = shell.shell_stiffness(t, coords, props)
-                elif which == "M":
-                    mats = shell.shell_mass(t, coords, props)
-                else:
-                    mats = shell.shell_geometric(t, coords, props, _stress_block(stresses, t, len(conn),
-                                                                                  shell.n_points(t))[sl])
-                add(dmap.element_dofs(conn[sl], 6), mats)
-    if mesh.beams:
-        bdata = beam_cell_data(mesh, materials)
-        conn = mesh.beams["line"]
-        if which == "K":
-            _check_beams(mesh, bdata)
-        for sl in _chunks(len(conn)):
-            coords = mesh.points[conn[sl]]
-            props = _beam_props(bdata, sl)
-            if which == "K":
-                mats = beam.beam_stiffness(coords, props)
-            elif which == "M":
-                mats = beam.beam_mass(coords, props)
-            else:
-                mats = beam.beam_geometric(coords, props, _stress_block(stresses, "line", len(conn), 1)[sl])
-            add(dmap.element_dofs(conn[sl], 6), mats)
+    for _, dofs, mats in element_blocks(mesh, which, materials, stresses):
+        add(dofs, mats)
     if which == "M" and mesh.point_masses is not None:
         dofs, mats, dropped = point_mass_matrices(mesh.point_masses, dmap)
         if dropped.any():
@@ -128,6 +100,43 @@ def structural_matrix(mesh, which: str, materials=None,
     out = sp.csr_array(coo.tocsr())
     out.sum_duplicates()
     return out
+
+
+def element_blocks(mesh, which: str, materials=None, stresses: Mapping[str, NDArray[np.float64]] | None = None):
+    """The element matrices of the shells and beams of ``mesh`` by chunks of cells: yields
+    ``(conn (c, k), dofs (c, 6 k), mats (c, 6 k, 6 k))`` (global DOFs of ``mesh.dof_map``) for
+    ``which`` = "K", "M" or "Kg" (see :func:`structural_matrix`)."""
+    dmap = mesh.dof_map
+    if mesh.shells:
+        sdata = shell_cell_data(mesh, materials)
+        for t, conn in mesh.shells.items():
+            for sl in _chunks(len(conn)):
+                coords = mesh.points[conn[sl]]
+                props = _shell_props(sdata[t], sl)
+                if which == "K":
+                    _check_shells(mesh, t, coords, sl)
+                    mats = shell.shell_stiffness(t, coords, props)
+                elif which == "M":
+                    mats = shell.shell_mass(t, coords, props)
+                else:
+                    mats = shell.shell_geometric(t, coords, props, _stress_block(stresses, t, len(conn),
+                                                                                  shell.n_points(t))[sl])
+                yield conn[sl], dmap.element_dofs(conn[sl], 6), mats
+    if mesh.beams:
+        bdata = beam_cell_data(mesh, materials)
+        conn = mesh.beams["line"]
+        if which == "K":
+            _check_beams(mesh, bdata)
+        for sl in _chunks(len(conn)):
+            coords = mesh.points[conn[sl]]
+            props = _beam_props(bdata, sl)
+            if which == "K":
+                mats = beam.beam_stiffness(coords, props)
+            elif which == "M":
+                mats = beam.beam_mass(coords, props)
+            else:
+                mats = beam.beam_geometric(coords, props, _stress_block(stresses, "line", len(conn), 1)[sl])
+            yield conn[sl], dmap.element_dofs(conn[sl], 6), mats
 
 
 def _stress_block(stresses, t: str, n_cells: int, n_pts: int) -> NDArray[np.float64]:

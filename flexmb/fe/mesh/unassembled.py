@@ -1,6 +1,6 @@
 """What a mesh file holds that flexmb does not assemble: the record (:class:`Unassembled`), the
 classification of element types by format, and the refusal to build a body from a partial model
-(or, until the modal reduction carries rotations, from shells, beams, point masses and springs).
+(and, for the paths that still assume 3 DOFs per node, from shells, beams, point masses and springs).
 
 A reader names every element of its file that is not a supported solid cell, by the file's own
 type name and a *kind* ("shell", "beam", "point mass", "spring", "connector", "rigid element",
@@ -221,16 +221,19 @@ def describe(entries: Iterable[Unassembled]) -> str:
     return ", ".join(e.describe() for e in entries)
 
 
-def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_unassembled=True") -> None:
+def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_unassembled=True",
+                      rotational: bool = False) -> None:
     """ModelError when ``mesh`` (an FEMesh) comes from a file holding structural elements flexmb does
     not assemble, unless ``allow``; the message names the types, counts and ``option``.
 
     Also (whatever ``allow``) when the mesh holds shells, beams, point masses or springs: flexmb
     assembles them (full FE matrices on ``mesh.dof_map``) but does not reduce them to a flexible
     body yet (rotational DOFs in the modal reduction, invariants and stiffening: issue 20, stage 2);
-    ``mesh.solid_only()`` gives the solid part, which ``option`` then lets through."""
-    refuse_rotational(mesh, owner, f"To build a body from the solid cells alone, use mesh.solid_only() with {option}"
-                      + (" (in Python)." if option.startswith("--") else "."))
+    ``mesh.solid_only()`` gives the solid part, which ``option`` then lets through. ``rotational=True``
+    (:func:`flexmb.fe.reduction.body_data.build_flexible_body`, which reduces them) lets them through."""
+    if not rotational:
+        refuse_rotational(mesh, owner, "flexmb.build_flexible_body (in Python) reduces the whole model; for the solid "
+                          f"cells alone use mesh.solid_only() with {option}" + (" (in Python)." if option.startswith("--") else "."))
     entries = [e for e in getattr(mesh, "unassembled", ()) if e.structural]
     if not entries or allow:
         return
@@ -243,10 +246,9 @@ def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_una
 
 
 def refuse_rotational(mesh, owner: str, fix: str) -> None:
-    """ModelError when ``mesh`` holds shells, beams, point masses or springs, which flexmb assembles
-    (full FE matrices on ``mesh.dof_map``) but does not reduce yet (rotational DOFs in the modal
-    reduction, interfaces, invariants and stiffening: issue 20, stage 2). The message names the
-    element kinds with their counts, then ``fix``."""
+    """ModelError when ``mesh`` holds shells, beams, point masses or springs and ``owner`` (a path that
+    still assumes 3 DOFs per node and the scalar mass, e.g. ``flexmb modes``) does not support them.
+    The message names the element kinds with their counts, then ``fix``."""
     parts = [(len(c), f"{t} shell") for t, c in getattr(mesh, "shells", {}).items()]
     parts += [(len(c), "beam") for c in getattr(mesh, "beams", {}).values()]
     for name in ("point_masses", "springs"):
@@ -257,9 +259,7 @@ def refuse_rotational(mesh, owner: str, fix: str) -> None:
         src = getattr(mesh, "source", None) or "the mesh"
         raise ModelError(
             f"{owner + ': ' if owner else ''}{src} holds {', '.join(f'{n} {what}' for n, what in parts)} element(s): "
-            "flexmb assembles them (flexmb.fe.elements.assembly: K, M and K_sigma on mesh.dof_map, full-FE modes with "
-            "free_free_modes) but does not reduce them to a flexible body yet (rotational DOFs in the modal reduction "
-            f"and its interfaces are not supported yet; they come with issue 20, stage 2). {fix}"
+            f"{owner or 'this command'} does not support them yet (rotational DOFs, full mass matrix). {fix}"
         )
 
 

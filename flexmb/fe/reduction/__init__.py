@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from flexmb.fe.reduction.craig_bampton import attach_interfaces, craig_bampton
 from flexmb.fe.reduction.interfaces import Interface, averaging_operator, frame_static_response
-from flexmb.fe.reduction.invariants import InertiaInvariants, inertia_invariants
+from flexmb.fe.reduction.invariants import InertiaInvariants, inertia_invariants, inertia_invariants_of_dofs
 from flexmb.fe.reduction.modal_stress import modal_stresses, von_mises
 from flexmb.fe.reduction.mode_directions import align_modes, direction_fractions, modes_along, rotate_modes
 from flexmb.fe.reduction.modes import (
@@ -78,6 +78,7 @@ __all__ = [
     "free_free_modes",
     "frame_static_response",
     "inertia_invariants",
+    "inertia_invariants_of_dofs",
     "inertial_load_vectors",
     "load_geometric_stiffness",
     "load_stiffening",

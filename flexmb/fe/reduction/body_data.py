@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.fe import reduction as red
@@ -109,7 +110,7 @@ class FlexibleBodyData:
     points : ndarray, shape (n_nodes, 3)
         Undeformed node positions x0 in the body frame (m).
     cells : dict of str to ndarray, shape (n_cells, k)
-        Solid cells (meshio types), for visualization.
+        Solid cells, shells ("quad", "triangle") and beams ("line") (meshio types), for visualization.
     units : str or None
         Unit-system label of the source mesh.
     source : str or None
@@ -188,6 +189,9 @@ class FlexibleBodyData:
     def stress(self, eta: ArrayLike) -> NDArray[np.float64]:
         """Nodal stresses (n_nodes, 6) (Pa) for modal coordinates ``eta`` (nm,)."""
         if self.modal_stresses is None:
+            if self.settings.get("stresses") == "unsupported":
+                raise ModelError(f"body {self.name!r}: modal stresses of shells and beams are not supported yet (the "
+                                 "body has them); use flexmb.fe.elements.stresses.shell_surface_stresses on the full model.")
             raise ModelError(f"body {self.name!r} was built without stresses; use build_flexible_body(..., stresses=True).")
         return np.einsum("k,knv->nv", self._modal(eta, "stress"), self.modal_stresses)
 
@@ -487,6 +491,7 @@ def build_flexible_body(
 
     from flexmb.fe.mesh.unassembled import require_assembled
     from flexmb.fe.reduction.build_checks import check_arguments, check_option_pairs, quartic_mode as _quartic
+    from flexmb.fe.reduction.build_checks import refuse_grounded_springs
 
     n_modes = check_arguments(
         mesh=mesh, interfaces=interfaces, n_modes=n_modes, interface_kind=interface_kind, reference=reference,
@@ -496,7 +501,7 @@ def build_flexible_body(
     check_option_pairs(interfaces=interfaces, method=method, reference=reference, interface_kind=interface_kind,
                        static_modes=static_modes)
     quartic_mode = _quartic(quartic, geometric)
-    require_assembled(mesh, "build_flexible_body", allow_unassembled)
+    require_assembled(mesh, "build_flexible_body", allow_unassembled, rotational=True)
     if materials is not None:
         mesh = mesh.with_materials(materials)
     if hasattr(mesh, "compacted"):
@@ -506,7 +511,18 @@ def build_flexible_body(
             logger.info("build_flexible_body: dropped %d nodes without solid cells", n0 - mesh.n_nodes)
     from flexmb.fe.mesh.checks import check_mesh, connected_components, plausibility
 
-    check_mesh(mesh, solid_required=True)  # NaN, inverted, zero-volume, surface-only: raise
+    structural = bool(getattr(mesh, "shells", None) or getattr(mesh, "beams", None))
+    check_mesh(mesh, solid_required=not structural)  # NaN, inverted, zero-volume, surface-only: raise
+    refuse_grounded_springs(mesh)
+    rotational = mesh.dof_map.has_rotations if hasattr(mesh, "dof_map") else False
+    if rotational and quartic_mode is not None:
+        if quartic != "auto":
+            from flexmb.fe.reduction.stiffening import refuse_quartic
+
+            refuse_quartic(mesh, "build_flexible_body")
+        logger.warning("build_flexible_body: no quartic stiffening term for a model with shells or beams (not "
+                       "supported yet): the body offers stiffening='preload' or 'none'")
+        quartic_mode = None
     craig_bampton = bool(interfaces) and method != "free-free"
     if craig_bampton:
         n_pieces, labels = connected_components(mesh)
@@ -519,15 +535,17 @@ def build_flexible_body(
                 "(Gmsh: Coherence; one conformal mesh), connect the pieces, or make one body per piece."
             )
     K = fe.assemble_stiffness(mesh)
-    Ms = fe.assemble_scalar_mass(mesh)
-    import scipy.sparse as sp
-
-    M = sp.csr_matrix(sp.kron(Ms, sp.eye(3), format="csr"))
+    if rotational:
+        M = fe.assemble_mass(mesh)  # rotary inertia, offsets and point masses: no scalar mass times I3
+    else:
+        Ms = fe.assemble_scalar_mass(mesh)
+        M = sp.csr_matrix(sp.kron(Ms, sp.eye(3), format="csr"))
     if craig_bampton:
         basis = red.craig_bampton(K, M, mesh, interfaces, n_modes, reference=reference, static_modes=static_modes,
                                   interface_kind=interface_kind, backend=backend)
     else:
-        basis = red.free_free_modes(K, M, n_modes, points=mesh.points, backend=backend)
+        basis = red.free_free_modes(K, M, n_modes, points=mesh.points, backend=backend,
+                                    dof_map=mesh.dof_map if rotational else None)
         if interfaces:
             basis = red.attach_interfaces(basis, mesh, interfaces, interface_kind=interface_kind)
     n_got = _n_normal_modes(basis)
@@ -540,7 +558,10 @@ def build_flexible_body(
     if basis_transform is not None:
         basis = basis_transform(basis, K, M, mesh)
     P = basis.shapes
-    inv = red.inertia_invariants(Ms, mesh.points, P, K)
+    if rotational:
+        inv = red.inertia_invariants_of_dofs(M, mesh.dof_map, mesh.points, P, K)
+    else:
+        inv = red.inertia_invariants(Ms, mesh.points, P, K)
     G = red.modal_geometric_stiffness(mesh, P) if geometric else None
     quartic_coupling = quartic_weight = None
     if quartic_mode == "relaxed":
@@ -555,7 +576,9 @@ def build_flexible_body(
     else:
         H = None
     pre = red.preload_stiffening(K, M, mesh, basis, backend=backend) if preloads else None
-    S = red.modal_stresses(mesh, P) if stresses else None
+    S = red.modal_stresses(mesh, P) if stresses and not rotational else None
+    if stresses and rotational:
+        logger.warning("build_flexible_body: no modal stresses of shells and beams yet (settings['stresses'])")
     f1 = float(basis.frequencies[0]) if len(basis.frequencies) else None
     note = plausibility(mesh, f1=f1)
     settings = dict(basis.settings)
@@ -572,6 +595,8 @@ def build_flexible_body(
         relaxation_interfaces="exact rotation",
         damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
         unassembled=[e.as_dict() for e in getattr(mesh, "unassembled", ())],
+        stresses=("unsupported" if rotational else "nodal") if stresses else None,
+        n_dofs=int(K.shape[0]), quartic_unsupported="shells and beams" if rotational else None,
     )
     src = getattr(mesh, "source", None)
     return FlexibleBodyData(
@@ -592,7 +617,8 @@ def build_flexible_body(
         preload_coordinates=None if pre is None else pre.coordinates,
         modal_stresses=S,
         points=np.asarray(mesh.points, dtype=float),
-        cells={t: np.asarray(c) for t, c in mesh.cells.items()},
+        cells={t: np.asarray(c) for t, c in (*mesh.cells.items(), *getattr(mesh, "shells", {}).items(),
+                                              *getattr(mesh, "beams", {}).items())},
         units=getattr(mesh, "units", None),
         source=src,
         source_checksum=getattr(mesh, "checksum", None),

@@ -190,3 +190,21 @@ def check_arguments(*, mesh: Any, interfaces: Any, n_modes: Any, interface_kind:
     check_interfaces(interfaces, mesh)
     check_damping(damping)
     return check_n_modes(n_modes, bool(interfaces) and method != "free-free")
+
+
+def refuse_grounded_springs(mesh) -> None:
+    """ModelError for springs to ground (SPRING1, CELAS with one node, ``Springs.nodes[:, 1] == -1``) in
+    the mesh of a flexible body: the body's FE model lives in its floating frame, where "ground"
+    would be that moving frame (a silently wrong support) and a free-free reduction finds fewer
+    than six rigid-body modes. The message names the springs and the fix."""
+    springs = getattr(mesh, "springs", None)
+    if springs is None:
+        return
+    grounded = np.flatnonzero(np.asarray(springs.nodes)[:, 1] < 0)
+    if grounded.size:
+        ids = ", ".join(str(int(i)) for i in np.asarray(springs.ids)[grounded][:5])
+        raise ModelError(
+            f"build_flexible_body: {mesh.source or 'the mesh'} has {grounded.size} spring(s) to ground (ids {ids}"
+            f"{', ...' if grounded.size > 5 else ''}): a flexible body's FE model floats with the body, it has no "
+            "ground. Remove them from the mesh and model the mount as a force element between the body's interface "
+            "and the ground (or another body) in the multibody model.")

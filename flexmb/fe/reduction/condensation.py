@@ -60,7 +60,6 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
-from flexmb.fe.mesh.unassembled import refuse_rotational
 from flexmb.fe.reduction.modes import ModalBasis
 from flexmb.fe.reduction.stiffening import expand_pairs, pair_quadrature, rigid_face_pair_displacements
 
@@ -207,7 +206,6 @@ def complement_response(K, M, mesh, basis: ModalBasis, loads, *, backend: str = 
     V : ndarray, shape (n_loads, 3 n)
         Displacements (m).
     """
-    refuse_rotational(mesh, "complement_response", "Use mesh.solid_only() for the solid part.")
     from flexmb.fe.reduction.preloads import split_response
 
     return split_response(K, M, mesh, basis, loads, backend=backend)[2]

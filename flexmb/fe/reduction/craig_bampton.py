@@ -12,12 +12,12 @@ from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
 from flexmb.fe.elements.deformation import reduced_stiffness
-from flexmb.fe.mesh.unassembled import refuse_rotational
 from flexmb.fe.reduction.clusters import CLUSTER_EXTRA, aligned, truncated
 from flexmb.fe.reduction.interfaces import (
     _condensed,
     _frame_rows,
     _Layout,
+    node_dof_map,
     _reference_index,
     _resolve_interfaces,
     _static_mode_nodes,
@@ -29,6 +29,7 @@ from flexmb.fe.reduction.modes import (
     _eigsh_shift_invert,
     _fix_signs,
     _m_orthonormalize,
+    _rotational,
     rigid_body_modes,
 )
 
@@ -68,9 +69,12 @@ def craig_bampton(
 
     Parameters
     ----------
-    K, M : sparse matrix, shape (3 n_nodes, 3 n_nodes)
-        Unconstrained stiffness (N/m) and consistent mass (kg).
+    K, M : sparse matrix, shape (n_dofs, n_dofs)
+        Unconstrained stiffness (N/m) and consistent mass (kg) on ``mesh.dof_map`` (3 DOFs per node,
+        6 at the nodes of shells and beams).
     mesh : FEMesh or object with ``points`` (n_nodes, 3) and ``node_sets``
+        Rigid interfaces tie the rotations of their shell and beam nodes to the frame's (RBE2);
+        averaging ones use the translations only (RBE3, components 123).
     interfaces : sequence of str or Interface, or dict name -> node set / Interface kwargs
         Node set names use ``interface_kind`` and the set's centroid.
     n_modes : int
@@ -90,8 +94,6 @@ def craig_bampton(
     ModalBasis
         ``kind="craig-bampton"``, with its interface frames and their ``modal_map``.
     """
-    refuse_rotational(mesh, "craig_bampton", "Reduce the solid part (mesh.solid_only(), its own K and M), or "
-                      "compute full-FE modes of the mixed model with free_free_modes(K, M, n) (without points).")
     points, K, M, ifs, lay, Kx, Mx = _condensed(K, M, mesh, interfaces, interface_kind)
     if not ifs:
         raise ModelError("craig_bampton: no interfaces given; use free_free_modes() for a free body.")
@@ -138,7 +140,7 @@ def craig_bampton(
     rigid_x = np.zeros((lay.nx, 0))
     if iref is None:
         # exact rigid motions in CB coordinates: constraint-mode amplitudes = frame rigid motions
-        Rx = _rigid_in_x(points, ifs, lay)
+        Rx = _rigid_in_x(points, ifs, lay, node_dof_map(mesh, len(points)))
         Y = np.zeros((V.shape[1], 6))
         Y[: rows.size] = (lay.B @ Rx)[rows] * col_scale[: rows.size, None]
         resid = np.abs(Kr @ Y).max() / max(np.abs(Kr).max(), 1e-300)
@@ -185,6 +187,7 @@ def craig_bampton(
             n_attachment_modes=int(Att.shape[1]), static_mode_nodes=[int(v) for v in snodes],
             interface_kinds={f.name: f.kind for f in ifs}, backend=solver.factor.backend,
         ),
+        dof_map=_rotational(node_dof_map(mesh, len(points))),
     )
 
 
@@ -201,27 +204,28 @@ def attach_interfaces(basis: ModalBasis, mesh, interfaces, *, interface_kind: st
     ModalBasis
         A copy of ``basis`` with ``interfaces`` set.
     """
-    refuse_rotational(mesh, "attach_interfaces", "Use mesh.solid_only() for the solid part.")
     ifs = _resolve_interfaces(mesh, interfaces, interface_kind)
-    P = basis.nodal_shapes()
+    dmap = node_dof_map(mesh, len(mesh.points))
     frames = tuple(
         InterfaceFrame(f.name, f.nodes, f.position, f.kind, f.weights,
-                       f.A @ P[f.nodes].reshape(3 * f.nodes.size, -1), is_reference=False)
+                       f.A @ basis.shapes[dmap.dofs(f.nodes) if f.A.shape[1] != 3 * f.nodes.size
+                                          else dmap.translations(f.nodes).ravel()], is_reference=False)
         for f in ifs
     )
     return ModalBasis(kind=basis.kind, shapes=basis.shapes, omega2=basis.omega2, rigid_modes=basis.rigid_modes,
                       interfaces=frames, reference=None, n_extra_zero_modes=basis.n_extra_zero_modes,
-                      settings={**basis.settings, "interface_kinds": {f.name: f.kind for f in ifs}})
+                      settings={**basis.settings, "interface_kinds": {f.name: f.kind for f in ifs}},
+                      dof_map=basis.dof_map)
 
 
 
-def _rigid_in_x(points, ifs, lay: _Layout) -> NDArray[np.float64]:
+def _rigid_in_x(points, ifs, lay: _Layout, dof_map) -> NDArray[np.float64]:
     """The six rigid motions (about the origin) in condensed coordinates x, shape (nx, 6)."""
-    R = rigid_body_modes(points)
+    R = dof_map.rigid_body_modes(points)
     Rx = np.zeros((lay.nx, 6))
     keep = np.flatnonzero(lay.node_col >= 0)
-    cols = (lay.node_col[keep][:, None] + np.arange(3)).ravel()
-    Rx[cols] = R[(3 * keep[:, None] + np.arange(3)).ravel()]
+    k = np.arange(6) < dof_map.per_node[keep][:, None]  # a kept node's x-columns follow its DOFs
+    Rx[(lay.node_col[keep][:, None] + np.arange(6))[k]] = R[(dof_map.offset[keep][:, None] + np.arange(6))[k]]
     for i, c in lay.frame_col.items():
         Rx[c : c + 3] = rigid_body_modes(ifs[i].position[None, :])
         Rx[c + 3 : c + 6, 3:] = np.eye(3)

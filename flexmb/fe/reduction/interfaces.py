@@ -8,13 +8,14 @@ An interface is a node set condensed to one frame with 6 DOFs ``q = (t, theta)``
 
 * ``kind="rigid"`` (RBE2-like): the nodes follow the frame rigidly. Implemented by a sparse
   transformation ``u = T x`` that replaces the set's nodal DOFs by the 6 frame DOFs; it stiffens
-  the set.
+  the set. Nodes of shells and beams (6 DOFs) turn with the frame: ``theta_node = theta``.
 * ``kind="average"`` (RBE3-like): the frame motion is the weighted least-squares fit of a rigid
   motion to the nodal displacements, ``q = A u_set`` with
   ``A = (sum_i w_i H_i^T H_i)^{-1} [w_1 H_1^T ... w_m H_m^T]``, ``H_i = [I, -skew(x_i - p)]``. It
-  does not stiffen the set. Implemented with 6 Lagrange multipliers per interface (the stiffness
-  stays sparse); a load ``F`` (force, moment about ``p``) on the frame acts on the nodes as
-  ``A^T F``, the RBE3 force distribution.
+  does not stiffen the set. Only the nodes' translations enter (as Nastran's RBE3 with the default
+  components 123): the rotations of shell and beam nodes in the set stay free. Implemented with 6
+  Lagrange multipliers per interface (the stiffness stays sparse); a load ``F`` (force, moment
+  about ``p``) on the frame acts on the nodes as ``A^T F``, the RBE3 force distribution.
 
 Static problems with a singular stiffness and multipliers are solved by grounding a few DOFs with
 springs (the frame DOFs of rigid interfaces, three far-apart nodes of averaging ones), factorizing
@@ -102,6 +103,39 @@ def averaging_operator(
 
 
 
+def interface_operator(points: ArrayLike, dof_map, nodes: NDArray[np.int64], position: ArrayLike,
+                       weights: ArrayLike, kind: str, name: str) -> NDArray[np.float64]:
+    """Least-squares frame motion of a node set, ``q = A @ u[dof_map.dofs(nodes)]``, shape (6, k).
+
+    An averaging (RBE3) interface, and a rigid one of nodes without rotations: :func:`averaging_operator`
+    on the translations (k = 3 m). A rigid (RBE2) interface with shell or beam nodes fits their
+    rotations too (rows ``theta_node = theta``, weight ``w_i l^2`` with ``l`` the set's r.m.s. radius
+    about ``position``, 1 m for a single node): a single beam node or a line of shell nodes then
+    defines the frame (``t = u_node + theta x (p - x_node)``), exactly for rigid motions.
+    """
+    x = np.asarray(points, dtype=float)[nodes]
+    w = np.asarray(weights, dtype=float).reshape(-1)
+    rot = dof_map.per_node[nodes] == 6
+    if kind != "rigid" or not rot.any():
+        try:
+            return averaging_operator(x, position, w, name=name)
+        except ModelError as exc:
+            if not rot.any():
+                raise
+            raise ModelError(f"{exc} An averaging (RBE3) interface uses the translations only; kind='rigid' (RBE2) "
+                             "also ties the rotations of its shell and beam nodes and accepts a line or one node.") from exc
+    r = x - np.asarray(position, dtype=float)
+    ell2 = float(np.average((r ** 2).sum(axis=1), weights=w)) or 1.0
+    h = _frame_rigid_map(r)  # (m, 3, 6)
+    for_node = np.zeros((nodes.size, 6, 6))
+    for_node[:, :, :3] = (w[:, None, None] * h).transpose(0, 2, 1)
+    for_node[rot, 3:, 3:] = (w[rot] * ell2)[:, None, None] * np.eye(3)
+    g = np.einsum("i,iab,iac->bc", w, h, h) + (w[rot].sum() * ell2) * np.diag([0, 0, 0, 1.0, 1.0, 1.0])
+    keep = (np.arange(6) < np.where(rot, 6, 3)[:, None])  # (m, 6) DOFs the nodes have
+    rows = for_node.transpose(1, 0, 2)[:, keep]  # (6, k): the set's DOFs node-major, translations first
+    return np.linalg.solve(g, rows)
+
+
 @dataclass(frozen=True)
 class Interface:
     """Specification of an interface frame (input of :func:`craig_bampton`).
@@ -140,7 +174,7 @@ class _ResolvedInterface:
     position: NDArray[np.float64]
     kind: str
     weights: NDArray[np.float64]
-    A: NDArray[np.float64]  # (6, 3m) least-squares average
+    A: NDArray[np.float64]  # (6, k) least-squares frame motion of the set's DOFs (interface_operator)
 
 
 def _resolve_interfaces(mesh, interfaces, default_kind: str) -> list[_ResolvedInterface]:
@@ -187,7 +221,7 @@ def _resolve_interfaces(mesh, interfaces, default_kind: str) -> list[_ResolvedIn
             raise ModelError(f"interface {spec.name!r}: {w.size} weights for {nodes.size} nodes.")
         pos = (np.average(points[nodes], axis=0, weights=w) if spec.position is None
                else np.asarray(spec.position, dtype=float).reshape(3))
-        A = averaging_operator(points[nodes], pos, w, name=spec.name)
+        A = interface_operator(points, node_dof_map(mesh, len(points)), nodes, pos, w, kind, spec.name)
         out.append(_ResolvedInterface(spec.name, nodes, pos, kind, w, A))
     names = [f.name for f in out]
     if len(set(names)) != len(names):
@@ -205,47 +239,62 @@ def _resolve_interfaces(mesh, interfaces, default_kind: str) -> list[_ResolvedIn
 class _Layout:
     """DOF layout of the condensed model x: u = T x; frame motions q = B x (6 rows per interface).
 
-    x = [DOFs of the nodes that are not in a rigid interface (node order, 3 each)] +
-        [6 DOFs of each rigid interface frame (interface order)].
+    x = [DOFs of the nodes that are not in a rigid interface (node order, 3 or 6 each as in the
+        DOF map: translations first)] + [6 DOFs of each rigid interface frame (interface order)].
     """
 
-    T: sp.csr_matrix  # (3n, nx)
+    T: sp.csr_matrix  # (n_dofs, nx)
     B: sp.csr_matrix  # (6 n_if, nx)
-    node_col: NDArray[np.int64]  # (n,) first x-column of each retained node, -1 for rigid-set nodes
+    node_col: NDArray[np.int64]  # (n,) first x-column (its translations) of each retained node, -1 for rigid-set nodes
     frame_col: dict[int, int]  # interface index -> first x-column of a rigid frame
     nx: int
 
 
-def _layout(points: NDArray[np.float64], ifs: list[_ResolvedInterface]) -> _Layout:
+def node_dof_map(mesh, n_nodes: int):
+    """``mesh.dof_map`` (3 or 6 DOFs per node), or 3 DOFs per node for a mesh-like object without one."""
+    from flexmb.fe.elements.dofs import DofMap
+
+    dm = getattr(mesh, "dof_map", None)
+    return dm if dm is not None else DofMap(np.full(n_nodes, 3, dtype=np.int64))
+
+
+def _layout(points: NDArray[np.float64], ifs: list[_ResolvedInterface], dof_map=None) -> _Layout:
     n = len(points)
+    per = np.full(n, 3, dtype=np.int64) if dof_map is None else dof_map.per_node
+    offset = np.concatenate([[0], np.cumsum(per)])
     slave = np.zeros(n, dtype=bool)
     for f in ifs:
         if f.kind == "rigid":
             slave[f.nodes] = True
     keep = np.flatnonzero(~slave)
     node_col = np.full(n, -1, dtype=np.int64)
-    node_col[keep] = 3 * np.arange(keep.size)
-    nx = 3 * keep.size
+    node_col[keep] = np.concatenate([[0], np.cumsum(per[keep])])[:-1]
+    nx = int(per[keep].sum())
     frame_col = {}
     for i, f in enumerate(ifs):
         if f.kind == "rigid":
             frame_col[i] = nx
             nx += 6
-    rows = [(3 * keep[:, None] + np.arange(3)).ravel()]
-    cols = [(node_col[keep][:, None] + np.arange(3)).ravel()]
-    vals = [np.ones(3 * keep.size)]
+    kept_rows = (offset[keep][:, None] + np.arange(6))[np.arange(6) < per[keep][:, None]]  # node-major
+    rows = [kept_rows.astype(np.int64)]
+    cols = [np.arange(kept_rows.size, dtype=np.int64)]
+    vals = [np.ones(kept_rows.size)]
     for i, f in enumerate(ifs):
         if f.kind != "rigid":
             continue
         h = _frame_rigid_map(points[f.nodes] - f.position)  # (m, 3, 6)
-        r = np.broadcast_to((3 * f.nodes[:, None, None] + np.arange(3)[None, :, None]), h.shape)
+        r = np.broadcast_to((offset[f.nodes][:, None, None] + np.arange(3)[None, :, None]), h.shape)
         c = np.broadcast_to(frame_col[i] + np.arange(6)[None, None, :], h.shape)
         nz = h != 0.0
         rows.append(r[nz])
         cols.append(c[nz])
         vals.append(h[nz])
+        rn = f.nodes[per[f.nodes] == 6]  # RBE2: the nodes' rotations are the frame's
+        rows.append((offset[rn][:, None] + np.arange(3, 6)).ravel())
+        cols.append(np.tile(frame_col[i] + np.arange(3, 6), rn.size))
+        vals.append(np.ones(3 * rn.size))
     T = sp.csr_matrix(
-        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(3 * n, nx)
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(int(offset[-1]), nx)
     )
     brows, bcols, bvals = [], [], []
     for i, f in enumerate(ifs):
@@ -376,9 +425,10 @@ class _ConstrainedSolver:
 
 def _condensed(K, M, mesh, interfaces, default_kind):
     points = np.asarray(mesh.points, dtype=float)
-    K, M = _check_km(K, M, 3 * len(points))
+    dmap = node_dof_map(mesh, len(points))
+    K, M = _check_km(K, M, dmap.n_dofs)
     ifs = _resolve_interfaces(mesh, interfaces, default_kind)
-    lay = _layout(points, ifs)
+    lay = _layout(points, ifs, dmap)
     T = lay.T
     Kx = sp.csr_matrix(T.T @ K @ T)
     Mx = sp.csr_matrix(T.T @ M @ T)
@@ -447,24 +497,24 @@ def frame_static_response(
 
     Parameters
     ----------
-    K : sparse matrix, shape (3 n_nodes, 3 n_nodes)
+    K : sparse matrix, shape (n_dofs, n_dofs)
     mesh : FEMesh
     interfaces, interface_kind, reference : as for :func:`craig_bampton` (reference must not be None)
     frame_loads : dict name -> array_like, shape (6,)
-    node_loads : array_like, shape (3 n_nodes,), optional
-        Nodal forces (N), node-major.
+    node_loads : array_like, shape (n_dofs,), optional
+        Nodal forces (N; moments N m on rotations), on ``mesh.dof_map``.
 
     Returns
     -------
     frames : dict name -> ndarray, shape (6,)
         Frame translation (m) and small rotation (rad) of every interface.
-    u : ndarray, shape (3 n_nodes,)
-        Nodal displacements (m).
+    u : ndarray, shape (n_dofs,)
+        Nodal displacements (m) and rotations (rad) on ``mesh.dof_map``.
     """
     points = np.asarray(mesh.points, dtype=float)
     K = sp.csr_matrix(K, dtype=float)
     ifs = _resolve_interfaces(mesh, interfaces, interface_kind)
-    lay = _layout(points, ifs)
+    lay = _layout(points, ifs, node_dof_map(mesh, len(points)))
     iref = _reference_index(ifs, reference)
     if iref is None:
         raise ModelError("frame_static_response: a reference interface is needed to hold the body.")

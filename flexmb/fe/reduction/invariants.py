@@ -7,7 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["InertiaInvariants", "inertia_invariants"]
+__all__ = ["InertiaInvariants", "inertia_invariants", "inertia_invariants_of_dofs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -142,4 +142,78 @@ def inertia_invariants(Ms, points: ArrayLike, shapes: ArrayLike, K=None) -> Iner
         modal_second_moment=D,
         modal_mass=mm,
         modal_stiffness=ks,
+    )
+
+
+def inertia_invariants_of_dofs(M, dof_map, points: ArrayLike, shapes: ArrayLike, K=None) -> InertiaInvariants:
+    """The inertia invariants of a model with rotational DOFs, from its full consistent mass.
+
+    Every invariant is a bilinear form ``a^T M b`` of DOF fields (shells' and beams' rotary
+    inertia, their offsets and point masses with offsets and rotary inertia included): with ``T_k``
+    the unit translations, ``W_k = e_k x x`` the unit rotations about the origin (sections turning
+    with them) and ``L_ab`` the affine field ``u = e_b x_a`` (sections turned by its infinitesimal
+    rotation ``(e_a x e_b) / 2``, :meth:`~flexmb.fe.elements.dofs.DofMap.linear_fields`)::
+
+        mass I = T^T M T,   e_k . (e_l x S0) = T_k^T M W_l,   J0 = W^T M W  (so S = tr(J0)/2 I - J0)
+        int rho phi_k = T^T M phi_k,   C[k, a, b] = L_ab^T M phi_k,   modal_mass = Phi^T M Phi
+
+    Exact for every term linear in the modes whose field is rigid (``S1`` and the rotational
+    participation ``int rho x0 x phi``, the antisymmetric part of ``C``). The symmetric part of ``C``
+    (a pure strain does not turn the sections) and the second moment ``D[k, l, a, b]`` (component
+    products of the modes, from the translational block of M averaged over the three directions,
+    ``D`` exact for solids and shells' translations) leave out the sections' rotary inertia in the
+    terms of first and second order in eta of the inertia tensor: a relative error of order
+    (thickness / length)^2 in those terms.
+
+    Parameters
+    ----------
+    M : sparse matrix, shape (n_dofs, n_dofs)
+        Consistent mass on ``dof_map`` (:func:`flexmb.fe.elements.assembly.assemble_mass`).
+    dof_map : DofMap
+    points : array_like, shape (n_nodes, 3)
+        Undeformed positions (m).
+    shapes : array_like, shape (n_dofs, nm)
+    K : sparse matrix, shape (n_dofs, n_dofs), optional
+
+    Returns
+    -------
+    InertiaInvariants
+    """
+    M = sp.csr_matrix(M)
+    x0 = np.asarray(points, dtype=float)
+    P = np.asarray(shapes, dtype=float).reshape(dof_map.n_dofs, -1)
+    nm = P.shape[1]
+    R = dof_map.rigid_body_modes(x0)  # (n_dofs, 6): T then W
+    MR = np.asarray(M @ R)
+    G = R.T @ MR
+    G = 0.5 * (G + G.T)
+    mass = float(np.trace(G[:3, :3]) / 3.0)
+    A = G[:3, 3:]  # A[k, l] = e_k . (e_l x S0)
+    S0 = 0.5 * np.array([A[1, 2] - A[2, 1], A[2, 0] - A[0, 2], A[0, 1] - A[1, 0]])
+    J0 = G[3:, 3:]
+    S2 = 0.5 * np.trace(J0) * np.eye(3) - J0
+    E = np.zeros((9, 3, 3))
+    for a in range(3):
+        for b in range(3):
+            E[3 * a + b, b, a] = 1.0  # u = e_b x_a: gradient du_b/dx_a = 1
+    L = dof_map.linear_fields(x0, E)  # (n_dofs, 9)
+    ML = np.asarray(M @ L)
+    C = (P.T @ ML).reshape(nm, 3, 3)
+    tr = dof_map.translations()
+    Mt = sum(M[tr[:, c]][:, tr[:, c]] for c in range(3)) / 3.0  # scalar translational mass (n, n)
+    Pn = P[tr]  # (n, 3, nm)
+    MtP = np.asarray(Mt @ Pn.reshape(len(x0), 3 * nm)).reshape(len(x0), 3, nm)
+    D = np.einsum("nak,nbl->klab", Pn, MtP)
+    D = 0.5 * (D + D.transpose(1, 0, 3, 2))
+    mm = P.T @ np.asarray(M @ P)
+    mm = 0.5 * (mm + mm.T)
+    if K is not None:
+        ks = P.T @ (sp.csr_matrix(K) @ P)
+        ks = 0.5 * (ks + ks.T)
+    else:
+        ks = np.zeros((nm, nm))
+    return InertiaInvariants(
+        mass=mass, first_moment=S0, second_moment=0.5 * (S2 + S2.T),
+        modal_first_moment=P.T @ MR[:, :3], modal_cross_moment=C, modal_second_moment=D,
+        modal_mass=mm, modal_stiffness=ks,
     )

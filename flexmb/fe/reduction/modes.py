@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -123,12 +124,12 @@ class ModalBasis:
     ----------
     kind : str
         "free-free", "clamped" or "craig-bampton".
-    shapes : ndarray, shape (3 n_nodes, nm)
-        Shape functions, node-major; ``shapes.T @ M @ shapes = I`` and
+    shapes : ndarray, shape (n_dofs, nm)
+        Shape functions, node-major (3 DOFs per node, or ``dof_map``); ``shapes.T @ M @ shapes = I`` and
         ``shapes.T @ K @ shapes = diag(omega2)``.
     omega2 : ndarray, shape (nm,)
         Eigenvalues (rad/s)^2 of the reduced model, ascending.
-    rigid_modes : ndarray, shape (3 n_nodes, nr)
+    rigid_modes : ndarray, shape (n_dofs, nr)
         Separated zero-frequency modes, M-orthonormal and M-orthogonal to ``shapes``: the six exact
         rigid-body motions first, then any extra zero modes (free-free, or Craig-Bampton with
         ``reference=None``); empty otherwise.
@@ -139,6 +140,9 @@ class ModalBasis:
         Zero-frequency modes beyond the six rigid-body ones (disconnected parts, mechanisms).
     settings : dict
         How the basis was made (JSON-serializable): counts, shift, backend, ...
+    dof_map : DofMap or None
+        The DOF layout of ``shapes`` for a model with rotational DOFs (shells, beams:
+        :attr:`flexmb.fe.mesh.FEMesh.dof_map`); None: 3 DOFs per node.
     """
 
     kind: str
@@ -149,6 +153,7 @@ class ModalBasis:
     reference: str | None = None
     n_extra_zero_modes: int = 0
     settings: dict = field(default_factory=dict)
+    dof_map: Any = None
 
     @property
     def n_modes(self) -> int:
@@ -161,8 +166,20 @@ class ModalBasis:
         return np.sqrt(np.maximum(self.omega2, 0.0)) / (2.0 * np.pi)
 
     def nodal_shapes(self) -> NDArray[np.float64]:
-        """Shapes as (n_nodes, 3, nm) (m per unit modal coordinate)."""
+        """Nodal translations of the shapes, (n_nodes, 3, nm) (m per unit modal coordinate)."""
+        if self.dof_map is not None:
+            return self.shapes[self.dof_map.translations()]
         return self.shapes.reshape(-1, 3, self.n_modes)
+
+    def nodal_rotations(self) -> NDArray[np.float64] | None:
+        """Nodal rotations of the shapes, (n_nodes, 3, nm) (rad per unit modal coordinate), zero at
+        nodes without rotational DOFs; None for a model without them."""
+        if self.dof_map is None or not self.dof_map.has_rotations:
+            return None
+        out = np.zeros((self.dof_map.n_nodes, 3, self.n_modes))
+        rot = self.dof_map.rotational_nodes
+        out[rot] = self.shapes[self.dof_map.rotations(rot)]
+        return out
 
     def interface(self, name: str) -> InterfaceFrame:
         """The interface frame called ``name``."""
@@ -178,6 +195,7 @@ class ModalBasis:
 
 
 def _check_km(K, M, n_dofs: int | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """K and M as CSR, square, of ``n_dofs`` rows (when given), with a positive mass diagonal."""
     K = sp.csr_matrix(K, dtype=float)
     M = sp.csr_matrix(M, dtype=float)
     n = K.shape[0]
@@ -185,10 +203,9 @@ def _check_km(K, M, n_dofs: int | None = None) -> tuple[sp.csr_matrix, sp.csr_ma
         raise ModelError(f"K {K.shape} and M {M.shape} must be square and of the same size.")
     if n_dofs is not None and n != n_dofs:
         raise ModelError(
-            f"K has {n} rows but the mesh has {n_dofs} DOFs (3 per node). A K of a model with shells, beams, point "
-            "masses or springs (rotational DOFs at their nodes, mesh.n_dofs) cannot be reduced with points or "
-            "interfaces yet (issue 20, stage 2): call free_free_modes(K, M, n) without points, or reduce "
-            "mesh.solid_only().")
+            f"K has {n} rows but the mesh has {n_dofs} DOFs (3 per node, 6 at the nodes of shells and beams). For a "
+            "model with shells or beams pass dof_map=mesh.dof_map (K and M from assemble_stiffness and "
+            "assemble_mass of the same mesh).")
     dm = M.diagonal()
     if np.any(dm <= 0.0):
         bad = np.flatnonzero(dm <= 0.0)
@@ -266,6 +283,7 @@ def free_free_modes(
     shift: float | None = None,
     points: ArrayLike | None = None,
     backend: str = "auto",
+    dof_map=None,
 ) -> ModalBasis:
     """Free-free normal modes with the rigid-body modes separated.
 
@@ -291,10 +309,14 @@ def free_free_modes(
         ``-AUTO_SHIFT_TRACE * trace(K)/trace(M)``. If the shift turns out larger than
         ``MAX_SHIFT_FRACTION`` of the computed first elastic eigenvalue, the run is repeated with
         ``sigma = -1e-3 * lambda_1``.
-    points : array_like, shape (n/3, 3), optional
+    points : array_like, shape (n_nodes, 3), optional
         Node coordinates (m), for the exact rigid-body motions (strongly recommended).
     backend : str
         Factorization backend, see :func:`flexmb.fe.spd_solve.factorize_spd`.
+    dof_map : DofMap, optional
+        DOF layout of K and M when nodes carry rotations (``mesh.dof_map`` of a model with shells or
+        beams); with ``points``, the rigid motions then turn the rotational DOFs too
+        (:meth:`~flexmb.fe.elements.dofs.DofMap.rigid_body_modes`). Default: 3 DOFs per node.
 
     Returns
     -------
@@ -307,17 +329,22 @@ def free_free_modes(
         If fewer than six zero modes are found (K is constrained) or the zero modes do not contain
         the rigid-body motions of ``points``.
     """
-    K, M = _check_km(K, M, None if points is None else 3 * len(np.asarray(points)))
+    dof_map = _rotational(dof_map)
+    n_expected = dof_map.n_dofs if dof_map is not None else None if points is None else 3 * len(np.asarray(points))
+    K, M = _check_km(K, M, n_expected)
     n = K.shape[0]
     if n_modes < 0:
         raise ModelError(f"free_free_modes: `n_modes` = {n_modes} must be >= 0.")
     if shift is not None and not shift < 0:
         raise ModelError(f"free_free_modes: `shift` = {shift} must be < 0 (K is singular at 0).")
-    R = None if points is None else rigid_body_modes(points)
+    if points is None:
+        R = None
+    else:
+        R = rigid_body_modes(points) if dof_map is None else dof_map.rigid_body_modes(points)
     if shift is not None:
         sigma = float(shift)
     elif points is not None:
-        sigma = -AUTO_SHIFT * _estimate_first_eigenvalue(K, M, np.asarray(points, dtype=float), R)
+        sigma = -AUTO_SHIFT * _estimate_first_eigenvalue(K, M, np.asarray(points, dtype=float), R, dof_map)
     else:
         sigma = -AUTO_SHIFT_TRACE * _trace_ratio(K, M)
     n_zero_guess = 6
@@ -392,26 +419,44 @@ def free_free_modes(
         n_extra_zero_modes=n_extra,
         settings=dict(n_modes=int(n_modes), shift=float(sigma), backend=factor.backend,
                       zero_eigenvalues=[float(v) for v in vals[:n_zero]]),
+        dof_map=dof_map,
     )
 
 
-def _estimate_first_eigenvalue(K, M, points: NDArray[np.float64], R: NDArray[np.float64]) -> float:
+def _rotational(dof_map):
+    """``dof_map`` if it gives some node rotations, else None (the 3-DOFs-per-node layout)."""
+    return dof_map if dof_map is not None and dof_map.has_rotations else None
+
+
+def _estimate_first_eigenvalue(K, M, points: NDArray[np.float64], R: NDArray[np.float64], dof_map=None) -> float:
     """Upper bound of the first elastic eigenvalue (Rayleigh-Ritz on 18 quadratic fields).
 
     Fields: each displacement component equal to each of the 6 quadratic monomials of the centred,
-    scaled coordinates, made M-orthogonal to the rigid motions ``R`` (3n, 6). They contain uniform
+    scaled coordinates, made M-orthogonal to the rigid motions ``R`` (n, 6). They contain uniform
     bending and twisting of beams and plates (with the matching rotation of the sections), so the
     bound is within a factor of a few of lambda_1 (1.1 for the FV12 plate, 2 for a 150:1 bar, 7 for
-    a connecting rod); it costs 2 x 18 sparse products.
+    a connecting rod); it costs 2 x 18 sparse products. At nodes with rotations (``dof_map``) the
+    fields turn the sections by their infinitesimal rotation ``curl(u) / 2`` (for ``u = m(x) e_i``:
+    ``grad(m) x e_i / 2``), so a bent beam or plate keeps its sections normal to the bent axis.
     """
-    x = points - points.mean(axis=0)
-    x = x / max(float(np.abs(x).max()), 1e-300)
-    mono = [x[:, j] * x[:, k] for j in range(3) for k in range(j, 3)]
+    scale = max(float(np.abs(points - points.mean(axis=0)).max()), 1e-300)
+    x = (points - points.mean(axis=0)) / scale
+    pairs = [(j, k) for j in range(3) for k in range(j, 3)]
+    mono = [x[:, j] * x[:, k] for j, k in pairs]
     n = len(points)
     T = np.zeros((n, 3, 3 * len(mono)))
     for c, (i, m) in enumerate((i, m) for i in range(3) for m in mono):  # 18 fields
         T[:, i, c] = m
     T = T.reshape(3 * n, -1)
+    if dof_map is not None:
+        T = dof_map.embed_translations(T)
+        rot = dof_map.rotational_nodes
+        xr = x[rot]
+        for c, (i, (j, k)) in enumerate((i, p) for i in range(3) for p in pairs):
+            grad = np.zeros((rot.size, 3))  # grad(x_j x_k) in scaled coordinates, per metre: / scale
+            grad[:, j] += xr[:, k]
+            grad[:, k] += xr[:, j]
+            T[dof_map.rotations(rot), c] = 0.5 * np.cross(grad, np.eye(3)[i]) / scale
     MR = M @ R
     T = T - R @ np.linalg.solve(R.T @ MR, MR.T @ T)
     W = _m_orthonormalize(T, M, drop_tol=1e-8)
@@ -448,27 +493,31 @@ def _fix_signs(E: NDArray[np.float64]) -> None:
     E *= s
 
 
-def clamped_modes(K, M, fixed_nodes: ArrayLike, n_modes: int, *, backend: str = "auto") -> ModalBasis:
-    """Fixed-base normal modes: all three DOFs of ``fixed_nodes`` clamped.
+def clamped_modes(K, M, fixed_nodes: ArrayLike, n_modes: int, *, backend: str = "auto", dof_map=None) -> ModalBasis:
+    """Fixed-base normal modes: all DOFs of ``fixed_nodes`` clamped (translations, and rotations where
+    the nodes have them).
 
     Parameters
     ----------
-    K, M : sparse matrix, shape (3 n_nodes, 3 n_nodes)
+    K, M : sparse matrix, shape (n_dofs, n_dofs)
     fixed_nodes : array_like of int
         0-based indices of the clamped nodes.
     n_modes : int
+    dof_map : DofMap, optional
+        DOF layout (``mesh.dof_map``) of a model with shells or beams; default 3 DOFs per node.
 
     Returns
     -------
     ModalBasis
         ``kind="clamped"``; shapes are zero at the clamped DOFs.
     """
-    K, M = _check_km(K, M)
+    dof_map = _rotational(dof_map)
+    K, M = _check_km(K, M, None if dof_map is None else dof_map.n_dofs)
     n = K.shape[0]
     fixed = np.unique(np.asarray(fixed_nodes, dtype=np.int64).reshape(-1))
     if fixed.size == 0:
         raise ModelError("clamped_modes: `fixed_nodes` is empty; pass the node set to clamp.")
-    dofs = (3 * fixed[:, None] + np.arange(3)).ravel()
+    dofs = (3 * fixed[:, None] + np.arange(3)).ravel() if dof_map is None else dof_map.dofs(fixed)
     free = np.setdiff1d(np.arange(n), dofs)
     Kf = K[free][:, free]
     Mf = M[free][:, free]
@@ -488,6 +537,7 @@ def clamped_modes(K, M, fixed_nodes: ArrayLike, n_modes: int, *, backend: str = 
     return ModalBasis(
         kind="clamped", shapes=shapes, omega2=omega2, rigid_modes=np.zeros((n, 0)),
         settings=dict(n_modes=int(n_modes), fixed_nodes=[int(v) for v in fixed], backend=factor.backend),
+        dof_map=dof_map,
     )
 
 

@@ -18,16 +18,16 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
-from flexmb.fe.mesh.unassembled import refuse_rotational
 from flexmb.fe.reduction.interfaces import (
     _ConstrainedSolver,
     _far_apart_nodes,
     _layout,
     _ResolvedInterface,
     _static_solver,
-    averaging_operator,
+    interface_operator,
+    node_dof_map,
 )
-from flexmb.fe.reduction.modes import ModalBasis, _check_km, rigid_body_modes
+from flexmb.fe.reduction.modes import ModalBasis, _check_km, _skew
 from flexmb.fe.spd_solve import factorize_spd
 
 __all__ = [
@@ -61,7 +61,7 @@ def _fe():
     return fe_assembly
 
 
-def inertial_load_vectors(M, points: ArrayLike) -> NDArray[np.float64]:
+def inertial_load_vectors(M, points: ArrayLike, dof_map=None) -> NDArray[np.float64]:
     """Consistent nodal loads of the 12 unit inertial cases (order :data:`PRELOAD_NAMES`).
 
     For body-frame angular velocity w, angular acceleration alpha and frame-origin acceleration a,
@@ -71,16 +71,34 @@ def inertial_load_vectors(M, points: ArrayLike) -> NDArray[np.float64]:
     (a != b) has ``W = e_a e_b^T + e_b e_a^T``. Since these fields are linear in x0 they are
     interpolated exactly, and ``f = -M @ accel_nodal`` is the consistent load.
 
+    At nodes with rotations (``dof_map`` of a model with shells or beams) the acceleration field
+    turns the sections by its infinitesimal rotation (``alpha`` for the angular acceleration, zero
+    for the centripetal and uniform fields): the loads then hold the d'Alembert moments of the
+    sections' rotary inertia.
+
     Parameters
     ----------
-    M : sparse matrix, shape (3 n, 3 n)
+    M : sparse matrix, shape (n_dofs, n_dofs)
     points : array_like, shape (n, 3)
+    dof_map : DofMap, optional
+        Default 3 DOFs per node.
 
     Returns
     -------
-    F : ndarray, shape (12, 3 n)
+    F : ndarray, shape (12, n_dofs)
         Nodal forces (N per unit rad^2/s^2, rad/s^2 or m/s^2).
     """
+    if dof_map is not None and dof_map.has_rotations:
+        e = np.eye(3)
+        A = np.zeros((12, 3, 3))
+        b = np.zeros((12, 3))
+        for c, (a, bb) in enumerate([(0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2)]):
+            A[c] = np.outer(e[a], e[a]) - np.eye(3) if a == bb else np.outer(e[a], e[bb]) + np.outer(e[bb], e[a])
+        for c in range(3):
+            A[6 + c] = _skew(e[c])  # e_c x x = skew(e_c) x
+            b[9 + c] = e[c]
+        acc = dof_map.linear_fields(points, A, b)  # (n_dofs, 12)
+        return -np.asarray(M @ acc).T
     x = np.asarray(points, dtype=float)
     n = x.shape[0]
     acc = np.zeros((12, n, 3))
@@ -120,33 +138,34 @@ def static_preload_displacements(
     U : ndarray, shape (n_loads, 3 n)
     """
     points = np.asarray(mesh.points, dtype=float)
-    K, M = _check_km(K, M, 3 * len(points))
+    dmap = node_dof_map(mesh, len(points))
+    K, M = _check_km(K, M, dmap.n_dofs)
     F = np.atleast_2d(np.asarray(loads, dtype=float))
     if basis.reference is not None:
         ifs = [
             _ResolvedInterface(f.name, f.nodes, f.position, f.kind, f.weights,
-                               averaging_operator(points[f.nodes], f.position, f.weights, name=f.name))
+                               interface_operator(points, dmap, f.nodes, f.position, f.weights, f.kind, f.name))
             for f in basis.interfaces
         ]
         iref = [f.name for f in ifs].index(basis.reference)
-        lay = _layout(points, ifs)  # same couplings as the basis (rigid sets stiffen their nodes)
+        lay = _layout(points, ifs, dmap)  # same couplings as the basis (rigid sets stiffen their nodes)
         Kx = sp.csr_matrix(lay.T.T @ K @ lay.T)
         solver = _static_solver(points, ifs, lay, Kx, lay.B[6 * iref : 6 * iref + 6], backend)
         X, _ = solver.solve(np.asarray(lay.T.T @ F.T))
         return np.asarray(lay.T @ X).T
     if basis.kind == "clamped":
         fixed_nodes = np.asarray(basis.settings.get("fixed_nodes", []), dtype=np.int64)
-        fixed = (3 * fixed_nodes[:, None] + np.arange(3)).ravel()
+        fixed = dmap.dofs(fixed_nodes)
         free = np.setdiff1d(np.arange(K.shape[0]), fixed)
         fac = factorize_spd(K[free][:, free], backend=backend, what="clamped K")
         U = np.zeros_like(F)
         U[:, free] = fac.solve(F[:, free].T).T
         return U
-    R = rigid_body_modes(points)
+    R = dmap.rigid_body_modes(points)
     MR = np.asarray(M @ R)
     Fe = F - (MR @ np.linalg.solve(R.T @ MR, R.T @ F.T)).T  # inertia relief: self-equilibrated
     nodes = _far_apart_nodes(points, np.arange(len(points)))
-    gd = (3 * nodes[:, None] + np.arange(3)).ravel()
+    gd = dmap.translations(nodes).ravel()
     diag = K.diagonal()
     gk = diag[gd]
     Ks = K + sp.csr_matrix((gk, (gd, gd)), shape=K.shape)
@@ -194,7 +213,8 @@ def _face_term(K, mesh, basis: ModalBasis, U, loads) -> NDArray[np.float64] | fl
         return 0.0
     U = np.atleast_2d(U)
     F = np.broadcast_to(np.atleast_2d(np.asarray(loads, dtype=float)), U.shape)
-    link = np.asarray(sp.csr_matrix(K) @ U.T).T - F  # (n, 3 n)
+    link = np.asarray(sp.csr_matrix(K) @ U.T).T - F  # (n, n_dofs)
+    link = link[:, node_dof_map(mesh, len(mesh.points)).translations().ravel()]  # S moves the faces' nodes
     nm = basis.n_modes
     iu, ju = np.triu_indices(nm)
     out = np.zeros((U.shape[0], nm, nm))
@@ -248,7 +268,7 @@ def preload_geometric_stiffness(
     Kg : ndarray, shape (12, nm, nm)
         (N/m per unit s_c), symmetric.
     """
-    F = inertial_load_vectors(M, mesh.points)
+    F = inertial_load_vectors(M, mesh.points, getattr(mesh, "dof_map", None))
     return load_geometric_stiffness(K, M, mesh, basis, F, materials=materials, backend=backend)
 
 
@@ -262,7 +282,6 @@ def split_response(K, M, mesh, basis: ModalBasis, loads: ArrayLike, *, backend: 
     """Static responses ``U (n_loads, 3 n)`` of the loads (:func:`static_preload_displacements`),
     their stiffness-metric coordinates on the shapes ``a (n_loads, nm)``
     (:func:`stiffness_projection`) and the residual ``U - a Phi^T`` the basis cannot carry."""
-    refuse_rotational(mesh, "split_response", "Use mesh.solid_only() for the solid part.")
     U = static_preload_displacements(K, M, mesh, basis, loads, backend=backend)
     a = stiffness_projection(K, basis.shapes, U)
     return U, a, U - a @ basis.shapes.T
@@ -393,6 +412,5 @@ def preload_stiffening(K, M, mesh, basis: ModalBasis, *, materials=None, backend
     ``K_eff = diag(omega2) + sum_c s_c Kg_res[c]`` in a body with the cubic (and quartic) modal
     strain energy, ``diag(omega2) + sum_c s_c Kg[c]`` in a linear modal body.
     """
-    refuse_rotational(mesh, "preload_stiffening", "Use mesh.solid_only() for the solid part.")
-    F = inertial_load_vectors(M, mesh.points)
+    F = inertial_load_vectors(M, mesh.points, getattr(mesh, "dof_map", None))
     return load_stiffening(K, M, mesh, basis, F, materials=materials, backend=backend)

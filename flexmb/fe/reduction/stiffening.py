@@ -36,7 +36,7 @@ import logging
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from flexmb.fe.mesh.unassembled import refuse_rotational
+from flexmb.errors import ModelError
 
 __all__ = [
     "expand_pairs",
@@ -46,6 +46,7 @@ __all__ = [
     "modal_strain_energy",
     "modal_tangent_stiffness",
     "pair_quadrature",
+    "refuse_quartic",
     "rigid_face_pair_displacements",
 ]
 
@@ -62,6 +63,21 @@ def _fe():
     from flexmb.fe.elements import assembly as fe_assembly  # local import: assembly needs the mesh module, reduction does not
 
     return fe_assembly
+
+
+def refuse_quartic(mesh, owner: str) -> None:
+    """ModelError when ``mesh`` has shells or beams: the quartic strain energy (and its relaxation)
+    is integrated on solid quadrature points only; the membrane Green strain of the shells' mid-surface
+    and the axial one of the beams are not in it yet, so a quartic term of a mixed model would miss
+    their energy. Point masses and springs (no strain energy beyond the quadratic) are no reason."""
+    dmap = getattr(mesh, "dof_map", None)
+    if dmap is not None and dmap.has_rotations:
+        kinds = [f"{len(c)} {t} shell" for t, c in getattr(mesh, "shells", {}).items()]
+        kinds += [f"{len(c)} beam" for c in getattr(mesh, "beams", {}).values()]
+        raise ModelError(
+            f"{owner}: the quartic stiffening term (stiffening='full') is not supported yet for shells and beams "
+            f"(the mesh has {', '.join(kinds)} element(s)): build the body with quartic=False (the cubic G and "
+            "the preloads are computed) and simulate it with stiffening='preload', or mesh the part with solids.")
 
 
 def modal_geometric_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[np.float64]:
@@ -81,14 +97,15 @@ def modal_geometric_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArra
     Parameters
     ----------
     mesh : FEMesh
-    shapes : array_like, shape (3 n_nodes, nm)
+    shapes : array_like, shape (n_dofs, nm)
+        On ``mesh.dof_map``: shells contribute the geometric stiffness of their membrane force,
+        beams that of their axial force (:func:`flexmb.fe.elements.assembly.assemble_geometric_stiffness`).
 
     Returns
     -------
     G : ndarray, shape (nm, nm, nm)
         Energy per unit q^3, symmetric in the last two indices.
     """
-    refuse_rotational(mesh, "modal_geometric_stiffness", "Use mesh.solid_only() for the solid part.")
     fe = _fe()
     P = np.asarray(shapes, dtype=float)
     nm = P.shape[1]
@@ -130,7 +147,7 @@ def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[
         Energy per unit q^4; ``H[i,j,k,l] = H[j,i,k,l] = H[i,j,l,k] = H[k,l,i,j]``; positive
         semi-definite as a (pair, pair) matrix.
     """
-    refuse_rotational(mesh, "modal_quartic_stiffness", "Use mesh.solid_only() for the solid part.")
+    refuse_quartic(mesh, "modal_quartic_stiffness")
     Hp, _, _ = pair_quadrature(mesh, shapes, materials, loads=False)
     return expand_pairs(Hp, np.asarray(shapes).shape[1])
 
@@ -168,7 +185,7 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
     Vectorized over cells and quadrature points in chunks (:data:`QUARTIC_CHUNK_ENTRIES`); the
     pair loads are scattered to the nodes with one sparse product per chunk.
     """
-    refuse_rotational(mesh, "pair_quadrature", "Use mesh.solid_only() for the solid part.")
+    refuse_quartic(mesh, "pair_quadrature")
     import scipy.sparse as sp
 
     from flexmb.fe.elements.solid import get_element, isoparametric_map

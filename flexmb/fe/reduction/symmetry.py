@@ -106,6 +106,11 @@ def mirror_operator(shapes: NDArray[np.float64], M, perm: NDArray[np.int64], axi
         Symmetric; orthogonal with eigenvalues +-1 where the span is mirror-invariant.
     """
     nm = shapes.shape[1]
+    if shapes.shape[0] != 3 * perm.size:
+        raise ModelError(
+            f"mirror_operator: the shapes have {shapes.shape[0]} rows, not 3 per node ({3 * perm.size}): a model with "
+            "shells or beams (rotational DOFs, whose rotations mirror as pseudovectors) has no symmetry classes yet; "
+            "select its modes by direction (FlexibleBody(modes={'plane': ...})) or by index.")
     P = shapes.reshape(-1, 3, nm)[perm].copy()
     P[:, axis, :] *= -1.0
     S = shapes.T @ (M @ P.reshape(-1, nm))

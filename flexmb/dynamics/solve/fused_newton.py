@@ -1,46 +1,35 @@
-"""Compiled Newton iteration of one time element for small rigid-only models (issue 6 C).
+"""The compiled Newton loop of the fused evaluator (small rigid-only models): one numba call per element.
 
-For a model that the whole-element kernel serves (:func:`flexmb.dynamics.rigid.element.whole_element`:
-plain rigid bodies, no force elements) and a Newton matrix refactored along kept pivots
-(:class:`flexmb.dynamics.solve.linsolve.Refactor`, the default backend above the dense threshold), the
-Python loop of :func:`flexmb.dynamics.solve.newton.newton_solve` and its glue (the evaluation's
-``Triplets``/``Pattern.matrix``, the backend's ``__call__``, the increments' bookkeeping: ~75 Python
+For a model that :class:`~flexmb.dynamics.solve.fused.FusedEvaluator` serves and a Newton matrix
+refactored along kept pivots (:class:`flexmb.dynamics.solve.linsolve.Refactor`, the default backend above
+the dense threshold), the Python loop of :func:`flexmb.dynamics.solve.newton.newton_solve` and its glue
+(``Triplets``/``Pattern.matrix``, the backend's ``__call__``, the increments' bookkeeping: ~75 Python
 calls per iteration) cost more than the compiled work itself.  :func:`newton_element` runs the whole
-iteration in one numba call, with the very kernels the general path calls, in the same order:
+iteration in one numba call, with the very kernels the general loop calls, in the same order:
 
-    evaluate (``whole_element``, residual only when the factorization is reused)
+    evaluate (:func:`flexmb.dynamics.solve.fused_element.element`, residual only when the factorization is reused)
     -> CSC values of the fixed pattern (``layout._scatter_values``)
     -> numeric refactorization (``refactor_lu._numeric``) -> solve (``refactor_lu._solve``)
     -> scaled increment and contraction (``newton._scaled_increment``, ``newton._contraction``)
     -> the stopping test of ``newton_solve`` for ``reuse="none"`` with ``reuse_near`` (full Newton,
        its last factorization reused near the root), the same expressions in the same order,
 
-so that it returns the general path's iterate bit for bit, with the same iteration, evaluation and
-factorization counts.  Only plain outcomes are returned: ``"converged"`` and ``"converged to
-round-off"``.  Anything else (a non-finite residual, a position taken for a structural zero that is
-not, a pivot failing the threshold test, increments that stall or diverge, no convergence) returns a
-status that makes :meth:`RigidNewton.solve` answer None, and ``newton_solve`` then runs its general
-loop from the same predictor: the singular passages, rank-deficient corrections, step halving and
-diagnostics are untouched.  Nothing the general path reads is modified by an abandoned attempt (the
-kernel writes only its own work arrays; the evaluation counters below count its work).  Drive
-targets (functions of time only) are evaluated once per element instead of once per evaluation.
+so that it returns the general loop's iterate for the same evaluations, with the same iteration,
+evaluation and factorization counts.  Only plain outcomes are returned: ``"converged"`` and
+``"converged to round-off"``.  Anything else (a non-finite residual, a position taken for a structural
+zero that is not, a pivot failing the threshold test, increments that stall or diverge, no
+convergence) returns a status that makes :func:`compiled_newton` answer None, and
+:meth:`~flexmb.dynamics.solve.evaluation.ElementSystem.newton` then runs the general loop from the same
+predictor: the singular passages, rank-deficient corrections, step halving and diagnostics are
+untouched.  Nothing the general loop reads is modified by an abandoned attempt.  Drive targets and load
+values (functions of time only) are evaluated once per element.
 
-Dispatch (:func:`fast_newton`): ``ENABLED``, the compiled whole element, a pattern built and fitting
-the kernel's blocks, ``NewtonOptions.reuse`` resolving to ``"none"`` (below ``reuse_min_unknowns``,
-2000 unknowns by default; ``reuse_near`` as given), and the run's backend a ``Refactor`` that has
-analysed this pattern (a ``SmallFirst`` wrapper above its dense threshold is looked through).  The
-first element of a pattern, dense-LU sizes (<= 64 unknowns), other backends, force elements and
-flexible models keep the general loop.  Counters: ``ElementSystem.n_eval`` counts the kernel's
-evaluations; its ``t_eval`` takes the whole call (factorizations included: they are not timed
-separately inside the kernel, so ``meta["factorization_time"]`` leaves them out).
-
-Measured (``benchmarks/README.md``, "Small models after LEAN"): with the compiled node glue of the same
-change, CPU per element IFToMM pendulum (p = 2, 96 unknowns) 424 -> 215 us, 10-link chain (p = 1, 480
-unknowns) 552 -> 352 us.  The kernel compiles in ~10 s once per machine (numba's on-disk cache; ~65 ms
-to load it in a new process).  numba keys that cache on this file only: after a change of a callee in
-another file (``rigid_element``, ``kernels``, ``joint_kernels``, ``refactor_lu``, ``layout``,
-``newton``) clear ``flexmb/dynamics/__pycache__/rigid_newton.*.nb*``.  Tests:
-``tests/test_rigid_newton.py``.
+Where it applies (:func:`compiled_newton`): a built pattern, ``NewtonOptions.reuse`` resolving to
+``"none"`` (below ``reuse_min_unknowns``, 2000 unknowns by default; ``reuse_near`` as given), and the
+run's backend a ``Refactor`` that has analysed this pattern (a ``SmallFirst`` wrapper above its dense
+threshold is looked through).  The first element of a pattern, dense-LU sizes (<= 64 unknowns) and
+other backends keep the general loop.  Counters: ``ElementSystem.n_eval`` counts the kernel's
+evaluations; its ``t_eval`` takes the whole call (factorizations included).
 """
 from __future__ import annotations
 
@@ -49,16 +38,14 @@ import time as _time
 
 import numpy as np
 
-from flexmb.dynamics.kernels import _jit
-from flexmb.dynamics.layout import _scatter_values
+from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
+# the general loop's own compiled pieces (CSC values, refactorization, increments): the same expressions
+from flexmb.dynamics.layout import JOINT_SLOTS, _scatter_values
+from flexmb.dynamics.solve.fused_element import element
 from flexmb.dynamics.solve.newton import NewtonResult, _contraction, _scaled_increment
 from flexmb.dynamics.solve.refactor_lu import _numeric, _solve
-from flexmb.dynamics.rigid.element import _SLOTS, rigid_joints, whole_element
 
 log = logging.getLogger(__name__)
-
-#: the compiled Newton loop is used when True and the run qualifies (tests switch it off to compare)
-ENABLED = True
 
 #: statuses of :func:`newton_element`
 CONVERGED, ROUNDOFF = 0, 1
@@ -67,10 +54,8 @@ _MESSAGES = {CONVERGED: "converged", ROUNDOFF: "converged to round-off"}
 
 
 @_jit
-def newton_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, sl, bsl, bs, slots,
-                   sel_a, loc_a, c_a, A_a, gx_a, gR_a, lever_a, sel_b, loc_b, c_b, A_b, gx_b, gR_b, lever_b,
-                   ab_in_a, ab_in_b, tgt, kk, cd, ref, cons, jc, cc, jf, cf, kf,
-                   nb, nj, p, jsl, off, o0, o1, offs, n_entries, dest, n_dropped,
+def newton_element(h, te_t, body, sl, sa, sb, jt, loads, springs,
+                   nb, nj, p, jsl, off, o0, o1, n_entries, dest, n_dropped,
                    Bp, Brow, gather, Lp, Li, Up, Ui, perm_r, q, pivot_tol,
                    U0, scale, fopt, iopt, U, hist):  # pragma: no cover - compiled
     """Newton on the internal unknowns of one element (module docstring).
@@ -78,7 +63,7 @@ def newton_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, sl, bsl
     ``U0 (n,)`` predictor, ``scale (n,)``; ``fopt = (tol, divergence_rate, roundoff_factor,
     reuse_near, predicted_factor, reuse_rate, stall_rate)``, ``iopt = (max_iter,
     min_iter_divergence, predicted_stop, late)``; the other arguments are those of
-    :func:`~flexmb.dynamics.rigid.element.whole_element` (model and element start), the pattern's
+    :func:`~flexmb.dynamics.solve.fused_element.element` (model and element start), the pattern's
     (``o0:o1`` the bodies' block in the values, ``dest``, ``n_dropped``) and the kept LU structure's.
     Writes the iterate into ``U (n,)`` and the scaled increments into ``hist (max_iter,)``.
 
@@ -113,14 +98,13 @@ def newton_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, sl, bsl
     n_ev = 0
     sqrt_tol = np.sqrt(tol)
 
+    slots = body[8]
+
     def evaluate(res, jac):
         # the element at U: residual into res, Jacobian values into buf (jac)
-        whole_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, U[off:].reshape((nj, p, jsl)), sl,
-                      U[:off].reshape((nb, p, slots)), bsl, bs, slots,
-                      sel_a, loc_a, c_a, A_a, gx_a, gR_a, lever_a, sel_b, loc_b, c_b, A_b, gx_b, gR_b, lever_b,
-                      ab_in_a, ab_in_b, tgt, kk, cd, ref, cons, jc, cc, jf, cf, kf,
-                      res[:off].reshape((nb, p, slots)), res[off:].reshape((nj, p, jsl)), res, jac,
-                      buf[o0:o1].reshape((nb, p, (o1 - o0) // (nb * p))), buf, offs)
+        element(h, te_t, body, U[:off].reshape((nb, p, slots)), U[off:].reshape((nj, p, jsl)), sl, sa, sb, jt,
+                loads, springs, res[:off].reshape((nb, p, slots)), res[off:].reshape((nj, p, jsl)), res, jac,
+                buf[o0:o1].reshape((nb, p, (o1 - o0) // (nb * p))), buf)
     for k in range(1, max_iter + 1):
         reusing = have_solve and near
         jac = not reusing
@@ -196,22 +180,16 @@ def newton_element(E, D, h, x1, R1, pi1, mass, J0, g, s1, lam1, Rr, acc, sl, bsl
     return NO_CONVERGENCE, max_iter, rate, n_res, n_jac, n_fac, err, worst, n_ev
 
 
-class RigidNewton:
+class FusedNewton:
     """The arrays of :func:`newton_element` that depend on the model, the pattern and the kept LU
-    structure only (built once per pattern and structure, :func:`fast_newton`)."""
+    structure only (built once per pattern and structure, :func:`compiled_newton`)."""
 
-    def __init__(self, system, rj, pat, s) -> None:
+    def __init__(self, system, fe, pat, s) -> None:
         te, lay = system.te, system.lay
-        grp = rj.grp
-        self.system, self.rj, self.pat, self.s = system, rj, pat, s
+        self.system, self.fe, self.pat, self.s = system, fe, pat, s
         self.n = lay.size
-        self.dims = (grp.n, rj.nj, te.p, (lay.size - lay.joint_off) // max(rj.nj * te.p, 1), lay.joint_off,
-                     pat.offsets[0], pat.offsets[1], rj._offs, pat.n_entries, pat._dest, pat._dropped.size)
-        self.model = (grp.mass, grp.J0, rj.gravity)
-        self.joints = (_SLOTS, grp._slot_starts, lay.body_start[grp.bodies], grp.slots,
-                       rj.sel_a, rj.loc_a, rj.c_a, rj.A_a, rj.gx_a, rj.gR_a, rj.lever_a,
-                       rj.sel_b, rj.loc_b, rj.c_b, rj.A_b, rj.gx_b, rj.gR_b, rj.lever_b, rj.ab_in_a, rj.ab_in_b)
-        self.laws = (rj.k, rj.c, rj.ref, rj.cons, rj.jc, rj.cc, rj.jf, rj.cf, rj.kf)
+        self.dims = (fe.nb, fe.nj, te.p, JOINT_SLOTS, lay.joint_off,
+                     pat.offsets[0], pat.offsets[1], pat.n_entries, pat._dest, pat._dropped.size)
         self.lu = (s.Bp, s.Brow, s.gather, s.Lp, s.Li, s.Up, s.Ui, s.perm_r, s.q)
         self._opts = (None, None, None)
 
@@ -227,23 +205,15 @@ class RigidNewton:
     def solve(self, st, h: float, U0, scale, options, pivot_tol: float):
         """Newton from ``U0`` on the element of length ``h`` from ``st``: a
         :class:`~flexmb.dynamics.solve.newton.NewtonResult` on plain convergence, else None (module docstring)."""
-        system, rj = self.system, self.rj
-        cm, te = system.cm, system.te
-        nb = self.dims[0]
-        if cm.jnt_drives:
-            from flexmb.dynamics.elements.joints import drive_targets
+        from flexmb.dynamics.elements.joints import SLOTS
 
-            tgt = drive_targets(cm, st.t + h * te.tau_c)[0]
-        else:
-            tgt = rj._zeros.get(te.p)
-            if tgt is None:
-                tgt = rj._zeros[te.p] = np.zeros((rj.nj, 6, te.p))
+        system, fe = self.system, self.fe
+        body, jt, loads = fe.arguments(st, h, system.lay)
         fopt, iopt = self._options(options)
         U = np.empty(self.n)
         hist = np.empty(options.max_iter)
         t0 = _time.perf_counter()
-        out = newton_element(te.E, te.D, float(h), st.x, st.R, st.pi.reshape(nb, 6), *self.model,
-                             st.s, st.lam, st.Rr, st.acc, *self.joints, tgt, *self.laws, *self.dims,
+        out = newton_element(float(h), fe.te_t, body, SLOTS, fe.sa, fe.sb, jt, loads, fe.springs, *self.dims,
                              *self.lu, pivot_tol, np.ascontiguousarray(U0, dtype=float),
                              np.ascontiguousarray(scale, dtype=float), fopt, iopt, U, hist)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
@@ -270,11 +240,9 @@ def _backend(factor, n: int):
     return b if type(b) is Refactor else None
 
 
-def fast_newton(system, st, h: float, factor, options):
-    """``solve(U0, scale, options) -> NewtonResult | None``: the compiled Newton loop for this
-    element, or None when the run does not qualify (module docstring)."""
-    if not ENABLED:
-        return None
+def compiled_newton(fe, system, st, h: float, U0, scale, factor, options):
+    """Newton on the element by the compiled loop: a :class:`~flexmb.dynamics.solve.newton.NewtonResult`,
+    or None where the loop does not apply or declines (module docstring)."""
     pat = system.pattern
     if pat is None:
         return None
@@ -284,23 +252,17 @@ def fast_newton(system, st, h: float, factor, options):
         reuse = "element" if n >= options.reuse_min_unknowns else "none"
     if reuse != "none":
         return None
-    cm, te = system.cm, system.te
-    rj = rigid_joints(cm, te)
-    if rj is None or not rj.whole:
-        return None
     b = _backend(factor, n)
     if b is None or b._s is None:
         return None
     from flexmb.dynamics.solve.csc_pattern import _same_pattern
 
     tpl = pat._template
-    hit = system.__dict__.get("_rigid_newton")
-    if hit is None or hit.pat is not pat or hit.s is not b._s or hit.rj is not rj:
-        if not (_same_pattern(tpl, *b._key) and rj.fits_pattern(pat, te.p, 1)
-                and tuple(pat.shapes[0])[:2] == (rj.grp.n, te.p)):
+    hit = system.__dict__.get("_fused_newton")
+    if hit is None or hit.pat is not pat or hit.s is not b._s:
+        if not _same_pattern(tpl, *b._key):
             return None
-        hit = system._rigid_newton = RigidNewton(system, rj, pat, b._s)
+        hit = system._fused_newton = FusedNewton(system, fe, pat, b._s)
     elif not (tpl.indptr is b._src[0] and tpl.indices is b._src[1]) and not _same_pattern(tpl, *b._key):
         return None
-    pivot_tol = b.pivot_tol
-    return lambda U0, scale, opts: hit.solve(st, h, U0, scale, opts, pivot_tol)
+    return hit.solve(st, h, U0, scale, options, b.pivot_tol)

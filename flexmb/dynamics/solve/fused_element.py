@@ -1,0 +1,44 @@
+"""The whole time element of a rigid-only model in one compiled call (the fused evaluator's kernel:
+:class:`flexmb.dynamics.solve.fused.FusedEvaluator` per evaluation, :mod:`.fused_newton` inside its
+compiled Newton loop): the rigid bodies' kernels, then :func:`.fused_kernels.forces` and
+:func:`.fused_joints.joints` (glue only; the laws are their own modules')."""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmb.dynamics.bodies import rigid_kernels as K
+from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.solve.fused_joints import joints
+from flexmb.dynamics.solve.fused_kernels import forces, side_pose
+
+
+@_jit
+def element(h, te_t, body, Ug, Jv, sl, sa, sb, jt, loads, springs, rb, r, res, jac, vals, buf):
+    """A whole time element: the rigid bodies' kinematics and rows (Jacobian values into ``vals``, the
+    pattern's first block), the force elements, the joints (values into ``buf`` after the first block).
+    ``body = (x1, R1, pi1, mass, J0, g, bsl, bs, slots)``; ``rb (nb, p, slots)``, ``r (nj, p, 30)`` the
+    bodies' and joints' rows (views of ``res``).  Returns the number of values written."""
+    E, D = te_t[0], te_t[1]
+    x1, R1, pi1, mass, J0, g, bsl, bs, slots = body
+    n, p = Ug.shape[0], Ug.shape[1]
+    R, T, UX, UR, UT = (np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)), np.empty((n, p, 3)),
+                        np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)))
+    K.rigid_kinematics(E, x1, R1, Ug, bsl[0], bsl[1], R, T, UX, UR, UT)
+    K.rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, bsl, rb, vals, jac)
+    X = Ug[:, :, bsl[0]:bsl[0] + 3].copy()
+    o = vals.size
+    o = forces(h, p, X, R, T, Ug, bsl[3], bsl[2], bs, slots, E, loads, springs, res, jac, buf, o)
+    if Jv.shape[0]:
+        o = joints(h, p, te_t, X, R, T, UX, UR, UT, Ug, bsl, bs, slots, sa, sb, jt, Jv, sl, r, res, jac, buf, o)
+    return o
+
+
+@_jit
+def gauss_origins(E, x1, R1, Ug, bsl, sb, nj, p):
+    """B's origins of the joints at the Gauss points ``(nj, p, 3)``."""
+    n = Ug.shape[0]
+    R, T, UX, UR, UT = (np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)), np.empty((n, p, 3)),
+                        np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)))
+    K.rigid_kinematics(E, x1, R1, Ug, bsl[0], bsl[1], R, T, UX, UR, UT)
+    X = Ug[:, :, bsl[0]:bsl[0] + 3].copy()
+    return side_pose(sb, X, R, T, E, False, nj, p)[0]

@@ -1,0 +1,161 @@
+"""Campbell diagram: frequencies of the steady states against the spin speed, :func:`campbell`.
+
+At every speed ``Omega``: :func:`flexmb.equilibrium` with ``steady=True`` (the model's revolute drive
+to the ground set to ``Omega``), :func:`flexmb.linearize` (perturbations in the turning frame) and
+:func:`flexmb.eigen`.  Modes are followed from one speed to the next by their modal assurance
+criterion (``MAC = |a^H b|^2 / (|a|^2 |b|^2)`` of the mode shapes in the bodies' coordinates), so a
+column of the result is one mode even where frequencies cross.  *Critical speeds* are where a
+frequency meets an engine order ``k Omega / 2 pi`` (linear interpolation between the speeds);
+*unstable* speeds those with a divergence or flutter eigenvalue.  Frequencies are those of the
+turning frame (a blade's, a rotor's as seen by the rotor).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb.errors import ModelError
+from flexmb.model.model import GROUND, Model, Revolute
+
+
+@dataclass
+class CampbellResult:
+    """``speeds (ns,)`` [rad/s]; ``frequency``, ``damping_ratio (ns, n)`` [Hz, -] (one column per
+    followed mode); ``kind (ns, n)`` (``"stable"``, ``"zero"``, ``"divergence"``, ``"flutter"``);
+    ``orders``: the engine orders of :meth:`critical_speeds`."""
+
+    speeds: NDArray
+    frequency: NDArray
+    damping_ratio: NDArray
+    kind: NDArray
+    orders: tuple = (1, 2, 3)
+
+    @property
+    def unstable_speeds(self) -> NDArray:
+        """Speeds [rad/s] at which some mode diverges or flutters."""
+        bad = np.isin(self.kind, ["divergence", "flutter"]).any(axis=1)
+        return self.speeds[bad]
+
+    def critical_speeds(self):
+        """A pandas DataFrame of the crossings of each mode with each engine order: ``mode``, ``order``,
+        ``speed_rad_s``, ``speed_rpm``, ``frequency_Hz``."""
+        import pandas as pd
+
+        rows = []
+        W = self.speeds
+        for k in self.orders:
+            line = k * W / (2 * np.pi)
+            for m in range(self.frequency.shape[1]):
+                d = self.frequency[:, m] - line
+                for i in np.nonzero(np.sign(d[:-1]) * np.sign(d[1:]) < 0)[0]:
+                    t = d[i] / (d[i] - d[i + 1])
+                    w = W[i] + t * (W[i + 1] - W[i])
+                    rows.append(dict(mode=m, order=k, speed_rad_s=w, speed_rpm=w * 30 / np.pi,
+                                     frequency_Hz=k * w / (2 * np.pi)))
+        return pd.DataFrame(rows, columns=["mode", "order", "speed_rad_s", "speed_rpm", "frequency_Hz"])
+
+    def table(self):
+        """A pandas DataFrame, one row per speed: the speed [rad/s, rpm] and ``f<m>_Hz`` per mode."""
+        import pandas as pd
+
+        out = {"speed_rad_s": self.speeds, "speed_rpm": self.speeds * 30 / np.pi}
+        for m in range(self.frequency.shape[1]):
+            out[f"f{m}_Hz"] = self.frequency[:, m]
+        return pd.DataFrame(out)
+
+    def plot(self, path=None, ax=None, rpm: bool = True):
+        """Frequencies against speed with the engine-order lines; unstable points marked; saved to
+        ``path``."""
+        import matplotlib
+
+        if path is not None and ax is None:
+            matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        fig = None
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(6, 4))
+        x = self.speeds * (30 / np.pi if rpm else 1.0)
+        for m in range(self.frequency.shape[1]):
+            ax.plot(x, self.frequency[:, m], "-o", ms=3, label=f"mode {m}")
+            bad = np.isin(self.kind[:, m], ["divergence", "flutter"])
+            if bad.any():
+                ax.plot(x[bad], self.frequency[bad, m], "rx")
+        top = np.nanmax(self.frequency) if self.frequency.size else 1.0
+        for k in self.orders:
+            ax.plot(x, k * self.speeds / (2 * np.pi), "k--", lw=0.7)
+        ax.set_ylim(0, 1.05 * top)
+        ax.set_xlabel("speed [rpm]" if rpm else "speed [rad/s]")
+        ax.set_ylabel("frequency [Hz]")
+        ax.legend(fontsize=7)
+        if path is not None and fig is not None:
+            fig.savefig(path, dpi=120, bbox_inches="tight")
+            plt.close(fig)
+        return ax
+
+
+def with_speed(model: Model, speed: float) -> Model:
+    """``model`` with its revolute drive to the ground (``angular_velocity=``) set to ``speed``."""
+    joints = list(model.joints)
+    for k, jt in enumerate(joints):
+        if isinstance(jt, Revolute) and jt.angular_velocity is not None and GROUND in (jt.body_a, jt.body_b):
+            joints[k] = replace(jt, angular_velocity=float(speed))
+            return replace(model, joints=joints)
+    raise ModelError("campbell: the model has no revolute joint to the ground with an angular_velocity drive; "
+                     "give one (its rate is swept), or pass build(speed) -> Model")
+
+
+def _mac(A: NDArray, B: NDArray) -> NDArray:
+    num = np.abs(A.conj().T @ B) ** 2
+    return num / np.outer(np.sum(np.abs(A) ** 2, axis=0), np.sum(np.abs(B) ** 2, axis=0))
+
+
+def campbell(model, speeds, n: int = 6, *, orders=(1, 2, 3), t: float = 0.0) -> CampbellResult:
+    """Frequencies of the ``n`` lowest modes of the steady states at ``speeds`` [rad/s].
+
+    ``model``: a Model with a revolute drive to the ground (``angular_velocity=``; its rate is set to
+    each speed), or ``build(speed) -> Model``.  Each speed starts its equilibrium from the previous
+    one's (continuation).
+    """
+    speeds = np.asarray(speeds, dtype=float).reshape(-1)
+    if speeds.size < 1 or not np.all(np.isfinite(speeds)):
+        raise ModelError(f"campbell: speeds={speeds!r}; give finite spin speeds [rad/s]")
+    if not isinstance(n, (int, np.integer)) or n < 1:
+        raise ModelError(f"campbell: n={n!r}; give a positive number of modes")
+    from flexmb.linear.eigen import eigen
+    from flexmb.linear.equilibrium import equilibrium
+    from flexmb.linear.linearize import linearize
+
+    build = model if callable(model) and not isinstance(model, Model) else (lambda w, m=model: with_speed(m, w))
+    F = np.full((speeds.size, n), np.nan)
+    Z = np.full((speeds.size, n), np.nan)
+    K = np.full((speeds.size, n), "", dtype=object)
+    prev_modes, start = None, None
+    for i, w in enumerate(speeds):
+        m = build(w)
+        if start is not None:  # continuation: the previous steady configuration, the new rate
+            m = replace(start, joints=m.joints)
+        eq = equilibrium(m, t, steady=True, stability=False)
+        start = eq.model
+        res = eigen(linearize(eq), n)
+        modes = res.modes
+        order = np.arange(min(n, res.eigenvalues.size))
+        if prev_modes is not None and modes.shape[1]:
+            mac = _mac(prev_modes, modes)
+            order = np.full(prev_modes.shape[1], -1)
+            free = set(range(modes.shape[1]))
+            for a in np.argsort(-mac.max(axis=1)):  # best matches first
+                if not free:
+                    break
+                b = max(free, key=lambda j: mac[a, j])
+                order[a] = b
+                free.discard(b)
+            order = order[order >= 0]
+        k = order.size
+        F[i, :k] = res.frequency[order]
+        Z[i, :k] = res.damping_ratio[order]
+        K[i, :k] = res.kind[order]
+        prev_modes = modes[:, order]
+    return CampbellResult(speeds=speeds, frequency=F, damping_ratio=Z, kind=K, orders=tuple(orders))

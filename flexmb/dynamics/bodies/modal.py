@@ -135,12 +135,16 @@ class FlexibleBodies:
         RS = np.einsum("bij,bj->bi", st.R[self.bodies], S)
         return -float(np.sum(self.mass * (st.x[self.bodies] @ g) + RS @ g))
 
-    def strain_energy(self, st) -> float:
+    def strain_energies(self, st) -> NDArray:
+        """Strain energy of every body of the group at the node ``st``, ``(n,)`` [J]."""
         d = self.data
         out = np.empty(self.n)
         ml.strain_energies(np.ascontiguousarray(self.node_q(st)), self._positions, d["K"], d["cs"], d["cu"], d["cV"],
                            d["ql"], d["qA"], out)
-        return float(out.sum())
+        return out
+
+    def strain_energy(self, st) -> float:
+        return float(self.strain_energies(st).sum())
 
     def frame_output(self, st, w: NDArray):
         return st.x[self.bodies], st.R[self.bodies], w[:, :3], w[:, 3:6]

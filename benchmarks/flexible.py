@@ -128,8 +128,8 @@ def flexmb_spinup(data, p: int, h: float, stiffening: str = "full", t_end: float
                 t_extreme=float(te[k]), v_end=float(v[-1]))
 
 
-def flexmb_crank(data, p: int, h: float, stiffening: str = "full") -> dict:
-    t_end = case_x3.ANGLE / case_x3.OMEGA_X3
+def flexmb_crank(data, p: int, h: float, stiffening: str = "full", angle: float = case_x3.ANGLE) -> dict:
+    t_end = angle / case_x3.OMEGA_X3
     model = case_x3.slider_crank(case_x3.OMEGA_X3, 0.0, stiffening, data)
     sol, wall, cpu = timed(lambda: fm.simulate(model, t_end, h, p=p, show_progress=False))
     te = np.linspace(0.0, t_end, int(round(t_end / 2e-6)) + 1)
@@ -143,21 +143,26 @@ def flexmb_crank(data, p: int, h: float, stiffening: str = "full") -> dict:
 def exudyn_body(data, mesh_file: str):
     """ObjectFFRFreducedOrderInterface from our mesh, our M and K, our mode shapes; and its build time."""
     from flexmb.catalog.flexible import MESH_DIR
-    from flexmb.fe.elements import assembly
     from flexmb.fe.mesh import read_mesh
 
     t0 = time.perf_counter()
     mesh = read_mesh(MESH_DIR / mesh_file, units="SI")
     if np.abs(mesh.points - data.points).max() > 0:
         raise RuntimeError(f"{mesh_file}: the mesh nodes are not the data's")
+    return exudyn_interface(data, mesh), mesh, time.perf_counter() - t0
+
+
+def exudyn_interface(data, mesh):
+    """``ObjectFFRFreducedOrderInterface`` of ``mesh`` with our M, K and the data's mode shapes."""
+    from flexmb.fe.elements import assembly
+
     fem = FEMinterface()
     fem.nodes = {"Position": np.asarray(mesh.points, dtype=float)}
     fem.massMatrix = assembly.assemble_mass(mesh).tocsr()
     fem.stiffnessMatrix = assembly.assemble_stiffness(mesh).tocsr()
     fem.modeBasis = {"matrix": data.mode_shapes.reshape(-1, data.n_modes), "type": "HCBmodes"}
     fem.eigenValues = np.asarray(data.omega2)
-    cms = ObjectFFRFreducedOrderInterface(fem)
-    return cms, mesh, time.perf_counter() - t0
+    return ObjectFFRFreducedOrderInterface(fem)
 
 
 def exudyn_solve(mbs, settings) -> tuple[float, float, str]:
@@ -220,7 +225,7 @@ def exudyn_spinup(data, h: float = EXU_SPINUP_H, t_end: float = case_x1.T_END, s
                 v_check=float(np.interp(T_CHECK, t, v)))
 
 
-def exudyn_crank(data, h: float = EXU_CRANK_H) -> dict:
+def exudyn_crank(data, h: float = EXU_CRANK_H, angle: float = case_x3.ANGLE) -> dict:
     from flexmb.catalog.flexible import ROD
 
     R, L, D, RHO, OM = case_x3.R, case_x3.L, case_x3.D, case_x3.RHO, case_x3.OMEGA_X3
@@ -252,7 +257,7 @@ def exudyn_crank(data, h: float = EXU_CRANK_H) -> dict:
     sensor = mbs.AddSensor(SensorNode(nodeNumber=obj["nGenericODE2"], storeInternal=True, writeToFile=False,
                                       outputVariableType=exu.OutputVariableType.Coordinates))
     mbs.Assemble()
-    wall, cpu, err = exudyn_solve(mbs, exudyn_settings(h, case_x3.ANGLE / OM, h))
+    wall, cpu, err = exudyn_solve(mbs, exudyn_settings(h, angle / OM, h))
     q = mbs.GetSensorStoredData(sensor)
     t1, d1 = case_x3.first_maximum(q[:, 0], crank_deflection(data, q[:, 1:]))
     return dict(h=h, wall=wall, cpu=cpu, build=build, error=err, first_max=d1, angle=OM * t1)

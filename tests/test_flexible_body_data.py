@@ -10,6 +10,7 @@ import pytest
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import Material
 from flexmb.fe.reduction.body_data import FlexibleBodyData, build_flexible_body
+from flexmb.fe.reduction.energy_factors import factors_match
 from flexmb.fe.reduction import PRELOAD_NAMES, Interface
 from flexmb.validation.cases.case_f1 import structured_box  # noqa: E402
 
@@ -70,6 +71,9 @@ def test_save_load_round_trip_is_exact(body, tmp_path):
                 assert np.array_equal(getattr(a, g.name), getattr(b, g.name))
         elif f.name == "cells":
             assert a.keys() == b.keys() and all(np.array_equal(a[t], b[t]) for t in a)
+        elif f.name == "energy_factors":
+            assert a is not None and a.arrays().keys() == b.arrays().keys()
+            assert all(np.array_equal(a.arrays()[k], b.arrays()[k]) for k in a.arrays())
         elif isinstance(a, np.ndarray):
             assert np.array_equal(a, b), f.name
         else:
@@ -83,13 +87,36 @@ def test_load_reads_files_without_the_stiffening_arrays(body, tmp_path):
     path = body.save(tmp_path / "beam")
     with np.load(path, allow_pickle=False) as raw:
         arrays = {k: raw[k] for k in raw.files
-                  if k not in ("quartic_stiffness", "preload_stiffness_residual", "preload_coordinates")}
+                  if k not in ("quartic_stiffness", "preload_stiffness_residual", "preload_coordinates")
+                  and not k.startswith("energy_factors/")}
     old = tmp_path / "old.npz"
     np.savez_compressed(old, **arrays)
     loaded = FlexibleBodyData.load(old)
     assert loaded.quartic_stiffness is None and loaded.preload_stiffness_residual is None
     assert loaded.preload_coordinates is None
     assert np.array_equal(loaded.preload_stiffness, body.preload_stiffness)
+    # the strain-energy factors, absent then, are made from the stored G (no quartic term)
+    f = loaded.energy_factors
+    assert f is not None and f.ranks[1] == 0 and f.ranks[0] > 0
+    q = 0.01 * np.arange(1, body.n_modes + 1)
+    assert f.energy(q) == pytest.approx(0.5 * np.einsum("kij,k,i,j->", body.geometric_stiffness, q, q, q), rel=1e-9)
+
+
+def test_load_factors_the_strain_energy_of_files_written_before_the_factors(body, tmp_path):
+    """A file without the factors (written before they were stored) loads with the factors of its own
+    G and H: those of the built data, which reproduce the dense energy within their truncation (10
+    modes: 55 quartic terms, truncated at the default tolerance; the bound is checked at modal loads
+    |z| = |omega^2 q| = 1 by factors_match, a stale or wrong factorization fails it)."""
+    path = body.save(tmp_path / "beam")
+    with np.load(path, allow_pickle=False) as raw:
+        arrays = {k: raw[k] for k in raw.files if not k.startswith("energy_factors/")}
+    old = tmp_path / "old.npz"
+    np.savez_compressed(old, **arrays)
+    f = FlexibleBodyData.load(old).energy_factors
+    assert factors_match(f, body.geometric_stiffness, body.quartic_stiffness, body.omega2)
+    assert not factors_match(f, body.geometric_stiffness, 1.01 * body.quartic_stiffness, body.omega2)
+    q = 0.01 * np.arange(1, body.n_modes + 1)
+    assert f.energy(q) == pytest.approx(body.energy_factors.energy(q), rel=1e-12)
 
 
 def test_load_rejects_other_files(tmp_path):

@@ -63,7 +63,7 @@ def test_fields_of_the_reduced_body_give_back_its_state():
 def test_fitted_kinetic_energy_is_that_of_the_nodal_velocities():
     """1/2 W^T M(q) W of the fitted state (exact mass matrix of the reduced field) equals
     1/2 v^T M v of the nodal velocity field with the consistent FE mass."""
-    from flexmb.dynamics.bodies.modal_matrices import mass_polynomial
+    from modal_reference_matrices import mass_polynomial  # the dense M(q) of the NumPy reference
 
     mesh, data = rod()
     q, qd, V, w = motion(data, seed=3)

@@ -38,6 +38,8 @@ exchanges (kinetic, potential, work) and a round-off floor (:data:`ROUNDOFF` x t
 ``F L``, :mod:`flexmb.dynamics.solve.scales`: masses, lengths, gravity, speeds, stiffnesses, loads).
 So a refused element has more than half of the energy it (or the run before it) exchanged
 unaccounted for; an element that resolves the motion has a defect of ``O(h^3)`` of it or less.
+A root that balances its energy on a potential outside its model's range is refused too: a modal body
+whose strain energy (a sum of squares of strains) ends the element negative (:func:`negative_strain`).
 
 Report (:func:`balance_report`): ``meta["energy_balance"] = max_t |E - E0 - W| / scale`` and the
 element where the balance jumped most; a WARNING above :data:`BALANCE_WARN` names it.
@@ -58,6 +60,11 @@ CATEGORIES = ("drives", "loads", "damping")
 
 #: an element whose own balance defect exceeds this fraction of the energy scale is refused (halved)
 REFUSE_JUMP = 0.5
+
+#: a body whose strain energy at an element's end is below -NEGATIVE_STRAIN x the energy scale refuses
+#: the element (:func:`negative_strain`; the strain-energy factors are exact to 1e-8 of the energy at
+#: modal loads, flexmb.fe.reduction.energy_factors: 100 times that is not round-off)
+NEGATIVE_STRAIN = 1e-6
 
 #: relative balance defect over the run above which a WARNING names the element where it jumped most
 #: (the same limit as the conservative models' energy_drift, flexmb.dynamics.energy)
@@ -205,6 +212,9 @@ class ElementAudit:
         Wt = float(W.sum())
         defect = dK + dV - Wt
         scale = element_scale(rec, model_energy(self.run), dK, dV, W, max(abs(a.ke + a.pe), abs(b.ke + b.pe)))
+        negative = negative_strain(system, st_end, scale)
+        if negative is not None:
+            return negative
         if not abs(defect) > REFUSE_JUMP * scale:
             return None
         labels = rec.audit_labels
@@ -216,6 +226,31 @@ class ElementAudit:
                f"the energy scale {scale:.4g} J: kinetic {dK:+.4g} J, potential {dV:+.4g} J, work {Wt:+.4g} J{top}): "
                f"not the motion (a spurious root of the element equations)")
         return _named_index(system, W), msg
+
+
+def negative_strain(system, st_end, scale: float):
+    """``(index, message)`` when a body's strain energy at the element's end is below
+    ``-NEGATIVE_STRAIN * scale``, else None.  A strain energy is a sum of squares of the strains: a
+    negative one is outside the range of the body's reduced cubic and quartic energy (the modal
+    coordinates far beyond any motion it resolves), where the reduced potential is unbounded below and
+    a root can balance its energy exactly while the body gains tens of joules from nowhere (X3 "full",
+    p = 2, h = 1e-3: the rod's strain energy 0.004 J -> -9.5 J in one element, the balance off by 1 %
+    of the exchanged energy only).  The energy balance cannot see such a root; this check does."""
+    cm, lay = system.cm, system.lay
+    for grp in cm.groups:
+        energies = getattr(grp, "strain_energies", None)
+        if energies is None or len(grp.bodies) == 0:
+            continue
+        V = energies(st_end)
+        k = int(np.argmin(V))
+        if V[k] < -NEGATIVE_STRAIN * scale:
+            b = int(grp.bodies[k])
+            idx = int(lay.body_start[b] + (lay.p - 1) * lay.body_slots[b] + grp.BQ)
+            return idx, (f"converged, but the strain energy of body {cm.model.bodies[b].name!r} is {V[k]:+.4g} J at "
+                         f"the element's end (below -{NEGATIVE_STRAIN:g} x the energy scale {scale:.4g} J): its modal "
+                         f"coordinates are outside the range of its cubic and quartic strain energy, not the motion "
+                         f"(a spurious root of the element equations)")
+    return None
 
 
 def _named_index(system, W: NDArray) -> int:

@@ -95,12 +95,17 @@ def select_modes(data, modes) -> Any:
                        + G[ix(idx, idx, rest)].transpose(2, 0, 1))
             C = 0.5 * (C + C.transpose(0, 2, 1))
             H = H - 4.0 * np.einsum("dij,dkl,d->ijkl", C, C, 1.0 / data.omega2[rest])
+    factors = None
+    if data.energy_factors is not None and G is not None:  # the factors of the kept modes' energy
+        from flexmb.fe.reduction.energy_factors import factor_strain_energy
+
+        factors = factor_strain_energy(G[ix(idx, idx, idx)], H, data.omega2[idx], data.energy_factors.tol)
     return replace(
         data, frequencies=data.frequencies[idx], omega2=data.omega2[idx], mode_shapes=data.mode_shapes[:, :, idx],
         interfaces=ifs, invariants=inv2, damping=data.damping[ix(idx, idx)],
         geometric_stiffness=None if G is None else G[ix(idx, idx, idx)],
         preload_stiffness=None if Kg is None else Kg[:, idx][:, :, idx],
-        quartic_stiffness=H,
+        quartic_stiffness=H, energy_factors=factors,
         preload_stiffness_residual=Kr, preload_coordinates=None if a is None else a[:, idx],
         modal_stresses=None if data.modal_stresses is None else data.modal_stresses[idx],
     )

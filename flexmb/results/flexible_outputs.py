@@ -251,13 +251,9 @@ def modal_chord_deflection(data, q: ArrayLike, point: Any, ends: tuple[str, str]
 def elastic_energy(view: Any) -> NDArray[np.float64]:
     """See :attr:`flexmb.results.views.BodyView.elastic_energy`."""
     el = flexible_element(view, f"body {view.name!r}: elastic_energy")
-    data, q = el.data, view.modal
-    U = 0.5 * np.einsum("tm,m,tm->t", q, np.asarray(data.omega2, dtype=float), q)
-    if el.stiffening == "full" and el.n_modes:
-        U += 0.5 * np.einsum("kij,tk,ti,tj->t", data.geometric_stiffness, q, q, q)
-        if data.quartic_stiffness is not None:
-            U += 0.125 * np.einsum("ijkl,ti,tj,tk,tl->t", data.quartic_stiffness, q, q, q, q)
-    return U
+    from flexmb.dynamics.bodies.modal import body_energies
+
+    return body_energies(el, view.modal)[0]
 
 
 def body_kinetic_energy(view: Any) -> NDArray[np.float64]:
@@ -276,14 +272,10 @@ def body_kinetic_energy(view: Any) -> NDArray[np.float64]:
         vc = Vb + np.cross(Wb, np.asarray(el.com, dtype=float))
         return 0.5 * el.mass * np.einsum("ti,ti->t", vc, vc) + 0.5 * np.einsum("ti,ij,tj->t", Wb, el.inertia, Wb)
     flexible_element(view, f"body {view.name!r}: kinetic_energy")
-    from flexmb.dynamics.bodies.modal_matrices import mass_polynomial
+    from flexmb.dynamics.bodies.modal import body_energies
 
-    nm = el.n_modes
-    M0, M1, M2 = mass_polynomial(el.data.invariants, nm)
-    q = view.modal
     W = np.concatenate([Vb, Wb, view.modal_rate], axis=1)
-    M = M0 + np.einsum("tk,krs->trs", q, M1) + np.einsum("tk,tl,klrs->trs", q, q, M2)
-    return 0.5 * np.einsum("tr,trs,ts->t", W, M, W)
+    return body_energies(el, view.modal, W)[1]
 
 
 def check_model(sol: Any, model: Any) -> None:

@@ -17,12 +17,17 @@ modal coordinates, ``pi`` modified momenta (force; moment about ``O``; modal; fi
     Rpi_q  = ...                        - h (Q_q + dT/dq - f_el(q) - C qdot - K_s q + S1^T R^T g)
     Rw     = Rb Mb(q) Rb^T w - Pi - Lambda                      Rb = diag(R, R, I)
 
-``Mb`` and ``dT/dq`` from :mod:`.modal_matrices`; ``f_el`` the elastic force (``K``, and with
-``stiffening="full"`` the cubic ``G`` and quartic ``H`` terms); ``K_s = sum_c s_c Kg[c]`` the
+``Mb`` and ``dT/dq`` from the mass blocks of :mod:`.modal_matrices`; ``f_el`` the elastic force
+(``K``, and with ``stiffening="full"`` the cubic ``G`` and quartic ``H`` terms through their
+low-rank factors, :mod:`flexmb.fe.reduction.energy_factors`); ``K_s = sum_c s_c Kg[c]`` the
 unit inertial preload stiffness scaled by the frame's motion in body axes: the spin products of
 ``Omega = R^T omega``, the angular acceleration and the frame-origin acceleration minus gravity
-(:func:`.modal_residual.frame_acceleration`) (``"full"``: the residual ``Kg_res``; ``"preload"``:
-the full ``Kg``; ``"none"``: 0).
+(:mod:`.modal_residual`) (``"full"``: the residual ``Kg_res``; ``"preload"``: the full ``Kg``;
+``"none"``: 0).
+
+Every evaluation is a few compiled calls per group (:mod:`.modal_kernels`: rows and Jacobian;
+:mod:`.modal_attach`: interface poses, velocities, ``B^T`` and the multiplier-map rate), O(nm^2)
+per body and point with the strain-energy factors of ranks R3, R4 (O((R3 + R4) nm^2)).
 """
 from __future__ import annotations
 
@@ -31,28 +36,25 @@ from types import SimpleNamespace
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb import rotations as rot
+from flexmb.dynamics.bodies import modal_attach as ma
+from flexmb.dynamics.bodies import modal_kernels as mk
+from flexmb.dynamics.bodies import modal_laws as ml
+from flexmb.dynamics.bodies.modal_matrices import group_data
 from flexmb.dynamics.bodies.rigid import frame_end_values
-from flexmb.dynamics.bodies.modal_matrices import MassModel, mass_polynomial, strain_energy
-from flexmb.errors import ModelError
+from flexmb.dynamics.layout import Layout
 
 I3 = np.eye(3)
 #: key of the modal coordinates at a node in ``ElementStart.extra``
 QKEY = "flex_q"
 
 
-def _poly(M: NDArray, y1: NDArray, Y: NDArray) -> NDArray:
-    return M[None, :, 0, None] * y1[:, None, :] + np.einsum("kj,njd->nkd", M[:, 1:], Y)
-
-
-def _pad2(a, n):
-    out = np.zeros((n, n))
-    out[:a.shape[0], :a.shape[1]] = a
-    return out
-
-
 class FlexibleBodies:
-    """A group of modal flexible bodies (model indices ``bodies``)."""
+    """A group of modal flexible bodies (model indices ``bodies``).
+
+    Data (padded to ``nm`` modes): ``mass (n,)``, ``J0 (n,3,3)`` undeformed inertia about the centre
+    of mass (body axes), ``S0``, ``S1`` first moments, ``data``: the kernels' arrays
+    (:func:`~flexmb.dynamics.bodies.modal_matrices.group_data`), ``q0``, ``qd0 (n,nm)``.
+    """
 
     kind = "flexible"
 
@@ -67,55 +69,23 @@ class FlexibleBodies:
         self.nv = N
         self.slots = 6 + nm + 2 * N
         self.BX, self.BTH, self.BQ, self.BPI, self.BW = 0, 3, 6, 6 + nm, 6 + nm + N
-        self.mass = np.array([b.mass for b in src], dtype=float)
-        polys = [mass_polynomial(b.data.invariants, nm) for b in src]
-        self.mm = MassModel(*(np.array([p[k] for p in polys]).reshape((n,) + polys[0][k].shape) if n else None
-                              for k in range(3)))
-        self.S0 = np.array([b.data.invariants.first_moment for b in src], dtype=float).reshape(n, 3)
+        self.mass = np.array([b.mass for b in src], dtype=float).reshape(n)
+        self.data = group_data(src, nm)
+        self.S0, self.S1 = self.data["S0"], self.data["S1"]
+        #: modal damping matrices (n, nm, nm) (padded): the rows' law, read by the energy audit
+        self.C = self.data["C"]
+        #: unit preload stiffness of the frame accelerations (n, 6, nm, nm) or None: the marching driver
+        #: stores the projected node velocity for them (``simulate._advance``, NODE_VELOCITY)
+        self.Ka = self.data["Ka"] if self.data["Ka"].shape[0] else None
         #: undeformed inertia about the centre of mass, body axes (n, 3, 3) (model magnitudes)
         self.J0 = np.array([b.data.invariants.inertia_tensor_com for b in src], dtype=float).reshape(n, 3, 3)
-        self.S1 = self.mm.M0[:, :3, 6:] if n else np.zeros((0, 3, nm))  # (n, 3, nm), zero on padded modes
-        self.K = np.zeros((n, nm, nm))
-        self.C = np.zeros((n, nm, nm))
-        for k, b in enumerate(src):
-            k_b = b.n_modes
-            self.K[k] = np.eye(nm)
-            self.K[k, :k_b, :k_b] = np.diag(b.data.omega2)
-            self.C[k, :k_b, :k_b] = b.damping
-        full = [b.stiffening == "full" and b.n_modes > 0 for b in src]
-        self.G = self.H = None
-        if any(full):
-            self.G = np.zeros((n, nm, nm, nm))
-            for k, b in enumerate(src):
-                if full[k]:
-                    s = slice(0, b.n_modes)
-                    self.G[k, s, s, s] = b.data.geometric_stiffness
-            if any(full[k] and b.data.quartic_stiffness is not None for k, b in enumerate(src)):
-                self.H = np.zeros((n, nm, nm, nm, nm))
-                for k, b in enumerate(src):
-                    if full[k] and b.data.quartic_stiffness is not None:
-                        s = slice(0, b.n_modes)
-                        self.H[k, s, s, s, s] = b.data.quartic_stiffness
-        # unit inertial preload stiffness: spin products (Kg, first six unit loads) and frame
-        # accelerations (Ka: frame-origin acceleration minus gravity, then angular acceleration,
-        # body axes; PRELOAD_NAMES stores alpha before a)
-        self.Kg = self.Ka = None
-        for k, b in enumerate(src):
-            arr = (b.data.preload_stiffness_residual if b.stiffening == "full" else
-                   b.data.preload_stiffness if b.stiffening == "preload" else None)
-            if arr is None or not b.n_modes:
-                continue
-            if self.Kg is None:
-                self.Kg = np.zeros((n, 6, nm, nm))
-                self.Ka = np.zeros((n, 6, nm, nm))
-            self.Kg[k, :, :b.n_modes, :b.n_modes] = arr[:6]
-            self.Ka[k, :, :b.n_modes, :b.n_modes] = arr[[9, 10, 11, 6, 7, 8]]  # (a_O - g, alpha) order
         self.q0 = np.zeros((n, nm))
         self.qd0 = np.zeros((n, nm))
         for k, b in enumerate(src):
             self.q0[k, :b.n_modes] = b.q0
             self.qd0[k, :b.n_modes] = b.qd0
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
+        self._positions = np.arange(n, dtype=np.int64)
 
     @property
     def equations(self) -> dict:
@@ -140,16 +110,13 @@ class FlexibleBodies:
     def initial_extra(self) -> dict:
         return {QKEY: self.q0.copy()}
 
-    def _rb(self, R: NDArray) -> NDArray:
-        Rb = np.zeros(R.shape[:-2] + (self.N, self.N))
-        Rb[..., :3, :3] = R
-        Rb[..., 3:6, 3:6] = R
-        Rb[..., 6:, 6:] = np.eye(self.nm)
-        return Rb
-
     def mass_blocks(self, st) -> NDArray:
-        Rb = self._rb(st.R[self.bodies])
-        return Rb @ self.mm.matrix(self.node_q(st)) @ np.swapaxes(Rb, -1, -2)
+        """World-axes mass matrices ``(n, N, N)`` at a node (compiled, :func:`.modal_laws.mass_blocks`)."""
+        d = self.data
+        out = np.empty((self.n, self.N, self.N))
+        ml.mass_blocks(np.ascontiguousarray(st.R[self.bodies]), np.ascontiguousarray(self.node_q(st)), self._positions, self.mass,
+                       d["S0"], d["S1"], d["J0"], d["J1"], d["J2"], d["psi0"], d["dpsi"], d["Mq"], out)
+        return out
 
     def inverse_mass_blocks(self, st) -> NDArray:
         return np.linalg.inv(self.mass_blocks(st)) if self.n else np.zeros((0, self.N, self.N))
@@ -168,8 +135,16 @@ class FlexibleBodies:
         RS = np.einsum("bij,bj->bi", st.R[self.bodies], S)
         return -float(np.sum(self.mass * (st.x[self.bodies] @ g) + RS @ g))
 
+    def strain_energies(self, st) -> NDArray:
+        """Strain energy of every body of the group at the node ``st``, ``(n,)`` [J]."""
+        d = self.data
+        out = np.empty(self.n)
+        ml.strain_energies(np.ascontiguousarray(self.node_q(st)), self._positions, d["K"], d["cs"], d["cu"], d["cV"],
+                           d["ql"], d["qA"], out)
+        return out
+
     def strain_energy(self, st) -> float:
-        return float(np.sum(strain_energy(self.node_q(st), self.K, self.G, self.H)))
+        return float(self.strain_energies(st).sum())
 
     def frame_output(self, st, w: NDArray):
         return st.x[self.bodies], st.R[self.bodies], w[:, :3], w[:, 3:6]
@@ -190,8 +165,7 @@ class FlexibleBodies:
             local = np.full(len(ifs), k)
             data = self.attach_data(local, np.array([f.position for f in ifs], dtype=float),
                                     np.tile(I3, (len(ifs), 1, 1)), [f.name for f in ifs])
-            x, R = self.node_attach_pose(st, local, data)
-            _, B = self.node_velocity_map(st, local, data)
+            x, R, B = self._node_attach(st, local, data, True)
             nu = np.einsum("ndc,c->nd", B, w[k])
             for i, f in enumerate(ifs):
                 key = f"interface/{body.name}/{f.name}"
@@ -213,222 +187,121 @@ class FlexibleBodies:
             mm = np.asarray(f.modal_map, dtype=float)
             Pt[k, :, :body.n_modes] = mm[:3]
             Pr[k, :, :body.n_modes] = mm[3:]
-        return SimpleNamespace(c=np.asarray(point, float).reshape(m, 3), A=frame, Pt=Pt, Pr=Pr)
+        return SimpleNamespace(c=np.ascontiguousarray(np.asarray(point, float).reshape(m, 3)),
+                               A=np.ascontiguousarray(frame, dtype=float), Pt=Pt, Pr=Pr)
+
+    def _node_attach(self, st, local, data, velocity_map: bool):
+        m = local.size
+        x, R = np.empty((m, 3)), np.empty((m, 3, 3))
+        B = np.empty((m, 6, self.N) if velocity_map else (0, 6, self.N))
+        ma.node_attach(st.x, np.ascontiguousarray(st.R), np.ascontiguousarray(self.node_q(st)),
+                       np.asarray(local, dtype=np.int64), self.bodies, data.c, data.A, data.Pt, data.Pr, x, R, B)
+        return x, R, B
 
     def node_attach_pose(self, st, local, data):
-        b = self.bodies[local]
-        R = st.R[b]
-        q = self.node_q(st, local)
-        r = np.einsum("nij,nj->ni", R, data.c + np.einsum("ndk,nk->nd", data.Pt, q))
-        return st.x[b] + r, R @ rot.exp(np.einsum("ndk,nk->nd", data.Pr, q)) @ data.A
+        x, R, _ = self._node_attach(st, local, data, False)
+        return x, R
 
     def node_velocity_map(self, st, local, data):
-        b = self.bodies[local]
-        R = st.R[b]
-        q = self.node_q(st, local)
-        r = np.einsum("nij,nj->ni", R, data.c + np.einsum("ndk,nk->nd", data.Pt, q))
-        Gam = rot.tangent(np.einsum("ndk,nk->nd", data.Pr, q)) @ data.Pr
-        B = np.zeros((local.size, 6, self.N))
-        B[:, :3, :3] = I3
-        B[:, :3, 3:6] = -rot.skew(r)
-        B[:, 3:, 3:6] = I3
-        B[:, :3, 6:] = R @ data.Pt
-        B[:, 3:, 6:] = R @ Gam
-        return self.vel_cols[local], B
+        return self.vel_cols[local], self._node_attach(st, local, data, True)[2]
 
-    def _kin_geometry(self, kin, local, data, where="gauss"):
-        """``(R, T, Q, r, psi, T(psi), R Pt, R Gamma)`` of the attachments ``data`` at the Gauss
-        (``where="gauss"``) or constraint points, computed once per evaluation: cached on the
-        element kinematics ``kin`` (made afresh by :meth:`unpack` at every evaluation), so
-        attach_pose, attach_velocity, wrench_map and _multiplier_rate share one evaluation."""
-        key = ("geo", id(data), where)
-        cache = vars(kin).setdefault("cache", {})
-        got = cache.get(key)
-        if got is None:
-            if where == "gauss":
-                R, T, Q = kin.R[local], kin.T[local], kin.Q[local]
-            else:
-                R, T, Q = kin.UR[local], kin.UT[local], kin.UQ[local]
-            got = cache[key] = (R, T, Q) + self._geometry(R, Q, data)
-        return got
-
-    def _geometry(self, R, q, data):
-        """``r = R (c + Pt q)``, ``psi = Pr q``, ``T(psi)``, ``R Pt``, ``R Gamma`` at points ``(m, k)``."""
-        r = np.einsum("mkde,mke->mkd", R, data.c[:, None] + np.einsum("mdj,mkj->mkd", data.Pt, q))
-        psi = np.einsum("mdj,mkj->mkd", data.Pr, q)
-        Tp = rot.tangent(psi)
-        RPt = R @ data.Pt[:, None]
-        RGam = R @ Tp @ data.Pr[:, None]
-        return r, psi, Tp, RPt, RGam
-
-    def _cols_pose(self, lay, b, p):
-        ip = np.arange(p)
-        return np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3),
-                               lay.body(b[:, None], ip[None], self.BQ, self.nm)], axis=-1)
+    def _index(self, lay, p, local, data, kind: str):
+        """Global indices ``(m, p, c)`` of slot runs of the attachments' bodies, per kind of block
+        (fixed per model: made once per layout and cached on the attachment data; the layout's
+        unrecorded index map, so a replaying layout sees the same requests at every evaluation)."""
+        cache = vars(data).setdefault("index", {})
+        key = (kind, p, id(lay))
+        hit = cache.get(key)
+        if hit is None or hit[0] is not lay:
+            N, nm = self.N, self.nm
+            parts = {"pose": ((self.BX, 3), (self.BTH, 3), (self.BQ, nm)),
+                     "velocity": ((self.BW, N), (self.BTH, 3), (self.BQ, nm)),
+                     "own": ((self.BTH, 3), (self.BQ, nm)),
+                     "multiplier": ((self.BW, N), (self.BPI + 6, nm)),
+                     "force": ((self.BPI, N),)}[kind]
+            b, ip = self.bodies[local][:, None], np.arange(p)[None]
+            idx = np.concatenate([Layout.body(lay, b, ip, slot, k) for slot, k in parts], axis=-1)
+            if kind == "pose":  # the constraint points' columns: every internal point's, per point
+                m, c = idx.shape[0], idx.shape[-1]
+                idx = (idx, np.broadcast_to(idx.reshape(m, 1, c * p), (m, p, c * p)))
+            hit = cache[key] = (lay, idx)
+        return hit[1]
 
     def attach_pose(self, ek, local, data, where):
+        """Interface frames at the Gauss points (``where="gauss"``) or the constraint points and the
+        Jacobian of ``(dx, psi)`` on the body's ``(x, theta, q)`` (constraint points: of every internal
+        point, weighted by ``E``), compiled (:func:`.modal_attach.attach_pose`)."""
         kin = ek.groups[self.group_index]
         lay, p = ek.lay, ek.te.p
-        b = self.bodies[local]
-        X = kin.X[local] if where == "gauss" else kin.UX[local]
-        R, T, Q, r, psi, Tp, RPt, RGam = self._kin_geometry(kin, local, data, where)
-        x = X + r
-        Ra = R @ rot.exp(psi) @ data.A[:, None]
-        m = local.size
-        nc = 6 + self.nm
-        blk = np.zeros((m, p, 6, nc))
-        blk[..., :3, :3] = I3
-        blk[..., :3, 3:6] = -rot.skew(r) @ T
-        blk[..., :3, 6:] = RPt
-        blk[..., 3:, 3:6] = T
-        blk[..., 3:, 6:] = RGam
-        cj = self._cols_pose(lay, b, p)
-        if where == "gauss":
-            return x, Ra, cj, blk
-        E = ek.te.E[:, 1:]
-        cols = np.broadcast_to(cj.reshape(m, 1, nc * p), (m, p, nc * p))
-        J = (E[None, :, None, :, None] * blk[:, :, :, None, :]).reshape(m, p, 6, nc * p)
+        gauss = where == "gauss"
+        X, R, T, Q = (kin.Xc, kin.R, kin.T, kin.Qc) if gauss else (kin.UX, kin.UR, kin.UT, kin.UQ)
+        m, nc = local.size, 6 + self.nm
+        x, Ra = np.empty((m, p, 3)), np.empty((m, p, 3, 3))
+        J = np.empty((m, p, 6, nc) if gauss else (m, p, 6, nc * p))
+        ma.attach_pose(X, R, T, Q, local, data.c, data.A, data.Pt, data.Pr, ek.te.E, not gauss, x, Ra, J)
+        cols = self._index(lay, p, local, data, "pose")[0 if gauss else 1]
         return x, Ra, cols, J
 
     def attach_velocity(self, ek, local, data):
+        """Interface velocities at the Gauss points and their Jacobian on ``(w, theta, q)`` (compiled,
+        :func:`.modal_attach.attach_velocity`)."""
         kin = ek.groups[self.group_index]
-        key = ("vel", id(data))
-        cache = vars(kin).setdefault("cache", {})
-        got = cache.get(key)
-        if got is None:
-            got = cache[key] = self._attach_velocity(ek, kin, local, data)
-        return got
-
-    def _attach_velocity(self, ek, kin, local, data):
         lay, p = ek.lay, ek.te.p
-        b = self.bodies[local]
-        W = kin.W[local]
-        om, qd = W[..., 3:6], W[..., 6:]
-        R, T, Q, r, psi, Tp, RPt, RGam = self._kin_geometry(kin, local, data)
-        u_t = np.einsum("mkdj,mkj->mkd", RPt, qd)
-        u_r = np.einsum("mkdj,mkj->mkd", RGam, qd)
-        nu = np.concatenate([W[..., :3] + rot.cross(om, r) + u_t, om + u_r], axis=-1)
-        N, nm = self.N, self.nm
-        ip = np.arange(p)
-        cols = np.concatenate([lay.body(b[:, None], ip[None], self.BW, N), lay.body(b[:, None], ip[None], self.BTH, 3),
-                               lay.body(b[:, None], ip[None], self.BQ, nm)], axis=-1)
-        J = np.zeros((local.size, p, 6, N + 3 + nm))
-        J[..., :3, :3] = I3
-        J[..., :3, 3:6] = -rot.skew(r)
-        J[..., :3, 6:N] = RPt
-        J[..., 3:, 3:6] = I3
-        J[..., 3:, 6:N] = RGam
-        J[..., :3, N:N + 3] = -(rot.skew(om) @ rot.skew(r) + rot.skew(u_t)) @ T
-        J[..., 3:, N:N + 3] = -rot.skew(u_r) @ T
-        J[..., :3, N + 3:] = rot.skew(om) @ RPt
-        dT = rot.d_tangent(psi, np.einsum("mdj,mkj->mkd", data.Pr, qd))
-        J[..., 3:, N + 3:] = R @ dT @ data.Pr[:, None]
-        return nu, cols, J
+        m, N, nm = local.size, self.N, self.nm
+        nu, J = np.empty((m, p, 6)), np.empty((m, p, 6, N + 3 + nm))
+        ma.attach_velocity(kin.U, self.BW, kin.R, kin.T, kin.Qc, local, data.c, data.Pt, data.Pr, nu, J)
+        return nu, self._index(lay, p, local, data, "velocity"), J
 
     def wrench_map(self, ek, local, data, wrench, target):
-        kin = ek.groups[self.group_index]
-        lay, p = ek.lay, ek.te.p
-        b = self.bodies[local]
-        R, T, Q, r, psi, Tp, RPt, RGam = self._kin_geometry(kin, local, data)
-        ip = np.arange(p)
-        N, nm = self.N, self.nm
-        slot = self.BW if target == "multiplier" else self.BPI
-        rows = lay.body(b[:, None], ip[None], slot, N)
-        m = local.size
-        BT = np.zeros((m, p, N, 6))
-        BT[..., :3, :3] = I3
-        BT[..., 3:6, 3:] = I3
-        BT[..., 3:6, :3] = rot.skew(r)
-        BT[..., 6:, :3] = np.swapaxes(RPt, -1, -2)
-        BT[..., 6:, 3:] = np.swapaxes(RGam, -1, -2)
-        f, mo = wrench[..., :3], wrench[..., 3:]
-        d = np.zeros((m, p, N, 3 + nm))
-        Sf = rot.skew(f)
-        d[..., 3:6, :3] = Sf @ rot.skew(r) @ T
-        d[..., 3:6, 3:] = -Sf @ RPt
-        Rt = np.swapaxes(R, -1, -2)
-        d[..., 6:, :3] = (np.swapaxes(data.Pt[:, None], -1, -2) @ Rt @ Sf
-                          + np.swapaxes(RGam, -1, -2) @ rot.skew(mo)) @ T
-        u = np.einsum("mked,mke->mkd", R, mo)  # R^T m
-        dTu = rot.d_tangent_T(psi, u)
-        d[..., 6:, 3:] = np.swapaxes(data.Pr[:, None], -1, -2) @ dTu @ data.Pr[:, None]
-        cols = np.concatenate([lay.body(b[:, None], ip[None], self.BTH, 3), lay.body(b[:, None], ip[None], self.BQ, nm)], axis=-1)
-        if target != "multiplier" or nm == 0:
-            return rows, BT, [(cols, d)]
-        return self._multiplier_rate(ek, local, data, wrench, rows, BT, cols, d, dTu)
+        """Rows and ``B^T`` of wrenches at the interfaces (Gauss points), with the body's own
+        Jacobian terms (compiled, :func:`.modal_attach.wrench_map`).
 
-    def _multiplier_rate(self, ek, local, data, w, rows, BT, cols, d, dTu):
-        """The multipliers ``w`` enter the constitutive law as ``Lambda = B^T w`` with a map ``B`` that
-        moves with the interface; for the modal rows ``p_q = pi_q + B_q^T w`` to obey the balance of
-        momenta with the reaction ``Q = w' + S(v_att) w`` (the joint's definition of its multipliers)
-        the modal momentum rows get ``-h c_q``::
+        Multipliers (``target="multiplier"``) enter the constitutive law as ``Lambda = B^T w`` with a
+        map ``B`` that moves with the interface; for the modal rows ``p_q = pi_q + B_q^T w`` to obey the
+        balance of momenta with the reaction ``Q = w' + S(v_att) w`` (the joint's definition of its
+        multipliers) the modal momentum rows get ``-h c_q``::
 
             c_q = B_q^T S(v_att) w - (dB_q/dt)^T w
                 = Phi_r^T T(psi)^T R^T (v_att x w_f + omega x w_m) + Phi_t^T R^T (omega x w_f)
                   - Phi_r^T [d(T(psi)^T u)/dpsi] Phi_r qdot,           u = R^T w_m
 
-        (the frame rows need nothing: their share is the ``v x pi_v`` of the moment balance).  Rows:
-        the constitutive law and the modal momentum balance; Jacobian with ``w`` fixed analytic.
-        ``dTu = d(T(psi)^T R^T w_m)/dpsi`` from :meth:`wrench_map` (same ``psi`` and ``u``)."""
-        from flexmb.dynamics.bodies.modal_matrices import tangent_T_second
-
+        (the frame rows need nothing: their share is the ``v x pi_v`` of the moment balance); its
+        Jacobian with ``w`` fixed is the second ``own`` block (columns ``(w, theta, q)``)."""
         kin = ek.groups[self.group_index]
-        lay, p, h = ek.lay, ek.te.p, ek.h
-        b = self.bodies[local]
-        N, nm = self.N, self.nm
-        W = kin.W[local]
-        R, T, Q, r, psi, Tp, RPt, RGam = self._kin_geometry(kin, local, data)
-        om, qd = W[..., 3:6], W[..., 6:]
-        nu, cols_v, Jv = self.attach_velocity(ek, local, data)
-        wf, wm = w[..., :3], w[..., 3:]
-        Rt = np.swapaxes(R, -1, -2)
-        PrT = np.swapaxes(data.Pr[:, None], -1, -2)  # (m,1,nm,3)
-        PtT = np.swapaxes(data.Pt[:, None], -1, -2)
-        TtRt = np.swapaxes(Tp, -1, -2) @ Rt
-        a = np.einsum("mdj,mkj->mkd", data.Pr, qd)
-        u = np.einsum("mkde,mkd->mke", R, wm)  # R^T w_m
-        # d(T^T u)/dpsi . a = Ma u: column j from u = e_j, the three in one batched call
-        dTe = rot.d_tangent_T(psi[..., None, :], np.broadcast_to(I3, psi.shape[:-1] + (3, 3)))  # (m,p,j,3,3)
-        Ma = np.swapaxes((dTe @ a[..., None, :, None])[..., 0], -1, -2)
-        # c_q = Cw @ w (linear in w)
-        m = local.size
-        Cw = np.zeros((m, p, nm, 6))
-        Cw[..., :3] = PrT @ TtRt @ rot.skew(nu[..., :3]) + PtT @ Rt @ rot.skew(om)
-        Cw[..., 3:] = PrT @ TtRt @ rot.skew(om) - PrT @ Ma @ Rt
-        # Jacobian of c_q with w fixed: columns [W (N), TH (3), Q (nm)] of attach_velocity
-        z = rot.cross(nu[..., :3], wf) + rot.cross(om, wm)
-        y = rot.cross(om, wf)
-        dc = np.zeros((m, p, nm, N + 3 + nm))
-        dz = -rot.skew(wf) @ Jv[..., :3, :]  # d(v_att x w_f)
-        dz[..., :, 3:6] -= rot.skew(wm)  # d(omega x w_m), omega = W[3:6]
-        dc += PrT @ TtRt @ dz
-        dc[..., N:N + 3] += (PrT @ TtRt @ rot.skew(z) + PtT @ Rt @ rot.skew(y) - PrT @ Ma @ Rt @ rot.skew(wm)) @ T
-        dc[..., N + 3:] += PrT @ (rot.d_tangent_T(psi, np.einsum("mkde,mkd->mke", R, z))
-                                  - tangent_T_second(psi, u, a)) @ data.Pr[:, None]
-        dc[..., 3:6] += PtT @ Rt @ (-rot.skew(wf))
-        dc[..., 6:N] += -PrT @ dTu @ data.Pr[:, None]
-        ip = np.arange(p)
-        rows2 = np.concatenate([rows, lay.body(b[:, None], ip[None], self.BPI + 6, nm)], axis=-1)
-        BT2 = np.concatenate([BT, h * Cw], axis=-2)
-        d2 = np.concatenate([d, np.zeros((m, p, nm, d.shape[-1]))], axis=-2)
-        dv = np.concatenate([np.zeros((m, p, N, dc.shape[-1])), h * dc], axis=-2)
-        return rows2, BT2, [(cols, d2), (cols_v, dv)]
+        lay, p = ek.lay, ek.te.p
+        N, nm, m = self.N, self.nm, local.size
+        rate = target == "multiplier" and nm > 0
+        nr = N + nm if rate else N
+        BT, d = np.empty((m, p, nr, 6)), np.empty((m, p, nr, 3 + nm))
+        dv = np.empty((m, p, nr, N + 3 + nm) if rate else (0, 0, 0, 0))
+        ma.wrench_map(kin.U, self.BW, float(ek.h), kin.R, kin.T, kin.Qc, local, data.c, data.Pt, data.Pr,
+                      np.ascontiguousarray(wrench, dtype=float), rate, BT, d, dv)
+        rows = self._index(lay, p, local, data, "multiplier" if target == "multiplier" else "force")
+        cols = self._index(lay, p, local, data, "own")
+        if not rate:
+            return rows[..., :N], BT, [(cols, d)]
+        return rows, BT, [(cols, d), (self._index(lay, p, local, data, "velocity"), dv)]
 
     # ================================================================== element equations
     def unpack(self, ek, Ug: NDArray):
+        """The group's unknowns ``Ug (n, p, slots)`` and their kinematics: ``R``, ``T`` at the Gauss
+        points, ``UX``, ``UR``, ``UT``, ``UQ`` of the polynomials at the constraint points (compiled:
+        :func:`.modal_kernels.modal_kinematics`)."""
         st, te = ek.st, ek.te
-        x1, R1, q1 = st.x[self.bodies], st.R[self.bodies], self.node_q(st)
-        sl = lambda a, k: Ug[..., a:a + k]  # noqa: E731
-        X, TH, Q = sl(self.BX, 3), sl(self.BTH, 3), sl(self.BQ, self.nm)
-        UTH = _poly(te.E, np.zeros_like(x1), TH)
-        return SimpleNamespace(
-            X=X, TH=TH, Q=Q, PI=sl(self.BPI, self.N), W=sl(self.BW, self.N), R=rot.exp(TH) @ R1[:, None],
-            T=rot.tangent(TH), UX=_poly(te.E, x1, X), UR=rot.exp(UTH) @ R1[:, None], UT=rot.tangent(UTH),
-            UQ=_poly(te.E, q1, Q), cache={},
-        )
+        n, p, nm = self.n, te.p, self.nm
+        Ug = np.ascontiguousarray(Ug)
+        R, T, UR, UT = (np.empty((n, p, 3, 3)) for _ in range(4))
+        UX, Xc = np.empty((n, p, 3)), np.empty((n, p, 3))
+        UQ, Qc = np.empty((n, p, nm)), np.empty((n, p, nm))
+        if n:
+            mk.modal_kinematics(te.E, st.x[self.bodies], st.R[self.bodies], np.ascontiguousarray(self.node_q(st)), Ug,
+                                nm, R, T, UX, UR, UT, UQ, Xc, Qc)
+        return SimpleNamespace(U=Ug, X=Ug[..., :3], Xc=Xc, TH=Ug[..., 3:6], Q=Ug[..., 6:6 + nm], Qc=Qc,
+                               PI=Ug[..., self.BPI:self.BPI + self.N], W=Ug[..., self.BW:self.BW + self.N], R=R, T=T,
+                               UX=UX, UR=UR, UT=UT, UQ=UQ)
 
     def residual(self, ek, kin, r: NDArray, trip, gravity: NDArray) -> None:
-        """Rows of the group (``r (n, p, slots)``) and their Jacobian blocks."""
+        """Rows of the group (``r (n, p, slots)``) and their Jacobian values (:mod:`.modal_residual`)."""
         from flexmb.dynamics.bodies.modal_residual import modal_residual
 
         modal_residual(self, ek, kin, r, trip, gravity)
@@ -464,7 +337,7 @@ class FlexibleBodies:
 
     def scales(self, L: float, V: float) -> NDArray:
         m = self.mass.max(initial=0.0)
-        J = np.abs(self.mm.M0[:, 3:6, 3:6]).max(initial=0.0) if self.n else 0.0
+        J = np.abs(self.data["J0"]).max(initial=0.0) if self.n else 0.0
         sm = np.sqrt(m)
         one = np.ones(self.slots)
         one[self.BX:self.BX + 3] = L
@@ -478,6 +351,20 @@ class FlexibleBodies:
         return np.tile(one, (self.n, 1))
 
 
-def check_group(group: FlexibleBodies) -> None:
-    if group.n and not np.all(np.isfinite(group.mm.M0)):
-        raise ModelError("flexible body data with non-finite inertia invariants")
+def body_energies(body, q: NDArray, Wb: NDArray | None = None):
+    """Strain energy ``(T,)`` of one ``FlexibleBody`` element at modal coordinates ``q (T, nm)`` and,
+    with body-axes velocities ``Wb (T, 6 + nm)``, its kinetic energy ``(T,)`` (outputs: the laws of
+    :mod:`.modal_laws`, the same as the dynamics')."""
+    q = np.ascontiguousarray(q, dtype=float)
+    T, nm = q.shape
+    d = group_data([body], nm)
+    idx = np.zeros(T, dtype=np.int64)
+    U = np.empty(T)
+    ml.strain_energies(q, idx, d["K"], d["cs"], d["cu"], d["cV"], d["ql"], d["qA"], U)
+    if Wb is None:
+        return U, None
+    M = np.empty((T, 6 + nm, 6 + nm))
+    ml.mass_blocks(np.ascontiguousarray(np.broadcast_to(I3, (T, 3, 3))), q, idx, np.array([body.mass]), d["S0"],
+                   d["S1"], d["J0"], d["J1"], d["J2"], d["psi0"], d["dpsi"], d["Mq"], M)
+    return U, 0.5 * np.einsum("tr,trs,ts->t", Wb, M, Wb)
+

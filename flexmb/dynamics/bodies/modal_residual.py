@@ -1,161 +1,83 @@
-"""Rows and analytic Jacobian of the modal flexible bodies (:mod:`.modal`), batched over the
-bodies and internal points of the group.  The equations are listed in :mod:`.modal`.
+"""Rows and analytic Jacobian of the modal flexible bodies (:mod:`.modal`): one call of the compiled
+kernel :func:`flexmb.dynamics.bodies.modal_kernels.modal_residual` per group and evaluation, the
+row and column of every value fixed per model (:func:`~flexmb.dynamics.bodies.modal_kernels.jacobian_indices`).
 
-Each internal point's own derivatives are collected in one dense block ``(slots, slots)`` per body
-and point (the pattern is built once, so the explicit zeros cost memory only); the couplings
-between internal points (the ``D`` matrix of the time element) are separate blocks.
+The acceleration preloads (``Ka``) need the frame accelerations at the internal points, the
+derivative of the element's frame-velocity polynomial: ``h (v', omega')_i = D_i0 w1 + sum_j D_ij w_j``,
+with the node velocity ``w1`` the projected one of the marching driver (``st.extra[NODE_VELOCITY]``:
+it satisfies the velocity constraints; the velocity from the raw node momenta ``Rb Mb(q1)^-1 Rb^T p1``
+does not exactly, and its difference from the internal velocities over h made a spurious zig-zag
+acceleration: 0.9 rad/s^2 on the constant-spin X5 strip, shifting its frequency by 4.5e-4), else
+the raw one.
+
+The cubic and quartic elastic force (``stiffening="full"``) is integrated along the element with
+the ``2p``-point Gauss rule instead of being collocated at the ``p`` Gauss points
+(:func:`force_points`): row ``i`` carries ``(1/b_i) int l_i(tau) f_nl(q(tau)) dtau``, ``l_i`` the
+Lagrange basis on the Gauss points (the test function of the weak form), ``q(tau)`` the element's
+polynomial of degree ``p`` through the start value and the internal values.  The integrand has
+degree ``4p - 1`` (``f_nl`` cubic in ``q``), so the rule is exact: the work of the elastic force
+over the element is exactly the change of the strain energy (the cG(p) time element with exact
+force quadrature conserves the energy of a conservative system, Betsch and Steinmann 2000).
+Collocated at the ``p`` points it is not, and at steps that do not resolve the stiff modes (the
+X3 rod's axial mode, 29,000 rad/s, at h = 1e-3 ... 2e-3) the energy the nonlinear coupling moved
+between modes grew until Newton met a spurious root (X3 at p = 3, h = 1e-3: crank angle 1.51
+rad).  The linear part ``K q`` is exact with the ``p`` points and stays collocated.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from flexmb import rotations as rot
-from flexmb.dynamics.bodies.modal_matrices import elastic_force, spin_products
+from flexmb.dynamics.bodies import modal_kernels as mk
+from flexmb.dynamics.time_elements import _lagrange_matrices, once_per_time_element
 
-I3 = np.eye(3)
 #: key of the node velocities (nv,) in ``ElementStart.extra``, set by the marching driver
 NODE_VELOCITY = "node_velocity"
 
 
-def modal_residual(grp, ek, kin, r, trip, gravity) -> None:
-    lay, te, h, p, n = ek.lay, ek.te, ek.h, ek.te.p, grp.n
-    st = ek.st
-    nm, N, S = grp.nm, grp.N, grp.slots
-    BX, BTH, BQ, BPI, BW = grp.BX, grp.BTH, grp.BQ, grp.BPI, grp.BW
-    X, TH, Q, PI, W, R, T = kin.X, kin.TH, kin.Q, kin.PI, kin.W, kin.R, kin.T
-    v, om, qd = W[..., :3], W[..., 3:6], W[..., 6:]
-    D0, D = te.D[:, 0], te.D[:, 1:]
-    Ti = rot.tangent_inv(TH)
-    x1, pi1, q1 = st.x[grp.bodies], st.pi[grp.vel_cols], grp.node_q(st)
-    Rt = np.swapaxes(R, -1, -2)
-    Rb = grp._rb(R)
-    Rbt = np.swapaxes(Rb, -1, -2)
-    Wb = np.einsum("bpji,bpj->bpi", Rb, W)
-    M, Pb, A, gk, dgk = grp.mm.terms(Q, Wb)
-    fel, Kt = elastic_force(Q, grp.K, grp.G, grp.H)
-    fq = gk - fel - np.einsum("bmn,bpn->bpm", grp.C, qd)
-    Jl = np.zeros((n, p, S, S))
-    if grp.Kg is not None:
-        Om = np.einsum("bpji,bpj->bpi", R, om)
-        s, ds = spin_products(Om)
-        Ks = np.einsum("bpc,bcmn->bpmn", s, grp.Kg)
-        Kq = np.einsum("bcmn,bpn->bpmc", grp.Kg, Q)
-        KgQ = np.einsum("bpmc,bpcd->bpmd", Kq, ds)  # d(Ks q)/dOmega (n,p,nm,3)
-        fq -= np.einsum("bpmn,bpn->bpm", Ks, Q)
-        Jl[..., BPI + 6:BPI + N, BQ:BQ + nm] += h * Ks
-        Jl[..., BPI + 6:BPI + N, BW + 3:BW + 6] += h * KgQ @ Rt
-        Jl[..., BPI + 6:BPI + N, BTH:BTH + 3] += h * KgQ @ Rt @ rot.skew(om) @ T
-
-    # ---- rows
-    r[..., BX:BX + 3] = D0[None, :, None] * x1[:, None] + np.einsum("ij,bjd->bid", D, X) - h * v
-    r[..., BTH:BTH + 3] = np.einsum("ij,bjd->bid", D, TH) - h * np.einsum("bide,bie->bid", Ti, om)
-    r[..., BQ:BQ + nm] = D0[None, :, None] * q1[:, None] + np.einsum("ij,bjd->bid", D, Q) - h * qd
-    rp = D0[None, :, None] * pi1[:, None] + np.einsum("ij,bjd->bid", D, PI)
-    rp[..., 3:6] += h * rot.cross(v, PI[..., :3])
-    rp[..., 6:] -= h * fq
-    if np.any(gravity):
-        m = grp.mass[:, None, None]
-        Sq = grp.S0[:, None] + np.einsum("bdk,bpk->bpd", grp.S1, Q)
-        RS = np.einsum("bpde,bpe->bpd", R, Sq)
-        rp[..., :3] -= h * m * gravity
-        rp[..., 3:6] -= h * rot.cross(RS, np.broadcast_to(gravity, RS.shape))
-        rp[..., 6:] -= h * np.einsum("bdk,bped,e->bpk", grp.S1, R, gravity)
-        Sg = rot.skew(np.asarray(gravity, float))
-        Jl[..., BPI + 3:BPI + 6, BTH:BTH + 3] += -h * Sg @ rot.skew(RS) @ T
-        Jl[..., BPI + 3:BPI + 6, BQ:BQ + nm] += h * Sg @ R @ grp.S1[:, None]
-        Jl[..., BPI + 6:BPI + N, BTH:BTH + 3] += -h * np.swapaxes(grp.S1[:, None], -1, -2) @ Rt @ Sg @ T
-    r[..., BPI:BPI + N] = rp
-    P = np.einsum("bpij,bpj->bpi", Rb, Pb)
-    r[..., BW:BW + N] = P - PI
-
-    # ---- local Jacobian blocks
-    Jl[..., BX:BX + 3, BW:BW + 3] = -h * I3
-    Jl[..., BTH:BTH + 3, BTH:BTH + 3] = -h * rot.d_tangent_inv(TH, om)
-    Jl[..., BTH:BTH + 3, BW + 3:BW + 6] = -h * Ti
-    Jl[..., BQ:BQ + nm, BW + 6:BW + N] = -h * np.eye(nm)
-    Jl[..., BPI + 3:BPI + 6, BPI:BPI + 3] += h * rot.skew(v)
-    Jl[..., BPI + 3:BPI + 6, BW:BW + 3] += -h * rot.skew(PI[..., :3])
-    # dWb/dpsi (n,p,N,3)
-    dWb = np.zeros((n, p, N, 3))
-    dWb[..., :3, :] = Rt @ rot.skew(v)
-    dWb[..., 3:6, :] = Rt @ rot.skew(om)
-    At = np.swapaxes(A, -1, -2)  # (n,p,nm,N) = dgk/dWb
-    Jl[..., BPI + 6:BPI + N, BW:BW + N] += -h * At @ Rbt
-    Jl[..., BPI + 6:BPI + N, BW + 6:BW + N] += h * grp.C[:, None]
-    Jl[..., BPI + 6:BPI + N, BTH:BTH + 3] += -h * At @ dWb @ T
-    Jl[..., BPI + 6:BPI + N, BQ:BQ + nm] += -h * dgk + h * Kt
-    # constitutive law
-    Jl[..., BW:BW + N, BW:BW + N] = Rb @ M @ Rbt
-    Jl[..., BW:BW + N, BQ:BQ + nm] = Rb @ A
-    dP = Rb @ M @ dWb
-    dP[..., :3, :] -= rot.skew(P[..., :3])
-    dP[..., 3:6, :] -= rot.skew(P[..., 3:6])
-    Jl[..., BW:BW + N, BTH:BTH + 3] = dP @ T
-    Jl[..., BW:BW + N, BPI:BPI + N] = -np.eye(N)
-    if grp.Ka is not None:
-        acceleration_preloads(grp, ek, kin, r, trip, gravity, Jl)
-
-    bi, ip = np.meshgrid(grp.bodies, np.arange(p), indexing="ij")
-    loc = lay.body(bi, ip, 0, S)
-    trip.add(loc, loc, Jl)
-    # couplings between internal points
-    b = grp.bodies[:, None, None]
-    bb, ii, jj = np.broadcast_arrays(b, np.arange(p)[None, :, None], np.arange(p)[None, None, :])
-    Dij = np.broadcast_to(D[None], (n, p, p))
-    for slot, k in ((BX, 3), (BTH, 3), (BQ, nm), (BPI, N)):
-        if k:
-            trip.add(lay.body(bb, ii, slot, k), lay.body(bb, jj, slot, k), Dij[..., None, None] * np.eye(k))
-
-
-
-def frame_acceleration(grp, ek, kin, gravity):
-    """Frame accelerations at the internal points, body axes: ``s = (a_O - g, alpha)`` (n, p, 6).
-
-    The derivative of the element's frame-velocity polynomial, the same differentiation as for the
-    positions: ``h (v', omega')_i = D_i0 w1 + sum_j D_ij w_j``, with the node velocity ``w1`` the
-    projected one of the marching driver (``st.extra[NODE_VELOCITY]``: it satisfies the velocity
-    constraints; the velocity from the raw node momenta ``Rb Mb(q1)^-1 Rb^T p1`` does not exactly,
-    and its difference from the internal velocities over h made a spurious zig-zag acceleration:
-    0.9 rad/s^2 on the constant-spin X5 strip, shifting its frequency by 4.5e-4), else the raw one.
-    Also returns the world-axes ``(v' - g, omega')`` for the Jacobian.
-    """
-    st, h = ek.st, ek.h
-    D0, D = ek.te.D[:, 0], ek.te.D[:, 1:]
+def node_frame_velocity(grp, st) -> np.ndarray:
+    """Frame velocities ``(v, omega) (n, 6)`` at the start node (see the module docstring)."""
     w_node = st.extra.get(NODE_VELOCITY)
     if w_node is not None:  # the projected node velocity (consistent with the constraints)
-        w1 = w_node[grp.vel_cols][:, :6]
-    else:  # raw node momenta: may violate the velocity constraints by O(h^k)
-        w1 = grp.velocities(st, st.pi[grp.vel_cols])[:, :6]
-    acc = (D0[None, :, None] * w1[:, None] + np.einsum("ij,bjd->bid", D, kin.W[..., :6])) / h
-    acc[..., :3] -= np.asarray(gravity, float)
-    s = np.concatenate([np.einsum("bpji,bpj->bpi", kin.R, acc[..., :3]),
-                        np.einsum("bpji,bpj->bpi", kin.R, acc[..., 3:])], axis=-1)
-    return s, acc
+        return np.ascontiguousarray(w_node[grp.vel_cols][:, :6])
+    return np.ascontiguousarray(grp.velocities(st, st.pi[grp.vel_cols])[:, :6])
 
 
-def acceleration_preloads(grp, ek, kin, r, trip, gravity, Jl) -> None:
-    """Preload stiffness of the frame accelerations, ``K_a = sum_c s_c Ka[c]`` with
-    ``s = (a_O - g, alpha)`` in body axes (:func:`frame_acceleration`), added to the modal rows
-    (``+ h K_a q``) with its Jacobian: the local blocks into ``Jl``, the couplings between internal
-    points (through ``D``) into ``trip``.
-    """
-    lay, te, h, p = ek.lay, ek.te, ek.h, ek.te.p
-    nm, N = grp.nm, grp.N
-    BTH, BQ, BPI, BW = grp.BTH, grp.BQ, grp.BPI, grp.BW
-    R, T, Q = kin.R, kin.T, kin.Q
-    Rt = np.swapaxes(R, -1, -2)
-    s, acc = frame_acceleration(grp, ek, kin, gravity)
-    Ks = np.einsum("bpc,bcmn->bpmn", s, grp.Ka)
-    rows = slice(BPI + 6, BPI + N)
-    r[..., rows] += h * np.einsum("bpmn,bpn->bpm", Ks, Q)
-    Jl[..., rows, BQ:BQ + nm] += h * Ks
-    C = h * np.einsum("bcmn,bpn->bpmc", grp.Ka, Q)  # d(h K_a q)/ds (n,p,nm,6)
-    # s = blockdiag(R^T, R^T) acc: rotation of the point itself
-    Jl[..., rows, BTH:BTH + 3] += (C[..., :3] @ Rt @ rot.skew(acc[..., :3]) + C[..., 3:] @ Rt @ rot.skew(acc[..., 3:])) @ T
-    # acc_i = (... + sum_j D_ij w_j) / h: couplings to every internal point's frame velocity
-    CB = np.concatenate([C[..., :3] @ Rt, C[..., 3:] @ Rt], axis=-1)  # (n,p,nm,6)
-    D = te.D[:, 1:]
-    blk = np.einsum("bimc,ij->bijmc", CB, D / h)
-    b = grp.bodies[:, None, None]
-    bb, ii, jj = np.broadcast_arrays(b, np.arange(p)[None, :, None], np.arange(p)[None, None, :])
-    trip.add(lay.body(bb, ii, BPI + 6, nm), lay.body(bb, jj, BW, 6), blk)
+@once_per_time_element
+def force_points(te):
+    """``Ef (2p, p+1)``: the element's polynomial at the ``2p`` Gauss points ``tau_m`` of ``[0, 1]``
+    (on the nodes ``{0, c}``); ``Wf (p, 2p)``: ``w_m l_i(tau_m) / b_i`` (module docstring)."""
+    x, w = np.polynomial.legendre.leggauss(2 * te.p)
+    tau, wt = (x + 1.0) / 2.0, w / 2.0
+    Ef, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), tau)
+    L, _ = _lagrange_matrices(te.c, tau)  # l_i(tau_m) = L[m, i]
+    return np.ascontiguousarray(Ef), np.ascontiguousarray((L * wt[:, None]).T / te.b[:, None])
+
+
+def modal_residual(grp, ek, kin, r, trip, gravity) -> None:
+    """Rows of the group into ``r (n, p, slots)`` and their Jacobian values into ``trip``."""
+    te, p, n = ek.te, ek.te.p, grp.n
+    if n == 0:
+        return
+    st = ek.st
+    d = grp.data
+    jac = trip.jacobian
+    ka = d["Ka"].shape[0] > 0
+    nl = d["cs"].shape[1] + d["ql"].shape[1] > 0
+    w1 = node_frame_velocity(grp, st) if ka else np.zeros((n, 6))
+    Ef, Wf = force_points(te)
+    vals = np.empty((n, p, mk.n_entries(grp.nm, p, ka, nl)) if jac else (0, 0, 0))
+    mk.modal_residual(te.D, float(ek.h), st.x[grp.bodies], np.ascontiguousarray(st.pi[grp.vel_cols]),
+                      np.ascontiguousarray(grp.node_q(st)), kin.U, kin.R, kin.T, grp.mass, d["S0"], d["S1"], d["J0"],
+                      d["J1"], d["J2"], d["psi0"], d["dpsi"], d["Mq"], d["K"], d["C"], d["cs"], d["cu"], d["cV"],
+                      d["ql"], d["qA"], Ef, Wf, d["Kg"], d["Ka"], w1, np.asarray(gravity, dtype=float), r, vals, jac)
+    if not jac:
+        return
+    if trip.values_only:
+        trip.add_diag(None, None, vals)
+        return
+    key = (p, tuple(int(s) for s in ek.lay.body_start[grp.bodies]))
+    hit = getattr(grp, "_jac_index", None)
+    if hit is None or hit[0] != key:
+        hit = grp._jac_index = (key, mk.jacobian_indices(ek.lay.body_start[grp.bodies], grp.nm, p, ka, nl))
+    rows, cols = hit[1]
+    trip.add_diag(rows, cols, vals)

@@ -11,7 +11,7 @@ import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike, NDArray
 from flexmb.fe import reduction as red
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.reduction import PRELOAD_NAMES, InertiaInvariants, Interface, InterfaceFrame
+from flexmb.fe.reduction.energy_factors import StrainEnergyFactors, factor_strain_energy
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "FlexibleBodyData", "build_flexible_body"]
 
@@ -35,6 +36,8 @@ _INVARIANT_FIELDS = tuple(f.name for f in fields(InertiaInvariants))
 #: arrays stored only when computed (absent entries load as None; older files lack the last three)
 _OPTIONAL_ARRAYS = ("geometric_stiffness", "preload_stiffness", "modal_stresses", "quartic_stiffness",
                     "preload_stiffness_residual", "preload_coordinates")
+#: entries of the strain-energy factors (``energy_factors/<name>``; absent in files before they existed)
+_FACTOR_ARRAYS = ("cubic_weights", "cubic_u", "cubic_V", "quartic_weights", "quartic_A", "tol", "dropped")
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,6 +101,10 @@ class FlexibleBodyData:
         ``a[c]``: modal coordinates of the stiffness-metric projection of each unit static response
         on the basis (the reduced model's quasi-static deflection per unit ``s_c``). None in older
         files.
+    energy_factors : StrainEnergyFactors or None
+        Low-rank factors of the cubic and quartic energy terms (``G``, ``H``), what the dynamics
+        evaluates (:mod:`flexmb.fe.reduction.energy_factors`: ``O(R nm^2)`` instead of ``nm^3`` and
+        ``nm^4``). Files written before they existed are factored when loaded.
     modal_stresses : ndarray, shape (nm, n_nodes, 6) or None
         Nodal stresses per unit modal coordinate (Pa), Voigt [xx, yy, zz, yz, xz, xy].
     points : ndarray, shape (n_nodes, 3)
@@ -131,6 +138,7 @@ class FlexibleBodyData:
     quartic_stiffness: NDArray[np.float64] | None = None
     preload_stiffness_residual: NDArray[np.float64] | None = None
     preload_coordinates: NDArray[np.float64] | None = None
+    energy_factors: StrainEnergyFactors | None = None
     units: str | None = None
     source: str | None = None
     source_checksum: str | None = None
@@ -229,6 +237,9 @@ class FlexibleBodyData:
             value = getattr(self, key)
             if value is not None:
                 arrays[key] = value
+        if self.energy_factors is not None:
+            for key, value in self.energy_factors.arrays().items():
+                arrays[f"energy_factors/{key}"] = value
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "wb") as fh:
             np.savez_compressed(fh, **arrays)
@@ -302,12 +313,16 @@ class FlexibleBodyData:
             name=meta["name"], kind=meta["kind"], reference=meta["reference"],
             frequencies=arr["frequencies"], omega2=arr["omega2"], mode_shapes=arr["mode_shapes"],
             interfaces=interfaces, invariants=InertiaInvariants(**inv), damping=arr["damping"],
-            **{key: arr.get(key) for key in _OPTIONAL_ARRAYS}, points=arr["points"],
+            **{key: arr.get(key) for key in _OPTIONAL_ARRAYS}, energy_factors=_stored_factors(arr), points=arr["points"],
             cells={t: arr[f"cells/{t}"] for t in meta["cell_types"]},
             units=meta["units"], source=meta["source"], source_checksum=meta["source_checksum"],
             settings=settings,
         )
         check_data(out, str(path), error=MeshImportError)  # shapes, NaN, negative omega2: named here
+        if out.energy_factors is None and out.geometric_stiffness is not None:  # checked data only
+            logger.info("%s: written before the strain-energy factors were stored; factoring its G and H now", path)
+            out = replace(out, energy_factors=factor_strain_energy(out.geometric_stiffness, out.quartic_stiffness,
+                                                                   out.omega2))
         return out
 
     # ---------------------------------------------------------------- visualization
@@ -343,6 +358,16 @@ class FlexibleBodyData:
         pvd = directory / f"{stem}s.pvd"
         pvd.write_text("\n".join(lines))
         return pvd
+
+
+def _stored_factors(arr: dict) -> StrainEnergyFactors | None:
+    """The strain-energy factors stored in a file, or None (files written before they existed: the
+    caller factors their ``G`` and ``H`` once the data are checked)."""
+    if not all(f"energy_factors/{k}" in arr for k in _FACTOR_ARRAYS):
+        return None
+    f = {k: arr[f"energy_factors/{k}"] for k in _FACTOR_ARRAYS}
+    return StrainEnergyFactors(f["cubic_weights"], f["cubic_u"], f["cubic_V"], f["quartic_weights"],
+                               f["quartic_A"], float(f["tol"]), f["dropped"])
 
 
 def _damping_matrix(omega2: NDArray[np.float64], damping: Any) -> NDArray[np.float64]:
@@ -587,6 +612,7 @@ def build_flexible_body(
         geometric_stiffness=G,
         preload_stiffness=None if pre is None else pre.full,
         quartic_stiffness=H,
+        energy_factors=None if G is None else factor_strain_energy(G, H, basis.omega2),
         preload_stiffness_residual=None if pre is None else pre.residual,
         preload_coordinates=None if pre is None else pre.coordinates,
         modal_stresses=S,

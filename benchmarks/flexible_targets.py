@@ -1,0 +1,122 @@
+"""The flexible targets of issue 17 D that compare accuracy and time with Exudyn, in one process.
+
+1. **X3, the same linear modal model** (``stiffening="none"``, case X3's rod with the bending + axial
+   basis, the model of ``benchmarks/flexible.py``): each program's converged first maximum (flexmb
+   p = 3, h = 1e-4; Exudyn h = 1e-5), then runs to a crank angle of 0.9 rad (past the first maximum,
+   at ~0.73 rad) at several steps; the wall time of the cheapest run whose first maximum is within
+   0.1 % of the program's own converged value.  Target: flexmb's <= Exudyn's.
+2. **X3 "full"** (the validated nonlinear model) within 1 % of Meijaard's 0.00976, to 0.9 rad: the
+   cheapest flexmb run, against Exudyn's linear-model time of 1.  Target: flexmb's <= Exudyn's.
+3. **X1 spin-up**: flexmb ``"full"`` p = 3, h = 0.4 s (20 s) against Exudyn with the stiffening user
+   function (h = 1e-3 s, 20 s).  Target: flexmb <= 0.2 x Exudyn.
+
+First maxima: flexmb from the order-4 dense output every 2e-6 s (``Solution.at``), Exudyn from its
+sensor at every step.  Wall time of ``simulate`` / ``SolveDynamic``; every flexmb configuration is
+run once before it is timed (compiled kernels).
+
+    python benchmarks/flexible_targets.py [--json results/flexible_targets.json] [--only x3 x1]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import flexmb as fm  # noqa: E402
+from flexible import exu, exudyn_crank, exudyn_spinup, flexmb_crank, flexmb_spinup, spinup_data  # noqa: E402
+from flexmb.validation.cases import case_x3  # noqa: E402
+
+ANGLE = 0.9  # rad of crank: past the first maximum
+FLEXMB_LINEAR = ((2, 1e-3), (2, 5e-4), (2, 2.5e-4), (3, 2e-3), (3, 1e-3), (3, 5e-4))
+FLEXMB_FULL = ((2, 2e-3), (2, 1e-3), (3, 2e-3), (3, 1e-3), (2, 5e-4))
+EXUDYN_LINEAR = (1e-4, 5e-5, 2.5e-5, 1.25e-5)
+REF_FULL = 0.00976
+
+
+def timed_crank(data, p, h, stiffening):
+    flexmb_crank(data, p, 2 * h, stiffening, angle=case_x3.OMEGA_X3 * 2 * h)  # compiled kernels, caches
+    return flexmb_crank(data, p, h, stiffening, angle=ANGLE)
+
+
+def x3(out: dict) -> None:
+    data = case_x3.rod_data()
+    ref_f = flexmb_crank(data, 3, 1e-4, "none", angle=ANGLE)["first_max"]
+    print(f"\nX3, linear modal model, to {ANGLE} rad: flexmb converged first maximum {ref_f:.7f} (p = 3, h = 1e-4)")
+    print(f"{'program':<10}{'p':>3}{'h':>10}{'wall [s]':>10}{'first max':>12}{'vs own conv.':>14}")
+    rows = []
+    for p, h in FLEXMB_LINEAR:
+        r = timed_crank(data, p, h, "none")
+        r["error"] = abs(r["first_max"] / ref_f - 1)
+        rows.append(r)
+        print(f"{'flexmb':<10}{p:>3}{h:>10.3g}{r['wall']:>10.3f}{r['first_max']:>12.7f}{100 * r['error']:>13.3f}%", flush=True)
+    best_f = min((r for r in rows if r["error"] <= 1e-3), key=lambda r: r["wall"], default=None)
+    out["x3_linear"] = dict(flexmb_reference=ref_f, flexmb=rows, flexmb_best=best_f)
+    best_e = None
+    if exu is not None:
+        ref_e = exudyn_crank(data, 1e-5, angle=ANGLE)["first_max"]
+        erows = []
+        for h in EXUDYN_LINEAR:
+            e = exudyn_crank(data, h, angle=ANGLE)
+            e["error"] = abs(e["first_max"] / ref_e - 1)
+            erows.append(e)
+            print(f"{'Exudyn':<10}{'GA':>3}{h:>10.3g}{e['wall']:>10.3f}{e['first_max']:>12.7f}{100 * e['error']:>13.3f}%"
+                  f"  (converged {ref_e:.7f}, h = 1e-5)", flush=True)
+        best_e = min((e for e in erows if e["error"] <= 1e-3), key=lambda e: e["wall"], default=None)
+        out["x3_linear"].update(exudyn_reference=ref_e, exudyn=erows, exudyn_best=best_e)
+    if best_f and best_e:
+        print(f"within 0.1 %: flexmb {best_f['wall']:.3f} s (p = {best_f['p']}, h = {best_f['h']:g}), Exudyn "
+              f"{best_e['wall']:.3f} s (h = {best_e['h']:g}): ratio {best_f['wall'] / best_e['wall']:.2f} (target <= 1)")
+    frows = []
+    for p, h in FLEXMB_FULL:
+        r = timed_crank(data, p, h, "full")
+        r["error"] = abs(r["first_max"] / REF_FULL - 1)
+        frows.append(r)
+        print(f"{'flexmb full':<10}{p:>3}{h:>10.3g}{r['wall']:>10.3f}{r['first_max']:>12.7f}{100 * r['error']:>13.3f}%"
+              f" vs 0.00976", flush=True)
+    best = min((r for r in frows if r["error"] <= 0.01), key=lambda r: r["wall"], default=None)
+    out["x3_full"] = dict(flexmb=frows, flexmb_best=best)
+    if best and best_e:
+        print(f"'full' within 1 % of 0.00976: flexmb {best['wall']:.3f} s (p = {best['p']}, h = {best['h']:g}) against "
+              f"Exudyn's linear model {best_e['wall']:.3f} s: ratio {best['wall'] / best_e['wall']:.2f} (target <= 1)")
+
+
+def x1(out: dict) -> None:
+    data = spinup_data()
+    flexmb_spinup(data, 3, 0.4, "full", t_end=0.8)  # compiled kernels
+    f = flexmb_spinup(data, 3, 0.4, "full")
+    print(f"\nX1 spin-up, 20 s: flexmb full p = 3, h = 0.4: {f['wall']:.3f} s, extreme {f['extreme']:.5f} m")
+    out["x1"] = dict(flexmb=f)
+    if exu is not None:
+        e = exudyn_spinup(data, stiffening=True)
+        out["x1"]["exudyn_stiffening_uf"] = e
+        print(f"Exudyn + stiffening user function, h = 1e-3: {e['wall']:.3f} s, extreme {e['extreme']:.5f} m: "
+              f"ratio {f['wall'] / e['wall']:.3f} (target <= 0.2)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="+", choices=("x3", "x1"))
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    out = dict(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"), load=os.getloadavg(),
+               flexmb=fm.__version__)
+    parts = set(args.only or ("x3", "x1"))
+    if "x3" in parts:
+        x3(out)
+    if "x1" in parts:
+        x1(out)
+    print(f"load {os.getloadavg()[0]:.1f}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, indent=1, default=float))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics.simulate import ElementSystem, _predict
+from flexmb.dynamics.simulate import ElementSystem
+from flexmb.dynamics.step.advance import predict_element
 from flexmb.dynamics.system import compile_model, initial_state
 from flexmb.dynamics.time_elements import time_element
 from modal_reference import ReferenceFlexibleBodies
@@ -50,7 +51,7 @@ def _evaluate(model, p, swap):
                 cm.groups[g] = ref
     system = ElementSystem(cm, te)
     rng = np.random.default_rng(11)
-    U = _predict(cm, system.lay, te, st, h, w0, None) + 0.05 * rng.standard_normal(system.lay.size)
+    U = predict_element(system, st, h, w0, None) + 0.05 * rng.standard_normal(system.lay.size)
     st.lam[:] = 0.3 * rng.standard_normal(st.lam.shape)
     st.extra["flex_q"] = st.extra["flex_q"] + 0.02 * rng.standard_normal(st.extra["flex_q"].shape)
     F, J = system.evaluate(U, st, h)

@@ -234,9 +234,10 @@ class FlexibleBody:
             raise ModelError(f"{owner}: stiffening='full' needs the geometric stiffness G of the data (built with "
                              f"geometric=True); rebuild the data or use stiffening='preload' or 'none'")
         if nm and self.stiffening == "full" and data.settings.get("quartic_unsupported"):
-            raise ModelError(f"{owner}: stiffening='full' (cubic G and quartic H) is not supported yet for "
-                             f"{data.settings['quartic_unsupported']} (data {data.name!r}): without the quartic term "
-                             "the cubic energy is unbounded below; use stiffening='preload' or 'none'")
+            raise ModelError(f"{owner}: stiffening='full' needs the quartic term H, which data {data.name!r} lacks "
+                             f"(built before flexmb integrated it for {data.settings['quartic_unsupported']}): without "
+                             "it the cubic energy is unbounded below; rebuild the data with build_flexible_body, or use "
+                             "stiffening='preload' or 'none'")
         if nm and self.stiffening == "preload" and data.preload_stiffness is None:
             raise ModelError(f"{owner}: stiffening='preload' needs the unit preload stiffnesses (built with "
                              f"preloads=True); rebuild the data or use stiffening='none'")

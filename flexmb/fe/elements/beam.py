@@ -28,7 +28,8 @@ from numpy.typing import NDArray
 
 from flexmb.rotations.so3 import skew
 
-__all__ = ["BEAM_TYPES", "beam_frames", "beam_geometric", "beam_mass", "beam_stiffness", "beam_stresses"]
+__all__ = ["BEAM_TYPES", "beam_end_forces", "beam_frames", "beam_geometric", "beam_green_operators", "beam_mass",
+           "beam_stiffness", "beam_stresses"]
 
 #: meshio cell type of the beams flexmb assembles -> nodes per cell
 BEAM_TYPES = {"line": 2}
@@ -234,3 +235,45 @@ def beam_end_forces(coords: NDArray[np.float64], p: dict, d: NDArray[np.float64]
     rot, length, ea, eb = beam_frames(coords, p)
     dl = np.einsum("cij,cj->ci", _transformation(rot, ea, eb), d)
     return np.einsum("cij,cj->ci", local_stiffness(length, p), dl).reshape(-1, 2, 6)
+
+
+def beam_green_operators(coords: NDArray[np.float64], p: dict):
+    """Operators of the axial Green strain of c beams at the 4 Gauss points (global DOFs).
+
+    The nonlinear axial strain of the axis (mean over the section) is
+    ``e = u' + 1/2 (u'^2 + v'^2 + w'^2 + (Ip / A) theta_x'^2)`` (local components; ``v'``, ``w'``
+    the slopes of the element's Timoshenko deflection, the twist term Wagner's), and the element's
+    nonlinear strain energy its linear energy plus ::
+
+        sum_p [1/2 N(d) E_nl(d, d) + 1/8 E A E_nl(d, d)^2] w_p,   N = E A u',   E_nl(a, b) = (grad a)^T (grad b)
+
+    ``N E_nl`` is the work :func:`beam_geometric` differentiates. Bending stays linear: the
+    curvature's own nonlinearity (the elastica's ``EI/2 int w'^2 w''^2``, relative order ``w'^2``)
+    is not in it.
+
+    Returns
+    -------
+    lin : ndarray, shape (c, 4, 1, 12)
+        Axial strain ``u'`` per unit DOF.
+    grad : ndarray, shape (c, 4, 4, 12)
+        ``(u', v', w', sqrt(Ip / A) theta_x')`` per unit DOF.
+    D : ndarray, shape (c, 4, 1, 1)
+        ``E A`` times the Gauss weight (N m).
+    """
+    rot, length, ea, eb = beam_frames(coords, p)
+    _, phi_y, phi_z = _phis(p, length)
+    c = len(length)
+    loc = np.zeros((c, 4, 4, 12))
+    ax = np.zeros((c, 12))
+    ax[:, 0], ax[:, 6] = -1.0 / length, 1.0 / length
+    loc[:, :, 0] = ax[:, None]
+    _, dv, _, wl = _plane(length, phi_y)
+    loc[:, :, 1][..., _PLANE_XY] = dv
+    _, dw, _, _ = _plane(length, phi_z)
+    loc[:, :, 2][..., _PLANE_XZ] = dw * _FLIP
+    tw = np.sqrt(p["polar"] / p["A"]) / length
+    loc[:, :, 3, 3], loc[:, :, 3, 9] = -tw[:, None], tw[:, None]
+    t = _transformation(rot, ea, eb)
+    grad = np.einsum("cpid,cde->cpie", loc, t)
+    D = (p["E"] * p["A"])[:, None, None, None] * wl[:, :, None, None]
+    return grad[:, :, :1].copy(), grad, D

@@ -515,14 +515,6 @@ def build_flexible_body(
     check_mesh(mesh, solid_required=not structural)  # NaN, inverted, zero-volume, surface-only: raise
     refuse_grounded_springs(mesh)
     rotational = mesh.dof_map.has_rotations if hasattr(mesh, "dof_map") else False
-    if rotational and quartic_mode is not None:
-        if quartic != "auto":
-            from flexmb.fe.reduction.stiffening import refuse_quartic
-
-            refuse_quartic(mesh, "build_flexible_body")
-        logger.warning("build_flexible_body: no quartic stiffening term for a model with shells or beams (not "
-                       "supported yet): the body offers stiffening='preload' or 'none'")
-        quartic_mode = None
     craig_bampton = bool(interfaces) and method != "free-free"
     if craig_bampton:
         n_pieces, labels = connected_components(mesh)
@@ -596,7 +588,7 @@ def build_flexible_body(
         damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
         unassembled=[e.as_dict() for e in getattr(mesh, "unassembled", ())],
         stresses=("unsupported" if rotational else "nodal") if stresses else None,
-        n_dofs=int(K.shape[0]), quartic_unsupported="shells and beams" if rotational else None,
+        n_dofs=int(K.shape[0]),
     )
     src = getattr(mesh, "source", None)
     return FlexibleBodyData(

@@ -290,9 +290,13 @@ def test_a_mixed_body_saves_loads_and_writes_its_shells_and_beams_to_paraview(tm
     mesh = flange_with_mass()
     data = build_flexible_body(mesh, interfaces=["root", "edge"], n_modes=2, preloads=False)
     back = FlexibleBodyData.load(data.save(tmp_path / "mixed.npz"))
-    assert np.array_equal(back.mode_shapes, data.mode_shapes) and back.settings["stresses"] == "unsupported"
+    assert np.array_equal(back.mode_shapes, data.mode_shapes) and back.settings["stresses"] == "nodal and points"
+    assert np.array_equal(back.modal_point_stresses, data.modal_point_stresses)
     back.to_vtu(tmp_path / "vtu")
     vtu = meshio.read(tmp_path / "vtu" / "mode_001.vtu")
+    assert np.allclose(vtu.point_data["von_mises"], data.von_mises(np.eye(data.n_modes)[0]))
+    flange = np.unique(mesh.shells["quad"])
+    assert (vtu.point_data["von_mises"][flange] > 0).all()  # the shells' surfaces at the flange nodes
     assert set(vtu.cells_dict) == {"hexahedron", "quad"}
     assert np.array_equal(vtu.cells_dict["quad"], mesh.shells["quad"])
     assert np.allclose(vtu.point_data["displacement"], data.mode_shapes[:, :, 0])

@@ -108,6 +108,8 @@ def select_modes(data, modes) -> Any:
         quartic_stiffness=H, energy_factors=factors,
         preload_stiffness_residual=Kr, preload_coordinates=None if a is None else a[:, idx],
         modal_stresses=None if data.modal_stresses is None else data.modal_stresses[idx],
+        modal_point_stresses=None if data.modal_point_stresses is None else data.modal_point_stresses[idx],
+        modal_beam_forces=None if data.modal_beam_forces is None else data.modal_beam_forces[idx],
     )
 
 

@@ -384,8 +384,10 @@ def shell_geometric(kind: str, coords: NDArray[np.float64], props: ShellProps,
     return _to_global(kg.reshape(c, 6 * k, 6 * k), transformation(rot, h))
 
 
-def shell_stresses(kind: str, coords: NDArray[np.float64], props: ShellProps, d: NDArray[np.float64]):
-    """Stresses at the stiffness points of a displacement ``d`` (c, 6k) in global DOFs.
+def shell_stresses(kind: str, coords: NDArray[np.float64], props: ShellProps, d: NDArray[np.float64], *,
+                   at_nodes: bool = False):
+    """Stresses at the stiffness points (``at_nodes``: at the element's nodes, p = k) of a displacement
+    ``d`` (c, 6k) in global DOFs.
 
     Returns
     -------
@@ -396,7 +398,8 @@ def shell_stresses(kind: str, coords: NDArray[np.float64], props: ShellProps, d:
         surfaces; its mean ``Q / t`` is small in thin shells).
     """
     rot, xl, h = frames(coords)
-    xi, _ = _rule(kind)
+    xi = (_QUAD_NODES if kind == "quad" else np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])) if at_nodes \
+        else _rule(kind)[0]
     det, bm, bb, _, _, gm, _, _ = _operators(kind, xl, xi)
     dl = np.einsum("cij,cj->ci", transformation(rot, h), d)
     eps = np.einsum("cpid,cd->cpi", bm, dl)

@@ -143,6 +143,10 @@ def rotate_modes(data, Q: Any):
         preload_stiffness=two(data.preload_stiffness), preload_stiffness_residual=two(data.preload_stiffness_residual),
         preload_coordinates=None if data.preload_coordinates is None else np.asarray(data.preload_coordinates) @ Q,
         modal_stresses=None if data.modal_stresses is None else np.einsum("knv,kj->jnv", data.modal_stresses, Q),
+        modal_point_stresses=None if data.modal_point_stresses is None
+        else np.einsum("knv,kj->jnv", data.modal_point_stresses, Q),
+        modal_beam_forces=None if data.modal_beam_forces is None
+        else np.einsum("kbev,kj->jbev", data.modal_beam_forces, Q),
     )
 
 

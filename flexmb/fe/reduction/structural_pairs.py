@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
+
 
 __all__ = ["structural_green_blocks", "structural_pair_quadrature", "structural_strain_energy"]
 

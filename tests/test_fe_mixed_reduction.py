@@ -247,16 +247,19 @@ def test_portal_frame_body_has_the_exact_frame_frequencies():
     assert data.mass == pytest.approx(steel.rho * sec.area * (2 * f8.H + f8.SPAN), rel=1e-12)
 
 
-def test_symmetry_classes_of_a_basis_with_rotations_are_refused_by_name():
-    """The mirror operator of symmetry.py permutes 3 translations per node; shapes with rotations (n_dofs
-    rows, a multiple of 3 too) would be mirrored silently wrong: refused, with the alternatives."""
+def test_symmetry_classes_of_a_basis_with_rotations_need_the_dof_map():
+    """The mirror operator of shapes with rotations (n_dofs rows, a multiple of 3 too) without the DOF
+    map would mirror them silently wrong: refused, naming the fix; with it the free-free modes of a
+    bar are mirror eigenvectors (parity +-1; tests/test_structural_rotations.py for the classes)."""
     from flexmb.fe.reduction.symmetry import mirror_operator, mirror_permutation
 
     mesh = bar(4)
     K, M = assemble_stiffness(mesh), assemble_mass(mesh)
     basis = red.free_free_modes(K, M, 2, points=mesh.points, dof_map=mesh.dof_map)
-    with pytest.raises(ModelError, match=r"not 3 per node.*rotational DOFs.*by direction"):
+    with pytest.raises(ModelError, match=r"not 3 per node.*dof_map=mesh.dof_map"):
         mirror_operator(basis.shapes, M, mirror_permutation(mesh.points, 2), 2)
+    S = mirror_operator(basis.shapes, M, mirror_permutation(mesh.points, 2), 2, mesh.dof_map)
+    assert np.allclose(np.abs(np.linalg.eigvalsh(S)), 1.0, atol=1e-10)
 
 
 def test_element_wise_reduced_stiffness_covers_shells_beams_and_springs():

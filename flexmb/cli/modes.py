@@ -191,7 +191,8 @@ def _mode_data(args, mesh, basis, K, M):
     cells = {t: c for t, c in (*mesh.cells.items(), *mesh.shells.items(), *mesh.beams.items())}
     return FlexibleBodyData(
         name=args.mesh.stem, kind=basis.kind, reference=None, frequencies=basis.frequencies,
-        omega2=basis.omega2, mode_shapes=basis.nodal_shapes(), interfaces=(), invariants=inv,
+        omega2=basis.omega2, mode_shapes=basis.nodal_shapes(), mode_rotations=basis.nodal_rotations(),
+        interfaces=(), invariants=inv,
         damping=red.modal_damping(basis.omega2), geometric_stiffness=None, preload_stiffness=None,
         modal_stresses=red.modal_stresses(mesh, P) if mesh.cells else None, points=mesh.points, cells=cells,
         units=mesh.units, source=mesh.source, source_checksum=mesh.checksum, settings=basis.settings, **extra,

@@ -102,6 +102,7 @@ def select_modes(data, modes) -> Any:
         factors = factor_strain_energy(G[ix(idx, idx, idx)], H, data.omega2[idx], data.energy_factors.tol)
     return replace(
         data, frequencies=data.frequencies[idx], omega2=data.omega2[idx], mode_shapes=data.mode_shapes[:, :, idx],
+        mode_rotations=None if data.mode_rotations is None else data.mode_rotations[:, :, idx],
         interfaces=ifs, invariants=inv2, damping=data.damping[ix(idx, idx)],
         geometric_stiffness=None if G is None else G[ix(idx, idx, idx)],
         preload_stiffness=None if Kg is None else Kg[:, idx][:, :, idx],

@@ -36,7 +36,7 @@ _INVARIANT_FIELDS = tuple(f.name for f in fields(InertiaInvariants))
 #: arrays stored only when computed (absent entries load as None; older files lack the last three)
 _OPTIONAL_ARRAYS = ("geometric_stiffness", "preload_stiffness", "modal_stresses", "quartic_stiffness",
                     "preload_stiffness_residual", "preload_coordinates", "modal_point_stresses",
-                    "stress_point_nodes", "stress_point_kinds", "modal_beam_forces")
+                    "stress_point_nodes", "stress_point_kinds", "modal_beam_forces", "mode_rotations")
 #: entries of the strain-energy factors (``energy_factors/<name>``; absent in files before they existed)
 _FACTOR_ARRAYS = ("cubic_weights", "cubic_u", "cubic_V", "quartic_weights", "quartic_A", "tol", "dropped")
 
@@ -59,6 +59,10 @@ class FlexibleBodyData:
         Modal stiffness diagonal ((rad/s)^2); ``modal_stiffness = diag(omega2)``.
     mode_shapes : ndarray, shape (n_nodes, 3, nm)
         Nodal displacement per unit modal coordinate (m), mass-normalized.
+    mode_rotations : ndarray, shape (n_nodes, 3, nm) or None
+        Nodal rotation (small rotation vector, body axes, rad per unit modal coordinate) of the nodes
+        of shells and beams, zero at the other nodes; None for a model without rotational DOFs and in
+        files written before it existed.
     interfaces : tuple of InterfaceFrame
         Frames with node set, position (3,) (m), ``modal_map`` (6, nm) giving the frame's
         translation (m) and small rotation (rad) per unit modal coordinate, ``is_reference``.
@@ -153,6 +157,7 @@ class FlexibleBodyData:
     stress_point_nodes: NDArray[np.int64] | None = None
     stress_point_kinds: NDArray[np.int8] | None = None
     modal_beam_forces: NDArray[np.float64] | None = None
+    mode_rotations: NDArray[np.float64] | None = None
     units: str | None = None
     source: str | None = None
     source_checksum: str | None = None
@@ -199,6 +204,14 @@ class FlexibleBodyData:
     def displacement(self, eta: ArrayLike) -> NDArray[np.float64]:
         """Nodal displacements (n_nodes, 3) (m) for modal coordinates ``eta`` (nm,)."""
         return self.mode_shapes @ self._modal(eta, "displacement")
+
+    def rotation(self, eta: ArrayLike) -> NDArray[np.float64]:
+        """Nodal rotations (n_nodes, 3) (rad, small rotation vectors) for modal coordinates ``eta``
+        (nm,); zero at nodes without rotational DOFs."""
+        eta = self._modal(eta, "rotation")
+        if self.mode_rotations is None:
+            return np.zeros((self.n_nodes, 3))
+        return self.mode_rotations @ eta
 
     def stress(self, eta: ArrayLike) -> NDArray[np.float64]:
         """Nodal stresses of the solid cells (n_nodes, 6) (Pa) for modal coordinates ``eta`` (nm,)."""
@@ -524,7 +537,7 @@ def build_flexible_body(
         reference=basis.reference,
         frequencies=basis.frequencies,
         omega2=basis.omega2,
-        mode_shapes=basis.nodal_shapes(),
+        mode_shapes=basis.nodal_shapes(), mode_rotations=basis.nodal_rotations() if rotational else None,
         interfaces=basis.interfaces if basis.interfaces else (),
         invariants=inv,
         damping=_damping_matrix(basis.omega2, damping),

@@ -31,7 +31,8 @@ def _expected_shapes(data) -> dict[str, tuple[int, ...]]:
     nm = int(np.size(data.omega2))
     nn = int(np.shape(data.points)[0]) if np.ndim(data.points) == 2 else -1
     out = {
-        "frequencies": (nm,), "omega2": (nm,), "mode_shapes": (nn, 3, nm), "damping": (nm, nm),
+        "frequencies": (nm,), "omega2": (nm,), "mode_shapes": (nn, 3, nm), "mode_rotations": (nn, 3, nm),
+        "damping": (nm, nm),
         "points": (nn, 3), "geometric_stiffness": (nm, nm, nm), "quartic_stiffness": (nm, nm, nm, nm),
         "preload_stiffness": (12, nm, nm), "preload_stiffness_residual": (12, nm, nm),
         "preload_coordinates": (12, nm), "modal_stresses": (nm, nn, 6),
@@ -50,7 +51,8 @@ def _expected_shapes(data) -> dict[str, tuple[int, ...]]:
 def _fields(data) -> dict[str, Any]:
     inv = data.invariants
     values = {name: getattr(data, name) for name in (
-        "frequencies", "omega2", "mode_shapes", "damping", "points", "geometric_stiffness", "quartic_stiffness",
+        "frequencies", "omega2", "mode_shapes", "mode_rotations", "damping", "points", "geometric_stiffness",
+        "quartic_stiffness",
         "preload_stiffness", "preload_stiffness_residual", "preload_coordinates", "modal_stresses",
         "modal_point_stresses", "stress_point_nodes", "stress_point_kinds", "modal_beam_forces")}
     for name in ("first_moment", "second_moment", "modal_first_moment", "modal_cross_moment", "modal_second_moment",

@@ -13,13 +13,12 @@ shapes ``phi_i`` the element energy of ``u = Phi q`` is then exactly the modal q
     b_ij . v      += sum_p [N(v) . E_nl(i, j) + N_i . E_nl(v, phi_j) + N_j . E_nl(v, phi_i)]
 
 (``G`` as :func:`flexmb.fe.reduction.stiffening.modal_geometric_stiffness` gets it from the geometric
-stiffness: the same number, checked in tests/test_structural_quartic.py). See docs/theory.md, 11.6.
+stiffness: the same number, checked in tests/test_structural_quartic.py). See docs/theory.md, 11.7.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-
 
 __all__ = ["structural_green_blocks", "structural_pair_quadrature", "structural_strain_energy"]
 

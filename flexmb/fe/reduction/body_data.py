@@ -11,7 +11,7 @@ import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,23 +22,12 @@ from numpy.typing import ArrayLike, NDArray
 from flexmb.fe import reduction as red
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.reduction import InertiaInvariants, Interface, InterfaceFrame
+from flexmb.fe.reduction.body_io import FORMAT, FORMAT_VERSION  # the file's tag and version (written there)
 from flexmb.fe.reduction.energy_factors import StrainEnergyFactors, factor_strain_energy
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "FlexibleBodyData", "build_flexible_body"]
 
 logger = logging.getLogger(__name__)
-
-#: tag and version written into every file
-FORMAT = "flexmb.FlexibleBodyData"
-FORMAT_VERSION = 1
-
-_INVARIANT_FIELDS = tuple(f.name for f in fields(InertiaInvariants))
-#: arrays stored only when computed (absent entries load as None; older files lack the last three)
-_OPTIONAL_ARRAYS = ("geometric_stiffness", "preload_stiffness", "modal_stresses", "quartic_stiffness",
-                    "preload_stiffness_residual", "preload_coordinates", "modal_point_stresses",
-                    "stress_point_nodes", "stress_point_kinds", "modal_beam_forces", "mode_rotations")
-#: entries of the strain-energy factors (``energy_factors/<name>``; absent in files before they existed)
-_FACTOR_ARRAYS = ("cubic_weights", "cubic_u", "cubic_V", "quartic_weights", "quartic_A", "tol", "dropped")
 
 
 @dataclass(frozen=True, eq=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +13,21 @@ from numpy.typing import NDArray
 
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.reduction import PRELOAD_NAMES, InertiaInvariants, InterfaceFrame
-from flexmb.fe.reduction.body_data import (
-    _FACTOR_ARRAYS, _INVARIANT_FIELDS, _OPTIONAL_ARRAYS, FORMAT, FORMAT_VERSION,  # the file layout, defined with the class
-)
 from flexmb.fe.reduction.energy_factors import StrainEnergyFactors, factor_strain_energy
 
-__all__ = ["read_npz", "write_npz"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "read_npz", "write_npz"]
+
+#: tag and version written into every file
+FORMAT = "flexmb.FlexibleBodyData"
+FORMAT_VERSION = 1
+
+_INVARIANT_FIELDS = tuple(f.name for f in fields(InertiaInvariants))
+#: arrays stored only when computed (absent entries load as None; older files lack the last three)
+_OPTIONAL_ARRAYS = ("geometric_stiffness", "preload_stiffness", "modal_stresses", "quartic_stiffness",
+                    "preload_stiffness_residual", "preload_coordinates", "modal_point_stresses",
+                    "stress_point_nodes", "stress_point_kinds", "modal_beam_forces", "mode_rotations")
+#: entries of the strain-energy factors (``energy_factors/<name>``; absent in files before they existed)
+_FACTOR_ARRAYS = ("cubic_weights", "cubic_u", "cubic_V", "quartic_weights", "quartic_A", "tol", "dropped")
 
 logger = logging.getLogger("flexmb.fe.reduction.body_data")
 

@@ -128,7 +128,7 @@ def test_craig_bampton_cantilever_with_tip_mass_meets_the_frequency_equation(mu)
     w1 = lam**2 * math.sqrt(EI / (STEEL.rho * math.pi * RADIUS**2 * LENGTH**4))
     assert math.sqrt(data.omega2[0]) / w1 == pytest.approx(1.0, abs=1e-4)
     assert data.mass == pytest.approx(mb * (1 + mu), rel=1e-12)
-    assert data.kind == "craig-bampton" and data.settings["quartic"] is None
+    assert data.kind == "craig-bampton" and data.settings["quartic"] == "relaxed"
 
 
 def test_rigid_interfaces_tie_rotations_and_averaging_ones_use_translations():
@@ -159,24 +159,29 @@ def test_rigid_interfaces_tie_rotations_and_averaging_ones_use_translations():
     assert red.craig_bampton(K, M, mesh, {"root": "root", "e": line}, 2).interface("e").modal_map.any()
 
 
-def test_a_mixed_body_is_built_with_its_geometric_stiffness_and_preloads_but_no_quartic_term():
-    """build_flexible_body of solids + shells + a point mass: G and the 12 unit preloads are computed on
-    the DOF map (shells' membrane forces); the quartic term and the modal stresses of shells are not
-    supported yet and say so (explicit request: ModelError; default: skipped, recorded); a
-    FlexibleBody of the data refuses stiffening='full' and runs with 'preload'."""
+def test_a_mixed_body_is_built_with_its_geometric_stiffness_preloads_and_quartic_term():
+    """build_flexible_body of solids + shells + a point mass: G, the relaxed quartic term (shells'
+    membrane Green strain, tests/test_structural_quartic.py) and the 12 unit preloads are computed on
+    the DOF map (shells' membrane forces); a FlexibleBody of the data accepts stiffening='full'.
+    Data written before the quartic term of shells existed (settings['quartic_unsupported']) is
+    refused for 'full' with the fix named."""
     mesh = flange_with_mass()
     data = build_flexible_body(mesh, interfaces=["root", "edge"], n_modes=3)
-    assert data.geometric_stiffness.shape == (data.n_modes,) * 3
-    assert data.preload_stiffness.shape == (12, data.n_modes, data.n_modes)
-    assert data.quartic_stiffness is None and data.settings["quartic_unsupported"] == "shells and beams"
-    assert set(data.cells) == {"hexahedron", "quad"} and data.mode_shapes.shape == (mesh.n_nodes, 3, data.n_modes)
-    with pytest.raises(ModelError, match="not supported yet for shells/beams|modal stresses of shells"):
-        data.stress(np.zeros(data.n_modes))
-    with pytest.raises(ModelError, match="quartic stiffening term .*not supported yet for shells and beams.*6 quad"):
-        build_flexible_body(mesh, interfaces=["root"], n_modes=2, quartic="relaxed")
-    with pytest.raises(ModelError, match="stiffening='full'.*not supported yet for shells and beams"):
-        fm.FlexibleBody("F", data)
+    nm = data.n_modes
+    assert data.geometric_stiffness.shape == (nm,) * 3
+    assert data.preload_stiffness.shape == (12, nm, nm)
+    assert data.quartic_stiffness.shape == (nm,) * 4 and data.settings["quartic"] == "relaxed"
+    from flexmb.fe.reduction.condensation import quartic_form_minimum
+
+    assert quartic_form_minimum(data.quartic_stiffness)[0] > -1e-9 * np.abs(data.quartic_stiffness).max()
+    assert "quartic_unsupported" not in data.settings
+    assert set(data.cells) == {"hexahedron", "quad"} and data.mode_shapes.shape == (mesh.n_nodes, 3, nm)
+    fm.FlexibleBody("F", data)
     fm.FlexibleBody("F", data, stiffening="preload")
+    old = dataclasses.replace(data, quartic_stiffness=None, settings={**data.settings, "quartic": None,
+                                                                      "quartic_unsupported": "shells and beams"})
+    with pytest.raises(ModelError, match="stiffening='full' needs the quartic term.*rebuild the data"):
+        fm.FlexibleBody("F", old)
 
 
 def test_spin_preload_of_a_beam_body_gives_the_southwell_coefficient():
@@ -242,16 +247,19 @@ def test_portal_frame_body_has_the_exact_frame_frequencies():
     assert data.mass == pytest.approx(steel.rho * sec.area * (2 * f8.H + f8.SPAN), rel=1e-12)
 
 
-def test_symmetry_classes_of_a_basis_with_rotations_are_refused_by_name():
-    """The mirror operator of symmetry.py permutes 3 translations per node; shapes with rotations (n_dofs
-    rows, a multiple of 3 too) would be mirrored silently wrong: refused, with the alternatives."""
+def test_symmetry_classes_of_a_basis_with_rotations_need_the_dof_map():
+    """The mirror operator of shapes with rotations (n_dofs rows, a multiple of 3 too) without the DOF
+    map would mirror them silently wrong: refused, naming the fix; with it the free-free modes of a
+    bar are mirror eigenvectors (parity +-1; tests/test_structural_rotations.py for the classes)."""
     from flexmb.fe.reduction.symmetry import mirror_operator, mirror_permutation
 
     mesh = bar(4)
     K, M = assemble_stiffness(mesh), assemble_mass(mesh)
     basis = red.free_free_modes(K, M, 2, points=mesh.points, dof_map=mesh.dof_map)
-    with pytest.raises(ModelError, match=r"not 3 per node.*rotational DOFs.*by direction"):
+    with pytest.raises(ModelError, match=r"not 3 per node.*dof_map=mesh.dof_map"):
         mirror_operator(basis.shapes, M, mirror_permutation(mesh.points, 2), 2)
+    S = mirror_operator(basis.shapes, M, mirror_permutation(mesh.points, 2), 2, mesh.dof_map)
+    assert np.allclose(np.abs(np.linalg.eigvalsh(S)), 1.0, atol=1e-10)
 
 
 def test_element_wise_reduced_stiffness_covers_shells_beams_and_springs():
@@ -285,9 +293,13 @@ def test_a_mixed_body_saves_loads_and_writes_its_shells_and_beams_to_paraview(tm
     mesh = flange_with_mass()
     data = build_flexible_body(mesh, interfaces=["root", "edge"], n_modes=2, preloads=False)
     back = FlexibleBodyData.load(data.save(tmp_path / "mixed.npz"))
-    assert np.array_equal(back.mode_shapes, data.mode_shapes) and back.settings["stresses"] == "unsupported"
+    assert np.array_equal(back.mode_shapes, data.mode_shapes) and back.settings["stresses"] == "nodal and points"
+    assert np.array_equal(back.modal_point_stresses, data.modal_point_stresses)
     back.to_vtu(tmp_path / "vtu")
     vtu = meshio.read(tmp_path / "vtu" / "mode_001.vtu")
+    assert np.allclose(vtu.point_data["von_mises"], data.von_mises(np.eye(data.n_modes)[0]))
+    flange = np.unique(mesh.shells["quad"])
+    assert (vtu.point_data["von_mises"][flange] > 0).all()  # the shells' surfaces at the flange nodes
     assert set(vtu.cells_dict) == {"hexahedron", "quad"}
     assert np.array_equal(vtu.cells_dict["quad"], mesh.shells["quad"])
     assert np.allclose(vtu.point_data["displacement"], data.mode_shapes[:, :, 0])

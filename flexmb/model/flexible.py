@@ -102,12 +102,15 @@ def select_modes(data, modes) -> Any:
         factors = factor_strain_energy(G[ix(idx, idx, idx)], H, data.omega2[idx], data.energy_factors.tol)
     return replace(
         data, frequencies=data.frequencies[idx], omega2=data.omega2[idx], mode_shapes=data.mode_shapes[:, :, idx],
+        mode_rotations=None if data.mode_rotations is None else data.mode_rotations[:, :, idx],
         interfaces=ifs, invariants=inv2, damping=data.damping[ix(idx, idx)],
         geometric_stiffness=None if G is None else G[ix(idx, idx, idx)],
         preload_stiffness=None if Kg is None else Kg[:, idx][:, :, idx],
         quartic_stiffness=H, energy_factors=factors,
         preload_stiffness_residual=Kr, preload_coordinates=None if a is None else a[:, idx],
         modal_stresses=None if data.modal_stresses is None else data.modal_stresses[idx],
+        modal_point_stresses=None if data.modal_point_stresses is None else data.modal_point_stresses[idx],
+        modal_beam_forces=None if data.modal_beam_forces is None else data.modal_beam_forces[idx],
     )
 
 
@@ -234,9 +237,10 @@ class FlexibleBody:
             raise ModelError(f"{owner}: stiffening='full' needs the geometric stiffness G of the data (built with "
                              f"geometric=True); rebuild the data or use stiffening='preload' or 'none'")
         if nm and self.stiffening == "full" and data.settings.get("quartic_unsupported"):
-            raise ModelError(f"{owner}: stiffening='full' (cubic G and quartic H) is not supported yet for "
-                             f"{data.settings['quartic_unsupported']} (data {data.name!r}): without the quartic term "
-                             "the cubic energy is unbounded below; use stiffening='preload' or 'none'")
+            raise ModelError(f"{owner}: stiffening='full' needs the quartic term H, which data {data.name!r} lacks "
+                             f"(built before flexmb integrated it for {data.settings['quartic_unsupported']}): without "
+                             "it the cubic energy is unbounded below; rebuild the data with build_flexible_body, or use "
+                             "stiffening='preload' or 'none'")
         if nm and self.stiffening == "preload" and data.preload_stiffness is None:
             raise ModelError(f"{owner}: stiffening='preload' needs the unit preload stiffnesses (built with "
                              f"preloads=True); rebuild the data or use stiffening='none'")

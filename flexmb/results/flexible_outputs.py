@@ -51,6 +51,10 @@ class NodeSetView(NamedTuple):
         The same vector in inertial components, ``R u`` [m].
     position : ndarray, shape (nt, k, 3)
         Deformed node positions in the inertial frame, ``x + R (X0 + u)`` [m].
+    von_mises : ndarray, shape (nt, k), or None
+        Von Mises stress of the linear modal stress [Pa] (solids: nodal average; shell and beam nodes:
+        the largest of the surfaces and extreme fibres there, :meth:`FlexibleBodyData.von_mises`);
+        None when the data has no stresses.
     """
 
     body: str
@@ -60,6 +64,7 @@ class NodeSetView(NamedTuple):
     displacement: NDArray[np.float64]
     displacement_inertial: NDArray[np.float64]
     position: NDArray[np.float64]
+    von_mises: NDArray[np.float64] | None = None
 
 
 def flexible_element(view: Any, what: str):
@@ -136,7 +141,9 @@ def node_set(view: Any, nodes: Any = None, *, points: ArrayLike | None = None, t
     u = np.einsum("kdm,tm->tkd", np.asarray(data.mode_shapes, dtype=float)[idx], view.modal)
     uI = np.einsum("tij,tkj->tki", view.rotation, u)
     pos = view.position[:, None, :] + np.einsum("tij,kj->tki", view.rotation, X0) + uI
-    return NodeSetView(view.name, idx, X0, view.t, u, uI, pos)
+    from flexmb.fe.reduction.modal_stress import nodal_von_mises
+
+    return NodeSetView(view.name, idx, X0, view.t, u, uI, pos, nodal_von_mises(data, view.modal, idx))
 
 
 def interface_point(data, name: str, q: NDArray) -> NDArray:

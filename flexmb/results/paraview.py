@@ -17,7 +17,8 @@ Files (in ``directory``)
     * ``von_mises`` [Pa], when the data has modal stresses: the von Mises stress of
       ``sigma = sum_k q_k sigma_k``, the *linear* modal stress (``sigma_k``: nodal stresses per unit
       modal coordinate of :attr:`FlexibleBodyData.modal_stresses`, element values averaged at the
-      nodes).  Small-strain stress of the elastic displacement only: no stress from the cubic and
+      nodes; at the nodes of shells and beams the largest of it, the shells' bottom and top surfaces
+      and the beams' extreme fibres: :meth:`FlexibleBodyData.von_mises`).  Small-strain stress of the elastic displacement only: no stress from the cubic and
       quartic (geometric stiffening) terms or from the inertial preloads.
 ``rigid_{i:05d}.vtu``
     The rigid bodies at output time ``i`` as frames: per body a triad of three lines of length
@@ -79,7 +80,6 @@ def write_paraview(sol: Any, directory: str | Path, *, model: Any = None, bodies
     import meshio
 
     from flexmb.model.checks import number
-    from flexmb.fe.reduction.modal_stress import von_mises
 
     if model is not None:
         sol.attach(model)
@@ -117,7 +117,7 @@ def write_paraview(sol: Any, directory: str | Path, *, model: Any = None, bodies
         data, view = elements[n].data, views[n]
         X0 = np.asarray(data.points, dtype=float)
         Phi = np.asarray(data.mode_shapes, dtype=float)
-        S = None if data.modal_stresses is None else np.asarray(data.modal_stresses, dtype=float)
+        stressed = data.modal_stresses is not None or getattr(data, "modal_point_stresses", None) is not None
         cells = [(ct, np.asarray(c)) for ct, c in data.cells.items()]
         for i in frames:
             q = view.modal[i]
@@ -129,8 +129,8 @@ def write_paraview(sol: Any, directory: str | Path, *, model: Any = None, bodies
             else:
                 pts = X0 + scale * u
                 pdata = {"displacement": u, "displacement_body": u}
-            if S is not None:
-                pdata["von_mises"] = von_mises(np.einsum("k,knv->nv", q, S))
+            if stressed:  # solids, shells' surfaces and beams' fibres: the largest at each node
+                pdata["von_mises"] = data.von_mises(q)
             fname = f"{n}_{i:05d}.vtu"
             meshio.write(directory / fname, meshio.Mesh(pts, cells, point_data=pdata), file_format="vtu",
                          binary=True)

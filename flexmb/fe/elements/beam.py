@@ -28,7 +28,8 @@ from numpy.typing import NDArray
 
 from flexmb.rotations.so3 import skew
 
-__all__ = ["BEAM_TYPES", "beam_frames", "beam_geometric", "beam_mass", "beam_stiffness", "beam_stresses"]
+__all__ = ["BEAM_TYPES", "beam_end_forces", "beam_fibre_stresses", "beam_frames", "beam_geometric",
+           "beam_green_operators", "beam_mass", "beam_section_forces", "beam_stiffness", "beam_stresses"]
 
 #: meshio cell type of the beams flexmb assembles -> nodes per cell
 BEAM_TYPES = {"line": 2}
@@ -229,8 +230,74 @@ def beam_stresses(coords: NDArray[np.float64], p: dict, d: NDArray[np.float64]) 
 
 
 def beam_end_forces(coords: NDArray[np.float64], p: dict, d: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Local end forces ``K_local d_local`` (c, 2, 6): (N, Vy, Vz, T, My, Mz) acting on the element at
-    ends a and b (N, N m); the section forces are ``-f_a`` at a and ``f_b`` at b."""
+    """Local end forces ``K_local d_local`` (c, 2, 6, ...): (N, Vy, Vz, T, My, Mz) acting on the element
+    at ends a and b (N, N m) for ``d`` (c, 12) or (c, 12, m); the section forces are ``-f_a`` at a and
+    ``f_b`` at b (:func:`beam_section_forces`)."""
     rot, length, ea, eb = beam_frames(coords, p)
-    dl = np.einsum("cij,cj->ci", _transformation(rot, ea, eb), d)
-    return np.einsum("cij,cj->ci", local_stiffness(length, p), dl).reshape(-1, 2, 6)
+    dl = np.einsum("cij,cj...->ci...", _transformation(rot, ea, eb), d)
+    f = np.einsum("cij,cj...->ci...", local_stiffness(length, p), dl)
+    return f.reshape((len(length), 2, 6) + f.shape[2:])
+
+
+def beam_section_forces(coords: NDArray[np.float64], p: dict, d: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Section forces at the two ends, (c, 2, 6, ...): axial force N, shear forces Vy, Vz, torque T,
+    bending moments My, Mz (N, N m) in the local axes, internal-force convention (the part at larger x
+    acts on the part at smaller x): ``-f_a`` at a, ``f_b`` at b. The fibre stress at the local point
+    (y, z) of the section is ``N / A + My z / Iy - Mz y / Iz`` (:func:`beam_fibre_stresses`)."""
+    f = beam_end_forces(coords, p, d)
+    f[:, 0] *= -1.0
+    return f
+
+
+def beam_fibre_stresses(p: dict, forces: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Axial stress (Pa) at the section's extreme fibres ``p["fibres"]`` (c, f, 2) of both ends from
+    :func:`beam_section_forces` (c, 2, 6, ...): ``N / A + My z / Iy - Mz y / Iz``, shape (c, 2, f, ...).
+    Shear from the shear forces and the torque is not included."""
+    c, nf = p["fibres"].shape[:2]
+    fo = forces.reshape(c, 2, 6, -1)
+    wy = (p["fibres"][..., 1] / p["Iy"][:, None])[:, None, :, None]  # z / Iy, (c, 1, f, 1)
+    wz = (p["fibres"][..., 0] / p["Iz"][:, None])[:, None, :, None]  # y / Iz
+    out = (fo[:, :, 0] / p["A"][:, None, None])[:, :, None] + wy * fo[:, :, None, 4] - wz * fo[:, :, None, 5]
+    return out.reshape((c, 2, nf) + forces.shape[3:])
+
+
+def beam_green_operators(coords: NDArray[np.float64], p: dict):
+    """Operators of the axial Green strain of c beams at the 4 Gauss points (global DOFs).
+
+    The nonlinear axial strain of the axis (mean over the section) is
+    ``e = u' + 1/2 (u'^2 + v'^2 + w'^2 + (Ip / A) theta_x'^2)`` (local components; ``v'``, ``w'``
+    the slopes of the element's Timoshenko deflection, the twist term Wagner's), and the element's
+    nonlinear strain energy its linear energy plus ::
+
+        sum_p [1/2 N(d) E_nl(d, d) + 1/8 E A E_nl(d, d)^2] w_p,   N = E A u',   E_nl(a, b) = (grad a)^T (grad b)
+
+    ``N E_nl`` is the work :func:`beam_geometric` differentiates. Bending stays linear: the
+    curvature's own nonlinearity (the elastica's ``EI/2 int w'^2 w''^2``, relative order ``w'^2``)
+    is not in it.
+
+    Returns
+    -------
+    lin : ndarray, shape (c, 4, 1, 12)
+        Axial strain ``u'`` per unit DOF.
+    grad : ndarray, shape (c, 4, 4, 12)
+        ``(u', v', w', sqrt(Ip / A) theta_x')`` per unit DOF.
+    D : ndarray, shape (c, 4, 1, 1)
+        ``E A`` times the Gauss weight (N m).
+    """
+    rot, length, ea, eb = beam_frames(coords, p)
+    _, phi_y, phi_z = _phis(p, length)
+    c = len(length)
+    loc = np.zeros((c, 4, 4, 12))
+    ax = np.zeros((c, 12))
+    ax[:, 0], ax[:, 6] = -1.0 / length, 1.0 / length
+    loc[:, :, 0] = ax[:, None]
+    _, dv, _, wl = _plane(length, phi_y)
+    loc[:, :, 1][..., _PLANE_XY] = dv
+    _, dw, _, _ = _plane(length, phi_z)
+    loc[:, :, 2][..., _PLANE_XZ] = dw * _FLIP
+    tw = np.sqrt(p["polar"] / p["A"]) / length
+    loc[:, :, 3, 3], loc[:, :, 3, 9] = -tw[:, None], tw[:, None]
+    t = _transformation(rot, ea, eb)
+    grad = np.einsum("cpid,cde->cpie", loc, t)
+    D = (p["E"] * p["A"])[:, None, None, None] * wl[:, :, None, None]
+    return grad[:, :, :1].copy(), grad, D

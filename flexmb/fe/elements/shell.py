@@ -35,8 +35,8 @@ from numpy.typing import NDArray
 
 from flexmb.rotations.so3 import skew
 
-__all__ = ["DRILLING", "SHELL_TYPES", "ShellProps", "area_jacobians", "areas", "n_points", "shell_geometric", "shell_mass", "shell_stiffness",
-           "shell_stresses"]
+__all__ = ["DRILLING", "SHELL_TYPES", "ShellProps", "area_jacobians", "areas", "n_points", "shell_geometric",
+           "shell_green_operators", "shell_mass", "shell_stiffness", "shell_stresses"]
 
 #: shear stabilization of the triangle, alpha of Lyly, Stenberg and Vihinen (1993)
 STABILIZATION = 0.1
@@ -384,8 +384,10 @@ def shell_geometric(kind: str, coords: NDArray[np.float64], props: ShellProps,
     return _to_global(kg.reshape(c, 6 * k, 6 * k), transformation(rot, h))
 
 
-def shell_stresses(kind: str, coords: NDArray[np.float64], props: ShellProps, d: NDArray[np.float64]):
-    """Stresses at the stiffness points of a displacement ``d`` (c, 6k) in global DOFs.
+def shell_stresses(kind: str, coords: NDArray[np.float64], props: ShellProps, d: NDArray[np.float64], *,
+                   at_nodes: bool = False):
+    """Stresses at the stiffness points (``at_nodes``: at the element's nodes, p = k) of a displacement
+    ``d`` (c, 6k) in global DOFs.
 
     Returns
     -------
@@ -396,7 +398,8 @@ def shell_stresses(kind: str, coords: NDArray[np.float64], props: ShellProps, d:
         surfaces; its mean ``Q / t`` is small in thin shells).
     """
     rot, xl, h = frames(coords)
-    xi, _ = _rule(kind)
+    xi = (_QUAD_NODES if kind == "quad" else np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])) if at_nodes \
+        else _rule(kind)[0]
     det, bm, bb, _, _, gm, _, _ = _operators(kind, xl, xi)
     dl = np.einsum("cij,cj->ci", transformation(rot, h), d)
     eps = np.einsum("cpid,cd->cpi", bm, dl)
@@ -415,3 +418,54 @@ def shell_stresses(kind: str, coords: NDArray[np.float64], props: ShellProps, d:
         glob = np.einsum("cai,cpab,cbj->cpij", rot, loc, rot)
         out.append(np.stack([glob[..., i, j] for i, j in ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))], axis=-1))
     return tuple(out)
+
+
+#: selectors of the membrane Green strain from the translation gradients ``g = (u_x, u_y)`` (6,):
+#: Voigt ``E_nl(a, b)_s = g_a^T W[s] g_b`` (xx, yy, engineering xy)
+GREEN_SELECTORS = np.zeros((3, 6, 6))
+GREEN_SELECTORS[0, :3, :3] = np.eye(3)
+GREEN_SELECTORS[1, 3:, 3:] = np.eye(3)
+GREEN_SELECTORS[2, :3, 3:] = GREEN_SELECTORS[2, 3:, :3] = np.eye(3)
+
+
+def shell_green_operators(kind: str, coords: NDArray[np.float64], props: ShellProps):
+    """Operators of the membrane Green strain of c facets at their stiffness points (global DOFs).
+
+    The nonlinear strain energy of the element is its linear energy plus the membrane terms of the
+    mid-surface Green strain ``E = e + 1/2 E_nl``, constant through the thickness::
+
+        U(d) = 1/2 d^T K d + sum_p [1/2 N(d) . E_nl(d, d) + 1/8 E_nl(d, d)^T D E_nl(d, d)]
+        N(d) = D lin d = t Q (eps + z0 kappa),      E_nl(a, b)_s = (grad a)^T W[s] (grad b)
+
+    (``eps`` with the internal membrane modes condensed as in the linear element; Voigt xx, yy,
+    engineering xy). ``N . E_nl`` is the work the geometric stiffness :func:`shell_geometric`
+    differentiates (``b^T K_sigma(N(d)) a = N(d) . E_nl(a, b)``); the quartic term integrates
+    ``Q`` through the thickness (``int dz = t``, the offset does not enter). Transverse shear,
+    bending and drilling stay linear.
+
+    Returns
+    -------
+    lin : ndarray, shape (c, p, 3, 6k)
+        Generalized membrane strain ``eps + z0 kappa`` (1) per unit DOF.
+    grad : ndarray, shape (c, p, 6, 6k)
+        In-plane gradients of the facet's translations, rows ``(u, v, w),x`` then ``(u, v, w),y``
+        (local components; E_nl is invariant under their rotation).
+    D : ndarray, shape (c, p, 3, 3)
+        ``t Q`` times the quadrature weight ``det J w`` (N m: energy per unit strain^2).
+    """
+    rot, xl, h = frames(coords)
+    xi, w = _rule(kind)
+    det, bm, bb, _, _, gm, _, dndx = _operators(kind, xl, xi)
+    lin = bm + props.z0[:, None, None, None] * bb
+    if gm is not None:
+        _, rec = _local_stiffness(kind, xl, props)
+        lin = lin - np.einsum("cpim,cmd->cpid", gm, rec)
+    c, p, _, nd = bm.shape
+    grad = np.zeros((c, p, 6, nd))
+    for a in range(nd // 6):
+        for d in range(3):
+            grad[:, :, d, 6 * a + d] = dndx[:, :, a, 0]
+            grad[:, :, 3 + d, 6 * a + d] = dndx[:, :, a, 1]
+    tr = transformation(rot, h)
+    D = _plane_stress(props.E, props.nu)[:, None] * (props.t[:, None] * det * w)[:, :, None, None]
+    return np.einsum("cpid,cde->cpie", lin, tr), np.einsum("cpid,cde->cpie", grad, tr), D

@@ -192,20 +192,23 @@ def nodal_stresses(mesh: FEMesh, u: ArrayLike, materials: Materials = None) -> N
 
     Parameters
     ----------
-    u : ndarray, shape (3 n_nodes,) or (3 n_nodes, m)
-        Node-major displacements (m), e.g. m mode shapes.
+    u : ndarray, shape (n_dofs,) or (n_dofs, m)
+        Displacements (m) on ``mesh.dof_map``, e.g. m mode shapes; for a model with shells or beams
+        the solid cells' stresses from the translations (nodes without solid cells get zero: their
+        stresses are :func:`shell_surface_stresses` and the beams' section forces).
 
     Returns
     -------
     ndarray, shape (n_nodes, 6) or (n_nodes, 6, m)
         Stress (Pa), Voigt order [xx, yy, zz, yz, xz, xy].
     """
-    _solid_dofs_only(mesh, "nodal_stresses")
     fields = mesh.cell_materials(materials)
     u = np.asarray(u, dtype=float)
     single = u.ndim == 1
     if u.shape[0] != mesh.n_dofs:
-        raise ModelError(f"nodal_stresses: `u` has {u.shape[0]} rows, expected {mesh.n_dofs} (3 per node).")
+        raise ModelError(f"nodal_stresses: `u` has {u.shape[0]} rows, expected {mesh.n_dofs} (mesh.dof_map).")
+    if mesh.dof_map.has_rotations:
+        u = u[mesh.dof_map.translations().ravel()]
     um = u.reshape(mesh.n_nodes, 3, -1)
     m = um.shape[2]
     out = np.zeros((mesh.n_nodes * 6, m))

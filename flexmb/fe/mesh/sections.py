@@ -153,6 +153,30 @@ class BeamSection:
         object.__setattr__(self, "dims", tuple(float(v) for v in self.dims))
 
     # ------------------------------------------------------------------ derived values
+    def fibres(self, n_round: int = 16) -> NDArray[np.float64]:
+        """Extreme fibres of the section, (n_round, 2) local (y, z) from the centroid (m): the corners of
+        RECT and BOX and of the I's flanges, ``n_round`` points on the outer circle of CIRC and PIPE
+        (the bending stress at the worst of them is within ``1 - cos(pi / n_round)``, 2 % for 16, of
+        the true maximum), and for a general section the corners of the rectangle of the same A, Iy
+        and Iz (``y = +-sqrt(3 Iz / A)``, ``z = +-sqrt(3 Iy / A)``). Padded by repetition to n_round."""
+        d = self.dims
+        yc, zc = self.centroid
+        if self.shape in ("circ", "pipe"):
+            a = 2.0 * np.pi * np.arange(n_round) / n_round
+            pts = d[0] * np.stack([np.cos(a), np.sin(a)], axis=1)
+        elif self.shape == "rect":
+            pts = 0.5 * np.array([[d[0], d[1]], [-d[0], d[1]], [-d[0], -d[1]], [d[0], -d[1]]])
+        elif self.shape == "box":  # corners about the box centre (the node line), less the centroid offset
+            pts = 0.5 * np.array([[d[0], d[1]], [-d[0], d[1]], [-d[0], -d[1]], [d[0], -d[1]]]) - [yc, zc]
+        elif self.shape == "i":  # flange corners, z from the bottom face; the centroid is l + zc above it
+            zb = d[0] + zc
+            pts = np.array([[d[2] / 2, -zb], [-d[2] / 2, -zb], [d[3] / 2, d[1] - zb], [-d[3] / 2, d[1] - zb]])
+            pts[:, 0] -= yc
+        else:
+            cy, cz = np.sqrt(3.0 * self.iz / self.area), np.sqrt(3.0 * self.iy / self.area)
+            pts = np.array([[cy, cz], [-cy, cz], [-cy, -cz], [cy, -cz]])
+        return np.resize(np.asarray(pts, dtype=float), (n_round, 2))
+
     def shear_factors(self, nu: float) -> tuple[float, float]:
         """(ky, kz): given, or Cowper's (1966) factors of the shape for Poisson's ratio nu."""
         if self.shear is not None:

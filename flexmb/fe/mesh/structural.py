@@ -135,7 +135,8 @@ def shell_cell_data(mesh, materials=None) -> dict[str, dict[str, NDArray[np.floa
 
 
 def beam_cell_data(mesh, materials=None) -> dict[str, NDArray[np.float64]]:
-    """Per-cell arrays of the beams (m cells): E, nu, rho, A, Iy, Iz, J, ky, kz, nsm, polar (m,),
+    """Per-cell arrays of the beams (m cells): E, nu, rho, A, Iy, Iz, J, ky, kz, nsm, polar (m,), fibres
+    (m, 16, 2) (extreme fibres, local y, z from the centroid: :meth:`BeamSection.fibres`),
     orientation (m, 3) (NaN: none given, the section is rotationally symmetric), centroid (m, 2)
     (local y, z), offset_a, offset_b (m, 3) (global)."""
     if "line" not in mesh.beams:
@@ -151,6 +152,7 @@ def beam_cell_data(mesh, materials=None) -> dict[str, NDArray[np.float64]]:
         A=np.array([s.area for s in rows]), Iy=np.array([s.iy for s in rows]), Iz=np.array([s.iz for s in rows]),
         J=np.array([s.j for s in rows]), ky=shear[:, 0], kz=shear[:, 1], nsm=np.array([s.nsm for s in rows]),
         polar=np.array([s.polar if s.polar is not None else s.iy + s.iz for s in rows]),
+        fibres=np.array([s.fibres() for s in rows]).reshape(m, 16, 2),
         orientation=orient, centroid=np.array([s.centroid for s in rows]).reshape(m, 2),
         offset_a=np.nan_to_num(_override(np.zeros((m, 3)), mesh, "line", "offset_a")),
         offset_b=np.nan_to_num(_override(np.zeros((m, 3)), mesh, "line", "offset_b")),

@@ -226,11 +226,11 @@ def require_assembled(mesh, owner: str, allow: bool, *, option: str = "allow_una
     """ModelError when ``mesh`` (an FEMesh) comes from a file holding structural elements flexmb does
     not assemble, unless ``allow``; the message names the types, counts and ``option``.
 
-    Also (whatever ``allow``) when the mesh holds shells, beams, point masses or springs: flexmb
-    assembles them (full FE matrices on ``mesh.dof_map``) but does not reduce them to a flexible
-    body yet (rotational DOFs in the modal reduction, invariants and stiffening: issue 20, stage 2);
-    ``mesh.solid_only()`` gives the solid part, which ``option`` then lets through. ``rotational=True``
-    (:func:`flexmb.fe.reduction.body_data.build_flexible_body`, which reduces them) lets them through."""
+    Also (whatever ``allow``), with ``rotational=False``, when the mesh holds shells, beams, point
+    masses or springs: for a path that still assumes 3 DOFs per node and the scalar mass;
+    ``mesh.solid_only()`` gives the solid part, which ``option`` then lets through. The paths that
+    reduce mixed models (:func:`flexmb.fe.reduction.body_data.build_flexible_body`, ``flexmb modes``)
+    pass ``rotational=True``."""
     if not rotational:
         refuse_rotational(mesh, owner, "flexmb.build_flexible_body (in Python) reduces the whole model; for the solid "
                           f"cells alone use mesh.solid_only() with {option}" + (" (in Python)." if option.startswith("--") else "."))

@@ -11,7 +11,7 @@ import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,23 +21,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.fe import reduction as red
 from flexmb.errors import MeshImportError, ModelError
-from flexmb.fe.reduction import PRELOAD_NAMES, InertiaInvariants, Interface, InterfaceFrame
+from flexmb.fe.reduction import InertiaInvariants, Interface, InterfaceFrame
+from flexmb.fe.reduction.body_io import FORMAT, FORMAT_VERSION  # the file's tag and version (written there)
 from flexmb.fe.reduction.energy_factors import StrainEnergyFactors, factor_strain_energy
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "FlexibleBodyData", "build_flexible_body"]
 
 logger = logging.getLogger(__name__)
-
-#: tag and version written into every file
-FORMAT = "flexmb.FlexibleBodyData"
-FORMAT_VERSION = 1
-
-_INVARIANT_FIELDS = tuple(f.name for f in fields(InertiaInvariants))
-#: arrays stored only when computed (absent entries load as None; older files lack the last three)
-_OPTIONAL_ARRAYS = ("geometric_stiffness", "preload_stiffness", "modal_stresses", "quartic_stiffness",
-                    "preload_stiffness_residual", "preload_coordinates")
-#: entries of the strain-energy factors (``energy_factors/<name>``; absent in files before they existed)
-_FACTOR_ARRAYS = ("cubic_weights", "cubic_u", "cubic_V", "quartic_weights", "quartic_A", "tol", "dropped")
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,6 +48,10 @@ class FlexibleBodyData:
         Modal stiffness diagonal ((rad/s)^2); ``modal_stiffness = diag(omega2)``.
     mode_shapes : ndarray, shape (n_nodes, 3, nm)
         Nodal displacement per unit modal coordinate (m), mass-normalized.
+    mode_rotations : ndarray, shape (n_nodes, 3, nm) or None
+        Nodal rotation (small rotation vector, body axes, rad per unit modal coordinate) of the nodes
+        of shells and beams, zero at the other nodes; None for a model without rotational DOFs and in
+        files written before it existed.
     interfaces : tuple of InterfaceFrame
         Frames with node set, position (3,) (m), ``modal_map`` (6, nm) giving the frame's
         translation (m) and small rotation (rad) per unit modal coordinate, ``is_reference``.
@@ -106,7 +100,16 @@ class FlexibleBodyData:
         evaluates (:mod:`flexmb.fe.reduction.energy_factors`: ``O(R nm^2)`` instead of ``nm^3`` and
         ``nm^4``). Files written before they existed are factored when loaded.
     modal_stresses : ndarray, shape (nm, n_nodes, 6) or None
-        Nodal stresses per unit modal coordinate (Pa), Voigt [xx, yy, zz, yz, xz, xy].
+        Nodal stresses of the solid cells per unit modal coordinate (Pa), Voigt [xx, yy, zz, yz, xz,
+        xy] (zero at nodes without solid cells).
+    modal_point_stresses : ndarray, shape (nm, n_sp, 6) or None
+        Shells and beams: global Voigt stresses (Pa per unit modal coordinate) at their stress points,
+        the bottom and top surfaces at each shell node and the extreme fibres of both ends of each
+        beam (:mod:`flexmb.fe.reduction.modal_stress`); node ``stress_point_nodes`` (n_sp,), kind
+        ``stress_point_kinds`` (n_sp,) (0 shell bottom, 1 shell top, 2 beam fibre).
+    modal_beam_forces : ndarray, shape (nm, n_beams, 2, 6) or None
+        Section forces (N, Vy, Vz, T, My, Mz in the beam's local axes; N, N m per unit modal
+        coordinate) at the ends of each beam (``cells["line"]`` order).
     points : ndarray, shape (n_nodes, 3)
         Undeformed node positions x0 in the body frame (m).
     cells : dict of str to ndarray, shape (n_cells, k)
@@ -139,6 +142,11 @@ class FlexibleBodyData:
     preload_stiffness_residual: NDArray[np.float64] | None = None
     preload_coordinates: NDArray[np.float64] | None = None
     energy_factors: StrainEnergyFactors | None = None
+    modal_point_stresses: NDArray[np.float64] | None = None
+    stress_point_nodes: NDArray[np.int64] | None = None
+    stress_point_kinds: NDArray[np.int8] | None = None
+    modal_beam_forces: NDArray[np.float64] | None = None
+    mode_rotations: NDArray[np.float64] | None = None
     units: str | None = None
     source: str | None = None
     source_checksum: str | None = None
@@ -186,18 +194,43 @@ class FlexibleBodyData:
         """Nodal displacements (n_nodes, 3) (m) for modal coordinates ``eta`` (nm,)."""
         return self.mode_shapes @ self._modal(eta, "displacement")
 
+    def rotation(self, eta: ArrayLike) -> NDArray[np.float64]:
+        """Nodal rotations (n_nodes, 3) (rad, small rotation vectors) for modal coordinates ``eta``
+        (nm,); zero at nodes without rotational DOFs."""
+        eta = self._modal(eta, "rotation")
+        if self.mode_rotations is None:
+            return np.zeros((self.n_nodes, 3))
+        return self.mode_rotations @ eta
+
     def stress(self, eta: ArrayLike) -> NDArray[np.float64]:
-        """Nodal stresses (n_nodes, 6) (Pa) for modal coordinates ``eta`` (nm,)."""
+        """Nodal stresses of the solid cells (n_nodes, 6) (Pa) for modal coordinates ``eta`` (nm,)."""
         if self.modal_stresses is None:
-            if self.settings.get("stresses") == "unsupported":
-                raise ModelError(f"body {self.name!r}: modal stresses of shells and beams are not supported yet (the "
-                                 "body has them); use flexmb.fe.elements.stresses.shell_surface_stresses on the full model.")
             raise ModelError(f"body {self.name!r} was built without stresses; use build_flexible_body(..., stresses=True).")
         return np.einsum("k,knv->nv", self._modal(eta, "stress"), self.modal_stresses)
 
+    def point_stresses(self, eta: ArrayLike) -> NDArray[np.float64]:
+        """Stresses (n_sp, 6) (Pa) at the stress points of the shells and beams (``stress_point_nodes``,
+        ``stress_point_kinds``) for modal coordinates ``eta`` (nm,)."""
+        if self.modal_point_stresses is None:
+            raise ModelError(f"body {self.name!r} has no stresses of shells or beams (none in it, built without "
+                             "stresses, or built before flexmb stored them).")
+        return np.einsum("k,knv->nv", self._modal(eta, "point_stresses"), self.modal_point_stresses)
+
+    def beam_forces(self, eta: ArrayLike) -> NDArray[np.float64]:
+        """Section forces (n_beams, 2, 6) (N, Vy, Vz, T, My, Mz; N, N m) at both ends of each beam."""
+        if self.modal_beam_forces is None:
+            raise ModelError(f"body {self.name!r} has no beam section forces (no beams, or built without stresses).")
+        return np.einsum("k,kbev->bev", self._modal(eta, "beam_forces"), self.modal_beam_forces)
+
     def von_mises(self, eta: ArrayLike) -> NDArray[np.float64]:
-        """Nodal von Mises stress (n_nodes,) (Pa) for modal coordinates ``eta``."""
-        return red.von_mises(self.stress(eta))
+        """Nodal von Mises stress (n_nodes,) (Pa) for modal coordinates ``eta``: at each node the largest
+        of the solid nodal stress, the shells' bottom and top surfaces and the beams' extreme fibres."""
+        from flexmb.fe.reduction.modal_stress import nodal_von_mises
+
+        out = nodal_von_mises(self, self._modal(eta, "von_mises"))
+        if out is None:
+            raise ModelError(f"body {self.name!r} was built without stresses; use build_flexible_body(..., stresses=True).")
+        return out
 
     # ---------------------------------------------------------------- persistence
     def save(self, path: str | Path) -> Path:
@@ -208,43 +241,9 @@ class FlexibleBodyData:
         Path
             The file written (``.npz`` appended when missing).
         """
-        if not isinstance(path, (str, os.PathLike)):
-            raise ModelError(f"FlexibleBodyData.save: path={path!r} is not a file path; give a string or pathlib.Path.")
-        path = Path(path)
-        if path.suffix != ".npz":
-            path = path.with_name(path.name + ".npz")
-        meta = dict(
-            format=FORMAT, version=FORMAT_VERSION, name=self.name, kind=self.kind, reference=self.reference,
-            units=self.units, source=self.source, source_checksum=self.source_checksum, settings=self.settings,
-            cell_types=list(self.cells), preload_names=list(PRELOAD_NAMES),
-            interfaces=[dict(name=f.name, kind=f.kind, is_reference=bool(f.is_reference)) for f in self.interfaces],
-        )
-        arrays: dict[str, NDArray] = dict(
-            meta=np.array(json.dumps(meta)),
-            frequencies=self.frequencies, omega2=self.omega2, mode_shapes=self.mode_shapes,
-            damping=self.damping, points=self.points,
-        )
-        for t, c in self.cells.items():
-            arrays[f"cells/{t}"] = c
-        for i, f in enumerate(self.interfaces):
-            arrays[f"interface/{i}/nodes"] = f.nodes
-            arrays[f"interface/{i}/position"] = f.position
-            arrays[f"interface/{i}/weights"] = f.weights
-            arrays[f"interface/{i}/modal_map"] = f.modal_map
-        for name in _INVARIANT_FIELDS:
-            arrays[f"invariants/{name}"] = np.asarray(getattr(self.invariants, name))
-        for key in _OPTIONAL_ARRAYS:
-            value = getattr(self, key)
-            if value is not None:
-                arrays[key] = value
-        if self.energy_factors is not None:
-            for key, value in self.energy_factors.arrays().items():
-                arrays[f"energy_factors/{key}"] = value
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-        logger.info("wrote %s (%d modes, %d nodes)", path, self.n_modes, self.n_nodes)
-        return path
+        from flexmb.fe.reduction.body_io import write_npz
+
+        return write_npz(self, path)
 
     @classmethod
     def load(cls, path: str | Path) -> FlexibleBodyData:
@@ -274,56 +273,9 @@ class FlexibleBodyData:
             If the file is missing, damaged or truncated, not a flexmb flexible-body file, or has a
             newer format version (a format error, not a model error).
         """
-        from flexmb.fe.reduction.data_checks import check_data, check_npz_header
+        from flexmb.fe.reduction.body_io import read_npz
 
-        path = Path(path)
-        check_npz_header(path)
-        try:
-            data = np.load(path, allow_pickle=False)
-        except Exception as exc:  # OSError, ValueError, zipfile.BadZipFile, EOFError: all unreadable
-            raise MeshImportError(f"{path}: cannot read as a flexible-body .npz file ({exc}).") from exc
-        with data:
-            if "meta" not in data.files:
-                raise MeshImportError(f"{path}: no 'meta' entry; not written by FlexibleBodyData.save().")
-            meta = json.loads(str(data["meta"]))
-            if meta.get("format") != FORMAT:
-                raise MeshImportError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}.")
-            if int(meta.get("version", 0)) > FORMAT_VERSION:
-                raise MeshImportError(
-                    f"{path}: format version {meta['version']} is newer than this flexmb ({FORMAT_VERSION}); upgrade flexmb."
-                )
-            arr = {k: data[k] for k in data.files}
-        interfaces = tuple(
-            InterfaceFrame(
-                name=f["name"], nodes=arr[f"interface/{i}/nodes"], position=arr[f"interface/{i}/position"],
-                kind=f["kind"], weights=arr[f"interface/{i}/weights"], modal_map=arr[f"interface/{i}/modal_map"],
-                is_reference=bool(f["is_reference"]),
-            )
-            for i, f in enumerate(meta["interfaces"])
-        )
-        inv = {name: arr[f"invariants/{name}"] for name in _INVARIANT_FIELDS}
-        inv["mass"] = float(inv["mass"])
-        settings = dict(meta["settings"])
-        if "quartic" not in settings:
-            settings["quartic"] = "raw" if arr.get("quartic_stiffness") is not None else None
-            if settings["quartic"] == "raw":
-                logger.info("%s: written before settings['quartic'] existed; its quartic_stiffness is the raw H "
-                            "(energy of the reduced field alone, not relaxed over the complement of the basis)", path)
-        out = cls(
-            name=meta["name"], kind=meta["kind"], reference=meta["reference"],
-            frequencies=arr["frequencies"], omega2=arr["omega2"], mode_shapes=arr["mode_shapes"],
-            interfaces=interfaces, invariants=InertiaInvariants(**inv), damping=arr["damping"],
-            **{key: arr.get(key) for key in _OPTIONAL_ARRAYS}, energy_factors=_stored_factors(arr), points=arr["points"],
-            cells={t: arr[f"cells/{t}"] for t in meta["cell_types"]},
-            units=meta["units"], source=meta["source"], source_checksum=meta["source_checksum"],
-            settings=settings,
-        )
-        check_data(out, str(path), error=MeshImportError)  # shapes, NaN, negative omega2: named here
-        if out.energy_factors is None and out.geometric_stiffness is not None:  # checked data only
-            logger.info("%s: written before the strain-energy factors were stored; factoring its G and H now", path)
-            out = replace(out, energy_factors=factor_strain_energy(out.geometric_stiffness, out.quartic_stiffness,
-                                                                   out.omega2))
-        return out
+        return read_npz(cls, path)
 
     # ---------------------------------------------------------------- visualization
     def to_vtu(self, directory: str | Path, *, stem: str = "mode") -> Path:
@@ -331,7 +283,7 @@ class FlexibleBodyData:
 
         Each ``{stem}_{k:03d}.vtu`` holds the undeformed mesh with point data ``displacement``
         (n_nodes, 3) (m per unit modal coordinate) and, when available, ``von_mises`` (Pa per unit
-        modal coordinate); in the collection the "timestep" is the frequency in Hz (mode number
+        modal coordinate, :meth:`von_mises`); in the collection the "timestep" is the frequency in Hz (mode number
         order is kept).
 
         Returns
@@ -339,35 +291,9 @@ class FlexibleBodyData:
         Path
             The ``.pvd`` file.
         """
-        import meshio  # visualization only
+        from flexmb.fe.reduction.modal_stress import write_mode_vtus
 
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        cells = [(t, c) for t, c in self.cells.items()]
-        entries = []
-        for k in range(self.n_modes):  # loop over modes
-            point_data = {"displacement": self.mode_shapes[:, :, k]}
-            if self.modal_stresses is not None:
-                point_data["von_mises"] = red.von_mises(self.modal_stresses[k])
-            fname = f"{stem}_{k + 1:03d}.vtu"
-            meshio.write(directory / fname, meshio.Mesh(self.points, cells, point_data=point_data), binary=True)
-            entries.append((float(self.frequencies[k]), fname))
-        lines = ['<?xml version="1.0"?>', '<VTKFile type="Collection" version="0.1">', "  <Collection>"]
-        lines += [f'    <DataSet timestep="{f:.9g}" part="0" file="{fn}"/>' for f, fn in entries]
-        lines += ["  </Collection>", "</VTKFile>", ""]
-        pvd = directory / f"{stem}s.pvd"
-        pvd.write_text("\n".join(lines))
-        return pvd
-
-
-def _stored_factors(arr: dict) -> StrainEnergyFactors | None:
-    """The strain-energy factors stored in a file, or None (files written before they existed: the
-    caller factors their ``G`` and ``H`` once the data are checked)."""
-    if not all(f"energy_factors/{k}" in arr for k in _FACTOR_ARRAYS):
-        return None
-    f = {k: arr[f"energy_factors/{k}"] for k in _FACTOR_ARRAYS}
-    return StrainEnergyFactors(f["cubic_weights"], f["cubic_u"], f["cubic_V"], f["quartic_weights"],
-                               f["quartic_A"], float(f["tol"]), f["dropped"])
+        return write_mode_vtus(self, directory, stem)
 
 
 def _damping_matrix(omega2: NDArray[np.float64], damping: Any) -> NDArray[np.float64]:
@@ -515,14 +441,6 @@ def build_flexible_body(
     check_mesh(mesh, solid_required=not structural)  # NaN, inverted, zero-volume, surface-only: raise
     refuse_grounded_springs(mesh)
     rotational = mesh.dof_map.has_rotations if hasattr(mesh, "dof_map") else False
-    if rotational and quartic_mode is not None:
-        if quartic != "auto":
-            from flexmb.fe.reduction.stiffening import refuse_quartic
-
-            refuse_quartic(mesh, "build_flexible_body")
-        logger.warning("build_flexible_body: no quartic stiffening term for a model with shells or beams (not "
-                       "supported yet): the body offers stiffening='preload' or 'none'")
-        quartic_mode = None
     craig_bampton = bool(interfaces) and method != "free-free"
     if craig_bampton:
         n_pieces, labels = connected_components(mesh)
@@ -576,9 +494,12 @@ def build_flexible_body(
     else:
         H = None
     pre = red.preload_stiffening(K, M, mesh, basis, backend=backend) if preloads else None
-    S = red.modal_stresses(mesh, P) if stresses and not rotational else None
+    S = red.modal_stresses(mesh, P) if stresses and (mesh.cells or not rotational) else None
+    Sp = nodes_sp = kinds_sp = Fb = None
     if stresses and rotational:
-        logger.warning("build_flexible_body: no modal stresses of shells and beams yet (settings['stresses'])")
+        from flexmb.fe.reduction.modal_stress import structural_modal_stresses
+
+        Sp, nodes_sp, kinds_sp, Fb = structural_modal_stresses(mesh, P)
     f1 = float(basis.frequencies[0]) if len(basis.frequencies) else None
     note = plausibility(mesh, f1=f1)
     settings = dict(basis.settings)
@@ -595,8 +516,8 @@ def build_flexible_body(
         relaxation_interfaces="exact rotation",
         damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
         unassembled=[e.as_dict() for e in getattr(mesh, "unassembled", ())],
-        stresses=("unsupported" if rotational else "nodal") if stresses else None,
-        n_dofs=int(K.shape[0]), quartic_unsupported="shells and beams" if rotational else None,
+        stresses=("nodal and points" if rotational else "nodal") if stresses else None,
+        n_dofs=int(K.shape[0]),
     )
     src = getattr(mesh, "source", None)
     return FlexibleBodyData(
@@ -605,7 +526,7 @@ def build_flexible_body(
         reference=basis.reference,
         frequencies=basis.frequencies,
         omega2=basis.omega2,
-        mode_shapes=basis.nodal_shapes(),
+        mode_shapes=basis.nodal_shapes(), mode_rotations=basis.nodal_rotations() if rotational else None,
         interfaces=basis.interfaces if basis.interfaces else (),
         invariants=inv,
         damping=_damping_matrix(basis.omega2, damping),
@@ -615,7 +536,8 @@ def build_flexible_body(
         energy_factors=None if G is None else factor_strain_energy(G, H, basis.omega2),
         preload_stiffness_residual=None if pre is None else pre.residual,
         preload_coordinates=None if pre is None else pre.coordinates,
-        modal_stresses=S,
+        modal_stresses=S, modal_point_stresses=Sp, stress_point_nodes=nodes_sp, stress_point_kinds=kinds_sp,
+        modal_beam_forces=Fb,
         points=np.asarray(mesh.points, dtype=float),
         cells={t: np.asarray(c) for t, c in (*mesh.cells.items(), *getattr(mesh, "shells", {}).items(),
                                               *getattr(mesh, "beams", {}).items())},

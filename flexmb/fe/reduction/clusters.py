@@ -33,7 +33,9 @@ logger = logging.getLogger(__name__)
 #: consecutive eigenvalues ``omega2`` closer than this (relative) belong to one cluster: the measured
 #: splits of exactly symmetric pairs are round-off and solver tolerance (7e-14 .. 1.2e-10 on the beam
 #: above), a physical split (a section 0.1 % off square: 4e-3) is far above; between, the modes of a
-#: pair are decided by less than 1e-6 of their frequency, i.e. by the round-off they are computed with
+#: pair are decided by less than 1e-6 of their frequency, i.e. by the round-off they are computed with.
+#: (:data:`flexmb.fe.reduction.mode_directions.CLUSTER_RTOL`, 1e-4, is looser on purpose: it acts only
+#: when the user selects modes by direction, and records the coupling it drops.)
 CLUSTER_RTOL = 1e-6
 #: eigenpairs computed beyond the requested ones, to see a cluster that the truncation cuts
 CLUSTER_EXTRA = 3

@@ -273,6 +273,11 @@ def quartic_condensation(
     Hp, Bm, Bk = pair_quadrature(mesh, basis.shapes, materials, loads=True)
     # second-order motion of the rigid faces that turn (exact rotation of the interface frames)
     S = rigid_face_pair_displacements(mesh.points, basis) if nm else None
+    dmap = getattr(mesh, "dof_map", None)
+    if S is not None and dmap is not None and dmap.has_rotations:  # on the DOF map: the faces' rotations are theta
+        S_dofs = np.zeros((S.shape[0], dmap.n_dofs))
+        S_dofs[:, dmap.translations().ravel()] = S
+        S = S_dofs
     KS = None if S is None else np.asarray(sp.csr_matrix(K) @ S.T).T
     t1 = time.perf_counter()
     npair = Hp.shape[0]

@@ -31,10 +31,15 @@ def _expected_shapes(data) -> dict[str, tuple[int, ...]]:
     nm = int(np.size(data.omega2))
     nn = int(np.shape(data.points)[0]) if np.ndim(data.points) == 2 else -1
     out = {
-        "frequencies": (nm,), "omega2": (nm,), "mode_shapes": (nn, 3, nm), "damping": (nm, nm),
+        "frequencies": (nm,), "omega2": (nm,), "mode_shapes": (nn, 3, nm), "mode_rotations": (nn, 3, nm),
+        "damping": (nm, nm),
         "points": (nn, 3), "geometric_stiffness": (nm, nm, nm), "quartic_stiffness": (nm, nm, nm, nm),
         "preload_stiffness": (12, nm, nm), "preload_stiffness_residual": (12, nm, nm),
         "preload_coordinates": (12, nm), "modal_stresses": (nm, nn, 6),
+        "modal_point_stresses": (nm, int(np.size(data.stress_point_nodes)), 6),
+        "stress_point_nodes": (int(np.size(data.stress_point_nodes)),),
+        "stress_point_kinds": (int(np.size(data.stress_point_nodes)),),
+        "modal_beam_forces": (nm, int(np.shape(data.cells.get("line", np.zeros((0, 2))))[0]), 2, 6),
         "invariants.first_moment": (3,), "invariants.second_moment": (3, 3),
         "invariants.modal_first_moment": (nm, 3), "invariants.modal_cross_moment": (nm, 3, 3),
         "invariants.modal_second_moment": (nm, nm, 3, 3), "invariants.modal_mass": (nm, nm),
@@ -46,8 +51,10 @@ def _expected_shapes(data) -> dict[str, tuple[int, ...]]:
 def _fields(data) -> dict[str, Any]:
     inv = data.invariants
     values = {name: getattr(data, name) for name in (
-        "frequencies", "omega2", "mode_shapes", "damping", "points", "geometric_stiffness", "quartic_stiffness",
-        "preload_stiffness", "preload_stiffness_residual", "preload_coordinates", "modal_stresses")}
+        "frequencies", "omega2", "mode_shapes", "mode_rotations", "damping", "points", "geometric_stiffness",
+        "quartic_stiffness",
+        "preload_stiffness", "preload_stiffness_residual", "preload_coordinates", "modal_stresses",
+        "modal_point_stresses", "stress_point_nodes", "stress_point_kinds", "modal_beam_forces")}
     for name in ("first_moment", "second_moment", "modal_first_moment", "modal_cross_moment", "modal_second_moment",
                  "modal_mass", "modal_stiffness"):
         values[f"invariants.{name}"] = getattr(inv, name)

@@ -26,7 +26,12 @@ from flexmb.errors import ModelError
 
 __all__ = ["CLUSTER_RTOL", "align_modes", "direction_fractions", "mode_clusters", "modes_along", "rotate_modes"]
 
-#: default relative spread of ``omega2`` within a cluster of modes that may be rotated together
+#: default relative spread of ``omega2`` within a cluster of modes that may be rotated together.
+#: Looser than :data:`flexmb.fe.reduction.clusters.CLUSTER_RTOL` (1e-6) on purpose: that one acts
+#: unasked on every basis and must not change the model (it merges only splits of round-off size);
+#: this one acts on the user's request (``FlexibleBody(modes={"along": ...})``, :func:`align_modes`)
+#: and may also join pairs split by a mesh that is not exactly symmetric, at the cost of dropping
+#: their stiffness coupling, at most ``rtol omega2`` and recorded in ``settings["aligned"]``.
 CLUSTER_RTOL = 1e-4
 _AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
 _PLANES = {"xy": "z", "yx": "z", "yz": "x", "zy": "x", "xz": "y", "zx": "y"}
@@ -143,6 +148,10 @@ def rotate_modes(data, Q: Any):
         preload_stiffness=two(data.preload_stiffness), preload_stiffness_residual=two(data.preload_stiffness_residual),
         preload_coordinates=None if data.preload_coordinates is None else np.asarray(data.preload_coordinates) @ Q,
         modal_stresses=None if data.modal_stresses is None else np.einsum("knv,kj->jnv", data.modal_stresses, Q),
+        modal_point_stresses=None if data.modal_point_stresses is None
+        else np.einsum("knv,kj->jnv", data.modal_point_stresses, Q),
+        modal_beam_forces=None if data.modal_beam_forces is None
+        else np.einsum("kbev,kj->jbev", data.modal_beam_forces, Q),
     )
 
 

@@ -36,7 +36,6 @@ import logging
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from flexmb.errors import ModelError
 
 __all__ = [
     "expand_pairs",
@@ -46,7 +45,6 @@ __all__ = [
     "modal_strain_energy",
     "modal_tangent_stiffness",
     "pair_quadrature",
-    "refuse_quartic",
     "rigid_face_pair_displacements",
 ]
 
@@ -63,21 +61,6 @@ def _fe():
     from flexmb.fe.elements import assembly as fe_assembly  # local import: assembly needs the mesh module, reduction does not
 
     return fe_assembly
-
-
-def refuse_quartic(mesh, owner: str) -> None:
-    """ModelError when ``mesh`` has shells or beams: the quartic strain energy (and its relaxation)
-    is integrated on solid quadrature points only; the membrane Green strain of the shells' mid-surface
-    and the axial one of the beams are not in it yet, so a quartic term of a mixed model would miss
-    their energy. Point masses and springs (no strain energy beyond the quadratic) are no reason."""
-    dmap = getattr(mesh, "dof_map", None)
-    if dmap is not None and dmap.has_rotations:
-        kinds = [f"{len(c)} {t} shell" for t, c in getattr(mesh, "shells", {}).items()]
-        kinds += [f"{len(c)} beam" for c in getattr(mesh, "beams", {}).values()]
-        raise ModelError(
-            f"{owner}: the quartic stiffening term (stiffening='full') is not supported yet for shells and beams "
-            f"(the mesh has {', '.join(kinds)} element(s)): build the body with quartic=False (the cubic G and "
-            "the preloads are computed) and simulate it with stiffening='preload', or mesh the part with solids.")
 
 
 def modal_geometric_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[np.float64]:
@@ -136,8 +119,9 @@ def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[
     Parameters
     ----------
     mesh : FEMesh
-    shapes : array_like, shape (3 n_nodes, nm)
-        Node-major shape functions.
+    shapes : array_like, shape (n_dofs, nm)
+        Shapes on ``mesh.dof_map`` (node-major; ``3 n_nodes`` rows for solids): shells and beams add
+        the quartic energy of their membrane Green strain (:mod:`flexmb.fe.reduction.structural_pairs`).
     materials : optional
         Overrides ``mesh.materials`` (see :func:`flexmb.fe.elements.assembly.assemble_stiffness`).
 
@@ -147,7 +131,6 @@ def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[
         Energy per unit q^4; ``H[i,j,k,l] = H[j,i,k,l] = H[i,j,l,k] = H[k,l,i,j]``; positive
         semi-definite as a (pair, pair) matrix.
     """
-    refuse_quartic(mesh, "modal_quartic_stiffness")
     Hp, _, _ = pair_quadrature(mesh, shapes, materials, loads=False)
     return expand_pairs(Hp, np.asarray(shapes).shape[1])
 
@@ -170,7 +153,7 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
     * ``Hp`` (P, P), ``P = nm (nm + 1) / 2`` pairs in ``np.triu_indices(nm)`` order:
       ``Hp[p(i,j), p(k,l)] = int E_nl(i,j) : C : E_nl(k,l) dV`` (:func:`modal_quartic_stiffness`
       expands it), symmetric positive semi-definite.
-    * ``Bm``, ``Bk`` (P, 3 n_nodes) when ``loads`` (else None): the membrane and geometric-stiffness
+    * ``Bm``, ``Bk`` (P, n_dofs) when ``loads`` (else None): the membrane and geometric-stiffness
       parts, ``b_ij = Bm[p] + Bk[p]``, of the FE vectors ``b_ij`` of the part of the
       SVK energy of ``u = Phi q + v`` that is quadratic in q and linear in v,
       ``U(Phi q + v) = U(Phi q) + q^T Phi^T K v + 1/2 sum_ij q_i q_j b_ij . v + O(q^3 v, q v^2)``::
@@ -183,14 +166,18 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
       ``Bm[p(i,j)] = g_ij``, ``Bk[p(i,j)] = K_sigma(sigma_i) phi_j + K_sigma(sigma_j) phi_i``.
 
     Vectorized over cells and quadrature points in chunks (:data:`QUARTIC_CHUNK_ENTRIES`); the
-    pair loads are scattered to the nodes with one sparse product per chunk.
+    pair loads are scattered to the nodes with one sparse product per chunk. Shapes and loads are on
+    ``mesh.dof_map``: the solid cells use the translations, shells and beams add their membrane Green
+    strain (:func:`flexmb.fe.reduction.structural_pairs.structural_pair_quadrature`).
     """
-    refuse_quartic(mesh, "pair_quadrature")
     import scipy.sparse as sp
 
     from flexmb.fe.elements.solid import get_element, isoparametric_map
 
-    P = np.asarray(shapes, dtype=float)
+    P_all = np.asarray(shapes, dtype=float)
+    dmap = getattr(mesh, "dof_map", None)
+    structural = dmap is not None and dmap.has_rotations
+    P = P_all[dmap.translations().ravel()] if structural else P_all
     n_nodes = mesh.n_nodes
     nm = P.shape[1]
     Pn = P.reshape(n_nodes, 3, nm)
@@ -258,9 +245,21 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
                 contrib = np.einsum("xqkb,xqcbp->xkcp", g, T[part], optimize=True).reshape(c * k_nodes, 3 * npair)
                 Bn[part] += scatter @ contrib
     Hp = 0.5 * (Hp + Hp.T)
+    if Bn is not None:
+        Bm, Bk = (Bn[part].reshape(n_nodes, 3, npair).transpose(2, 0, 1).reshape(npair, 3 * n_nodes)
+                  for part in range(2))
+    if structural:
+        from flexmb.fe.reduction.structural_pairs import structural_pair_quadrature
+
+        Hs, Bms, Bks, _ = structural_pair_quadrature(mesh, P_all, materials, loads=loads)
+        Hp = Hp + Hs
+        if Bn is not None:
+            tr = dmap.translations().ravel()
+            Bms[:, tr] += Bm
+            Bks[:, tr] += Bk
+            Bm, Bk = Bms, Bks
     if Bn is None:
         return Hp, None, None
-    Bm, Bk = (Bn[part].reshape(n_nodes, 3, npair).transpose(2, 0, 1).reshape(npair, 3 * n_nodes) for part in range(2))
     return Hp, Bm, Bk
 
 

@@ -88,17 +88,25 @@ def mirror_permutation(points: ArrayLike, axis: int, center: float = 0.0, *, tol
     return perm.astype(np.int64)
 
 
-def mirror_operator(shapes: NDArray[np.float64], M, perm: NDArray[np.int64], axis: int) -> NDArray[np.float64]:
+def mirror_operator(shapes: NDArray[np.float64], M, perm: NDArray[np.int64], axis: int,
+                    dof_map=None) -> NDArray[np.float64]:
     """The mirror in the coordinates of an M-orthonormal basis: ``S = Phi^T M (S_a Phi)``.
+
+    Translations mirror as vectors (component ``axis`` flips); rotations, at the nodes of shells and
+    beams, as pseudovectors: ``theta -> -D_a theta``, the two components *other* than ``axis`` flip
+    (a rotation about the mirror normal reverses, one about an in-plane axis too, except its
+    component along the normal).
 
     Parameters
     ----------
-    shapes : ndarray, shape (3 n, nm)
-        Node-major shapes, ``Phi^T M Phi = I``.
-    M : sparse matrix, shape (3 n, 3 n)
+    shapes : ndarray, shape (n_dofs, nm)
+        Node-major shapes, ``Phi^T M Phi = I`` (3 DOFs per node, or ``dof_map``).
+    M : sparse matrix, shape (n_dofs, n_dofs)
     perm : ndarray, shape (n,)
         From :func:`mirror_permutation`.
     axis : int
+    dof_map : DofMap, optional
+        The layout of a model with rotations (``mesh.dof_map``, ``basis.dof_map``).
 
     Returns
     -------
@@ -106,14 +114,27 @@ def mirror_operator(shapes: NDArray[np.float64], M, perm: NDArray[np.int64], axi
         Symmetric; orthogonal with eigenvalues +-1 where the span is mirror-invariant.
     """
     nm = shapes.shape[1]
-    if shapes.shape[0] != 3 * perm.size:
-        raise ModelError(
-            f"mirror_operator: the shapes have {shapes.shape[0]} rows, not 3 per node ({3 * perm.size}): a model with "
-            "shells or beams (rotational DOFs, whose rotations mirror as pseudovectors) has no symmetry classes yet; "
-            "select its modes by direction (FlexibleBody(modes={'plane': ...})) or by index.")
-    P = shapes.reshape(-1, 3, nm)[perm].copy()
-    P[:, axis, :] *= -1.0
-    S = shapes.T @ (M @ P.reshape(-1, nm))
+    if dof_map is None or not dof_map.has_rotations:
+        if shapes.shape[0] != 3 * perm.size:
+            raise ModelError(
+                f"mirror_operator: the shapes have {shapes.shape[0]} rows, not 3 per node ({3 * perm.size}): for a "
+                "model with shells or beams give dof_map=mesh.dof_map (its rotations mirror as pseudovectors).")
+        P = shapes.reshape(-1, 3, nm)[perm].copy()
+        P[:, axis, :] *= -1.0
+        P = P.reshape(-1, nm)
+    else:
+        rot = dof_map.per_node == 6
+        if np.any(rot[perm] != rot):
+            raise ModelError("mirror_operator: a node with rotations mirrors onto one without: the model's shells and "
+                             "beams are not symmetric about that plane.")
+        P = np.empty_like(shapes)
+        t_src, t_dst = dof_map.translations(perm), dof_map.translations()
+        flip = np.arange(3) == axis
+        P[t_dst.ravel()] = shapes[t_src.ravel()] * np.tile(np.where(flip, -1.0, 1.0), len(perm))[:, None]
+        nodes = dof_map.rotational_nodes
+        r_src, r_dst = dof_map.rotations(perm[nodes]), dof_map.rotations(nodes)
+        P[r_dst.ravel()] = shapes[r_src.ravel()] * np.tile(np.where(flip, 1.0, -1.0), len(nodes))[:, None]
+    S = shapes.T @ (M @ P)
     return 0.5 * (S + S.T)
 
 
@@ -136,6 +157,7 @@ def symmetric_sub_basis(
     centers: Mapping[int, float] | None = None,
     constraint_modes: bool = True,
     label: str = "class",
+    dof_map=None,
 ) -> ModalBasis:
     """Keep the shapes of one mirror-symmetry class of a (Craig-Bampton) basis.
 
@@ -144,7 +166,7 @@ def symmetric_sub_basis(
     basis : ModalBasis
         M-orthonormal, K-diagonal (as returned by :func:`flexmb.fe.reduction.craig_bampton` or
         :func:`flexmb.fe.reduction.clamped_modes`).
-    M : sparse matrix, shape (3 n, 3 n)
+    M : sparse matrix, shape (n_dofs, n_dofs)
         Consistent mass of the mesh.
     points : array_like, shape (n, 3)
         Node coordinates (m).
@@ -161,6 +183,9 @@ def symmetric_sub_basis(
         See ``n_modes``.
     label : str
         Class name for messages and ``settings``.
+    dof_map : DofMap, optional
+        Default ``basis.dof_map``: the layout of a model with shells or beams, whose rotations mirror
+        as pseudovectors (:func:`mirror_operator`).
 
     Returns
     -------
@@ -180,7 +205,8 @@ def symmetric_sub_basis(
     ops = []
     for axis, parity in parities.items():
         perm = mirror_permutation(points, axis, centers.get(axis, 0.0))
-        ops.append((mirror_operator(Phi, M, perm, axis), int(parity)))
+        ops.append((mirror_operator(Phi, M, perm, axis, dof_map if dof_map is not None else basis.dof_map),
+                    int(parity)))
     Z = _class_subspace(ops, nm)
     W = np.asarray(basis.omega2, dtype=float)
     KZ = Z.T @ (W[:, None] * Z)
@@ -227,7 +253,7 @@ def symmetric_sub_basis(
                     n_shapes_before_selection=int(nm))
     return ModalBasis(kind=basis.kind, shapes=shapes, omega2=omega2, rigid_modes=basis.rigid_modes,
                       interfaces=frames, reference=basis.reference,
-                      n_extra_zero_modes=basis.n_extra_zero_modes, settings=settings)
+                      n_extra_zero_modes=basis.n_extra_zero_modes, settings=settings, dof_map=basis.dof_map)
 
 
 def concatenate_bases(bases: list[ModalBasis]) -> ModalBasis:
@@ -247,4 +273,4 @@ def concatenate_bases(bases: list[ModalBasis]) -> ModalBasis:
                     n_fixed_interface_modes=int(sum(b.settings.get("n_fixed_interface_modes", 0) for b in bases)))
     return ModalBasis(kind=b0.kind, shapes=shapes[:, order], omega2=omega2[order], rigid_modes=b0.rigid_modes,
                       interfaces=frames, reference=b0.reference, n_extra_zero_modes=b0.n_extra_zero_modes,
-                      settings=settings)
+                      settings=settings, dof_map=b0.dof_map)

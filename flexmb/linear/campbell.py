@@ -132,13 +132,13 @@ def campbell(model, speeds, n: int = 6, *, orders=(1, 2, 3), t: float = 0.0) -> 
     F = np.full((speeds.size, n), np.nan)
     Z = np.full((speeds.size, n), np.nan)
     K = np.full((speeds.size, n), "", dtype=object)
-    prev_modes, start = None, None
+    prev_modes, start, Q = None, None, None
     for i, w in enumerate(speeds):
         m = build(w)
-        if start is not None:  # continuation: the previous steady configuration, the new rate
+        if start is not None:  # continuation: the previous steady configuration and reactions, the new rate
             m = replace(start, joints=m.joints)
-        eq = equilibrium(m, t, steady=True, stability=False)
-        start = eq.model
+        eq = equilibrium(m, t, steady=True, stability=False, reactions=Q)
+        start, Q = eq.model, eq.reactions
         res = eigen(linearize(eq), n)
         modes = res.modes
         order = np.arange(min(n, res.eigenvalues.size))

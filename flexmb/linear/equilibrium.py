@@ -67,7 +67,7 @@ def _initial_reactions(pen: ElementPencil, st: ElementStart, Q: NDArray, xs: NDA
 
 
 def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-10, max_iter: int = 50,
-                stability: bool = True) -> Equilibrium:
+                stability: bool = True, reactions=None) -> Equilibrium:
     """Static equilibrium of ``model`` at time ``t`` (drives and loads held at their values at
     ``t``), by Newton from the model's initial configuration.
 
@@ -93,6 +93,11 @@ def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-1
         (:func:`flexmb.linear.linearize`): a negative eigenvalue makes it unstable (``stable=False``),
         a zero one (below 1e-9 of the largest, or of ``|g| / L``) not isolated (``isolated=False``, a free degree of
         freedom); both are logged as WARNING.
+    reactions : array_like (nj, 6), optional
+        Start values of the joint reactions (frame A, as :attr:`Equilibrium.reactions`), e.g. those of
+        a neighbouring equilibrium (continuation: :func:`~flexmb.linear.campbell.campbell` and
+        :func:`~flexmb.linear.loadpath.load_path` pass the previous step's); default: least squares
+        against the loads at the start configuration.
 
     Returns
     -------
@@ -119,7 +124,13 @@ def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-1
     xs, fs = scales(pen, st, n, spin)
     singular = False
     res = np.inf
-    Q = _initial_reactions(pen, st, Q, xs, fs, spin)
+    if reactions is None:
+        Q = _initial_reactions(pen, st, Q, xs, fs, spin)
+    else:
+        Q = np.array(reactions, dtype=float)
+        if Q.shape != (pen.cm.nj, 6) or not np.all(np.isfinite(Q)):
+            raise ModelError(f"equilibrium: reactions of shape {Q.shape}; give finite start reactions of shape "
+                             f"({pen.cm.nj}, 6) (one wrench per joint, frame A), or None")
     for it in range(1, max_iter + 1):
         F, J, evaluation = static_system(pen, st, Q, spin)
         res = float(np.max(np.abs(F) / fs, initial=0.0))

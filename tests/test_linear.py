@@ -489,6 +489,18 @@ def test_eigenvalue_sensitivity_of_the_spring_pendulum(param):
     assert abs(ds[0].real) < 1e-6 * abs(ref)  # undamped: the eigenvalue stays on the imaginary axis
 
 
+def isotropic_supports(body, k2, a, ell):
+    """Four springs of stiffness ``k2`` from the ground along x and y (length ``ell``) to ``body``'s axis
+    points at z = +-a: lateral stiffness 2 k2, tilt stiffness 2 k2 a^2 about x and y."""
+    springs = []
+    for zs in (a, -a):
+        springs.append(fm.SpringDamper(f"x{zs:+}", "ground", body, (-ell, 0, zs), (0, 0, zs), stiffness=k2,
+                                       point_frame="inertial"))
+        springs.append(fm.SpringDamper(f"y{zs:+}", "ground", body, (0, -ell, zs), (0, 0, zs), stiffness=k2,
+                                       point_frame="inertial"))
+    return springs
+
+
 def test_gyroscopic_disk_forward_and_backward_whirl():
     """A rigid disk (polar inertia Jp > transverse Jt) spinning at W on isotropic lateral and tilt
     springs (their attachment points on the spin axis, so the spin is a steady state; steady=(0, 0, W)):
@@ -497,13 +509,7 @@ def test_gyroscopic_disk_forward_and_backward_whirl():
     gyroscopic disk): all four to 1e-10; the axial translation and the spin are zero modes."""
     m, Jt, Jp, k2, a, ell, W = 2.0, 0.02, 0.035, 500.0, 0.1, 0.3, 40.0
     disk = fm.RigidBody("disk", mass=m, inertia=(Jt, Jt, Jp), angular_velocity=(0, 0, W))
-    springs = []
-    for zs in (a, -a):
-        springs.append(fm.SpringDamper(f"x{zs:+}", "ground", "disk", (-ell, 0, zs), (0, 0, zs), stiffness=k2,
-                                       point_frame="inertial"))
-        springs.append(fm.SpringDamper(f"y{zs:+}", "ground", "disk", (0, -ell, zs), (0, 0, zs), stiffness=k2,
-                                       point_frame="inertial"))
-    eq = fm.equilibrium(fm.Model([disk], [], springs), steady=(0, 0, W), stability=False)
+    eq = fm.equilibrium(fm.Model([disk], [], isotropic_supports("disk", k2, a, ell)), steady=(0, 0, W), stability=False)
     res = fm.eigen(fm.linearize(eq))
     w = np.sort(res.frequency[res.kind == "stable"] * 2 * np.pi)
     wl, g = np.sqrt(2 * k2 / m), Jp * W / (2 * Jt)

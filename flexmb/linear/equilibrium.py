@@ -254,10 +254,10 @@ def steady_spin(model: Model, pen: ElementPencil, steady):
 
 
 def _model_at(model: Model, pen: ElementPencil, st: ElementStart, spin=None) -> Model:
-    """``model`` with its bodies at the node ``st`` (at rest) and its joints given by body frames
-    (their inertial ``point``/``axis`` are those of the original configuration)."""
+    """``model`` with its bodies at the node ``st`` (at rest, or turning with ``spin``) and its joints
+    given by body frames (:func:`placed_model`)."""
     cm = pen.cm
-    bodies = list(model.bodies)
+    states = {}
     for grp in cm.groups:
         for k, b in enumerate(grp.bodies):
             src = model.bodies[b]
@@ -272,7 +272,18 @@ def _model_at(model: Model, pen: ElementPencil, st: ElementStart, spin=None) -> 
                 kw["q0"] = st.extra[QKEY][k, :src.n_modes]
                 kw["qd0"] = np.zeros(src.n_modes)
             kw["velocity"] = np.zeros(3) if spin is None else np.cross(om, kw["position"] - spin.center)
-            bodies[b] = replace(src, **kw)
+            states[b] = kw
+    return placed_model(model, cm, states)
+
+
+def placed_model(model: Model, cm, states: dict) -> Model:
+    """``model`` with body ``b``'s initial state replaced by ``states[b]`` (``position``, ``orientation``,
+    ``velocity``, ``angular_velocity``; flexible: ``q0``, ``qd0``), its joints given by the body frames of
+    ``model`` (their inertial ``point``/``axis`` are those of the original configuration) and its springs'
+    free lengths those compiled in ``cm`` (the compiled ``model``)."""
+    bodies = list(model.bodies)
+    for b, kw in states.items():
+        bodies[b] = replace(model.bodies[b], **kw)
     joints = []
     for jt in model.joints:
         fa, fb = model.attachment_frames(jt)

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
 from flexmb.linear.pencil import ElementPencil
-from flexmb.linear.statics import Equilibrium, node_unknowns, scales, spin_matrix, static_system
+from flexmb.linear.statics import Equilibrium, node_unknowns, rate_matrix, scales, spin_matrix, static_system
 
 #: singular values of a joint's law block / of G below this fraction of the largest are zero
 NULL_TOL = 1e-9
@@ -60,6 +60,11 @@ class Linearization:
     equilibrium: object = field(repr=False)
     #: the element's Jacobian at h = 0 (end-node rows per unit weight), for the physical pencil
     J0: sp.csr_matrix = field(default=None, repr=False)
+    #: at a point of a trajectory: the rates ``Zd``, ``Zdd (nv, ndof)`` of the basis ``Z`` carried along the
+    #: motion (:mod:`flexmb.linear.trajectory`); None at an equilibrium (``Z`` constant)
+    basis_rates: tuple | None = field(default=None, repr=False)
+    #: the body velocities ``w (nv,)`` of the state (zero at rest; a steady rotation's; a trajectory's)
+    velocities: NDArray | None = field(default=None, repr=False)
 
     @cached_property
     def Z(self) -> NDArray:
@@ -72,11 +77,20 @@ class Linearization:
 
     @cached_property
     def Cr(self) -> NDArray:
-        return self.Z.T @ (self.C @ self.Z)
+        """``Z^T C Z`` (+ ``2 Z^T M Zd`` along a trajectory: ``z = Z(t) xi``)."""
+        out = self.Z.T @ (self.C @ self.Z)
+        if self.basis_rates is not None:
+            out = out + 2.0 * self.Z.T @ (self.M @ self.basis_rates[0])
+        return out
 
     @cached_property
     def Kr(self) -> NDArray:
-        return self.Z.T @ (self.K @ self.Z)
+        """``Z^T K Z`` (+ ``Z^T (C Zd + M Zdd)`` along a trajectory)."""
+        out = self.Z.T @ (self.K @ self.Z)
+        if self.basis_rates is not None:
+            Zd, Zdd = self.basis_rates
+            out = out + self.Z.T @ (self.C @ Zd + self.M @ Zdd)
+        return out
 
     @property
     def ndof(self) -> int:
@@ -143,15 +157,15 @@ def coordinate_names(cm) -> list:
     return names
 
 
-def pencil(pen: ElementPencil, st, Q: NDArray, spin=None, evaluation=None):
+def pencil(pen: ElementPencil, st, Q: NDArray, spin=None, evaluation=None, w=None):
     """The descriptor pencil ``(E, A)`` (CSR, element unknowns) at the node ``st`` at rest (or in the
-    steady rotation ``spin``, frozen: inertial components) with reactions ``Q (nj, 6)``, and the
-    evaluation ``(U, r0, r1, J0, J1, KB)`` (given: that of :func:`~flexmb.linear.equilibrium.static_system`
-    at the same state)."""
+    steady rotation ``spin``, or with the body velocities ``w (nv,)``; frozen: inertial components) with
+    reactions ``Q (nj, 6)``, and the evaluation ``(U, r0, r1, J0, J1, KB)`` (given: that of
+    :func:`~flexmb.linear.equilibrium.static_system` at the same state)."""
     ix = pen.ix
     n = ix.size
     if evaluation is None:
-        U, st = node_unknowns(pen, st, Q, spin)
+        U, st = node_unknowns(pen, st, Q, spin, w)
         r0, r1, J0, J1 = pen.evaluate(st, U)
         KB = pen.lever_stiffness(st, U, -r1[ix.lam].reshape(-1, 6), J0)
     else:
@@ -171,16 +185,32 @@ def pencil(pen: ElementPencil, st, Q: NDArray, spin=None, evaluation=None):
     return E.tocsr(), A.tocsr(), (U, r0, r1, J0, J1, KB)
 
 
-def linearize(eq, *, check: bool = True) -> Linearization:
-    """The linearized equations of motion at the equilibrium ``eq`` (from
-    :func:`flexmb.linear.equilibrium.equilibrium`).
+def linearize(state, t: float | None = None, *, check: bool = True) -> Linearization:
+    """The linearized equations of motion at the equilibrium ``state`` (from
+    :func:`flexmb.linear.equilibrium.equilibrium`), or at the time ``t`` of a :class:`~flexmb.Solution`
+    (frozen-time linearization along a trajectory, :mod:`flexmb.linear.trajectory`; also an
+    :class:`~flexmb.linear.trajectory.OperatingPoint` from ``operating_point(sol, t)``).
 
-    Raises :class:`~flexmb.errors.ModelError` when ``eq`` is not an equilibrium (its static residual,
-    recomputed, exceeds ``EQUILIBRIUM_TOL`` in the scales of :func:`equilibrium`; ``check=False`` skips
-    the test: a frozen-time linearization about a state that is not at rest is not supported)."""
+    Raises :class:`~flexmb.errors.ModelError` when ``state`` is an Equilibrium that is not one (its
+    static residual, recomputed, exceeds ``EQUILIBRIUM_TOL`` in the scales of :func:`equilibrium`;
+    ``check=False`` skips the test), when ``t`` is outside the Solution or given with an Equilibrium."""
+    from flexmb.linear.trajectory import OperatingPoint, linearize_point, operating_point
+    from flexmb.results.solution import Solution
+
+    if isinstance(state, Solution):
+        if t is None:
+            raise ModelError(f"linearize: a Solution needs the time of the point, t=... within "
+                             f"[{state.t[0]:.6g}, {state.t[-1]:.6g}] s")
+        return linearize_point(operating_point(state, t))
+    if t is not None:
+        raise ModelError(f"linearize: t={t!r} is for a Solution (the time of a point of a trajectory); an "
+                         f"{type(state).__name__} carries its own time: linearize(eq)")
+    if isinstance(state, OperatingPoint):
+        return linearize_point(state)
+    eq = state
     if not isinstance(eq, Equilibrium):
-        raise ModelError(f"linearize: state={type(eq).__name__} is not an Equilibrium; compute one with "
-                         f"fm.equilibrium(model, t)")
+        raise ModelError(f"linearize: state={type(eq).__name__} is not an Equilibrium nor a Solution; compute one "
+                         f"with fm.equilibrium(model, t), or give a Solution and t=")
     pen, st, Q = eq.pencil, eq.start, eq.reactions
     ev = getattr(eq, "evaluation", None)
     if ev is not None and not np.array_equal(ev[0][pen.ix.q], np.asarray(Q, float).ravel()):
@@ -191,35 +221,37 @@ def linearize(eq, *, check: bool = True) -> Linearization:
         res = float(np.max(np.abs(F) / fs, initial=0.0))
         if res > EQUILIBRIUM_TOL:
             raise ModelError(f"linearize: the state is not an equilibrium (largest scaled static residual "
-                             f"{res:.3e} > {EQUILIBRIUM_TOL:.0e}); linearize about fm.equilibrium(model, t)")
+                             f"{res:.3e} > {EQUILIBRIUM_TOL:.0e}); linearize about fm.equilibrium(model, t), or "
+                             f"at a point of a simulation: fm.linearize(solution, t=...)")
     if getattr(eq, "linearization", None) is not None and ev is not None:
         return eq.linearization
     spin = getattr(eq, "spin", None)
     E, A, (U, r0, r1, J0, J1, KB) = pencil(pen, st, Q, spin, ev)
     M, C, K, G, W = second_order(pen, E, A, J0)
     if spin is not None:
-        C, K = rotating_frame(pen, spin, A, M, C, K, second_order.Ez)
+        C, K = rotating_frame(pen, spin, A, M, C, K, second_order.Ez, U[pen.ix.w])
     elif second_order.Ez.nnz and abs(second_order.Ez).max() > 1e-9 * abs(M).max():
         raise AssertionError("linearize: the momenta depend on the configuration at rest")
     eq.linearization = Linearization(E=E, A=A, M=M, C=C, K=K, G=G, W=W, coordinates=coordinate_names(pen.cm),
-                                     equilibrium=eq, J0=J0)
+                                     equilibrium=eq, J0=J0, velocities=U[pen.ix.w].copy())
     return eq.linearization
 
 
-def moving_base_kinematics(pen: ElementPencil, spin, A: sp.csr_matrix) -> sp.csr_matrix:
-    """``A_zz`` of the kinematic rows for rotation perturbations relative to the *moving* steady
-    rotation.  The element's rotation increment is relative to the fixed start rotation:
-    ``theta' = T(theta)^-1 omega`` gives ``A_zz = omega x / 2`` at ``theta = 0``; a perturbation of a
-    motion turning at ``omega``, ``R = exp(d) R*(t)``, has the increment ``log(exp(d) exp(omega t)) =
-    d + omega t + (d x omega t) / 2 + ...`` (Baker-Campbell-Hausdorff), whose rate adds the other
-    half: ``d' = d omega + omega x d``."""
+def moving_base_kinematics(pen: ElementPencil, w: NDArray, A: sp.csr_matrix) -> sp.csr_matrix:
+    """``A_zz`` of the kinematic rows for rotation perturbations relative to the *moving* rotation of
+    each body (angular velocity ``omega`` in ``w (nv,)``).  The element's rotation increment is relative
+    to the fixed start rotation: ``theta' = T(theta)^-1 omega`` gives ``A_zz = omega x / 2`` at
+    ``theta = 0``; a perturbation of a motion turning at ``omega``, ``R = exp(d) R*(t)``, has the
+    increment ``log(exp(d) exp(omega t)) = d + omega t + (d x omega t) / 2 + ...``
+    (Baker-Campbell-Hausdorff), whose rate adds the other half: ``d' = d omega + omega x d``."""
     ix = pen.ix
-    return (A[ix.z][:, ix.z] + 0.5 * spin_matrix(pen, spin, parts=(3,))).tocsr()
+    return (A[ix.z][:, ix.z] + 0.5 * rate_matrix(pen, w)).tocsr()
 
 
-def rotating_frame(pen: ElementPencil, spin, A: sp.csr_matrix, M, C, K, Ez):
+def rotating_frame(pen: ElementPencil, spin, A: sp.csr_matrix, M, C, K, Ez, w: NDArray):
     """``C``, ``K`` of the perturbations in the frame turning with ``spin`` (the rigid rotation's
-    generator ``Om`` on the bodies' translations and rotations).  The frozen rows read
+    generator ``Om`` on the bodies' translations and rotations; None: the inertial frame, ``Om = 0``,
+    a frozen state in motion) of a motion with the body velocities ``w (nv,)``.  The frozen rows read
     ``s z = A_zz z + w`` (kinematics, :func:`moving_base_kinematics`) and ``s (M w + Ez z) = -K z - C w``
     (momenta ``p = M w``, reactions eliminated; ``Ez = (dM/dz) w``).  In the turning frame the
     configuration, the velocities and the momenta turn: ``s -> s + Om`` on the configuration and on
@@ -233,7 +265,7 @@ def rotating_frame(pen: ElementPencil, spin, A: sp.csr_matrix, M, C, K, Ez):
     Azw = A[ix.z][:, ix.w]
     if abs(Azw - sp.eye(Azw.shape[0])).max() > 1e-9:
         raise AssertionError("linearize: the kinematic rows are not z' = w + A_zz z at the node")
-    Lm = (Om - moving_base_kinematics(pen, spin, A)).tocsr()
+    Lm = (Om - moving_base_kinematics(pen, w, A)).tocsr()
     return (C + Ez + M @ Lm + Om @ M).tocsr(), (K + C @ Lm + Om @ M @ Lm + Om @ Ez).tocsr()
 
 

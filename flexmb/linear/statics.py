@@ -27,8 +27,24 @@ from flexmb.linear.pencil import ElementPencil
 from flexmb.model.model import Model
 
 
+class JointReactions:
+    """``joint_force(name)`` / ``joint_moment(name)`` of a state's ``reactions (nj, 6)`` (frame A)."""
+
+    def joint_force(self, name: str) -> NDArray:
+        return self.reactions[self._joint(name), :3]
+
+    def joint_moment(self, name: str) -> NDArray:
+        return self.reactions[self._joint(name), 3:]
+
+    def _joint(self, name: str) -> int:
+        names = [j.name for j in self.model.joints]
+        if name not in names:
+            raise ModelError(f"no joint named {name!r}; joints: {', '.join(names)}")
+        return names.index(name)
+
+
 @dataclass
-class Equilibrium:
+class Equilibrium(JointReactions):
     """A static equilibrium at time ``t`` (drives and loads held at their values at ``t``).
 
     ``model``: the same model with the bodies at the equilibrium (positions, orientations, modal
@@ -59,18 +75,6 @@ class Equilibrium:
     evaluation: object = field(default=None, repr=False)
     #: the linearization at this state, once computed (:func:`flexmb.linear.linearize`)
     linearization: object = field(default=None, repr=False)
-
-    def joint_force(self, name: str) -> NDArray:
-        return self.reactions[self._joint(name), :3]
-
-    def joint_moment(self, name: str) -> NDArray:
-        return self.reactions[self._joint(name), 3:]
-
-    def _joint(self, name: str) -> int:
-        names = [j.name for j in self.model.joints]
-        if name not in names:
-            raise ModelError(f"no joint named {name!r}; joints: {', '.join(names)}")
-        return names.index(name)
 
     def body_position(self, name: str) -> NDArray:
         return np.asarray(self.model.bodies[self.model.body_index(name)].position, float)
@@ -131,16 +135,17 @@ def spin_matrix(pen: ElementPencil, spin, parts=(0, 3)) -> sp.csr_matrix:
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nv, nv))
 
 
-def node_unknowns(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
-    """The element's unknowns at the node ``st`` in the steady motion ``spin`` (None: at rest): velocities
-    of the rigid rotation, the modified momenta ``pi = M w`` (gauge ``lambda = 0``, also the start
-    momenta of ``st``), attachment velocities ``B w``.  Returns ``(U, st)``."""
+def node_unknowns(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None, w: NDArray | None = None):
+    """The element's unknowns at the node ``st`` with the body velocities ``w (nv,)`` (default: those of
+    the steady motion ``spin``; None: at rest): the modified momenta ``pi = M w`` (gauge ``lambda = 0``,
+    also the start momenta of ``st``), attachment velocities ``B w``.  Returns ``(U, st)``."""
     ix = pen.ix
-    w = steady_velocities(pen, st, spin)
+    if w is None:
+        w = steady_velocities(pen, st, spin)
     st = st.copy()
     st.pi = np.zeros(pen.cm.nv)
     U = pen.unknowns(st, Q, w=w)
-    if spin is not None:
+    if np.any(w):
         from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 
         st.extra[NODE_VELOCITY] = w
@@ -149,6 +154,22 @@ def node_unknowns(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
         U[ix.nu] = -r0[ix.nu]  # nu - B w with nu = 0
         st.pi = U[ix.pi].copy()
     return U, st
+
+
+def rate_matrix(pen: ElementPencil, w: NDArray) -> sp.csr_matrix:
+    """``(nv, nv)``: each body's own ``omega x`` (``omega``: its angular velocity in ``w (nv,)``) on its
+    rotational coordinates, zero elsewhere (for a steady rotation: ``spin_matrix(parts=(3,))``)."""
+    nv = pen.cm.nv
+    rows, cols, vals = [], [], []
+    for grp in pen.cm.groups:
+        rc = grp.vel_cols[:, 3:6]  # (n, 3)
+        S = rot.skew(w[rc])  # (n, 3, 3)
+        rows.append(np.repeat(rc, 3, axis=1).ravel())
+        cols.append(np.tile(rc, (1, 3)).ravel())
+        vals.append(S.reshape(-1))
+    if not rows:
+        return sp.csr_matrix((nv, nv))
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nv, nv))
 
 
 def static_system(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):

@@ -23,6 +23,7 @@ multipliers ``mu``, with the constraints ``G z = 0`` from the left null space).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from functools import cached_property
 
 import numpy as np
@@ -65,6 +66,9 @@ class Linearization:
     basis_rates: tuple | None = field(default=None, repr=False)
     #: the body velocities ``w (nv,)`` of the state (zero at rest; a steady rotation's; a trajectory's)
     velocities: NDArray | None = field(default=None, repr=False)
+    #: the reactions' linearization (``second_order.reactions``: ``Qbar = Nr mu + Pz z + Pw w``, generalized
+    #: force ``MQ Qbar``), for :mod:`flexmb.linear.statespace`
+    reactions: object = field(default=None, repr=False)
 
     @cached_property
     def Z(self) -> NDArray:
@@ -97,8 +101,11 @@ class Linearization:
         return self.Z.shape[1]
 
     def state_space(self, inputs, outputs):
-        """``(A, B, C, D)`` with generalized forces on named coordinates as inputs and named
-        coordinates (or their rates, ``"name'"``) as outputs (:func:`state_space`)."""
+        """``(A, B, C, D)`` for :mod:`scipy.signal`: named inputs (generalized forces on coordinates, the
+        components of point forces and torques, joint actuators) and outputs (coordinates and rates,
+        body points' positions and velocities, joint reactions): :func:`flexmb.linear.statespace.state_space`."""
+        from flexmb.linear.statespace import state_space
+
         return state_space(self, inputs, outputs)
 
     def state_matrix(self) -> NDArray:
@@ -112,38 +119,6 @@ class Linearization:
                              "degree of freedom); give the bodies mass and inertia in every direction they can move") from None
         n = self.ndof
         return np.block([[np.zeros((n, n)), np.eye(n)], [-Mi_K, -Mi_C]])
-
-
-def _coordinate_index(lin, name, what: str) -> int:
-    if name not in lin.coordinates:
-        shown = ", ".join(lin.coordinates[:8]) + (" ..." if len(lin.coordinates) > 8 else "")
-        raise ModelError(f"state_space: unknown {what} {name!r}; use a coordinate name 'body:x', 'body:theta_z', "
-                         f"'body:q1' (velocity: append \"'\"): {shown}")
-    return lin.coordinates.index(name)
-
-
-def state_space(lin, inputs, outputs):
-    """``(A, B, C, D)`` of ``x' = A x + B u``, ``y = C x + D u`` in independent coordinates
-    ``x = (xi, xi')`` (usable with :mod:`scipy.signal`, e.g. ``signal.StateSpace(*ss)``).
-
-    ``inputs``: coordinate names (:attr:`Linearization.coordinates`) whose generalized force is an
-    input (``"body:x"``: a force along x at the body's reference point [N], ``"body:theta_z"``: a
-    moment about z [N m], ``"body:q1"``: a modal force); ``outputs``: coordinate names (the
-    displacement or rotation of that coordinate) or the same with ``"'"`` appended (its rate)."""
-    if isinstance(inputs, str) or isinstance(outputs, str):
-        raise ModelError("state_space: inputs and outputs are lists of coordinate names (a single name: ['bob:x'])")
-    n = lin.ndof
-    A = lin.state_matrix()
-    Mr = lin.Mr
-    Bz = np.zeros((lin.Z.shape[0], len(inputs)))
-    for k, name in enumerate(inputs):
-        Bz[_coordinate_index(lin, name, "input"), k] = 1.0
-    B = np.vstack([np.zeros((n, len(inputs))), np.linalg.solve(Mr, lin.Z.T @ Bz)])
-    C = np.zeros((len(outputs), 2 * n))
-    for k, name in enumerate(outputs):
-        rate = name.endswith("'")
-        C[k, n if rate else 0:(2 * n if rate else n)] = lin.Z[_coordinate_index(lin, name.rstrip("'"), "output")]
-    return A, B, C, np.zeros((len(outputs), len(inputs)))
 
 
 def coordinate_names(cm) -> list:
@@ -233,7 +208,8 @@ def linearize(state, t: float | None = None, *, check: bool = True) -> Lineariza
     elif second_order.Ez.nnz and abs(second_order.Ez).max() > 1e-9 * abs(M).max():
         raise AssertionError("linearize: the momenta depend on the configuration at rest")
     eq.linearization = Linearization(E=E, A=A, M=M, C=C, K=K, G=G, W=W, coordinates=coordinate_names(pen.cm),
-                                     equilibrium=eq, J0=J0, velocities=U[pen.ix.w].copy())
+                                     equilibrium=eq, J0=J0, velocities=U[pen.ix.w].copy(),
+                                     reactions=second_order.reactions)
     return eq.linearization
 
 
@@ -260,13 +236,18 @@ def rotating_frame(pen: ElementPencil, spin, A: sp.csr_matrix, M, C, K, Ez, w: N
     ``w = (s + L) z`` with ``L = Om - A_zz`` and
 
         M s^2 + (C + Ez + M L + Om M) s + (K + C L + Om M L + Om Ez)."""
-    ix = pen.ix
     Om = spin_matrix(pen, spin)
+    Lm = velocity_map(pen, spin, A, w)
+    return (C + Ez + M @ Lm + Om @ M).tocsr(), (K + C @ Lm + Om @ M @ Lm + Om @ Ez).tocsr()
+
+
+def velocity_map(pen: ElementPencil, spin, A: sp.csr_matrix, w: NDArray) -> sp.csr_matrix:
+    """``L (nv, nv)`` of ``w = z' + L z`` (:func:`rotating_frame`): ``Om - A_zz`` (moving base; zero at rest)."""
+    ix = pen.ix
     Azw = A[ix.z][:, ix.w]
     if abs(Azw - sp.eye(Azw.shape[0])).max() > 1e-9:
         raise AssertionError("linearize: the kinematic rows are not z' = w + A_zz z at the node")
-    Lm = (Om - moving_base_kinematics(pen, w, A)).tocsr()
-    return (C + Ez + M @ Lm + Om @ M).tocsr(), (K + C @ Lm + Om @ M @ Lm + Om @ Ez).tocsr()
+    return (spin_matrix(pen, spin) - moving_base_kinematics(pen, w, A)).tocsr()
 
 
 def null_space(G: sp.spmatrix, n: int) -> NDArray:
@@ -361,4 +342,7 @@ def second_order(pen: ElementPencil, E: sp.csr_matrix, A: sp.csr_matrix, J0: sp.
     Mm = Em[:, ix.w].tocsr()
     #: the momenta's dependence on the configuration, (dM/dz) w (nonzero in steady motion only)
     second_order.Ez = Em[:, ix.z].tocsr()
+    #: the reactions ``Qbar = Nr mu + Pz z + Pw w`` and the bodies' generalized force ``MQ Qbar``
+    #: (:mod:`flexmb.linear.statespace`)
+    second_order.reactions = SimpleNamespace(MQ=MQ.tocsr(), Nr=Nr, Pz=-(pinv @ Lz).tocsr(), Pw=-(pinv @ Lw).tocsr())
     return Mm, C, K, G, W

@@ -127,7 +127,8 @@ def _frozen_linearization(point: OperatingPoint):
     M, C, K, G, W = second_order(pen, E, A, J0)
     C, K = rotating_frame(pen, None, A, M, C, K, second_order.Ez, w)
     return Linearization(E=E, A=A, M=M, C=C, K=K, G=G, W=W, coordinates=coordinate_names(pen.cm),
-                         equilibrium=point, J0=J0, velocities=np.asarray(w, float).copy())
+                         equilibrium=point, J0=J0, velocities=np.asarray(w, float).copy(),
+                         reactions=second_order.reactions)
 
 
 def _aligned(Zn: NDArray, Z: NDArray) -> NDArray:

@@ -105,3 +105,32 @@ def test_state_space_bad_names():
         lin.state_space(["pin:mz"], [("bob", (0, 0, 0), "ax")])
     with pytest.raises(ModelError, match="lists of names"):
         lin.state_space("pin:mz", ["bob:x"])
+
+
+def test_static_gain_of_a_load_on_a_flexible_interface_against_equilibria():
+    """Finite differences of the nonlinear equilibrium: a flexible bar (3 Craig-Bampton modes) on a sprung
+    hinge with a welded tip mass, under gravity, and a named point force on its tip interface
+    ("load", inertial y; read off the element residual through the interface's modal map): the static
+    gain -C A^-1 B + D of the welded tip's displacement, the bar's first modal coordinate and the hinge's
+    reaction force (fy: -1 N/N, fx: 0) equals the central difference of equilibria at load +-1e-4 N (1e-5)."""
+    from test_linear import bar_data
+
+    def model(P):
+        bar = fm.FlexibleBody("bar", bar_data())
+        pin = fm.Revolute("pin", "ground", ("bar", "xmin"), axis=(0, 0, 1), stiffness=30.0)
+        tip = fm.RigidBody("tip", mass=0.3, inertia=np.full(3, 1e-3), position=(1.0, 0.0, 0.0))
+        return fm.Model([bar, tip], [pin, fm.Fixed("weld", ("bar", "xmax"), "tip")],
+                        [fm.Gravity((0, -G, 0.3)), fm.PointForce(("bar", "xmax"), (0.0, P, 0.0), name="load")])
+
+    eq = fm.equilibrium(model(0.0))
+    A, B, C, D = fm.linearize(eq).state_space(["load:y"], [("tip", (0, 0, 0), "y"), "bar:q1", "pin:fx", "pin:fy"])
+    gain = (D - C @ np.linalg.solve(A, B))[:, 0]
+    eps = 1e-4
+    ends = []
+    for P in (eps, -eps):
+        e = fm.equilibrium(model(P), stability=False)
+        b = e.model.bodies
+        ends.append(np.r_[b[1].position[1], b[0].q0[0], e.joint_force("pin")[:2]])
+    fd = (ends[0] - ends[1]) / (2 * eps)
+    assert np.abs(fd[[0, 1, 3]]).min() > 1e-4 and abs(fd[3] + 1.0) < 1e-9  # the hinge carries the load
+    assert np.allclose(gain, fd, rtol=1e-5, atol=1e-9)

@@ -123,3 +123,17 @@ def test_linearize_at_a_point_bad_input(tmp_path):
     with pytest.raises(ModelError, match="attach it first"):
         fm.linearize(loaded, t=0.2)
 
+
+
+def test_point_of_a_run_at_rest_in_equilibrium_is_the_equilibrium_linearization():
+    """A flexible bar (3 modes) on a sprung hinge with a welded tip, simulated from its equilibrium (it
+    stays at rest): the linearization at t = 0.02 s of the run (modal coordinates and rates, accumulated
+    joint rotations and reactions taken from the solution) has the equilibrium's frequencies (1e-9)."""
+    from test_linear import flexible_pendulum
+
+    eq = fm.equilibrium(flexible_pendulum())
+    ref = fm.eigen(fm.linearize(eq))
+    sol = fm.simulate(eq.model, 0.05, 0.01, p=2)
+    res = fm.eigen(fm.linearize(sol, t=0.02))
+    assert res.frequency.size == ref.frequency.size and ref.frequency[0] > 0.1
+    assert np.allclose(res.frequency, ref.frequency, rtol=1e-9)

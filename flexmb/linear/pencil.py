@@ -26,7 +26,7 @@ balance ``d(M w)/dt = F + B^T R_A Qbar`` (docs/theory.md, section "Equilibrium a
 """
 from __future__ import annotations
 
-import weakref
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
@@ -45,22 +45,28 @@ from flexmb.dynamics.time_elements import TimeElement
 P1 = TimeElement.of_order(1)
 
 
-#: compiled models by Model object (``id``), each with a weak reference to its model: a Model is
-#: immutable, so its compiled form is built once and shared by every equilibrium, linearization,
-#: Campbell speed and load step of the same model (:func:`compiled`)
-_COMPILED: dict = {}
+#: the last compiled models, ``id(model) -> (model, CompiledModel)`` (least recently used first): a Model is
+#: immutable, so its compiled form is built once and shared by the equilibrium, linearization,
+#: eigen analysis and sensitivity calls on the same model (:func:`compiled`).  Bounded: a compiled model
+#: refers to its model, so a cache keyed weakly on the model would keep every model alive
+_COMPILED: OrderedDict = OrderedDict()
+#: how many compiled models are kept
+COMPILED_KEEP = 4
 
 
 def compiled(model) -> CompiledModel:
-    """``compile_model(model)``, built once per Model object and kept while the model lives (the set-up
-    of a 50-mode body, 0.04 s, was paid again by every ``equilibrium`` call).  Callers never mutate it:
+    """``compile_model(model)``, built once per Model object among the last ``COMPILED_KEEP`` (the set-up of
+    a 50-mode body, 0.04 s, was paid again by every ``equilibrium`` call).  Callers never mutate it:
     :func:`frozen` copies it with a fresh cache."""
     key = id(model)
     hit = _COMPILED.get(key)
-    if hit is not None and hit[0]() is model:
+    if hit is not None and hit[0] is model:
+        _COMPILED.move_to_end(key)
         return hit[1]
     cm = compile_model(model)
-    _COMPILED[key] = (weakref.ref(model, lambda _ref, k=key, d=_COMPILED: d.pop(k, None)), cm)
+    _COMPILED[key] = (model, cm)  # (the model is held: its id is not reused while cached)
+    while len(_COMPILED) > COMPILED_KEEP:
+        _COMPILED.popitem(last=False)
     return cm
 
 

@@ -225,9 +225,9 @@ def _reference(lin) -> float:
 def physical_pencil(lin):
     """``(E, A)`` sparse over ``y = (z, w, k, Qbar)`` (``k``: the joints' relative coordinates and
     attachment velocities): rows kinematics ``z' = w``, momentum balance ``M w' = ...``
-    (:func:`flexmb.linear.linearize.momentum_rows`), the joints' kinematic and law rows; in steady
-    motion the perturbations in the turning frame (:func:`flexmb.linear.linearize.rotating_frame`).  Its finite eigenvalues are the system's (no gauge modes)."""
-    from flexmb.linear.linearize import momentum_rows
+    (:func:`flexmb.linear.forms.momentum_rows`), the joints' kinematic and law rows; in steady
+    motion the perturbations in the turning frame (:func:`flexmb.linear.forms.rotating_frame`).  Its finite eigenvalues are the system's (no gauge modes)."""
+    from flexmb.linear.forms import momentum_rows
 
     pen = lin.equilibrium.pencil
     ix = pen.ix
@@ -240,9 +240,9 @@ def physical_pencil(lin):
     spin = getattr(lin.equilibrium, "spin", None)
     w = lin.velocities
     if spin is not None or (w is not None and np.any(w)):
-        # perturbations about the moving rotations (linearize.moving_base_kinematics), in the frame
+        # perturbations about the moving rotations (forms.moving_base_kinematics), in the frame
         # turning with ``spin`` (A - E Om, Om on z and w): kinematic rows + omega x / 2 - Om; momentum
-        # rows - Om (M w + Ez z) (linearize.rotating_frame)
+        # rows - Om (M w + Ez z) (forms.rotating_frame)
         Om = spin_matrix(pen, spin)
         nv, n = Om.shape[0], cols.size
         kin = sp.hstack([0.5 * rate_matrix(pen, w) - Om, sp.csr_matrix((nv, n - nv))])

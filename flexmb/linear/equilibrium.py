@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import logging
 import warnings
-from dataclasses import replace
-
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
-from flexmb import rotations as rot
 from flexmb.dynamics.system import ElementStart
 from flexmb.errors import ConvergenceError, ModelError
 from flexmb.linear.pencil import ElementPencil
-from flexmb.linear.statics import Equilibrium, scales, start_state, static_system, update
-from flexmb.model.model import Model, RigidBody, SpringDamper
+from flexmb.linear.statics import Equilibrium, placed_model, scales, start_state, static_system, update
+from flexmb.model.model import Model, RigidBody
 
 log = logging.getLogger(__name__)
 
@@ -216,18 +213,6 @@ def _describe(pen: ElementPencil, k: int) -> str:
     return f"joint {cm.model.joints[j].name!r}, {('relative kinematics', 'joint law')[part]} (component {c})"
 
 
-def _body_frame(bodies, model: Model, side, frame):
-    """The attachment ``frame`` of a joint side as the model takes it for the new bodies: on an
-    interface ``(body, name)`` the model stores the orientation relative to the interface turned by
-    ``q0`` (:func:`flexmb.model.flexible.site_frame`), so it is given back turned by the new ``q0``."""
-    if not isinstance(side, tuple):
-        return frame
-    body = bodies[model.body_index(side)]
-    mm = np.asarray(body.interface(side[1]).modal_map, dtype=float)
-    turn = rot.exp(mm[3:] @ np.asarray(body.q0, dtype=float))
-    return replace(frame, orientation=turn @ frame.orientation, site=None)
-
-
 def steady_spin(model: Model, pen: ElementPencil, steady):
     """The rigid rotation of ``steady`` (see :func:`equilibrium`): None, or ``omega``, ``center``."""
     from types import SimpleNamespace
@@ -274,33 +259,3 @@ def _model_at(model: Model, pen: ElementPencil, st: ElementStart, spin=None) -> 
             kw["velocity"] = np.zeros(3) if spin is None else np.cross(om, kw["position"] - spin.center)
             states[b] = kw
     return placed_model(model, cm, states)
-
-
-def placed_model(model: Model, cm, states: dict) -> Model:
-    """``model`` with body ``b``'s initial state replaced by ``states[b]`` (``position``, ``orientation``,
-    ``velocity``, ``angular_velocity``; flexible: ``q0``, ``qd0``), its joints given by the body frames of
-    ``model`` (their inertial ``point``/``axis`` are those of the original configuration) and its springs'
-    free lengths those compiled in ``cm`` (the compiled ``model``)."""
-    bodies = list(model.bodies)
-    for b, kw in states.items():
-        bodies[b] = replace(model.bodies[b], **kw)
-    joints = []
-    for jt in model.joints:
-        fa, fb = model.attachment_frames(jt)
-        fa, fb = (_body_frame(bodies, model, side, f) for side, f in ((jt.body_a, fa), (jt.body_b, fb)))
-        joints.append(replace(jt, frame_a=fa, frame_b=fb, point=None, axis=None, axis2=None))
-    forces = []
-    L0 = cm.forces.springs.L0 if cm.forces.springs is not None else []
-    ks = 0
-    for f in model.forces:
-        if isinstance(f, SpringDamper):
-            if f.point_frame != "body":
-                raise ModelError(f"SpringDamper {f.name!r}: point_frame={f.point_frame!r}; equilibrium() needs "
-                                 f"body-frame points (point_frame='body')")
-            f = replace(f, free_length=float(L0[ks]))
-            ks += 1
-        elif getattr(f, "point_frame", "body") != "body":
-            raise ModelError(f"{type(f).__name__} on {f.body!r}: point_frame={f.point_frame!r}; equilibrium() "
-                             f"needs body-frame points (point_frame='body')")
-        forces.append(f)
-    return replace(model, bodies=bodies, joints=joints, forces=forces)

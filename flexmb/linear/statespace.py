@@ -170,8 +170,6 @@ def _point_rows(lin, body: str, point, quantity: str, Lm):
 def state_space(lin, inputs, outputs):
     """``(A, B, C, D)`` of ``x' = A x + B u``, ``y = C x + D u``, ``x = (xi, xi')`` (module docstring);
     :class:`~flexmb.errors.ModelError` for an unknown name or an actuator on a held component."""
-    from flexmb.linear.linearize import velocity_map
-
     if isinstance(inputs, str) or isinstance(outputs, str) or isinstance(outputs, tuple) and len(outputs) == 3 \
             and isinstance(outputs[0], str) and not isinstance(outputs[1], str):
         raise ModelError("state_space: inputs and outputs are lists of names (a single one: ['bob:x'] or "
@@ -184,7 +182,7 @@ def state_space(lin, inputs, outputs):
     Bz = input_columns(lin, inputs)
     B = np.vstack([np.zeros((n, len(inputs))), np.linalg.solve(lin.Mr, Z.T @ Bz)])
     pen = lin.equilibrium.pencil
-    Lm = velocity_map(pen, getattr(lin.equilibrium, "spin", None), lin.A, lin.velocities)
+    Lm = lin.Lw
     Oz = np.zeros((len(outputs), Z.shape[0]))
     Ow = np.zeros_like(Oz)
     D = np.zeros((len(outputs), len(inputs)))

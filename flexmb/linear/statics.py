@@ -14,7 +14,7 @@ Used by :func:`flexmb.linear.equilibrium.equilibrium` (Newton) and :mod:`flexmb.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,7 +24,7 @@ from flexmb import rotations as rot
 from flexmb.dynamics.system import ElementStart
 from flexmb.errors import ModelError
 from flexmb.linear.pencil import ElementPencil
-from flexmb.model.model import Model
+from flexmb.model.model import Model, SpringDamper
 
 
 class JointReactions:
@@ -177,7 +177,7 @@ def static_system(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
     ``(st, Q)``, unknowns ``[z (nv), s phi (6 nj), Qbar (6 nj)]``: ``f = p' - omega^ p`` (the momentum
     rate of the bodies minus that of the rigid rotation, zero at rest), ``g`` the joints' relative
     kinematics and laws.  Also returns the evaluation ``(U, r0, r1, J0, J1, KB)`` (reused by
-    :func:`flexmb.linear.linearize.pencil` at the converged state)."""
+    :func:`flexmb.linear.forms.pencil` at the converged state)."""
     ix = pen.ix
     U, st = node_unknowns(pen, st, Q, spin)
     r0, r1, J0, J1 = pen.evaluate(st, U)
@@ -268,3 +268,45 @@ def scales(pen: ElementPencil, st: ElementStart, n: int, spin=None) -> tuple[NDA
     js = np.tile(np.array([L] * 3 + [1.0] * 3), nj)
     qs = np.tile(np.array([F] * 3 + [F * L] * 3), nj)
     return np.concatenate([xs, js, qs]), np.concatenate([fs, js, qs])
+
+
+def _body_frame(bodies, model: Model, side, frame):
+    """The attachment ``frame`` of a joint side as the model takes it for the new bodies: on an
+    interface ``(body, name)`` the model stores the orientation relative to the interface turned by
+    ``q0`` (:func:`flexmb.model.flexible.site_frame`), so it is given back turned by the new ``q0``."""
+    if not isinstance(side, tuple):
+        return frame
+    body = bodies[model.body_index(side)]
+    mm = np.asarray(body.interface(side[1]).modal_map, dtype=float)
+    turn = rot.exp(mm[3:] @ np.asarray(body.q0, dtype=float))
+    return replace(frame, orientation=turn @ frame.orientation, site=None)
+
+
+def placed_model(model: Model, cm, states: dict) -> Model:
+    """``model`` with body ``b``'s initial state replaced by ``states[b]`` (``position``, ``orientation``,
+    ``velocity``, ``angular_velocity``; flexible: ``q0``, ``qd0``), its joints given by the body frames of
+    ``model`` (their inertial ``point``/``axis`` are those of the original configuration) and its springs'
+    free lengths those compiled in ``cm`` (the compiled ``model``)."""
+    bodies = list(model.bodies)
+    for b, kw in states.items():
+        bodies[b] = replace(model.bodies[b], **kw)
+    joints = []
+    for jt in model.joints:
+        fa, fb = model.attachment_frames(jt)
+        fa, fb = (_body_frame(bodies, model, side, f) for side, f in ((jt.body_a, fa), (jt.body_b, fb)))
+        joints.append(replace(jt, frame_a=fa, frame_b=fb, point=None, axis=None, axis2=None))
+    forces = []
+    L0 = cm.forces.springs.L0 if cm.forces.springs is not None else []
+    ks = 0
+    for f in model.forces:
+        if isinstance(f, SpringDamper):
+            if f.point_frame != "body":
+                raise ModelError(f"SpringDamper {f.name!r}: point_frame={f.point_frame!r}; equilibrium() needs "
+                                 f"body-frame points (point_frame='body')")
+            f = replace(f, free_length=float(L0[ks]))
+            ks += 1
+        elif getattr(f, "point_frame", "body") != "body":
+            raise ModelError(f"{type(f).__name__} on {f.body!r}: point_frame={f.point_frame!r}; equilibrium() "
+                             f"needs body-frame points (point_frame='body')")
+        forces.append(f)
+    return replace(model, bodies=bodies, joints=joints, forces=forces)

@@ -92,7 +92,7 @@ def operating_point(sol, t: float) -> OperatingPoint:
 def _point(sol, at, i: int, t: float) -> OperatingPoint:
     """The operating point of row ``i`` of the sampled solution ``at`` (time ``t``)."""
     from flexmb.dynamics.system import initial_configuration
-    from flexmb.linear.equilibrium import placed_model
+    from flexmb.linear.statics import placed_model
     from flexmb.linear.pencil import compiled
     from flexmb.linear.statics import start_state
 
@@ -120,7 +120,7 @@ def _point(sol, at, i: int, t: float) -> OperatingPoint:
 
 def _frozen_linearization(point: OperatingPoint):
     """The linearization of ``point`` in the bodies' coordinates (basis rates not yet set)."""
-    from flexmb.linear.linearize import Linearization, coordinate_names, pencil, rotating_frame, second_order
+    from flexmb.linear.forms import Linearization, coordinate_names, pencil, rotating_frame, second_order
 
     pen, st, Q, w = point.pencil, point.start, point.reactions, point.velocities
     E, A, (U, r0, r1, J0, J1, KB) = pencil(pen, st, Q, None, None, w=w)
@@ -168,8 +168,8 @@ def _difference_weights(x: NDArray) -> tuple[NDArray, NDArray]:
 
 
 def linearize_point(point: OperatingPoint):
-    """The frozen-time :class:`~flexmb.linear.linearize.Linearization` at ``point`` (module docstring)."""
-    from flexmb.linear.linearize import null_space
+    """The frozen-time :class:`~flexmb.linear.forms.Linearization` at ``point`` (module docstring)."""
+    from flexmb.linear.forms import null_space
 
     if point.linearization is not None:
         return point.linearization

@@ -11,31 +11,7 @@ import pytest
 import flexmb as fm
 from flexmb.errors import ModelError
 
-M_DISK, JT, JP, K2, A, ELL = 2.0, 0.02, 0.035, 500.0, 0.1, 0.3
-
-
-def laval_rotor(speed: float = 0.0) -> fm.Model:
-    """A hub driven about z at ``speed`` carrying a disk (polar inertia JP > transverse JT) on four springs
-    from hub points to the disk's axis points at z = +-a (lateral stiffness 2 K2, tilt stiffness 2 K2 a^2)."""
-    hub = fm.RigidBody("hub", mass=1.0, inertia=(0.01, 0.01, 0.02))
-    disk = fm.RigidBody("disk", mass=M_DISK, inertia=(JT, JT, JP))
-    springs = []
-    for zs in (A, -A):
-        springs.append(fm.SpringDamper(f"x{zs:+}", "hub", "disk", (-ELL, 0, zs), (0, 0, zs), stiffness=K2,
-                                       point_frame="inertial"))
-        springs.append(fm.SpringDamper(f"y{zs:+}", "hub", "disk", (0, -ELL, zs), (0, 0, zs), stiffness=K2,
-                                       point_frame="inertial"))
-    drive = fm.Revolute("drive", "ground", "hub", point=(0, 0, 0), axis=(0, 0, 1), angular_velocity=speed)
-    return fm.Model([hub, disk], [drive], springs)
-
-
-def fixed_frame_whirls(W):
-    """Fixed-frame whirl speeds [rad/s]: lateral sqrt(2 K2 / m) forward and backward, tilt
-    w_F,B = +-g + sqrt(g^2 + k_t / JT), g = JP W / 2 JT."""
-    wl = np.sqrt(2 * K2 / M_DISK)
-    g, kt = JP * W / (2 * JT), 2 * K2 * A**2
-    root = np.sqrt(g * g + kt / JT)
-    return dict(forward=sorted([wl, g + root]), backward=sorted([wl, -g + root]))
+from flexmb.validation.cases.case_l5 import A, JP, JT, K2, M_DISK, fixed_frame_whirls, laval_rotor
 
 
 @lru_cache(maxsize=None)

@@ -8,6 +8,9 @@
    ``fm.linearize`` gives the constrained linear equations there and ``fm.eigen`` the frequencies:
    the first is the swing of the whole bar (close to the rigid compound pendulum
    sqrt((k - m_eff g l sin phi) / I), 0.637 Hz both), the others the bar's bending.
+   ``lin.state_space`` turns it into a control model: a motor torque at the hinge in, the tip's
+   vertical displacement and the hinge's horizontal reaction out; its static gain against the rigid
+   compound pendulum's ``L cos(phi) / (k - m_eff g l sin(phi))``.
 2. The X1 strip of validation case X5 (10 m, 4 flapwise clamped modes) on a hub driven about z:
    ``fm.campbell`` sweeps the spin from 0 to 1 rad/s (gamma = Omega T up to 13.9) and gives the
    flapwise frequencies of the steady states in the turning frame, with the critical speeds where a
@@ -50,6 +53,11 @@ def main(speeds: int = 21, plot: bool = True) -> dict:
     print(f"equilibrium: the bar droops {math.degrees(-phi):.2f} deg, hinge moment {eq.joint_moment('hinge')[2]:.4f} N m")
     print(res.table()[["frequency_Hz", "damping_ratio", "kind", "dominant"]].to_string())
     print(f"first frequency {res.frequency[0]:.5f} Hz; rigid compound pendulum {f_rigid:.5f} Hz")
+    A, B, C, D = fm.linearize(eq).state_space(["hinge:mz"], [("tip", (0.0, 0.0, 0.0), "y"), "hinge:fx"])
+    dc = (D - C @ np.linalg.solve(A, B))[:, 0]  # static gain of the motor torque
+    dc_rigid = math.cos(phi) / (K_HINGE - (m_bar / 2 + TIP_MASS) * G * math.sin(phi))  # tip y per N m (L = 1 m)
+    print(f"motor torque -> tip displacement {dc[0]:.5f} m/(N m) (rigid bar {dc_rigid:.5f}); "
+          f"-> hinge reaction fx {dc[1]:.3e} N/(N m)")
     # 2. Campbell diagram of a spinning flexible strip
     from flexmb.validation.cases.case_l3 import strip_model
     from flexmb.validation.cases.case_x5 import strip_time_scale
@@ -65,7 +73,8 @@ def main(speeds: int = 21, plot: bool = True) -> dict:
         OUT.mkdir(parents=True, exist_ok=True)
         camp.plot(OUT / "campbell_strip.png")
         res.plot(OUT / "mechanism_eigenvalues.png")
-    return dict(droop_deg=math.degrees(-phi), f1=float(res.frequency[0]), f_rigid=f_rigid,
+    return dict(droop_deg=math.degrees(-phi), f1=float(res.frequency[0]), f_rigid=f_rigid, dc_tip=float(dc[0]),
+                dc_rigid=dc_rigid,
                 f2=float(res.frequency[1]), lambda6=float(lam6), critical=len(camp.critical_speeds()))
 
 

@@ -20,6 +20,7 @@ from flexmb.fe.reduction.body_data import build_flexible_body
 from flexmb.linear.eigen import physical_pencil
 from flexmb.linear.statics import scales, static_system, update
 from flexmb.linear.pencil import ElementPencil
+from flexmb.validation.cases.case_l5 import springs
 from flexmb.dynamics.system import initial_state
 
 G = 9.81
@@ -495,15 +496,9 @@ def test_gyroscopic_disk_forward_and_backward_whirl():
     in the turning frame the lateral modes are at |w_l -+ W|, the tilt modes at |w_F - W| and w_B + W,
     with the inertial whirls w_F,B = +-g + sqrt(g^2 + k_t / Jt), g = Jp W / 2 Jt (Jeffcott rotor with a
     gyroscopic disk): all four to 1e-10; the axial translation and the spin are zero modes."""
-    m, Jt, Jp, k2, a, ell, W = 2.0, 0.02, 0.035, 500.0, 0.1, 0.3, 40.0
+    m, Jt, Jp, k2, a, W = 2.0, 0.02, 0.035, 500.0, 0.1, 40.0  # (case L5's disk and springs)
     disk = fm.RigidBody("disk", mass=m, inertia=(Jt, Jt, Jp), angular_velocity=(0, 0, W))
-    springs = []
-    for zs in (a, -a):
-        springs.append(fm.SpringDamper(f"x{zs:+}", "ground", "disk", (-ell, 0, zs), (0, 0, zs), stiffness=k2,
-                                       point_frame="inertial"))
-        springs.append(fm.SpringDamper(f"y{zs:+}", "ground", "disk", (0, -ell, zs), (0, 0, zs), stiffness=k2,
-                                       point_frame="inertial"))
-    eq = fm.equilibrium(fm.Model([disk], [], springs), steady=(0, 0, W), stability=False)
+    eq = fm.equilibrium(fm.Model([disk], [], springs("disk")), steady=(0, 0, W), stability=False)
     res = fm.eigen(fm.linearize(eq))
     w = np.sort(res.frequency[res.kind == "stable"] * 2 * np.pi)
     wl, g = np.sqrt(2 * k2 / m), Jp * W / (2 * Jt)

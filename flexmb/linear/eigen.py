@@ -22,7 +22,7 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
-from flexmb.linear.statics import spin_matrix
+from flexmb.linear.statics import rate_matrix, spin_matrix
 
 #: |s| below this fraction of the reference rate is a zero mode (a zero stiffness eigenvalue at 1e-12)
 ZERO_TOL = 1e-6
@@ -225,9 +225,9 @@ def _reference(lin) -> float:
 def physical_pencil(lin):
     """``(E, A)`` sparse over ``y = (z, w, k, Qbar)`` (``k``: the joints' relative coordinates and
     attachment velocities): rows kinematics ``z' = w``, momentum balance ``M w' = ...``
-    (:func:`flexmb.linear.linearize.momentum_rows`), the joints' kinematic and law rows; in steady
-    motion the perturbations in the turning frame (:func:`flexmb.linear.linearize.rotating_frame`).  Its finite eigenvalues are the system's (no gauge modes)."""
-    from flexmb.linear.linearize import momentum_rows
+    (:func:`flexmb.linear.forms.momentum_rows`), the joints' kinematic and law rows; in steady
+    motion the perturbations in the turning frame (:func:`flexmb.linear.forms.rotating_frame`).  Its finite eigenvalues are the system's (no gauge modes)."""
+    from flexmb.linear.forms import momentum_rows
 
     pen = lin.equilibrium.pencil
     ix = pen.ix
@@ -238,12 +238,14 @@ def physical_pencil(lin):
     Ep = sp.vstack([E[ix.z][:, cols], Em[:, cols], sp.csr_matrix((rows_alg.size, cols.size))]).tocsc()
     Ap = sp.vstack([A[ix.z][:, cols], Am[:, cols], A[rows_alg][:, cols]]).tocsc()
     spin = getattr(lin.equilibrium, "spin", None)
-    if spin is not None:  # perturbations in the turning frame: A - E Om (Om on z and w)
-            # kinematic rows: moving-base rotation kinematics (linearize.moving_base_kinematics) and
-        # - Om z; momentum rows: - Om (M w + Ez z) (linearize.rotating_frame)
+    w = lin.velocities
+    if spin is not None or (w is not None and np.any(w)):
+        # perturbations about the moving rotations (forms.moving_base_kinematics), in the frame
+        # turning with ``spin`` (A - E Om, Om on z and w): kinematic rows + omega x / 2 - Om; momentum
+        # rows - Om (M w + Ez z) (forms.rotating_frame)
         Om = spin_matrix(pen, spin)
         nv, n = Om.shape[0], cols.size
-        kin = sp.hstack([0.5 * spin_matrix(pen, spin, parts=(3,)) - Om, sp.csr_matrix((nv, n - nv))])
+        kin = sp.hstack([0.5 * rate_matrix(pen, w) - Om, sp.csr_matrix((nv, n - nv))])
         mom = -(Om @ Ep[nv:2 * nv])
         Ap = (Ap + sp.vstack([kin, mom, sp.csr_matrix((n - 2 * nv, n))])).tocsc()
     return Ep, Ap

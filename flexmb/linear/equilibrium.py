@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import logging
 import warnings
-from dataclasses import replace
-
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
-from flexmb import rotations as rot
 from flexmb.dynamics.system import ElementStart
 from flexmb.errors import ConvergenceError, ModelError
 from flexmb.linear.pencil import ElementPencil
-from flexmb.linear.statics import Equilibrium, scales, start_state, static_system, update
-from flexmb.model.model import Model, RigidBody, SpringDamper
+from flexmb.linear.statics import Equilibrium, placed_model, scales, start_state, static_system, update
+from flexmb.model.model import Model, RigidBody
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +64,7 @@ def _initial_reactions(pen: ElementPencil, st: ElementStart, Q: NDArray, xs: NDA
 
 
 def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-10, max_iter: int = 50,
-                stability: bool = True) -> Equilibrium:
+                stability: bool = True, reactions=None) -> Equilibrium:
     """Static equilibrium of ``model`` at time ``t`` (drives and loads held at their values at
     ``t``), by Newton from the model's initial configuration.
 
@@ -93,6 +90,11 @@ def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-1
         (:func:`flexmb.linear.linearize`): a negative eigenvalue makes it unstable (``stable=False``),
         a zero one (below 1e-9 of the largest, or of ``|g| / L``) not isolated (``isolated=False``, a free degree of
         freedom); both are logged as WARNING.
+    reactions : array_like (nj, 6), optional
+        Start values of the joint reactions (frame A, as :attr:`Equilibrium.reactions`), e.g. those of
+        a neighbouring equilibrium (continuation: :func:`~flexmb.linear.campbell.campbell` and
+        :func:`~flexmb.linear.loadpath.load_path` pass the previous step's); default: least squares
+        against the loads at the start configuration.
 
     Returns
     -------
@@ -119,7 +121,13 @@ def equilibrium(model: Model, t: float = 0.0, *, steady=False, tol: float = 1e-1
     xs, fs = scales(pen, st, n, spin)
     singular = False
     res = np.inf
-    Q = _initial_reactions(pen, st, Q, xs, fs, spin)
+    if reactions is None:
+        Q = _initial_reactions(pen, st, Q, xs, fs, spin)
+    else:
+        Q = np.array(reactions, dtype=float)
+        if Q.shape != (pen.cm.nj, 6) or not np.all(np.isfinite(Q)):
+            raise ModelError(f"equilibrium: reactions of shape {Q.shape}; give finite start reactions of shape "
+                             f"({pen.cm.nj}, 6) (one wrench per joint, frame A), or None")
     for it in range(1, max_iter + 1):
         F, J, evaluation = static_system(pen, st, Q, spin)
         res = float(np.max(np.abs(F) / fs, initial=0.0))
@@ -205,18 +213,6 @@ def _describe(pen: ElementPencil, k: int) -> str:
     return f"joint {cm.model.joints[j].name!r}, {('relative kinematics', 'joint law')[part]} (component {c})"
 
 
-def _body_frame(bodies, model: Model, side, frame):
-    """The attachment ``frame`` of a joint side as the model takes it for the new bodies: on an
-    interface ``(body, name)`` the model stores the orientation relative to the interface turned by
-    ``q0`` (:func:`flexmb.model.flexible.site_frame`), so it is given back turned by the new ``q0``."""
-    if not isinstance(side, tuple):
-        return frame
-    body = bodies[model.body_index(side)]
-    mm = np.asarray(body.interface(side[1]).modal_map, dtype=float)
-    turn = rot.exp(mm[3:] @ np.asarray(body.q0, dtype=float))
-    return replace(frame, orientation=turn @ frame.orientation, site=None)
-
-
 def steady_spin(model: Model, pen: ElementPencil, steady):
     """The rigid rotation of ``steady`` (see :func:`equilibrium`): None, or ``omega``, ``center``."""
     from types import SimpleNamespace
@@ -243,10 +239,10 @@ def steady_spin(model: Model, pen: ElementPencil, steady):
 
 
 def _model_at(model: Model, pen: ElementPencil, st: ElementStart, spin=None) -> Model:
-    """``model`` with its bodies at the node ``st`` (at rest) and its joints given by body frames
-    (their inertial ``point``/``axis`` are those of the original configuration)."""
+    """``model`` with its bodies at the node ``st`` (at rest, or turning with ``spin``) and its joints
+    given by body frames (:func:`placed_model`)."""
     cm = pen.cm
-    bodies = list(model.bodies)
+    states = {}
     for grp in cm.groups:
         for k, b in enumerate(grp.bodies):
             src = model.bodies[b]
@@ -261,24 +257,5 @@ def _model_at(model: Model, pen: ElementPencil, st: ElementStart, spin=None) -> 
                 kw["q0"] = st.extra[QKEY][k, :src.n_modes]
                 kw["qd0"] = np.zeros(src.n_modes)
             kw["velocity"] = np.zeros(3) if spin is None else np.cross(om, kw["position"] - spin.center)
-            bodies[b] = replace(src, **kw)
-    joints = []
-    for jt in model.joints:
-        fa, fb = model.attachment_frames(jt)
-        fa, fb = (_body_frame(bodies, model, side, f) for side, f in ((jt.body_a, fa), (jt.body_b, fb)))
-        joints.append(replace(jt, frame_a=fa, frame_b=fb, point=None, axis=None, axis2=None))
-    forces = []
-    L0 = cm.forces.springs.L0 if cm.forces.springs is not None else []
-    ks = 0
-    for f in model.forces:
-        if isinstance(f, SpringDamper):
-            if f.point_frame != "body":
-                raise ModelError(f"SpringDamper {f.name!r}: point_frame={f.point_frame!r}; equilibrium() needs "
-                                 f"body-frame points (point_frame='body')")
-            f = replace(f, free_length=float(L0[ks]))
-            ks += 1
-        elif getattr(f, "point_frame", "body") != "body":
-            raise ModelError(f"{type(f).__name__} on {f.body!r}: point_frame={f.point_frame!r}; equilibrium() "
-                             f"needs body-frame points (point_frame='body')")
-        forces.append(f)
-    return replace(model, bodies=bodies, joints=joints, forces=forces)
+            states[b] = kw
+    return placed_model(model, cm, states)

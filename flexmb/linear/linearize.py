@@ -1,186 +1,49 @@
-"""The linearized equations of motion at an equilibrium: :func:`linearize`.
+"""The linearized equations of motion at an equilibrium or at a point of a trajectory: :func:`linearize`.
 
-Two forms, both from the p = 1 time element (:mod:`flexmb.linear.pencil`):
-
-* the *descriptor pencil* ``E y' = A y`` over the element's unknowns ``y`` (bodies: ``x, theta, pi, w``
-  (+ modal ``q``); joints: ``s, phi, lambda, Qbar, nu_a, nu_b``), sparse, with the lever stiffness
-  moved into the momentum rows; its finite generalized eigenvalues are the system's;
-* the *second-order form* in the bodies' coordinates ``z (nv,)`` (position of the reference point,
-  rotation increment, modal coordinates; velocities ``w = z'``)::
-
-      M z'' + C z' + K z = W mu,     G z = 0
-
-  (``mu``: the reactions of the constrained joint components; ``W``: their generalized directions),
-  and in independent coordinates ``z = Z xi`` (``Z``: orthonormal basis of the null space of ``G``):
-  ``Mr = Z^T M Z``, ``Cr = Z^T C Z``, ``Kr = Z^T K Z``.
-
-Elimination (dense, per model size ``nv``): the momentum rows ``s (pi + B^T lambda) = s M w`` with the
-constitutive rows; the joints' relative coordinates and attachment velocities from their kinematic rows
-(``k = P_z z + P_w w``); the law rows ``A_lQ Qbar + L_z z + L_w w = 0`` split by the SVD of each
-joint's ``A_lQ`` (6 x 6) into the free components' reactions (solved) and the held ones (the
-multipliers ``mu``, with the constraints ``G z = 0`` from the left null space).
+The forms (:mod:`flexmb.linear.forms`): the descriptor pencil ``E y' = A y`` over the p = 1 element's
+unknowns, the second-order form ``M z'' + C z' + K z = W mu``, ``G z = 0`` in the bodies' coordinates
+and in independent coordinates ``z = Z xi``; at a point of a trajectory :mod:`flexmb.linear.trajectory`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
-
 import numpy as np
-import scipy.linalg as sla
-import scipy.sparse as sp
-from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
-from flexmb.linear.pencil import ElementPencil
-from flexmb.linear.statics import Equilibrium, node_unknowns, scales, spin_matrix, static_system
+from flexmb.linear.forms import Linearization, coordinate_names, pencil, rotating_frame, second_order
+from flexmb.linear.statics import Equilibrium, scales, static_system
 
-#: singular values of a joint's law block / of G below this fraction of the largest are zero
-NULL_TOL = 1e-9
+__all__ = ["linearize", "Linearization", "EQUILIBRIUM_TOL"]
+
 #: largest scaled static residual accepted as an equilibrium
 EQUILIBRIUM_TOL = 1e-6
 
 
-@dataclass
-class Linearization:
-    """Linearized equations at an equilibrium (see the module docstring for the symbols).
+def linearize(state, t: float | None = None, *, check: bool = True) -> Linearization:
+    """The linearized equations of motion at the equilibrium ``state`` (from
+    :func:`flexmb.linear.equilibrium.equilibrium`), or at the time ``t`` of a :class:`~flexmb.Solution`
+    (frozen-time linearization along a trajectory, :mod:`flexmb.linear.trajectory`; also an
+    :class:`~flexmb.linear.trajectory.OperatingPoint` from ``operating_point(sol, t)``).
 
-    ``E``, ``A``: sparse ``(n, n)`` descriptor pencil over the p = 1 element's unknowns; ``M``,
-    ``C``, ``K (nv, nv)``, ``G (nc, nv)``, ``W (nv, nc)``: sparse (CSR); ``Z (nv, ndof)``, ``Mr``,
-    ``Cr``, ``Kr (ndof, ndof)``: dense; ``coordinates``: names of the ``nv`` coordinates (``"body:x"``, ``"body:theta_z"``,
-    ``"body:q3"``); ``equilibrium``: the state linearized about."""
+    Raises :class:`~flexmb.errors.ModelError` when ``state`` is an Equilibrium that is not one (its
+    static residual, recomputed, exceeds ``EQUILIBRIUM_TOL`` in the scales of :func:`equilibrium`;
+    ``check=False`` skips the test), when ``t`` is outside the Solution or given with an Equilibrium."""
+    from flexmb.linear.trajectory import OperatingPoint, linearize_point, operating_point
+    from flexmb.results.solution import Solution
 
-    E: sp.csr_matrix
-    A: sp.csr_matrix
-    M: sp.csr_matrix
-    C: sp.csr_matrix
-    K: sp.csr_matrix
-    G: sp.csr_matrix
-    W: sp.csr_matrix
-    coordinates: list
-    equilibrium: object = field(repr=False)
-    #: the element's Jacobian at h = 0 (end-node rows per unit weight), for the physical pencil
-    J0: sp.csr_matrix = field(default=None, repr=False)
-
-    @cached_property
-    def Z(self) -> NDArray:
-        """Basis ``(nv, ndof)`` of the null space of ``G`` (dense pivoted QR, computed on first use)."""
-        return null_space(self.G, self.M.shape[0])
-
-    @cached_property
-    def Mr(self) -> NDArray:
-        return self.Z.T @ (self.M @ self.Z)
-
-    @cached_property
-    def Cr(self) -> NDArray:
-        return self.Z.T @ (self.C @ self.Z)
-
-    @cached_property
-    def Kr(self) -> NDArray:
-        return self.Z.T @ (self.K @ self.Z)
-
-    @property
-    def ndof(self) -> int:
-        return self.Z.shape[1]
-
-    def state_space(self, inputs, outputs):
-        """``(A, B, C, D)`` with generalized forces on named coordinates as inputs and named
-        coordinates (or their rates, ``"name'"``) as outputs (:func:`state_space`)."""
-        return state_space(self, inputs, outputs)
-
-    def state_matrix(self) -> NDArray:
-        """``A_ss (2 ndof, 2 ndof)`` of ``d/dt (xi, xi') = A_ss (xi, xi')`` (independent coordinates)."""
-        Mr = self.Mr
-        try:
-            Mi_K = np.linalg.solve(Mr, self.Kr)
-            Mi_C = np.linalg.solve(Mr, self.Cr)
-        except np.linalg.LinAlgError:
-            raise ModelError("linearize: the mass matrix in independent coordinates is singular (a massless "
-                             "degree of freedom); give the bodies mass and inertia in every direction they can move") from None
-        n = self.ndof
-        return np.block([[np.zeros((n, n)), np.eye(n)], [-Mi_K, -Mi_C]])
-
-
-def _coordinate_index(lin, name, what: str) -> int:
-    if name not in lin.coordinates:
-        shown = ", ".join(lin.coordinates[:8]) + (" ..." if len(lin.coordinates) > 8 else "")
-        raise ModelError(f"state_space: unknown {what} {name!r}; use a coordinate name 'body:x', 'body:theta_z', "
-                         f"'body:q1' (velocity: append \"'\"): {shown}")
-    return lin.coordinates.index(name)
-
-
-def state_space(lin, inputs, outputs):
-    """``(A, B, C, D)`` of ``x' = A x + B u``, ``y = C x + D u`` in independent coordinates
-    ``x = (xi, xi')`` (usable with :mod:`scipy.signal`, e.g. ``signal.StateSpace(*ss)``).
-
-    ``inputs``: coordinate names (:attr:`Linearization.coordinates`) whose generalized force is an
-    input (``"body:x"``: a force along x at the body's reference point [N], ``"body:theta_z"``: a
-    moment about z [N m], ``"body:q1"``: a modal force); ``outputs``: coordinate names (the
-    displacement or rotation of that coordinate) or the same with ``"'"`` appended (its rate)."""
-    if isinstance(inputs, str) or isinstance(outputs, str):
-        raise ModelError("state_space: inputs and outputs are lists of coordinate names (a single name: ['bob:x'])")
-    n = lin.ndof
-    A = lin.state_matrix()
-    Mr = lin.Mr
-    Bz = np.zeros((lin.Z.shape[0], len(inputs)))
-    for k, name in enumerate(inputs):
-        Bz[_coordinate_index(lin, name, "input"), k] = 1.0
-    B = np.vstack([np.zeros((n, len(inputs))), np.linalg.solve(Mr, lin.Z.T @ Bz)])
-    C = np.zeros((len(outputs), 2 * n))
-    for k, name in enumerate(outputs):
-        rate = name.endswith("'")
-        C[k, n if rate else 0:(2 * n if rate else n)] = lin.Z[_coordinate_index(lin, name.rstrip("'"), "output")]
-    return A, B, C, np.zeros((len(outputs), len(inputs)))
-
-
-def coordinate_names(cm) -> list:
-    names = [""] * cm.nv
-    for grp in cm.groups:
-        for k, b in enumerate(grp.bodies):
-            nm = cm.model.bodies[b].name
-            labels = ["x", "y", "z", "theta_x", "theta_y", "theta_z"] + [f"q{i + 1}" for i in range(grp.nv - 6)]
-            for c, lab in zip(grp.vel_cols[k], labels):
-                names[c] = f"{nm}:{lab}"
-    return names
-
-
-def pencil(pen: ElementPencil, st, Q: NDArray, spin=None, evaluation=None):
-    """The descriptor pencil ``(E, A)`` (CSR, element unknowns) at the node ``st`` at rest (or in the
-    steady rotation ``spin``, frozen: inertial components) with reactions ``Q (nj, 6)``, and the
-    evaluation ``(U, r0, r1, J0, J1, KB)`` (given: that of :func:`~flexmb.linear.equilibrium.static_system`
-    at the same state)."""
-    ix = pen.ix
-    n = ix.size
-    if evaluation is None:
-        U, st = node_unknowns(pen, st, Q, spin)
-        r0, r1, J0, J1 = pen.evaluate(st, U)
-        KB = pen.lever_stiffness(st, U, -r1[ix.lam].reshape(-1, 6), J0)
-    else:
-        U, r0, r1, J0, J1, KB = evaluation
-    diff = np.zeros(n, bool)
-    diff[ix.diff] = True
-    Dd = sp.diags(diff.astype(float))
-    Da = sp.diags((~diff).astype(float))
-    leak = abs(Da @ J1).max() if J1.nnz else 0.0
-    if leak > 1e-9 * max(abs(J0).max(), 1.0):
-        raise AssertionError(f"an algebraic row of the element depends on h ({leak:.3e}): the pencil split does not hold")
-    E = (Dd @ J0) * (1.0 / 2.0)
-    A = -(Dd @ J1) - Da @ J0
-    P = sp.csr_matrix((np.ones(ix.pi.size), (ix.pi, np.arange(ix.pi.size))), shape=(n, ix.pi.size))
-    Zc = sp.csr_matrix((np.ones(ix.z.size), (np.arange(ix.z.size), ix.z)), shape=(ix.z.size, n))
-    A = A + P @ KB @ Zc
-    return E.tocsr(), A.tocsr(), (U, r0, r1, J0, J1, KB)
-
-
-def linearize(eq, *, check: bool = True) -> Linearization:
-    """The linearized equations of motion at the equilibrium ``eq`` (from
-    :func:`flexmb.linear.equilibrium.equilibrium`).
-
-    Raises :class:`~flexmb.errors.ModelError` when ``eq`` is not an equilibrium (its static residual,
-    recomputed, exceeds ``EQUILIBRIUM_TOL`` in the scales of :func:`equilibrium`; ``check=False`` skips
-    the test: a frozen-time linearization about a state that is not at rest is not supported)."""
+    if isinstance(state, Solution):
+        if t is None:
+            raise ModelError(f"linearize: a Solution needs the time of the point, t=... within "
+                             f"[{state.t[0]:.6g}, {state.t[-1]:.6g}] s")
+        return linearize_point(operating_point(state, t))
+    if t is not None:
+        raise ModelError(f"linearize: t={t!r} is for a Solution (the time of a point of a trajectory); an "
+                         f"{type(state).__name__} carries its own time: linearize(eq)")
+    if isinstance(state, OperatingPoint):
+        return linearize_point(state)
+    eq = state
     if not isinstance(eq, Equilibrium):
-        raise ModelError(f"linearize: state={type(eq).__name__} is not an Equilibrium; compute one with "
-                         f"fm.equilibrium(model, t)")
+        raise ModelError(f"linearize: state={type(eq).__name__} is not an Equilibrium nor a Solution; compute one "
+                         f"with fm.equilibrium(model, t), or give a Solution and t=")
     pen, st, Q = eq.pencil, eq.start, eq.reactions
     ev = getattr(eq, "evaluation", None)
     if ev is not None and not np.array_equal(ev[0][pen.ix.q], np.asarray(Q, float).ravel()):
@@ -191,142 +54,18 @@ def linearize(eq, *, check: bool = True) -> Linearization:
         res = float(np.max(np.abs(F) / fs, initial=0.0))
         if res > EQUILIBRIUM_TOL:
             raise ModelError(f"linearize: the state is not an equilibrium (largest scaled static residual "
-                             f"{res:.3e} > {EQUILIBRIUM_TOL:.0e}); linearize about fm.equilibrium(model, t)")
+                             f"{res:.3e} > {EQUILIBRIUM_TOL:.0e}); linearize about fm.equilibrium(model, t), or "
+                             f"at a point of a simulation: fm.linearize(solution, t=...)")
     if getattr(eq, "linearization", None) is not None and ev is not None:
         return eq.linearization
     spin = getattr(eq, "spin", None)
     E, A, (U, r0, r1, J0, J1, KB) = pencil(pen, st, Q, spin, ev)
     M, C, K, G, W = second_order(pen, E, A, J0)
     if spin is not None:
-        C, K = rotating_frame(pen, spin, A, M, C, K, second_order.Ez)
+        C, K = rotating_frame(pen, spin, A, M, C, K, second_order.Ez, U[pen.ix.w])
     elif second_order.Ez.nnz and abs(second_order.Ez).max() > 1e-9 * abs(M).max():
         raise AssertionError("linearize: the momenta depend on the configuration at rest")
     eq.linearization = Linearization(E=E, A=A, M=M, C=C, K=K, G=G, W=W, coordinates=coordinate_names(pen.cm),
-                                     equilibrium=eq, J0=J0)
+                                     equilibrium=eq, J0=J0, velocities=U[pen.ix.w].copy(),
+                                     reactions=second_order.reactions)
     return eq.linearization
-
-
-def moving_base_kinematics(pen: ElementPencil, spin, A: sp.csr_matrix) -> sp.csr_matrix:
-    """``A_zz`` of the kinematic rows for rotation perturbations relative to the *moving* steady
-    rotation.  The element's rotation increment is relative to the fixed start rotation:
-    ``theta' = T(theta)^-1 omega`` gives ``A_zz = omega x / 2`` at ``theta = 0``; a perturbation of a
-    motion turning at ``omega``, ``R = exp(d) R*(t)``, has the increment ``log(exp(d) exp(omega t)) =
-    d + omega t + (d x omega t) / 2 + ...`` (Baker-Campbell-Hausdorff), whose rate adds the other
-    half: ``d' = d omega + omega x d``."""
-    ix = pen.ix
-    return (A[ix.z][:, ix.z] + 0.5 * spin_matrix(pen, spin, parts=(3,))).tocsr()
-
-
-def rotating_frame(pen: ElementPencil, spin, A: sp.csr_matrix, M, C, K, Ez):
-    """``C``, ``K`` of the perturbations in the frame turning with ``spin`` (the rigid rotation's
-    generator ``Om`` on the bodies' translations and rotations).  The frozen rows read
-    ``s z = A_zz z + w`` (kinematics, :func:`moving_base_kinematics`) and ``s (M w + Ez z) = -K z - C w``
-    (momenta ``p = M w``, reactions eliminated; ``Ez = (dM/dz) w``).  In the turning frame the
-    configuration, the velocities and the momenta turn: ``s -> s + Om`` on the configuration and on
-    the momentum vector (``(s + Om)(M w + Ez z)``: the momenta's rows turn, so ``M`` and ``Ez`` take
-    ``Om`` from the left; ``d/dt`` of the substituted ``M(t) w`` carries ``M' = Om M - M Om``), so
-    ``w = (s + L) z`` with ``L = Om - A_zz`` and
-
-        M s^2 + (C + Ez + M L + Om M) s + (K + C L + Om M L + Om Ez)."""
-    ix = pen.ix
-    Om = spin_matrix(pen, spin)
-    Azw = A[ix.z][:, ix.w]
-    if abs(Azw - sp.eye(Azw.shape[0])).max() > 1e-9:
-        raise AssertionError("linearize: the kinematic rows are not z' = w + A_zz z at the node")
-    Lm = (Om - moving_base_kinematics(pen, spin, A)).tocsr()
-    return (C + Ez + M @ Lm + Om @ M).tocsr(), (K + C @ Lm + Om @ M @ Lm + Om @ Ez).tocsr()
-
-
-def null_space(G: sp.spmatrix, n: int) -> NDArray:
-    """Orthonormal basis ``(n, ndof)`` of the null space of ``G`` (QR of ``G^T`` with column pivoting,
-    rank from ``|R_kk|`` above ``NULL_TOL`` of the largest: redundant rows count once)."""
-    if G.shape[0] == 0:
-        return np.eye(n)
-    Q, R, _ = sla.qr(G.T.toarray(), mode="full", pivoting=True)
-    d = np.abs(np.diag(R))
-    rank = int(np.count_nonzero(d > NULL_TOL * max(d.max(initial=0.0), 1e-300)))
-    return Q[:, rank:].copy()
-
-
-def momentum_rows(pen: ElementPencil, E: sp.csr_matrix, A: sp.csr_matrix, J0: sp.csr_matrix):
-    """``(Em, Am)``: the bodies' momentum balance ``s Em y = Am y`` over the element unknowns, with no
-    modified momenta nor multipliers (``nv`` rows).
-
-    The modified-momentum rows plus ``B^T`` times the multiplier rows give ``s (pi + B^T lambda)``;
-    the constitutive rows ``M w - pi - B^T lambda = 0`` (``J0_w,pi = -I``, ``J0_w,lam = -B^T``) replace
-    ``pi + B^T lambda`` on the left and ``pi`` on the right (``v x pi`` of a reference point that moves
-    in steady motion).  What is left on ``lambda`` is ``(S(v) B^T - B^T S(v_B)) lambda = -(B^T)' lambda``,
-    the rate of the transport that the frozen constitutive rows do not carry (paper Eq. 8: ``Q_G =
-    Lambda' + S(v) Lambda``): Newton-Euler ``p' + S(v) p = F + B^T R_A Qbar`` has no multiplier, so those
-    columns are dropped (zero at rest)."""
-    ix = pen.ix
-    Bt = -J0[ix.w][:, ix.lam]
-    Em = E[ix.pi] + Bt @ E[ix.lam]
-    Am = A[ix.pi] + Bt @ A[ix.lam]
-    Em = Em + Em[:, ix.pi] @ J0[ix.w]  # the pi and lambda columns cancel
-    Am = Am + Am[:, ix.pi] @ J0[ix.w]  # the pi columns cancel
-    keep = np.ones(ix.size)
-    keep[ix.lam] = 0.0
-    return sp.csr_matrix(Em), sp.csr_matrix(Am @ sp.diags(keep))
-
-
-def _blocks(S: sp.spmatrix, b: int) -> NDArray:
-    """The diagonal blocks ``(n / b, b, b)`` of a sparse block-diagonal matrix (AssertionError if an
-    entry lies off the blocks)."""
-    coo = S.tocoo()
-    if np.any(coo.row // b != coo.col // b):
-        raise AssertionError("linearize: a joint's rows couple the unknowns of another joint")
-    out = np.zeros((S.shape[0] // b, b, b))
-    np.add.at(out, (coo.row // b, coo.row % b, coo.col % b), coo.data)
-    return out
-
-
-def _bsr(blocks: NDArray) -> sp.csr_matrix:
-    """The block-diagonal sparse matrix of ``blocks (n, b, b)``."""
-    n, b, _ = blocks.shape
-    return sp.bsr_matrix((blocks, np.arange(n), np.arange(n + 1)), shape=(n * b, n * b)).tocsr()
-
-
-def second_order(pen: ElementPencil, E: sp.csr_matrix, A: sp.csr_matrix, J0: sp.csr_matrix):
-    """``M, C, K (nv, nv)``, ``G (nc, nv)``, ``W (nv, nc)`` from the pencil (module docstring)."""
-    ix, cm = pen.ix, pen.cm
-    nv, nj = cm.nv, cm.nj
-    Em, Am = momentum_rows(pen, E, A, J0)
-    # joint by joint: relative coordinates (6) then attachment velocities (12)
-    kcols = np.concatenate([ix.rel.reshape(nj, 6), ix.nu.reshape(nj, 12)], axis=1).reshape(-1)
-    krows = kcols  # each kinematic unknown's row sits at its slot
-    # kinematic algebraic unknowns k = P_z z + P_w w from their rows (A k-rows = -J0 k-rows; block
-    # diagonal, 18 x 18 per joint: inverted block by block, so P_z and P_w are sparse)
-    Akk_inv = _bsr(np.linalg.inv(_blocks(A[krows][:, kcols], 18)))
-    Pz = -(Akk_inv @ A[krows][:, ix.z]).tocsr()
-    Pw = -(Akk_inv @ A[krows][:, ix.w]).tocsr()
-
-    def through_k(B):  # B y with k substituted: (on z, on w, on Qbar)
-        Bk = B[:, kcols]
-        return (B[:, ix.z] + Bk @ Pz).tocsr(), (B[:, ix.w] + Bk @ Pw).tocsr(), B[:, ix.q].tocsr()
-
-    Mz, Mw, MQ = through_k(Am)
-    Lz, Lw, LQ = through_k(A[ix.q])
-    # per joint: its law block LQ (6 x 6) -> pseudo-inverse (free components), null spaces (held ones)
-    blocks = _blocks(LQ, 6)
-    Ub, sb, Vtb = np.linalg.svd(blocks)
-    keep = sb > NULL_TOL * np.maximum(sb.max(axis=1, initial=0.0), 1.0)[:, None]
-    inv_s = np.where(keep, 1.0 / np.where(keep, sb, 1.0), 0.0)
-    pblocks = np.einsum("jki,jk,jlk->jil", Vtb, inv_s, Ub)  # V diag(1/s) U^T on the kept part
-    pinv = _bsr(pblocks)
-    jn, cn = np.nonzero(~keep)  # one null direction per (joint, singular value)
-    rows6 = 6 * jn[:, None] + np.arange(6)[None, :]
-    colsn = np.repeat(np.arange(jn.size), 6).reshape(-1, 6)
-    Nr = sp.csr_matrix((Vtb[jn, cn, :].ravel(), (rows6.ravel(), colsn.ravel())), shape=(6 * nj, jn.size))
-    Nl = sp.csr_matrix((Ub[jn, :, cn].ravel(), (rows6.ravel(), colsn.ravel())), shape=(6 * nj, jn.size))
-    K = (-(Mz - MQ @ pinv @ Lz)).tocsr()
-    C = (-(Mw - MQ @ pinv @ Lw)).tocsr()
-    G = (Nl.T @ Lz).tocsr()
-    Gw = Nl.T @ Lw
-    if Gw.nnz and abs(Gw).max() > 1e-8 * max(abs(G).max() if G.nnz else 0.0, 1.0):
-        raise AssertionError("linearize: a held joint component depends on the velocities (nonholonomic)")
-    W = (MQ @ Nr).tocsr()
-    Mm = Em[:, ix.w].tocsr()
-    #: the momenta's dependence on the configuration, (dM/dz) w (nonzero in steady motion only)
-    second_order.Ez = Em[:, ix.z].tocsr()
-    return Mm, C, K, G, W

@@ -64,7 +64,7 @@ def load_path(build, factors, n: int = 3, *, t: float = 0.0) -> LoadPathResult:
         if prev is not None:
             m = replace(prev.model, forces=m.forces)
         try:
-            eq = equilibrium(m, t, stability=False)
+            eq = equilibrium(m, t, stability=False, reactions=None if prev is None else prev.reactions)
         except ConvergenceError as exc:
             stopped = f"no equilibrium at factor {f:g}: {exc}"
             break

@@ -26,6 +26,7 @@ balance ``d(M w)/dt = F + B^T R_A Qbar`` (docs/theory.md, section "Equilibrium a
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
@@ -42,6 +43,31 @@ from flexmb.dynamics.time_elements import TimeElement
 
 #: the p = 1 element (implicit midpoint): D = [-2, 2], end-node weight E = [-1, 2]
 P1 = TimeElement.of_order(1)
+
+
+#: the last compiled models, ``id(model) -> (model, CompiledModel)`` (least recently used first): a Model is
+#: immutable, so its compiled form is built once and shared by the equilibrium, linearization,
+#: eigen analysis and sensitivity calls on the same model (:func:`compiled`).  Bounded: a compiled model
+#: refers to its model, so a cache keyed weakly on the model would keep every model alive
+_COMPILED: OrderedDict = OrderedDict()
+#: how many compiled models are kept
+COMPILED_KEEP = 4
+
+
+def compiled(model) -> CompiledModel:
+    """``compile_model(model)``, built once per Model object among the last ``COMPILED_KEEP`` (the set-up of
+    a 50-mode body, 0.04 s, was paid again by every ``equilibrium`` call).  Callers never mutate it:
+    :func:`frozen` copies it with a fresh cache."""
+    key = id(model)
+    hit = _COMPILED.get(key)
+    if hit is not None and hit[0] is model:
+        _COMPILED.move_to_end(key)
+        return hit[1]
+    cm = compile_model(model)
+    _COMPILED[key] = (model, cm)  # (the model is held: its id is not reused while cached)
+    while len(_COMPILED) > COMPILED_KEEP:
+        _COMPILED.popitem(last=False)
+    return cm
 
 
 def frozen(cm: CompiledModel, t: float) -> CompiledModel:
@@ -119,7 +145,7 @@ class ElementPencil:
 
     def __init__(self, model, t: float = 0.0, cm: CompiledModel | None = None):
         self.t = float(t)
-        self.cm = frozen(compile_model(model) if cm is None else cm, self.t)
+        self.cm = frozen(compiled(model) if cm is None else cm, self.t)
         self.system = ElementSystem(self.cm, P1)
         self.lay = self.system.lay
         self.ix = indices(self.cm, self.lay)

@@ -14,7 +14,7 @@ Used by :func:`flexmb.linear.equilibrium.equilibrium` (Newton) and :mod:`flexmb.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -24,11 +24,27 @@ from flexmb import rotations as rot
 from flexmb.dynamics.system import ElementStart
 from flexmb.errors import ModelError
 from flexmb.linear.pencil import ElementPencil
-from flexmb.model.model import Model
+from flexmb.model.model import Model, SpringDamper
+
+
+class JointReactions:
+    """``joint_force(name)`` / ``joint_moment(name)`` of a state's ``reactions (nj, 6)`` (frame A)."""
+
+    def joint_force(self, name: str) -> NDArray:
+        return self.reactions[self._joint(name), :3]
+
+    def joint_moment(self, name: str) -> NDArray:
+        return self.reactions[self._joint(name), 3:]
+
+    def _joint(self, name: str) -> int:
+        names = [j.name for j in self.model.joints]
+        if name not in names:
+            raise ModelError(f"no joint named {name!r}; joints: {', '.join(names)}")
+        return names.index(name)
 
 
 @dataclass
-class Equilibrium:
+class Equilibrium(JointReactions):
     """A static equilibrium at time ``t`` (drives and loads held at their values at ``t``).
 
     ``model``: the same model with the bodies at the equilibrium (positions, orientations, modal
@@ -59,18 +75,6 @@ class Equilibrium:
     evaluation: object = field(default=None, repr=False)
     #: the linearization at this state, once computed (:func:`flexmb.linear.linearize`)
     linearization: object = field(default=None, repr=False)
-
-    def joint_force(self, name: str) -> NDArray:
-        return self.reactions[self._joint(name), :3]
-
-    def joint_moment(self, name: str) -> NDArray:
-        return self.reactions[self._joint(name), 3:]
-
-    def _joint(self, name: str) -> int:
-        names = [j.name for j in self.model.joints]
-        if name not in names:
-            raise ModelError(f"no joint named {name!r}; joints: {', '.join(names)}")
-        return names.index(name)
 
     def body_position(self, name: str) -> NDArray:
         return np.asarray(self.model.bodies[self.model.body_index(name)].position, float)
@@ -131,16 +135,17 @@ def spin_matrix(pen: ElementPencil, spin, parts=(0, 3)) -> sp.csr_matrix:
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nv, nv))
 
 
-def node_unknowns(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
-    """The element's unknowns at the node ``st`` in the steady motion ``spin`` (None: at rest): velocities
-    of the rigid rotation, the modified momenta ``pi = M w`` (gauge ``lambda = 0``, also the start
-    momenta of ``st``), attachment velocities ``B w``.  Returns ``(U, st)``."""
+def node_unknowns(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None, w: NDArray | None = None):
+    """The element's unknowns at the node ``st`` with the body velocities ``w (nv,)`` (default: those of
+    the steady motion ``spin``; None: at rest): the modified momenta ``pi = M w`` (gauge ``lambda = 0``,
+    also the start momenta of ``st``), attachment velocities ``B w``.  Returns ``(U, st)``."""
     ix = pen.ix
-    w = steady_velocities(pen, st, spin)
+    if w is None:
+        w = steady_velocities(pen, st, spin)
     st = st.copy()
     st.pi = np.zeros(pen.cm.nv)
     U = pen.unknowns(st, Q, w=w)
-    if spin is not None:
+    if np.any(w):
         from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 
         st.extra[NODE_VELOCITY] = w
@@ -151,12 +156,28 @@ def node_unknowns(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
     return U, st
 
 
+def rate_matrix(pen: ElementPencil, w: NDArray) -> sp.csr_matrix:
+    """``(nv, nv)``: each body's own ``omega x`` (``omega``: its angular velocity in ``w (nv,)``) on its
+    rotational coordinates, zero elsewhere (for a steady rotation: ``spin_matrix(parts=(3,))``)."""
+    nv = pen.cm.nv
+    rows, cols, vals = [], [], []
+    for grp in pen.cm.groups:
+        rc = grp.vel_cols[:, 3:6]  # (n, 3)
+        S = rot.skew(w[rc])  # (n, 3, 3)
+        rows.append(np.repeat(rc, 3, axis=1).ravel())
+        cols.append(np.tile(rc, (1, 3)).ravel())
+        vals.append(S.reshape(-1))
+    if not rows:
+        return sp.csr_matrix((nv, nv))
+    return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(nv, nv))
+
+
 def static_system(pen: ElementPencil, st: ElementStart, Q: NDArray, spin=None):
     """Residual ``(f, g)`` and Jacobian (CSC) of the static (or steady, ``spin``) equations at
     ``(st, Q)``, unknowns ``[z (nv), s phi (6 nj), Qbar (6 nj)]``: ``f = p' - omega^ p`` (the momentum
     rate of the bodies minus that of the rigid rotation, zero at rest), ``g`` the joints' relative
     kinematics and laws.  Also returns the evaluation ``(U, r0, r1, J0, J1, KB)`` (reused by
-    :func:`flexmb.linear.linearize.pencil` at the converged state)."""
+    :func:`flexmb.linear.forms.pencil` at the converged state)."""
     ix = pen.ix
     U, st = node_unknowns(pen, st, Q, spin)
     r0, r1, J0, J1 = pen.evaluate(st, U)
@@ -247,3 +268,45 @@ def scales(pen: ElementPencil, st: ElementStart, n: int, spin=None) -> tuple[NDA
     js = np.tile(np.array([L] * 3 + [1.0] * 3), nj)
     qs = np.tile(np.array([F] * 3 + [F * L] * 3), nj)
     return np.concatenate([xs, js, qs]), np.concatenate([fs, js, qs])
+
+
+def _body_frame(bodies, model: Model, side, frame):
+    """The attachment ``frame`` of a joint side as the model takes it for the new bodies: on an
+    interface ``(body, name)`` the model stores the orientation relative to the interface turned by
+    ``q0`` (:func:`flexmb.model.flexible.site_frame`), so it is given back turned by the new ``q0``."""
+    if not isinstance(side, tuple):
+        return frame
+    body = bodies[model.body_index(side)]
+    mm = np.asarray(body.interface(side[1]).modal_map, dtype=float)
+    turn = rot.exp(mm[3:] @ np.asarray(body.q0, dtype=float))
+    return replace(frame, orientation=turn @ frame.orientation, site=None)
+
+
+def placed_model(model: Model, cm, states: dict) -> Model:
+    """``model`` with body ``b``'s initial state replaced by ``states[b]`` (``position``, ``orientation``,
+    ``velocity``, ``angular_velocity``; flexible: ``q0``, ``qd0``), its joints given by the body frames of
+    ``model`` (their inertial ``point``/``axis`` are those of the original configuration) and its springs'
+    free lengths those compiled in ``cm`` (the compiled ``model``)."""
+    bodies = list(model.bodies)
+    for b, kw in states.items():
+        bodies[b] = replace(model.bodies[b], **kw)
+    joints = []
+    for jt in model.joints:
+        fa, fb = model.attachment_frames(jt)
+        fa, fb = (_body_frame(bodies, model, side, f) for side, f in ((jt.body_a, fa), (jt.body_b, fb)))
+        joints.append(replace(jt, frame_a=fa, frame_b=fb, point=None, axis=None, axis2=None))
+    forces = []
+    L0 = cm.forces.springs.L0 if cm.forces.springs is not None else []
+    ks = 0
+    for f in model.forces:
+        if isinstance(f, SpringDamper):
+            if f.point_frame != "body":
+                raise ModelError(f"SpringDamper {f.name!r}: point_frame={f.point_frame!r}; equilibrium() needs "
+                                 f"body-frame points (point_frame='body')")
+            f = replace(f, free_length=float(L0[ks]))
+            ks += 1
+        elif getattr(f, "point_frame", "body") != "body":
+            raise ModelError(f"{type(f).__name__} on {f.body!r}: point_frame={f.point_frame!r}; equilibrium() "
+                             f"needs body-frame points (point_frame='body')")
+        forces.append(f)
+    return replace(model, bodies=bodies, joints=joints, forces=forces)

@@ -111,6 +111,12 @@ def test_linearize_at_a_point_bad_input(tmp_path):
     eq = fm.equilibrium(sol.model)
     with pytest.raises(ModelError, match="is for a Solution"):
         fm.linearize(eq, t=0.2)
+    # the keyword of the first releases still works, and names a double or a missing state
+    assert np.allclose(fm.linearize(eq=eq).K.toarray(), fm.linearize(eq).K.toarray())
+    with pytest.raises(ModelError, match="not both"):
+        fm.linearize(eq, eq=eq)
+    with pytest.raises(ModelError, match="no state given"):
+        fm.linearize()
     loaded = fm.Solution.load(sol.save(tmp_path / "swing"))
     with pytest.raises(ModelError, match="attach it first"):
         fm.linearize(loaded, t=0.2)

@@ -18,7 +18,7 @@ __all__ = ["linearize", "Linearization", "EQUILIBRIUM_TOL"]
 EQUILIBRIUM_TOL = 1e-6
 
 
-def linearize(state, t: float | None = None, *, check: bool = True) -> Linearization:
+def linearize(state=None, t: float | None = None, *, check: bool = True, eq=None) -> Linearization:
     """The linearized equations of motion at the equilibrium ``state`` (from
     :func:`flexmb.linear.equilibrium.equilibrium`), or at the time ``t`` of a :class:`~flexmb.Solution`
     (frozen-time linearization along a trajectory, :mod:`flexmb.linear.trajectory`; also an
@@ -29,6 +29,13 @@ def linearize(state, t: float | None = None, *, check: bool = True) -> Lineariza
     ``check=False`` skips the test), when ``t`` is outside the Solution or given with an Equilibrium."""
     from flexmb.linear.trajectory import OperatingPoint, linearize_point, operating_point
     from flexmb.results.solution import Solution
+
+    if eq is not None:  # the keyword of the first releases: linearize(eq=...)
+        if state is not None:
+            raise ModelError("linearize: give the state once, positionally (linearize(eq)) or as eq=, not both")
+        state = eq
+    if state is None:
+        raise ModelError("linearize: no state given; linearize(fm.equilibrium(model)) or linearize(sol, t=...)")
 
     if isinstance(state, Solution):
         if t is None:

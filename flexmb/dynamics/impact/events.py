@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.impact.solve import ImpactOutcome, after_impact, solve_impact
+from flexmb.dynamics.impact.solve import ImpactOutcome, after_impact, kinetic, solve_impact
 from flexmb.errors import ConvergenceError, ModelError
 
 #: rounds of sequential impacts before the closed contacts are solved together
@@ -91,18 +91,19 @@ def resolve(cm, cs, st, w: NDArray, p: NDArray | None = None) -> tuple[ImpactOut
     else:
         raise ConvergenceError(f"impact at t = {st.t:.6g} s: the contacts still approach after {MAX_ROUNDS} rounds of "
                                f"impacts", time=st.t)
-    return combine(cm, outs), len(outs)
+    return combine(cm, st, w, outs), len(outs)
 
 
-def combine(cm, outs: list) -> ImpactOutcome:
+def combine(cm, st, w: NDArray, outs: list) -> ImpactOutcome:
     """Rounds of one impact as one outcome: per contact the summed impulse and loss, the first normal
-    velocity before and the last after; joint impulses, work summed."""
+    velocity before and the last after; joint impulses, work summed.  No rounds: nothing happens to
+    the velocities ``w``."""
     if len(outs) == 1:
         return outs[0]
     if not outs:
-        z = np.zeros(0)
-        return ImpactOutcome(np.zeros(cm.nv), np.zeros(cm.nv), np.zeros(0, np.int64), z, z, z, np.zeros((0, 0)),
-                             np.zeros((cm.nj, 6)), 0.0, 0.0, 0.0, z)
+        z, T = np.zeros(0), kinetic(cm, st, w)
+        return ImpactOutcome(w, w.copy(), np.zeros(0, np.int64), z, z, z, np.zeros((0, 0)), np.zeros((cm.nj, 6)), T, T,
+                             0.0, z)
     order = sorted({int(k) for o in outs for k in o.contacts})
     pos = {k: i for i, k in enumerate(order)}
     P, loss = np.zeros(len(order)), np.zeros(len(order))
@@ -116,7 +117,8 @@ def combine(cm, outs: list) -> ImpactOutcome:
             vp[a] = o.v_plus[i]
     return ImpactOutcome(w_minus=outs[0].w_minus, w_plus=outs[-1].w_plus, contacts=np.array(order, dtype=np.int64),
                          P=P, v_minus=vm, v_plus=vp, D=outs[-1].D, joint_impulse=sum(o.joint_impulse for o in outs),
-                         T_minus=outs[0].T_minus, T_plus=outs[-1].T_plus, work=sum(o.work for o in outs), loss=loss)
+                         T_minus=outs[0].T_minus, T_plus=outs[-1].T_plus, work=sum(o.work for o in outs), loss=loss,
+                         constraint_residual=outs[-1].constraint_residual)
 
 
 __all__ = ["gap_tol", "check_gaps", "active_contacts", "resolve", "combine", "after_impact"]

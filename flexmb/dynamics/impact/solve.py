@@ -34,7 +34,7 @@ import scipy.optimize as sopt
 from numpy.typing import NDArray
 
 from flexmb.dynamics.node.constraints import node_momenta, node_velocities
-from flexmb.dynamics.node.projection import joint_wrench, node_frames, node_projector
+from flexmb.dynamics.node.projection import body_rates, joint_wrench, node_frames, node_projector
 from flexmb.errors import ConvergenceError
 
 #: complementarity residual accepted, relative to the largest approach speed
@@ -62,6 +62,9 @@ class ImpactOutcome:
     T_plus: float
     work: float
     loss: NDArray = field(default_factory=lambda: np.zeros(0))
+    #: ``max |G w+ - target|`` over the joints' velocity constraints (translations [m/s] x 1 / model
+    #: size, so that all rows are rates [1/s])
+    constraint_residual: float = 0.0
 
     @property
     def energy_lost(self) -> float:
@@ -90,6 +93,18 @@ def projected(cm, st, w2: NDArray):
     RaT = np.swapaxes(fr.Ra, 1, 2)
     return w, np.concatenate([np.einsum("nij,nj->ni", RaT, wrench[:, :3]),
                               np.einsum("nij,nj->ni", RaT, wrench[:, 3:])], axis=1)
+
+
+def constraint_residual(cm, st, w: NDArray) -> float:
+    """``max |G w - target|`` of the joints' velocity constraints at ``st`` (translational rows divided
+    by the model size: rates [1/s])."""
+    if not cm.nj:
+        return 0.0
+    proj = node_projector(cm)
+    if proj.n == 0:
+        return 0.0
+    viol = body_rates(node_frames(cm, st), w)[proj.jj, proj.cc] - proj.target(cm, st.t)
+    return float(np.max(np.abs(np.where(proj.cc < 3, viol / cm.length_scale, viol))))
 
 
 def kinetic(cm, st, w: NDArray) -> float:
@@ -155,7 +170,8 @@ def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: 
     work = 0.5 * float(p @ (w_plus + w_minus))
     loss = -0.5 * P * (v_plus + v_minus)
     return ImpactOutcome(w_minus=w_minus, w_plus=w_plus, contacts=contacts, P=P, v_minus=v_minus, v_plus=v_plus, D=D,
-                         joint_impulse=lam, T_minus=T_minus, T_plus=T_plus, work=work, loss=loss)
+                         joint_impulse=lam, T_minus=T_minus, T_plus=T_plus, work=work, loss=loss,
+                         constraint_residual=constraint_residual(cm, st, w_plus))
 
 
 def after_impact(cm, st, w_plus: NDArray):

@@ -138,9 +138,12 @@ def newton_lcp(D: NDArray, q: NDArray) -> NDArray:
     return P
 
 
-def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: NDArray | None = None) -> ImpactOutcome:
+def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: NDArray | None = None,
+                 bias: NDArray | None = None) -> ImpactOutcome:
     """The impact at node ``st``: velocities ``w_minus (nv,)`` before, the contacts ``contacts (k,)`` with
-    rows ``J (k, nv)`` and restitution ``e (k,)``, a prescribed generalized impulse ``p (nv,)``."""
+    rows ``J (k, nv)`` and restitution ``e (k,)``, a prescribed generalized impulse ``p (nv,)``; ``bias
+    (k,)``: Newton's law shifted to ``v+ >= -e v- - bias`` (a resting contact's penetration closed over
+    one element, :mod:`flexmb.dynamics.impact.march`)."""
     p = np.zeros(cm.nv) if p is None else p
     contacts = np.asarray(contacts, dtype=np.int64)
     w0, lam0 = projected(cm, st, w_minus + node_velocities(cm, st, p))
@@ -149,7 +152,7 @@ def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: 
     D = np.zeros((len(contacts),) * 2)
     if len(contacts):
         D = delassus(cm, st, J, w0)
-        q = J @ w0 + e * v_minus
+        q = J @ w0 + e * v_minus + (0.0 if bias is None else bias)
         P = newton_lcp(D, q)
         y = D @ P + q
         scale = max(float(np.abs(v_minus).max()), float(np.abs(q).max()), 1e-300)

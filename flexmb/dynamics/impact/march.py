@@ -153,10 +153,14 @@ class EventMonitor:
             return  # nothing closed, nothing due
         out, _ = resolve(cm, _Open(cs, self.resting), st, w, p)
         if len(out.contacts) or p is not None:
+            rest = out.contacts[(out.v_plus < self._v_rest(run, out, w)) & (out.P > 0)] if len(out.contacts) else []
+            if len(rest):  # too slow to bounce again within a few elements: the impact is plastic, the contact rests
+                plastic = np.zeros(cs.m, bool)
+                plastic[rest] = True
+                out, _ = resolve(cm, _Open(cs, self.resting, plastic), st, w, p)
+                self.resting |= plastic
             self._record(run, out, st)
             w = out.w_plus
-            rest = out.contacts[(out.v_plus < self._v_rest(run, out)) & (out.P > 0)] if len(out.contacts) else []
-            self.resting[np.asarray(rest, dtype=np.int64)] = True
         if self.resting.any():
             w = self._hold(run, st, w)
         if w is not run.w:
@@ -164,16 +168,18 @@ class EventMonitor:
             run.w = w
             run.prev = None  # no extrapolation across the jump
 
-    def _v_rest(self, run, out) -> NDArray:
-        """``REST_STEPS |a_n| h`` per contact of ``out``: ``a_n`` from the last element's change of the
-        normal velocity before the impact."""
+    def _v_rest(self, run, out, w: NDArray) -> NDArray:
+        """``REST_STEPS |a_n| h`` per contact of ``out``: ``a_n`` the change of the normal velocity over the
+        last element, from its start to its end node's velocities ``w`` before the impact (not the normal
+        velocities of later rounds, which jumped: the cradle's spheres)."""
         if run.prev is None or not len(out.contacts):
             return np.zeros(len(out.contacts))
         cm = run.cm
         prev = run.prev
         _, J = self.cs.normal_rows(cm, prev.start, out.contacts)
         v_start = J @ node_velocity(cm, prev.start)
-        a = np.abs(out.v_minus - v_start) / prev.h
+        _, J = self.cs.normal_rows(cm, run.st, out.contacts)
+        a = np.abs(J @ w - v_start) / prev.h
         return REST_STEPS * a * run.h
 
     def _hold(self, run, st, w: NDArray) -> NDArray:
@@ -242,11 +248,12 @@ class EventMonitor:
 
 class _Open:
     """The contact set seen by :func:`resolve` with the resting contacts left out (they are held by
-    :meth:`EventMonitor._hold`)."""
+    :meth:`EventMonitor._hold`) and the ``plastic`` ones with e = 0."""
 
-    def __init__(self, cs: ContactSet, resting: NDArray):
+    def __init__(self, cs: ContactSet, resting: NDArray, plastic: NDArray | None = None):
         self._cs, self._resting = cs, resting
-        self.m, self.e, self.names = cs.m, np.where(resting, 0.0, cs.e), cs.names
+        self.m, self.names = cs.m, cs.names
+        self.e = cs.e if plastic is None else np.where(plastic, 0.0, cs.e)
 
     def normal_rows(self, cm, st, idx=None):
         g, J = self._cs.normal_rows(cm, st, idx)

@@ -51,6 +51,16 @@ def test_prescribed_impulse_lands_on_its_time():
     assert sol.meta["energy_balance"] < 1e-12  # the impulse's work 1/2 m v^2 counted
 
 
+def test_impulse_just_after_a_node_stretches_the_element():
+    """An impulse 5e-7 s after the node at 0.31 s (h = 0.01 s) stretches that element instead of leaving a
+    sliver of 5e-7 s (on which Newton stalls)."""
+    ball = fm.RigidBody("ball", mass=2.0, inertia=np.full(3, 1e-2), position=(0, 0, 0))
+    sol = fm.simulate(fm.Model([ball], impulses=[fm.Impulse("ball", (3.0, 0, 0), time=0.3100005)]), 0.5, 0.01)
+    assert sol.stats["h"].min() > 0.0099
+    assert sol.events[0]["t"] == pytest.approx(0.3100005, abs=1e-12)
+    assert sol.body("ball").position[-1, 0] == pytest.approx(1.5 * (0.5 - 0.3100005), rel=1e-10)
+
+
 def test_ball_resting_from_the_start_stays_on_the_floor():
     model = ball_model(h0=0.0)
     sol = fm.simulate(model, 0.5, 0.01)

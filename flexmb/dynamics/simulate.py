@@ -111,6 +111,11 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         Times [s] (strictly increasing, within ``[t0, t_end]``) at which to return the results,
         interpolated to order 4 from the nodes (:meth:`Solution.at`); by default the nodes.
 
+    A model with contacts or impulses (``Model(contacts=, impulses=)``) marches with events
+    (:mod:`flexmb.dynamics.impact.march`): elements end at impulse times and where a contact closes,
+    the impacts are solved at those nodes (recorded before the jump, listed in ``Solution.events``);
+    fixed steps only.
+
     Returns
     -------
     Solution

@@ -43,6 +43,9 @@ from flexmb.errors import ConvergenceError, ModelError
 
 #: a rebound slower than REST_STEPS x |normal acceleration| x h makes the contact resting
 REST_STEPS = 2.0
+#: an element is stretched by up to this fraction to land on an impulse (as simulate's SLIVER: Newton stalls
+#: on sliver elements)
+STRETCH = 1e-3
 #: extra element solves allowed to locate one event
 MAX_LOCATE = 40
 #: event record columns (one row per contact and impact)
@@ -84,7 +87,8 @@ class EventMonitor:
         self._node(run, impulses_only=True)  # impulses due at the start (t0)
         st = run.st
         h = run.next_h()
-        due = ~self.applied & (self.imps.t > st.t + tol_t) & (self.imps.t < st.t + h - tol_t)
+        # an impulse up to STRETCH x h beyond the element's end stretches it (no sliver element after it)
+        due = ~self.applied & (self.imps.t > st.t + tol_t) & (self.imps.t < st.t + h * (1.0 + STRETCH) - tol_t)
         if due.any():
             h = float(self.imps.t[due].min() - st.t)
         out = run.solve_element(st, h, run.w, run.prev)

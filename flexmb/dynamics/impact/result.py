@@ -46,15 +46,16 @@ class ImpactResult:
     energy_lost: float
     work: float
     rounds: int
-    _positions: dict
-    _rotations: dict
+    #: ``{body: (3,)}`` the body frame origins and ``{body: (3, 3)}`` rotations at the impact
+    position: dict
+    rotation: dict
 
     def point_velocity(self, body: str, point, after: bool = True) -> NDArray:
         """Velocity ``(3,)`` of the body-frame point ``point`` (relative to the body's reference point,
         rigid motion of the body frame) after (or before) the impact."""
         v = (self.velocity_after if after else self.velocity_before)[body]
         om = (self.angular_velocity_after if after else self.angular_velocity_before)[body]
-        return v + np.cross(om, self._rotations[body] @ np.asarray(point, dtype=float))
+        return v + np.cross(om, self.rotation[body] @ np.asarray(point, dtype=float))
 
 
 def _body_outputs(rec, cm, st):
@@ -93,4 +94,4 @@ def impact(model, t0: float = 0.0) -> ImpactResult:
         contact_impulse={cs.names[k]: float(P) for k, P in zip(out.contacts, out.P)}, rounds=rounds,
         joint_impulse={n: (out.joint_impulse[j, :3].copy(), out.joint_impulse[j, 3:].copy()) for j, n in enumerate(names)},
         kinetic_energy_before=out.T_minus, kinetic_energy_after=out.T_plus, energy_lost=out.energy_lost, work=out.work,
-        _positions=pos, _rotations=rotm)
+        position=pos, rotation=rotm)

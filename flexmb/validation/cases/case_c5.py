@@ -54,7 +54,7 @@ def panel_model() -> fm.Model:
 def momenta(r, after: bool):
     v = r.velocity_after if after else r.velocity_before
     w = r.angular_velocity_after if after else r.angular_velocity_before
-    pos = r._positions
+    pos = r.position
     m = {"base": MB, "panel": M}
     J = {"base": JB, "panel": M * L ** 2 / 12.0}
     p = sum(m[n] * v[n] for n in m)
@@ -67,7 +67,7 @@ def run(ctx):
     r = fm.impact(panel_model())
     p0, H0, G = momenta(r, False)
     p1, H1, _ = momenta(r, True)
-    pos = r._positions
+    pos = r.position
     IG = JB + MB * np.sum((pos["base"] - G)[:2] ** 2) + M * L ** 2 / 12.0 + M * np.sum((pos["panel"] - G)[:2] ** 2)
     w_exact = H0 / IG
     metrics = [

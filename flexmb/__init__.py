@@ -31,6 +31,10 @@ from flexmb.reexport import lazy_attributes as _lazy_attributes
 # `fm.Model` work as before.  name -> module that defines it
 _LAZY: dict[str, str] = {
     "GROUND": "flexmb.model",
+    "Contact": "flexmb.model",
+    "Impulse": "flexmb.model",
+    "impact": "flexmb.dynamics.impact.result",
+    "ImpactResult": "flexmb.dynamics.impact.result",
     "Cylindrical": "flexmb.model",
     "Fixed": "flexmb.model",
     "Frame": "flexmb.model",

@@ -21,7 +21,7 @@ def load(name: str):
 def test_every_example_is_tested_and_listed():
     scripts = sorted(p.stem for p in EXAMPLES.glob("*.py"))
     assert scripts == ["bipendulum", "bricard", "chain15", "flexible_slider_crank", "fourbar", "linear_analysis",
-                       "nfourbar", "pendulum", "sweep_pendulum", "sweep_slider_crank"], "add a test here for a new example"
+                       "nfourbar", "pendulum", "struck_chain", "sweep_pendulum", "sweep_slider_crank"], "add a test here for a new example"
     readme = (EXAMPLES / "README.md").read_text()
     assert all(f"`{s}.py`" in readme for s in scripts)
 
@@ -127,3 +127,12 @@ def test_linear_analysis_frequencies():
     assert abs(out["f1"] / out["f_rigid"] - 1) < 5e-3 and out["f2"] > 10 * out["f1"]
     assert abs(out["dc_tip"] / out["dc_rigid"] - 1) < 1e-2
     assert abs(out["lambda6"] / 7.3604 - 1) < 5e-3
+
+
+def test_struck_chain_rebound_matches_the_apparent_mass():
+    """The ball's rebound off the hanging chain: P = (1 + e) v / (1/m_b + K) with K from the chain's
+    reduced mass matrix at the struck height (examples/struck_chain.py); the energy balance holds."""
+    r = load("struck_chain").main(t_end=0.1)
+    assert r["impulse"] == pytest.approx(r["impulse_closed_form"], rel=1e-10)
+    assert r["ball_velocity_after"] == pytest.approx(r["ball_velocity_closed_form"], rel=1e-10)
+    assert r["energy_balance"] < 1e-6

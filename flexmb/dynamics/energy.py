@@ -23,7 +23,7 @@ def is_conservative(cm: CompiledModel) -> bool:
     springs only (no damping, no drives, no point forces or torques, which may depend on time or
     state and whose work ``potential_energy`` does not account for)."""
     springs = cm.forces.springs
-    return (not cm.jnt_drives and not cm.forces.loads and not np.any(cm.jnt_c)
+    return (not cm.model.contacts and not cm.model.impulses and not cm.jnt_drives and not cm.forces.loads and not np.any(cm.jnt_c)
             and (springs is None or not np.any(springs.c)))
 
 

@@ -111,6 +111,11 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         Times [s] (strictly increasing, within ``[t0, t_end]``) at which to return the results,
         interpolated to order 4 from the nodes (:meth:`Solution.at`); by default the nodes.
 
+    A model with contacts or impulses (``Model(contacts=, impulses=)``) marches with events
+    (:mod:`flexmb.dynamics.impact.march`): elements end at impulse times and where a contact closes,
+    the impacts are solved at those nodes (recorded before the jump, listed in ``Solution.events``);
+    fixed steps only.
+
     Returns
     -------
     Solution
@@ -141,6 +146,10 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         if rtol is not None:
             run.tolerances = (rtol, atol if atol is not None else rtol * run.cm.length_scale)
             run.control = StepControl(run, *run.tolerances, t_eval=t_eval, estimator=options.step_error)
+        if model.contacts or model.impulses:  # events in the march (flexmb/dynamics/impact/march.py)
+            from flexmb.dynamics.impact.march import EventMonitor
+
+            run.events = EventMonitor(run)
     sol = run.go(show_progress=show_progress, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                  on_step=on_step)
     return sol if t_eval is None else sol.at(t_eval)
@@ -212,6 +221,8 @@ class Run:
         self.control = None
         #: lever length of each body [m] (error measure of rotations)
         self.lever = body_lengths(self.cm)
+        #: contacts and impulses (flexmb.dynamics.impact.march.EventMonitor), None without them
+        self.events = None
 
     @classmethod
     def start(cls, model, t_end, h, p, t0, options) -> "Run":
@@ -235,14 +246,19 @@ class Run:
         one error-controlled step (:mod:`flexmb.dynamics.variants.step_control`)."""
         if self.control is not None:
             return self.control.step(self)
+        if self.events is not None:  # contacts and impulses: events located (flexmb/dynamics/impact/march.py)
+            return self.events.step(self)
+        out = self.solve_element(self.st, self.next_h(), self.w, self.prev)  # predict -> solve -> end values
+        self.commit(out, self.h)  # record -> node projection -> Newton's scales -> dropped equations
+
+    def next_h(self) -> float:
+        """The next fixed-step element's length [s]."""
         rest = self.t_end - self.st.t
         # the last element takes what is left when that is at most SLIVER longer than h: node times are
         # sums of h whose round-off (1e-7 s after 240,000 steps of 0.0987 s) would leave a sliver element
         # of 1e-7 s at the end, on which Newton stalls (its multipliers of 1 / h)
         # (a remainder within done()'s tolerance is skipped as before: the element is then exactly h)
-        h_el = rest if rest - self.h > self._end_tol() and rest <= self.h * (1.0 + SLIVER) else min(self.h, rest)
-        out = self.solve_element(self.st, h_el, self.w, self.prev)  # predict -> solve -> end values
-        self.commit(out, self.h)  # record -> node projection -> Newton's scales -> dropped equations
+        return rest if rest - self.h > self._end_tol() and rest <= self.h * (1.0 + SLIVER) else min(self.h, rest)
 
     def solve_element(self, st: ElementStart, h: float, w: NDArray, prev: ElementPiece | None) -> ElementOutcome:
         """Predict, solve and end values of the element of length ``h`` from ``st`` (halved when Newton
@@ -414,8 +430,12 @@ class Run:
         rec = self.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe), model_energy(self)))
         meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
+        if self.events is not None:
+            meta.update(self.events.meta(self.events.cs.names))
         with reaction_set(cm):  # the full constraint set after a re-selection
             sol = rec.solution(meta)
+        if self.events is not None:  # the impacts (Solution.events)
+            sol.extra.update(self.events.arrays(cm))
         return add_least_norm(cm, sol, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs
 
 

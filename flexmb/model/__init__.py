@@ -7,6 +7,8 @@ labels). The public names are re-exported here (``from flexmb.model import Model
 """
 from __future__ import annotations
 
+from flexmb.model.contacts import Contact as Contact
+from flexmb.model.contacts import Impulse as Impulse
 from flexmb.model.flexible import FlexibleBody as FlexibleBody
 from flexmb.model.forces import Gravity as Gravity
 from flexmb.model.forces import PointForce as PointForce
@@ -25,6 +27,6 @@ from flexmb.model.model import RigidBody as RigidBody
 from flexmb.model.model import Spherical as Spherical
 from flexmb.model.model import Universal as Universal
 
-__all__ = ["GROUND", "Cylindrical", "Fixed", "FlexibleBody", "Frame", "Gravity", "Joint", "Model", "Planar",
+__all__ = ["GROUND", "Contact", "Cylindrical", "Fixed", "FlexibleBody", "Frame", "Gravity", "Impulse", "Joint", "Model", "Planar",
            "PointForce", "PointTorque", "Prismatic", "Revolute", "RigidBody", "Spherical", "SpringDamper",
            "Universal"]

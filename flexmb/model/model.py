@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from flexmb.model.contacts import check_impulsive
 from flexmb.model.checks import DriveFunction, _shown, body_name as _body_name, number, vec3 as _vec3
 from flexmb.model.forces import FORCE_TYPES, Gravity, PointForce, PointTorque, SpringDamper
 from flexmb.errors import ModelError
@@ -383,7 +384,8 @@ def _sequence(owner: str, key: str, value: Any, what: str) -> tuple:
 @dataclass(frozen=True)
 class Model:
     """An immutable multibody model: ``bodies``, ``joints`` and ``forces``; ``units`` labels the
-    consistent unit system of the input (default ``"SI"``; nothing is converted).
+    consistent unit system of the input (default ``"SI"``; nothing is converted); ``contacts`` and
+    ``impulses``: unilateral contacts and prescribed impulses (:mod:`flexmb.model.contacts`).
 
     Validation at construction: element types, unique names, joints and forces referring to known
     bodies, ``assembly_tol`` finite and > 0; force elements given with ``point_frame="inertial"``
@@ -399,6 +401,9 @@ class Model:
     #: label of the consistent unit system of the input (e.g. "SI", "ft-slug-s"); flexmb never
     #: converts, the label only reaches the results (``Solution.meta["units"]``) and plot axes
     units: str = "SI"
+    #: unilateral contacts and prescribed impulses (:mod:`flexmb.model.contacts`)
+    contacts: Sequence[Any] = ()
+    impulses: Sequence[Any] = ()
 
     def __post_init__(self):
         object.__setattr__(self, "bodies", _sequence("Model", "bodies", self.bodies, "RigidBody"))
@@ -448,6 +453,9 @@ class Model:
                 if b is not None:
                     check_site(self, type(f).__name__, side, b, joint=False)
         object.__setattr__(self, "forces", tuple(self._in_body_frames(f) for f in self.forces))
+        contacts, impulses = check_impulsive(self, self.contacts, self.impulses)  # flexmb/model/contacts.py
+        object.__setattr__(self, "contacts", contacts)
+        object.__setattr__(self, "impulses", impulses)
 
     def _in_body_frames(self, f: Any) -> Any:
         """Force elements with ``point_frame="inertial"`` converted to body-frame points (t = 0 pose)."""

@@ -279,6 +279,12 @@ class Solution(EnergyFields):
 
     # ------------------------------------------------------------------ sizes and derived values
     @property
+    def events(self) -> list:
+        """The impacts of a run with contacts or impulses (:func:`flexmb.results.events.event_list`)."""
+        from flexmb.results.events import event_list
+        return event_list(self)
+
+    @property
     def nt(self) -> int:
         """Number of time nodes."""
         return self.t.size

@@ -87,6 +87,8 @@ def engine_state(run) -> dict:
         ex["ckpt/solver_q"] = np.asarray(q)
     if getattr(run, "control", None) is not None:  # error-controlled steps (flexmb.dynamics.variants.step_control)
         ex.update({f"ckpt/control/{k}": v for k, v in run.control.state().items()})
+    if getattr(run, "events", None) is not None:  # contacts and impulses: the event state, its own record
+        ex.update({f"ckpt/events/{k}": v for k, v in run.events.state(run).items()})
     ex["ckpt/counters"] = np.array([run.n_el, run.wall, run.fac_time, run.system.t_eval, run.system.n_eval], dtype=float)
     for name in run.rec.REPLACED:  # the recorder's running values (energy audit), stored whole
         ex[f"ckpt/rec/{name}"] = np.asarray(getattr(run.rec, name), dtype=float)
@@ -297,6 +299,11 @@ def restore(run, ex: dict, stored: Stored) -> None:
     # body-type node outputs (flexible bodies: modal coordinates, interface motion)
     body = (("modal/", "modal_rate/", "interface/"), 0) if stored.old_format else (("ckpt/body/",), len("ckpt/body/"))
     run.rec.body_extra = {k[body[1]:]: list(np.array(v)) for k, v in ex.items() if k.startswith(body[0])}
+    if "ckpt/events/resting" in ex:  # contacts and impulses (flexmb.dynamics.impact.march)
+        from flexmb.dynamics.impact.march import EventMonitor
+
+        run.events = EventMonitor(run, check=False)
+        run.events.restore(run, {k[len("ckpt/events/"):]: v for k, v in ex.items() if k.startswith("ckpt/events/")})
     n_el, run.wall, run.fac_time, run.system.t_eval, n_eval = np.array(ex["ckpt/counters"]).tolist()
     run.n_el, run.system.n_eval = int(n_el), int(n_eval)
     if "ckpt/singular_t" in ex:  # elements accepted at a (nearly) singular matrix (meta['singular_elements'])

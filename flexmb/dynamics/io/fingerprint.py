@@ -128,6 +128,13 @@ def fingerprint(cm) -> dict:
             if name == "free_length":  # as used: measured at t0 when left open
                 value = float(cm.forces.springs.L0[next(springs)])
             params[f"{key} {name}"] = value_text(value)
+    for c in getattr(model, "contacts", ()):  # contacts and impulses (flexmb.model.contacts)
+        structure[f"contact {c.name!r}"] = f"{c.kind} {c.body_a!r} -> {c.body_b!r}"
+        for name in _fields(c, ("name", "body_a", "body_b", "kind")):
+            params[f"contact {c.name!r} {name}"] = value_text(getattr(c, name))
+    for k, imp in enumerate(getattr(model, "impulses", ())):
+        for name in _fields(imp, ()):
+            params[f"impulse #{k} {name}"] = value_text(getattr(imp, name))
     return {"version": VERSION, "structure": structure, "parameters": params}
 
 

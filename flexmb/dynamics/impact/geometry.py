@@ -1,0 +1,132 @@
+"""Where contacts and prescribed impulses sit on the bodies, and how they see the body velocities.
+
+Both are attachments (:class:`~flexmb.dynamics.elements.attachments.AttachmentSet`, the one bridge
+between bodies and the elements acting on them, any body type): a contact's side is attached at its
+plane's point or sphere's centre (on a flexible body: the interface point, moving with the modes),
+an impulse at its point.  At a node the attachments give ``x (m, 3)``, ``R (m, 3, 3)`` and the
+velocity maps ``nu = (v, omega) = B w[cols]`` (inertial components).
+
+Contact ``k`` (``m`` contacts), unit normal ``n_k`` from side a to side b:
+
+* sphere/point - plane: ``n = R_a n_a``, ``g = n . (x_b - x_a) - r_b``, the contact point
+  ``c = x_b - r_b n``;
+* sphere - sphere: ``n = (x_b - x_a) / |x_b - x_a|``, ``g = |x_b - x_a| - r_a - r_b``, ``c = x_a + r_a n``.
+
+The normal velocity is ``v_n = n . (v_b + omega_b x l_b - v_a - omega_a x l_a) = J_k w`` with the
+levers ``l = c - x`` of each side; the row ``J_k (nv,)`` is ``B_b^T (n, l_b x n)`` on b's columns minus
+``B_a^T (n, l_a x n)`` on a's, and ``J^T P`` is the generalized impulse of normal impulses ``P (m,)``
+(equal and opposite forces ``P n`` on b and ``-P n`` on a at the contact point).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb.dynamics.elements.attachments import AttachmentSet
+from flexmb.model.flexible import site_frame
+from flexmb.model.frames import Frame
+
+#: kind codes of the compiled contacts
+PLANE, SPHERES = 0, 1
+
+
+def _attachments(cm, sides, points) -> AttachmentSet:
+    """An :class:`AttachmentSet` at ``points`` (body frames; the ground: inertial) of ``sides`` (body
+    names, ``(body, interface)`` or ``"ground"``), the interface sides at their interface point."""
+    model = cm.model
+    body, pts, sites = [], [], []
+    for side, p in zip(sides, points):
+        i = model.body_index(side)
+        body.append(cm.nb if i < 0 else i)
+        fr = site_frame(model, side, Frame(p))
+        pts.append(fr.origin)
+        sites.append(fr.site)
+    has_site = any(s is not None for s in sites)
+    return AttachmentSet(cm, np.array(body, dtype=np.int64), np.array(pts).reshape(-1, 3), None,
+                         sites if has_site else None)
+
+
+def rows(cm, B: NDArray, cols: NDArray, width: NDArray, wrench: NDArray) -> NDArray:
+    """``(m, nv)``: row ``k`` is ``B_k^T wrench_k`` on its body's columns (zero on the ground): the
+    generalized force of a wrench ``(m, 6)`` (force; moment at the attachment; inertial) and, read as
+    a row, the rate ``wrench_k . nu_k`` of the attachment's velocity."""
+    m = wrench.shape[0]
+    out = np.zeros((m, cm.nv))
+    if m == 0:
+        return out
+    g = np.einsum("kic,ki->kc", B, wrench)  # (m, cw)
+    used = np.arange(B.shape[2])[None, :] < width[:, None]
+    k = np.broadcast_to(np.arange(m)[:, None], used.shape)
+    np.add.at(out, (k[used], cols[used]), g[used])
+    return out
+
+
+class ContactSet:
+    """The model's contacts compiled: both sides' attachments, kinds, radii, plane normals in side
+    a's frame ``normal_a (m, 3)``, restitution ``e (m,)``, names."""
+
+    def __init__(self, cm):
+        contacts = cm.model.contacts
+        self.m = len(contacts)
+        self.names = tuple(c.name for c in contacts)
+        self.kind = np.array([PLANE if c.plane else SPHERES for c in contacts], dtype=np.int64)
+        self.r_a = np.array([c.radius_a for c in contacts], dtype=float)
+        self.r_b = np.array([c.radius for c in contacts], dtype=float)
+        self.normal_a = np.array([c.normal for c in contacts], dtype=float).reshape(-1, 3)
+        self.e = np.array([c.restitution for c in contacts], dtype=float)
+        if self.m:
+            self.att_a = _attachments(cm, [c.body_a for c in contacts], [c.point_a for c in contacts])
+            self.att_b = _attachments(cm, [c.body_b for c in contacts], [c.point_b for c in contacts])
+
+    def geometry(self, cm, st):
+        """At node ``st``: gaps ``g (m,)`` [m], unit normals ``n (m, 3)``, the frames of both sides
+        ``(x, R, B, cols, width)`` and the levers ``l_a, l_b (m, 3)`` to the contact point."""
+        xa, Ra, Ba, ca, wa = self.att_a.node_frames(cm, st)
+        xb, Rb, Bb, cb, wb = self.att_b.node_frames(cm, st)
+        d = xb - xa
+        dist = np.linalg.norm(d, axis=1)
+        plane = self.kind == PLANE
+        n = np.where(plane[:, None], np.einsum("kij,kj->ki", Ra, self.normal_a),
+                     d / np.where(dist > 0, dist, 1.0)[:, None])
+        g = np.where(plane, np.einsum("ki,ki->k", n, d) - self.r_b, dist - self.r_a - self.r_b)
+        c = xb - self.r_b[:, None] * n  # the contact point (on the plane / between the spheres)
+        return g, n, (xa, Ra, Ba, ca, wa), (xb, Rb, Bb, cb, wb), c - xa, c - xb
+
+    def normal_rows(self, cm, st, idx: NDArray | None = None):
+        """``(g, J)``: the gaps ``(m,)`` and the normal-velocity rows ``J (k, nv)`` of the contacts ``idx``
+        (all when None)."""
+        g, n, fa, fb, la, lb = self.geometry(cm, st)
+        idx = np.arange(self.m) if idx is None else np.asarray(idx, dtype=np.int64)
+        n, la, lb = n[idx], la[idx], lb[idx]
+        Ja = rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([n, np.cross(la, n)], axis=1))
+        Jb = rows(cm, fb[2][idx], fb[3][idx], fb[4][idx], np.concatenate([n, np.cross(lb, n)], axis=1))
+        return g, Jb - Ja
+
+
+class ImpulseSet:
+    """The model's prescribed impulses compiled: their attachments, times ``t (m,)``, wrenches in
+    their given components ``(m, 6)`` and whether those are body components ``body (m,)``."""
+
+    def __init__(self, cm):
+        imp = cm.model.impulses
+        self.m = len(imp)
+        self.t = np.array([i.time for i in imp], dtype=float)
+        self.wrench = np.array([np.r_[i.impulse, i.couple] for i in imp], dtype=float).reshape(-1, 6)
+        self.body = np.array([i.frame == "body" for i in imp], dtype=bool)
+        self.names = tuple(i.name or f"impulse #{k}" for k, i in enumerate(imp))
+        if self.m:
+            self.att = _attachments(cm, [i.body for i in imp], [i.point for i in imp])
+
+    def generalized(self, cm, st, idx: NDArray) -> NDArray:
+        """The generalized impulse ``(nv,)`` of the impulses ``idx`` at node ``st``."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if not idx.size:
+            return np.zeros(cm.nv)
+        x, R, B, cols, width = self.att.node_frames(cm, st)
+        W = self.wrench[idx].copy()
+        turn = self.body[idx]
+        if turn.any():
+            Rk = R[idx][turn]
+            W[turn, :3] = np.einsum("kij,kj->ki", Rk, W[turn, :3])
+            W[turn, 3:] = np.einsum("kij,kj->ki", Rk, W[turn, 3:])
+        return rows(cm, B[idx], cols[idx], width[idx], W).sum(axis=0)

@@ -1,0 +1,286 @@
+"""Events in the march: contacts monitored during ``simulate``, impacts located and solved, prescribed
+impulses at their times, persistent contacts.  The event state is one object (:class:`EventMonitor`,
+``Run.events``), saved by the checkpoint as its own record (:meth:`EventMonitor.state`).
+
+A step (:meth:`EventMonitor.step`, in place of the plain fixed step):
+
+1. the element is shortened to land on the next prescribed impulse's time;
+2. it is solved (:meth:`flexmb.dynamics.simulate.Run.solve_element`); when an open contact's gap at its
+   end is below ``-tol`` (:func:`~flexmb.dynamics.impact.events.gap_tol`) the event is *located*: the
+   element is re-solved from the same start with the length ``h*`` where the gap crosses zero, ``h*``
+   from the cubic Hermite interpolant of the gap between the bracket's ends (gap and gap rate ``J w``
+   at both, i.e. the element's end values), kept inside the bracket (bisection when the cubic's root
+   falls outside), until ``|g| <= tol`` (typically 1-3 extra element solves per event, counted in
+   ``meta["event_solves"]``);
+3. the shortened element is committed (its end node recorded with the velocities *before* the impact),
+   then the node's impacts are resolved (:func:`~flexmb.dynamics.impact.events.resolve`: the closed,
+   approaching contacts and the due impulses), the state jumps to ``pi = M w+`` and the march restarts
+   from it (no extrapolation across the jump);
+4. persistent contact (no Zeno chatter): when a contact's rebound speed after an impact is below
+   ``v_rest = REST_STEPS |a_n| h`` (``a_n`` its normal acceleration over the located element: the next
+   flight would last fewer than ``2 REST_STEPS`` elements; the remaining bounces of the geometric series
+   take at most ``2 v_rest / (|a_n| (1 - e))``), the contact becomes *resting*: the rebound is removed
+   (a plastic impact) and from then on, at every node, its normal velocity is held by the same impact
+   solve with the law ``v_n+ >= -g / h`` (``g <= 0``: the element's penetration, closed over the next
+   element: a bounded penetration ``|a_n| h^2 / 2``, no drift) and ``P >= 0``: a unilateral constraint
+   that pushes while it must and never pulls.  It opens when its gap at a node exceeds ``tol``.
+
+The impacts' energy (the contacts' loss and the prescribed impulses' work) enters the energy audit as
+work terms ("contact impacts", "prescribed impulses"), so that ``E - E0 - W`` stays the balance.
+Events are recorded per contact and impact (:meth:`EventMonitor.arrays`; ``Solution.events``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb.dynamics.impact.events import check_gaps, gap_tol, resolve
+from flexmb.dynamics.impact.geometry import ContactSet, ImpulseSet
+from flexmb.dynamics.impact.terms import impact_terms
+from flexmb.dynamics.impact.solve import after_impact, solve_impact
+from flexmb.dynamics.node.constraints import node_velocity
+from flexmb.errors import ConvergenceError, ModelError
+
+#: a rebound slower than REST_STEPS x |normal acceleration| x h makes the contact resting
+REST_STEPS = 2.0
+#: an element is stretched by up to this fraction to land on an impulse (as simulate's SLIVER: Newton stalls
+#: on sliver elements)
+STRETCH = 1e-3
+#: extra element solves allowed to locate one event
+MAX_LOCATE = 40
+#: event record columns (one row per contact and impact)
+EVENT_COLUMNS = ("t", "contact", "P", "P_t", "v_minus", "v_plus", "loss", "T_minus", "T_plus", "impact")
+
+
+class EventMonitor:
+    """The event state of a run: contacts ``cs`` and impulses ``imps`` (compiled), the resting contacts,
+    the impulses applied, the event rows and the joints' impulses per impact, the number of extra
+    element solves."""
+
+    def __init__(self, run, check: bool = True):
+        cm = run.cm
+        if run.control is not None:
+            raise ModelError("simulate: contacts and impulses need fixed steps (h); error-controlled steps (rtol/atol) "
+                             "do not stop at events yet: drop rtol/atol")
+        self.cs, self.imps = ContactSet(cm), ImpulseSet(cm)
+        self.resting = np.zeros(self.cs.m, bool)
+        self.applied = self.imps.t < run.t0 - 1e-12 * max(1.0, abs(run.t0))
+        if self.applied.any():
+            k = int(np.nonzero(self.applied)[0][0])
+            raise ModelError(f"Impulse {self.imps.names[k]!r}: time={self.imps.t[k]!r} is before the run's start "
+                             f"t0={run.t0!r}; give a time within [t0, t_end]")
+        self.rows: list = []
+        self.joint_rows: list = []
+        self.solves = 0
+        self.n_impacts = 0
+        self._geo = None
+        if check:  # (not on resume: a resting contact's penetration is part of the state)
+            check_gaps(cm, self.cs, run.st)
+        labels, _ = impact_terms(cm)
+        self.slot = {k: run.rec.audit_labels.index(k) for k in labels}
+
+    # ------------------------------------------------------------------ the step
+    def step(self, run) -> None:
+        cm = run.cm
+        st = run.st
+        tol_t = 1e-12 * max(1.0, abs(run.t_end))
+        self._node(run, impulses_only=True)  # impulses due at the start (t0)
+        st = run.st
+        h = run.next_h()
+        # an impulse up to STRETCH x h beyond the element's end stretches it (no sliver element after it)
+        due = ~self.applied & (self.imps.t > st.t + tol_t) & (self.imps.t < st.t + h * (1.0 + STRETCH) - tol_t)
+        if due.any():
+            h = float(self.imps.t[due].min() - st.t)
+        out = run.solve_element(st, h, run.w, run.prev)
+        if self.cs.m:
+            g0, g1 = self._gaps(cm, st), self._gaps(cm, out.end)
+            tol = gap_tol(cm)
+            starting = ~self.resting & (np.abs(g0) <= tol) & (g1 < -tol)
+            if starting.any():  # closed at the start, not approaching, pressed during the element: it rests
+                self.resting |= starting
+            cand = ~self.resting & (g0 > tol) & (g1 < -tol)
+            if cand.any():
+                out = self._locate(run, st, h, out, cand)
+        run.commit(out, run.h)
+        self._node(run)
+
+    def _gaps(self, cm, st) -> NDArray:
+        """The contacts' gaps at node ``st`` (the last node's kept: a step's end is the next one's start)."""
+        if self._geo is None or self._geo[0] is not st:
+            self._geo = (st, self.cs.geometry(cm, st)[0])
+        return self._geo[1]
+
+    def _locate(self, run, st, h: float, out, cand: NDArray):
+        """The element from ``st`` ending where the first of the contacts ``cand`` closes (module doc)."""
+        cm, cs = run.cm, self.cs
+        tol = gap_tol(cm)
+        idx = np.nonzero(cand)[0]
+
+        def data(node, w):
+            g, J = cs.normal_rows(cm, node, idx)
+            return g[idx], J @ w
+
+        lo, (glo, vlo) = 0.0, data(st, run.w)
+        hi, (ghi, vhi) = h, data(out.end, node_velocity(cm, out.end))
+        for _ in range(MAX_LOCATE):
+            s = _hermite_root(glo, vlo, ghi, vhi, hi - lo)
+            hm = lo + (s if s is not None and 1e-3 < s / (hi - lo) < 1 - 1e-3 else 0.5 * (hi - lo))
+            trial = run.solve_element(st, hm, run.w, run.prev)
+            self.solves += 1
+            gm, vm = data(trial.end, node_velocity(cm, trial.end))
+            if gm.min() < -tol:
+                hi, ghi, vhi = hm, gm, vm
+            elif gm.min() > tol:
+                lo, glo, vlo = hm, gm, vm
+            else:
+                return trial
+            if hi - lo <= 1e-14 * max(h, abs(st.t)):
+                break
+        k = idx[int(np.argmin(ghi))]
+        raise ConvergenceError(f"contact {cs.names[k]!r}: the impact in the element t = {st.t:.6g} .. {st.t + h:.6g} s "
+                               f"could not be located to the gap tolerance {tol:.3g} m (gap {ghi.min():.3g} m at "
+                               f"t = {st.t + hi:.9g} s, {glo.min():.3g} m at t = {st.t + lo:.9g} s); try a smaller h",
+                               time=st.t)
+
+    # ------------------------------------------------------------------ at a node
+    def _node(self, run, impulses_only: bool = False) -> None:
+        """Impacts at the run's node: the due impulses and the closed, approaching contacts (resolved,
+        recorded), then the resting contacts held."""
+        cm, cs, st = run.cm, self.cs, run.st
+        tol_t = 1e-12 * max(1.0, abs(run.t_end))
+        due = np.nonzero(~self.applied & (np.abs(self.imps.t - st.t) <= tol_t))[0]
+        p = self.imps.generalized(cm, st, due) if due.size else None
+        self.applied[due] = True
+        w = run.w
+        if p is None and (impulses_only or not self.cs.m or (not self.resting.any()
+                                                              and self._gaps(cm, st).min() > gap_tol(cm))):
+            return  # nothing closed, nothing due
+        out, _ = resolve(cm, _Open(cs, self.resting), st, w, p)
+        if len(out.contacts) or p is not None:
+            rest = out.contacts[(out.v_plus < self._v_rest(run, out, w)) & (out.P > 0)] if len(out.contacts) else []
+            if len(rest):  # too slow to bounce again within a few elements: the impact is plastic, the contact rests
+                plastic = np.zeros(cs.m, bool)
+                plastic[rest] = True
+                out, _ = resolve(cm, _Open(cs, self.resting, plastic), st, w, p)
+                self.resting |= plastic
+            self._record(run, out, st)
+            w = out.w_plus
+        if self.resting.any():
+            w = self._hold(run, st, w)
+        if w is not run.w:
+            run.st = after_impact(cm, st, w)
+            run.w = w
+            run.prev = None  # no extrapolation across the jump
+
+    def _v_rest(self, run, out, w: NDArray) -> NDArray:
+        """``REST_STEPS |a_n| h`` per contact of ``out``: ``a_n`` the change of the normal velocity over the
+        last element, from its start to its end node's velocities ``w`` before the impact (not the normal
+        velocities of later rounds, which jumped: the cradle's spheres)."""
+        if run.prev is None or not len(out.contacts):
+            return np.zeros(len(out.contacts))
+        cm = run.cm
+        prev = run.prev
+        _, J = self.cs.normal_rows(cm, prev.start, out.contacts)
+        v_start = J @ node_velocity(cm, prev.start)
+        _, J = self.cs.normal_rows(cm, run.st, out.contacts)
+        a = np.abs(J @ w - v_start) / prev.h
+        return REST_STEPS * a * run.h
+
+    def _hold(self, run, st, w: NDArray) -> NDArray:
+        """The resting contacts at node ``st``: opened where the gap exceeds ``tol``; the others held by
+        the impact solve with ``v_n+ >= -g / h``, ``P >= 0``."""
+        cm, cs = run.cm, self.cs
+        g, J = cs.normal_rows(cm, st)
+        self.resting &= g <= gap_tol(cm)
+        idx = np.nonzero(self.resting)[0]
+        if not idx.size:
+            return w
+        bias = np.minimum(g[idx], 0.0) / run.h
+        if np.all(J[idx] @ w + bias >= 0.0):
+            return w
+        out = solve_impact(cm, st, w, idx, J[idx], np.zeros(idx.size), None, bias=bias)
+        self._add_work(run, "contact impacts", -out.energy_lost)
+        return out.w_plus
+
+    # ------------------------------------------------------------------ records
+    def _record(self, run, out, st) -> None:
+        self.n_impacts += 1
+        for k, P, vm, vp, loss in zip(out.contacts, out.P, out.v_minus, out.v_plus, out.loss):
+            self.rows.append([st.t, float(k), P, 0.0, vm, vp, loss, out.T_minus, out.T_plus, float(self.n_impacts)])
+        if not len(out.contacts):  # a prescribed impulse alone
+            self.rows.append([st.t, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, out.T_minus, out.T_plus, float(self.n_impacts)])
+        self.joint_rows.append(np.asarray(out.joint_impulse, dtype=float).reshape(run.cm.nj, 6))
+        if len(out.contacts):
+            self._add_work(run, "contact impacts", -out.energy_lost)
+        if out.work:
+            self._add_work(run, "prescribed impulses", out.work)
+
+    def _add_work(self, run, label: str, value: float) -> None:
+        """The impact's energy as work since the last node (the recorder adds it to the next node)."""
+        vec = np.zeros(len(run.rec.audit_labels))
+        vec[self.slot[label]] = value
+        run.rec.add_work(vec)
+
+    def arrays(self, cm) -> dict:
+        """``Solution.extra`` arrays: ``events/table (n, 10)`` (:data:`EVENT_COLUMNS`), ``events/joint_impulse
+        (n_impacts, nj, 6)``."""
+        table = np.array(self.rows, dtype=float).reshape(-1, len(EVENT_COLUMNS))
+        joints = np.array(self.joint_rows, dtype=float).reshape(len(self.joint_rows), cm.nj, 6)
+        return {"events/table": table, "events/joint_impulse": joints}
+
+    def meta(self, names) -> dict:
+        return {"impacts": self.n_impacts, "event_solves": self.solves, "contact_names": list(names),
+                "resting_contacts": [n for n, r in zip(names, self.resting) if r]}
+
+    def state(self, run) -> dict:
+        """Checkpoint record (``ckpt/events/...``), with the recorder's pending impact work."""
+        out = {"resting": self.resting.copy(), "applied": self.applied.copy(),
+               "counters": np.array([self.solves, self.n_impacts], dtype=float), **self.arrays(run.cm)}
+        if run.rec._pending is not None:  # noqa: SLF001 (the impact work not yet at a node: part of the state)
+            out["pending"] = np.asarray(run.rec._pending, dtype=float)
+        return out
+
+    def restore(self, run, ex: dict) -> None:
+        self.resting = np.array(ex["resting"], dtype=bool)
+        self.applied = np.array(ex["applied"], dtype=bool)
+        self.solves, self.n_impacts = (int(v) for v in np.array(ex["counters"]))
+        self.rows = [list(r) for r in np.array(ex["events/table"])]
+        self.joint_rows = list(np.array(ex["events/joint_impulse"], dtype=float))
+        if "pending" in ex:
+            run.rec._pending = np.array(ex["pending"], dtype=float)  # noqa: SLF001 (see state)
+
+
+class _Open:
+    """The contact set seen by :func:`resolve` with the resting contacts left out (they are held by
+    :meth:`EventMonitor._hold`) and the ``plastic`` ones with e = 0."""
+
+    def __init__(self, cs: ContactSet, resting: NDArray, plastic: NDArray | None = None):
+        self._cs, self._resting = cs, resting
+        self.m, self.names = cs.m, cs.names
+        self.e = cs.e if plastic is None else np.where(plastic, 0.0, cs.e)
+
+    def normal_rows(self, cm, st, idx=None):
+        g, J = self._cs.normal_rows(cm, st, idx)
+        return np.where(self._resting, np.inf, g), J
+
+    def geometry(self, cm, st):
+        return self._cs.geometry(cm, st)
+
+
+def _hermite_root(g0, v0, g1, v1, h: float) -> float | None:
+    """The first root in ``(0, h)`` of the cubic Hermite interpolants of the gaps (``g``, rates ``v`` at
+    both ends; arrays over contacts), the smallest over the contacts; None when none has one."""
+    best = None
+    for a0, b0, a1, b1 in zip(np.atleast_1d(g0), np.atleast_1d(v0), np.atleast_1d(g1), np.atleast_1d(v1)):
+        # g(s) = a0 H00 + h b0 H10 + a1 H01 + h b1 H11, s in [0, 1]
+        c3 = 2 * a0 + h * b0 - 2 * a1 + h * b1
+        c2 = -3 * a0 - 2 * h * b0 + 3 * a1 - h * b1
+        c1 = h * b0
+        c0 = a0
+        r = np.roots([c3, c2, c1, c0]) if abs(c3) > 0 else np.roots([c2, c1, c0])
+        r = r[np.isreal(r)].real
+        r = r[(r > 0) & (r < 1)]
+        if r.size:
+            s = float(r.min()) * h
+            best = s if best is None else min(best, s)
+    return best

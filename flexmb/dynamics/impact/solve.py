@@ -1,0 +1,190 @@
+"""The impact solve at frozen positions: the impulse-momentum balance of the whole constrained system.
+
+With the body velocities ``w- (nv,)`` before the impact (on the joints' velocity constraints), the
+generalized mass ``M`` (every body type's, the modal block of flexible bodies included), the joints'
+velocity constraints ``G w = target`` (:mod:`flexmb.dynamics.node.projection`: the rows of the node
+projection), the contacts' normal-velocity rows ``J (m, nv)`` (:mod:`.geometry`) and a prescribed
+generalized impulse ``p (nv,)``::
+
+    M (w+ - w-) = p + J^T P + G^T Lambda,     G w+ = target,
+    v+ = J w+ >= -e v-,   P >= 0,   P . (v+ + e v-) = 0    (Newton's law, per contact)
+
+with ``v- = J w-``.  The joints' impulses ``Lambda`` are eliminated by the node projection
+``w = Pi(w2)``: ``Pi(w2) = w2 - M^-1 G^T mu``, ``(G M^-1 G^T) mu = G w2 - target`` (one
+implementation: :meth:`~flexmb.dynamics.node.projection.NodeProjector.project`), so that
+``w+ = Pi(w- + M^-1 (p + J^T P))`` and the contacts see ``v+ = v0 + D P`` with ``v0 = J Pi(w- + M^-1 p)``
+and the Delassus matrix ``D = J (dPi) M^-1 J^T`` (``m x m``, symmetric positive semi-definite; its
+columns are projections of unit contact impulses).  The complementarity problem is the convex QP
+``min 1/2 P^T D P + q^T P, P >= 0`` with ``q = v0 + e v-``, solved as the non-negative least squares
+problem ``min |A P - b|`` (``A^T A = D`` from the eigen-decomposition of ``D``, ``A^T b = -q``:
+``scipy.optimize.nnls``, an active-set method, finite).  The joints' impulses are the projection's
+multipliers of the final ``w+`` (force; moment at B's origin; inertial), written in the joint's
+frame A like the joint reactions.
+
+Energy: ``T+ - T- = (w+ + w-)^T M (w+ - w-) / 2 = W_p + W_drives - sum_k P_k (v+_k + v-_k) / 2``, the
+last sum the loss ``(1 - e) P |v-| / 2 >= 0`` per contact (Kelvin); a driven joint's impulse does work
+``target . Lambda``.  Without drives the balance ``T- + W_p = T+ + loss`` holds to round-off.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.optimize as sopt
+from numpy.typing import NDArray
+
+from flexmb.dynamics.node.constraints import node_momenta, node_velocities
+from flexmb.dynamics.node.projection import body_rates, joint_wrench, node_frames, node_projector
+from flexmb.errors import ConvergenceError
+
+#: complementarity residual accepted, relative to the largest approach speed
+LCP_TOL = 1e-9
+
+
+@dataclass
+class ImpactOutcome:
+    """What one impact solve gives: velocities ``w_minus``, ``w_plus (nv,)``; the contacts solved
+    ``contacts (k,)`` (indices into the model's), their normal impulses ``P (k,)`` [N s], normal
+    velocities before and after ``v_minus``, ``v_plus (k,)`` [m/s] and the Delassus matrix ``D (k, k)``
+    [m/(N s)]; the joints' impulses ``joint_impulse (nj, 6)`` (force [N s]; moment [N m s] about B's
+    origin; frame A components); kinetic energies ``T_minus``, ``T_plus`` [J], the work of the
+    prescribed impulses ``work`` [J] and the contacts' loss ``loss (k,)`` [J]."""
+
+    w_minus: NDArray
+    w_plus: NDArray
+    contacts: NDArray
+    P: NDArray
+    v_minus: NDArray
+    v_plus: NDArray
+    D: NDArray
+    joint_impulse: NDArray
+    T_minus: float
+    T_plus: float
+    work: float
+    loss: NDArray = field(default_factory=lambda: np.zeros(0))
+    #: ``max |G w+ - target|`` over the joints' velocity constraints (translations [m/s] x 1 / model
+    #: size, so that all rows are rates [1/s])
+    constraint_residual: float = 0.0
+
+    @property
+    def energy_lost(self) -> float:
+        return float(self.loss.sum())
+
+    @property
+    def energy_residual(self) -> float:
+        """``T- + W_p - T+ - loss`` [J] (zero to round-off without driven joints)."""
+        return float(self.T_minus + self.work - self.T_plus - self.loss.sum())
+
+
+def projected(cm, st, w2: NDArray):
+    """``(w, joint impulses (nj, 6))``: ``w2 (nv,)`` projected on the joints' velocity constraints
+    and the projection's joint impulses (force; moment about B's origin; frame A components)."""
+    if not cm.nj:
+        return w2, np.zeros((0, 6))
+    proj = node_projector(cm)
+    if proj.n == 0:
+        return w2, np.zeros((cm.nj, 6))
+    fr = node_frames(cm, st)
+    w, mu, loc = proj.project(cm, st, w2, fr)
+    if mu is None:
+        raise ConvergenceError(f"impact at t = {st.t:.6g} s: the joints' velocity constraints cannot be solved "
+                               f"(a singular configuration); no impact solved", time=st.t)
+    wrench = -joint_wrench(fr, loc)  # the impulse on B: -G^T mu (flexmb.dynamics.node.reactions)
+    RaT = np.swapaxes(fr.Ra, 1, 2)
+    return w, np.concatenate([np.einsum("nij,nj->ni", RaT, wrench[:, :3]),
+                              np.einsum("nij,nj->ni", RaT, wrench[:, 3:])], axis=1)
+
+
+def constraint_residual(cm, st, w: NDArray) -> float:
+    """``max |G w - target|`` of the joints' velocity constraints at ``st`` (translational rows divided
+    by the model size: rates [1/s])."""
+    if not cm.nj:
+        return 0.0
+    proj = node_projector(cm)
+    if proj.n == 0:
+        return 0.0
+    viol = body_rates(node_frames(cm, st), w)[proj.jj, proj.cc] - proj.target(cm, st.t)
+    return float(np.max(np.abs(np.where(proj.cc < 3, viol / cm.length_scale, viol))))
+
+
+def kinetic(cm, st, w: NDArray) -> float:
+    return 0.5 * float(w @ node_momenta(cm, st, w))
+
+
+def delassus(cm, st, J: NDArray, w0: NDArray) -> NDArray:
+    """``D = J dPi M^-1 J^T (k, k)``: column ``c`` the normal velocities of the constrained system's
+    response to a unit impulse of contact ``c`` (the projection is affine: differences of projections
+    about ``w0``, the impulse scaled to ``w0``'s magnitude)."""
+    k = J.shape[0]
+    D = np.empty((k, k))
+    vmag = max(float(np.abs(w0).max(initial=0.0)), 1e-3)
+    for c in range(k):  # one projection per contact (a handful: impacts are rare)
+        dw = node_velocities(cm, st, J[c])
+        s = vmag / max(float(np.abs(dw).max()), 1e-300)
+        D[:, c] = J @ (projected(cm, st, w0 + s * dw)[0] - w0) / s
+    return 0.5 * (D + D.T)
+
+
+def newton_lcp(D: NDArray, q: NDArray) -> NDArray:
+    """``P >= 0`` with ``y = D P + q >= 0``, ``P . y = 0`` for ``D`` symmetric positive semi-definite:
+    the minimum of ``1/2 P^T D P + q^T P`` over ``P >= 0`` by NNLS on ``D = A^T A``."""
+    if q.size == 0:
+        return np.zeros(0)
+    lam, V = np.linalg.eigh(D)
+    keep = lam > 1e-12 * max(float(lam.max()), 0.0)
+    A = np.sqrt(lam[keep])[:, None] * V[:, keep].T
+    b = -(V[:, keep].T @ q) / np.sqrt(lam[keep])
+    P, _ = sopt.nnls(A, b, maxiter=50 * max(q.size, 1))
+    return P
+
+
+def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: NDArray | None = None,
+                 bias: NDArray | None = None) -> ImpactOutcome:
+    """The impact at node ``st``: velocities ``w_minus (nv,)`` before, the contacts ``contacts (k,)`` with
+    rows ``J (k, nv)`` and restitution ``e (k,)``, a prescribed generalized impulse ``p (nv,)``; ``bias
+    (k,)``: Newton's law shifted to ``v+ >= -e v- - bias`` (a resting contact's penetration closed over
+    one element, :mod:`flexmb.dynamics.impact.march`)."""
+    p = np.zeros(cm.nv) if p is None else p
+    contacts = np.asarray(contacts, dtype=np.int64)
+    w0, lam0 = projected(cm, st, w_minus + node_velocities(cm, st, p))
+    v_minus = J @ w_minus
+    P = np.zeros(len(contacts))
+    D = np.zeros((len(contacts),) * 2)
+    if len(contacts):
+        D = delassus(cm, st, J, w0)
+        q = J @ w0 + e * v_minus + (0.0 if bias is None else bias)
+        P = newton_lcp(D, q)
+        y = D @ P + q
+        scale = max(float(np.abs(v_minus).max()), float(np.abs(q).max()), 1e-300)
+        bad = (y < -LCP_TOL * scale) | (np.abs(P * y) > LCP_TOL * scale * np.maximum(np.abs(P), 1e-300))
+        if bad.any():
+            k = int(np.nonzero(bad)[0][0])
+            raise ConvergenceError(
+                f"impact at t = {st.t:.6g} s: Newton's law could not be met at contact #{int(contacts[k])} "
+                f"(normal velocity after {y[k] - e[k] * v_minus[k]:.3g} m/s against {-e[k] * v_minus[k]:.3g} required, "
+                f"impulse {P[k]:.3g} N s): the contacts are dependent (a rank-deficient Delassus matrix) in a way "
+                f"the impulses cannot satisfy", time=st.t)
+        # one projection of the whole balance: the joints' impulses of the prescribed and contact impulses
+        w_plus, lam = projected(cm, st, w_minus + node_velocities(cm, st, p + J.T @ P))
+    else:
+        w_plus, lam = w0, lam0
+    v_plus = J @ w_plus
+    T_minus, T_plus = kinetic(cm, st, w_minus), kinetic(cm, st, w_plus)
+    work = 0.5 * float(p @ (w_plus + w_minus))
+    loss = -0.5 * P * (v_plus + v_minus)
+    return ImpactOutcome(w_minus=w_minus, w_plus=w_plus, contacts=contacts, P=P, v_minus=v_minus, v_plus=v_plus, D=D,
+                         joint_impulse=lam, T_minus=T_minus, T_plus=T_plus, work=work, loss=loss,
+                         constraint_residual=constraint_residual(cm, st, w_plus))
+
+
+def after_impact(cm, st, w_plus: NDArray):
+    """The node ``st`` with the velocities ``w_plus (nv,)``: momenta ``pi = M w+``, zero multipliers
+    (the state an element starts from, as :func:`flexmb.dynamics.system.initial_state` builds it)."""
+    new = st.copy()
+    new.pi = node_momenta(cm, st, w_plus)
+    new.lam = np.zeros_like(st.lam)
+    new.lam_end = None
+    for key in ("_node_values", "_node_frames"):  # cached node outputs of the pre-impact state
+        if hasattr(new, key):
+            delattr(new, key)
+    return new

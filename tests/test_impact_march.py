@@ -1,0 +1,106 @@
+"""Events in the march (issue 21, stage 2): impacts located and solved during ``simulate``, prescribed
+impulses at their times, resting contacts, outputs, and bit-identical resume across events."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexmb as fm
+from flexmb import validation
+from flexmb.validation.cases.case_c6 import ball_model
+
+
+def test_case_c6():
+    result = validation.run_case(validation.discover_cases()["C6"], fast=True)
+    assert result.error is None, f"C6 raised {result.error}\n{result.traceback}"
+    failed = [f"{m.name} = {m.value!r}" for m in result.metrics if not m.passed]
+    assert result.metrics and not failed, failed
+
+
+def test_pendulum_hits_a_wall():
+    """A point-mass pendulum released horizontally hits a wall at the bottom (e = 0.6): one degree of
+    freedom, so omega+ = -e omega-; omega- from the energy at the contact angle (sin phi = r / L); the pin's
+    impulse is the one that keeps the bob on its circle; the energy balance holds with the impact's loss."""
+    g, L, r, e, m = 9.81, 1.0, 0.05, 0.6, 1.0
+    bob = fm.RigidBody("bob", mass=m, inertia=np.full(3, 1e-9), position=(-L, 0.0, 0.0))
+    pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))
+    wall = fm.Contact("wall", "ground", "bob", kind="sphere-plane", normal=(-1, 0, 0), radius=r, restitution=e)
+    sol = fm.simulate(fm.Model([bob], [pin], [fm.Gravity((0, -g, 0))], contacts=[wall]), 0.8, 0.01, p=2)
+    ev = sol.events
+    assert len(ev) == 1 and ev[0]["contact"] == "wall"
+    phi = np.arcsin(r / L)
+    v = np.sqrt(2 * g * L * np.cos(phi))
+    assert -ev[0]["v_minus"] == pytest.approx(v * np.cos(phi), rel=1e-6)  # normal speed = v cos(phi)
+    assert ev[0]["v_plus"] == pytest.approx(-e * ev[0]["v_minus"], rel=1e-12)
+    assert ev[0]["energy_lost"] == pytest.approx(0.5 * m * v ** 2 * (1 - e ** 2), rel=1e-6)
+    f, _ = ev[0]["joint_impulse"]["pin"]
+    assert np.linalg.norm(f) > 0
+    assert sol.meta["energy_balance"] < 1e-6
+    # after the impact the bob swings back: x < -r at the end
+    assert sol.body("bob").position[-1, 0] < -r
+
+
+def test_prescribed_impulse_lands_on_its_time():
+    ball = fm.RigidBody("ball", mass=2.0, inertia=np.full(3, 1e-2), position=(0, 0, 0))
+    imp = fm.Impulse("ball", (3.0, 0, 0), time=0.305, name="kick")
+    sol = fm.simulate(fm.Model([ball], impulses=[imp]), 0.5, 0.01)
+    assert np.any(np.abs(sol.t - 0.305) < 1e-12)  # an element ends at the impulse
+    assert sol.body("ball").velocity[-1, 0] == pytest.approx(1.5, rel=1e-12)
+    assert sol.body("ball").position[-1, 0] == pytest.approx(1.5 * (0.5 - 0.305), rel=1e-10)
+    assert sol.events[0]["t"] == pytest.approx(0.305, abs=1e-12) and sol.events[0]["contact"] is None
+    assert sol.meta["energy_balance"] < 1e-12  # the impulse's work 1/2 m v^2 counted
+
+
+def test_impulse_just_after_a_node_stretches_the_element():
+    """An impulse 5e-7 s after the node at 0.31 s (h = 0.01 s) stretches that element instead of leaving a
+    sliver of 5e-7 s (on which Newton stalls)."""
+    ball = fm.RigidBody("ball", mass=2.0, inertia=np.full(3, 1e-2), position=(0, 0, 0))
+    sol = fm.simulate(fm.Model([ball], impulses=[fm.Impulse("ball", (3.0, 0, 0), time=0.3100005)]), 0.5, 0.01)
+    assert sol.stats["h"].min() > 0.0099
+    assert sol.events[0]["t"] == pytest.approx(0.3100005, abs=1e-12)
+    assert sol.body("ball").position[-1, 0] == pytest.approx(1.5 * (0.5 - 0.3100005), rel=1e-10)
+
+
+def test_ball_resting_from_the_start_stays_on_the_floor():
+    model = ball_model(h0=0.0)
+    sol = fm.simulate(model, 0.5, 0.01)
+    y = sol.body("ball").position[:, 1]
+    assert np.all(y > 0.1 - 9.81 * 0.01 ** 2 / 2 * 1.000001) and np.all(y < 0.1 + 1e-12)
+    assert sol.meta["impacts"] == 0 and sol.meta["resting_contacts"] == ["floor"]
+
+
+def test_events_survive_save_and_load(tmp_path):
+    sol = fm.simulate(ball_model(), 1.5, 0.01)
+    path = sol.save(tmp_path / "ball.npz")
+    back = fm.Solution.load(path)
+    assert [e["t"] for e in back.events] == [e["t"] for e in sol.events] and len(sol.events) == 2
+    from flexmb.results.events import plot_events
+    import matplotlib
+    matplotlib.use("Agg")
+    plot_events(back, path=tmp_path / "events.png")
+    assert (tmp_path / "events.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("t_stop", [0.4515, 1.0, 4.05])  # before the first impact, between, at rest
+def test_resume_across_events_is_bit_identical(tmp_path, t_stop):
+    model = ball_model()
+    full = fm.simulate(model, 4.5, 0.01)
+    ck = tmp_path / "ball.ckpt"
+    fm.simulate(model, 4.5, 0.01, checkpoint=ck, checkpoint_every=1e-9,
+                on_step=lambda t, s: t >= t_stop - 1e-12)
+    rest = fm.resume(ck)
+    for name in ("t", "body_position", "body_velocity", "kinetic_energy", "potential_energy"):
+        assert np.array_equal(getattr(full, name), getattr(rest, name)), name
+    for k, v in full.extra.items():
+        assert np.array_equal(v, rest.extra[k]), k
+    assert full.meta["energy_balance"] == rest.meta["energy_balance"]
+
+
+def test_error_controlled_steps_are_refused_with_contacts():
+    with pytest.raises(fm.ModelError, match="fixed steps"):
+        fm.simulate(ball_model(), 1.0, 0.01, rtol=1e-6)
+
+
+def test_interpenetration_refused_when_the_run_starts():
+    with pytest.raises(fm.ModelError, match=r"Contact 'floor'.*interpenetrate"):
+        fm.simulate(ball_model(h0=-0.01), 1.0, 0.01)

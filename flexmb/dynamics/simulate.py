@@ -29,7 +29,7 @@ from flexmb.dynamics.solve.linsolve import linear_solver
 from flexmb.dynamics.solve.evaluation import JOINT_EQUATIONS, ElementSystem, make_layout  # noqa: F401 (re-exported)
 from flexmb.dynamics.solve.newton import NewtonOptions
 from flexmb.dynamics.io.recorder import Recorder
-from flexmb.dynamics.step.advance import advance
+from flexmb.dynamics.step.advance import advance, solve_element
 from flexmb.dynamics.step.outcome import ElementOutcome, ElementPiece
 from flexmb.dynamics.variants.step_control import StepControl
 from flexmb.dynamics.variants.symmetric_projection import SymmetricProjection, symmetric_projection
@@ -247,11 +247,14 @@ class Run:
     def solve_element(self, st: ElementStart, h: float, w: NDArray, prev: ElementPiece | None) -> ElementOutcome:
         """Predict, solve and end values of the element of length ``h`` from ``st`` (halved when Newton
         fails; :mod:`flexmb.dynamics.step.advance`), wrapped by the symmetric projection when the time
-        element asks for it."""
+        element asks for it (which re-solves the element from its own start nodes through the solve
+        stage, :func:`flexmb.dynamics.step.advance.solve_element`)."""
+        system, scale, factor, options = self.system, self.scale, self.factor, self.options
         if self.projection is not None:  # symmetric projection of the node momenta (issue 8 section 3)
-            return self.projection.step(self, st, h, lambda s: advance(self.system, s, h, w, prev, self.scale,
-                                                                       self.factor, self.options))
-        return advance(self.system, st, h, w, prev, self.scale, self.factor, self.options)
+            return self.projection.step(
+                self, st, h, lambda start: advance(system, start, h, w, prev, scale, factor, options),
+                lambda start, U0: solve_element(system, start, h, U0, scale, factor, options))
+        return advance(system, st, h, w, prev, scale, factor, options)
 
     def commit(self, out: ElementOutcome, h_scale: float, local_error=None) -> None:
         """Node and record stages of a solved step ``out``: record its pieces, move to its end node (the
@@ -280,7 +283,7 @@ class Run:
             if k:  # the start of the second half of a halved step
                 rec.subnode(s_start)
             rec.internal(te, s_start, hh, lay, UU, self._gauss_xb(s_start, hh, UU))
-            rec.add_work(getattr(rr, "work", None))  # accepted by the audit (variants/root_checks.py)
+            rec.add_work(piece.work)  # accepted by the audit (variants/root_checks.py)
             rec.stats["t_start"].append(s_start.t)
             rec.stats["h"].append(hh)
             rec.stats["iterations"].append(rr.iterations)

@@ -41,9 +41,6 @@ class ModelCache:
     node_projector: object = None
     #: velocity coordinates of each body (:func:`flexmb.dynamics.node.projection.apply_blocks`)
     body_widths: object = None
-    #: self-stresses of the last two nodes asked about, ``[(node, mask key, found)]``
-    #: (:func:`flexmb.dynamics.variants.singular_node.node_self_stresses`, read by the node projection)
-    singular_memo: list = field(default_factory=list)
     #: translational and angular velocity columns (:func:`flexmb.dynamics.solve.scales.unknown_scales`)
     speed_columns: object = None
     #: the last unknown scales and their key, the body slots' scales (:mod:`flexmb.dynamics.solve.scales`)
@@ -218,6 +215,11 @@ class ElementStart:
     #: multipliers at the end of the element that led to this node, before the gauge reset (output)
     lam_end: NDArray | None = None
     extra: dict = field(default_factory=dict)
+    #: the closed loops' self-stresses at this node, ``(selection key, found)``: ``found`` as
+    #: :func:`flexmb.dynamics.variants.singular_node.self_stresses` returns it (None: a regular node) for the
+    #: constraint selection ``key`` (:func:`flexmb.dynamics.node.projection.selection_key`); set by the
+    #: singular-node check of the element that ends here, read by the node projection; None: not checked
+    self_stresses: tuple | None = field(default=None, repr=False, compare=False)
 
     def copy(self) -> "ElementStart":
         return replace(self, x=self.x.copy(), R=self.R.copy(), pi=self.pi.copy(), s=self.s.copy(),

@@ -329,7 +329,7 @@ class NodeProjector:
     set of constrained components changes, e.g. after redundant equations are dropped)."""
 
     def __init__(self, cm):
-        self.key = _mask_key(cm)
+        self.key = selection_key(cm)
         mask = np.concatenate([cm.jnt_constrained, cm.jnt_universal[:, None]], axis=1)
         self.jj, self.cc = np.nonzero(mask)
         self.n = self.jj.size
@@ -479,14 +479,12 @@ class NodeProjector:
 
 
 def _singular_node(cm, st):
-    """The self-stresses of the loops at a node on a singular configuration, as
-    :func:`flexmb.dynamics.variants.singular_node.node_self_stresses` remembered them for this node (the element
-    that ended there checked it), or None; only looked up here (no import of the run's modules)."""
-    key = _mask_key(cm)
-    for node, k, found in cm.cache.singular_memo:
-        if node is st and k == key:
-            return found
-    return None
+    """The self-stresses of the loops at a node on a singular configuration, as the node carries them
+    (``st.self_stresses``, set by the singular-node check of the element that ended there,
+    :func:`flexmb.dynamics.variants.singular_node.node_self_stresses`) for the current constraint
+    selection, or None (a regular node, or not checked)."""
+    hit = getattr(st, "self_stresses", None)
+    return hit[1] if hit is not None and hit[0] == selection_key(cm) else None
 
 
 def deflated_solve(A: NDArray, b: NDArray, rs: NDArray, V: NDArray) -> NDArray:
@@ -533,14 +531,16 @@ def apply_blocks(cm, blocks: NDArray, x: NDArray) -> NDArray:
     return out
 
 
-def _mask_key(cm) -> bytes:
+def selection_key(cm) -> bytes:
+    """A key of the constraint selection (the constrained and universal masks): data computed for
+    one selection are recomputed when it changes."""
     return cm.jnt_constrained.tobytes() + cm.jnt_universal.tobytes()
 
 
 def node_projector(cm) -> NodeProjector:
     """The model's :class:`NodeProjector` (built at the first call, kept in ``cm.cache``)."""
     proj = cm.cache.node_projector
-    if proj is None or proj.key != _mask_key(cm):
+    if proj is None or proj.key != selection_key(cm):
         proj = NodeProjector(cm)
         cm.cache.node_projector = proj
     return proj

@@ -41,6 +41,33 @@ def test_compiled_model_takes_no_attribute_from_outside():
         cm.anything_new = 1
 
 
+def test_compiled_model_data_are_read_only():
+    """The model's compiled arrays cannot be written after compilation (its joints' laws, bodies'
+    velocity offsets, gravity); the constraint masks are the redundancy selection's (the run's)."""
+    cm = compile_model(pendulum_model())
+    for name in ("jnt_k", "jnt_c", "jnt_ref", "gravity", "vel_off", "group_of", "jnt_a", "jnt_b"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(cm, name).reshape(-1)[:1] = 1
+
+
+def test_rotation_slots_are_not_set_on_the_layout():
+    """The root checks' rotation indices are kept in the model's named cache, not as a private attribute
+    set on the Layout from outside; they are the bodies' theta and the joints' phi slots."""
+    from flexmb.dynamics.layout import JPHI
+    from flexmb.dynamics.variants.root_checks import rotation_slots
+
+    run = Run.start(pendulum_model(), 1.0, 0.05, 2, 0.0, SimulationOptions())
+    lay = run.system.lay
+    rs = rotation_slots(lay, run.cm)
+    assert not hasattr(lay, "_rotation_slots") and rotation_slots(lay, run.cm) is rs
+    probe = np.zeros(lay.size)
+    probe[rs] = 1.0
+    assert lay.joint_view(probe)[..., JPHI:JPHI + 3].all()
+    grp = run.cm.groups[0]
+    assert lay.group_view(probe, grp.bodies, grp.slots)[..., grp.BTH:grp.BTH + 3].all()
+    assert rs.size == 3 * run.te.p * (run.cm.nb + run.cm.nj)
+
+
 def test_a_root_that_turns_too_far_is_an_explicit_refusal():
     """A rotor at 100 rad/s with h = 0.05 s (5 rad per element, p = 2): the solve stage converges (a root
     that aliases the motion), the root checks return a Refusal naming the body's rotation, and Newton's

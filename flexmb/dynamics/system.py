@@ -48,6 +48,8 @@ class ModelCache:
     body_scales: object = None
     #: layouts without index replay by order p (:func:`flexmb.dynamics.march.marching.gauss_multiplier_end`)
     plain_layouts: dict = field(default_factory=dict)
+    #: indices of the rotation unknowns by layout ``(p, size)`` (:func:`flexmb.dynamics.variants.root_checks.rotation_slots`)
+    rotation_slots: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -189,6 +191,8 @@ def compile_model(model: Model) -> CompiledModel:
     st0 = ElementStart(t=0.0, x=x0, R=R0, pi=np.zeros(cm.nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
                        lam=np.zeros((0, 6)), acc=np.zeros((0, 3)))
     cm.forces = compile_forces(cm, pf, pt, springs, st0)
+    for a in (cm.group_of, cm.vel_off, cm.jnt_a, cm.jnt_b, cm.jnt_k, cm.jnt_c, cm.jnt_ref, cm.gravity):
+        a.flags.writeable = False  # the model's data (the constraint masks: the redundancy selection)
     return cm
 
 

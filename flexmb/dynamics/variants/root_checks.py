@@ -62,9 +62,11 @@ def largest_turn(cm: CompiledModel, lay: Layout, te: TimeElement, U: NDArray):
 FLIP_CHECK = 0.5
 
 
-def _rotation_slots(lay: Layout, cm: CompiledModel) -> NDArray:
-    """Indices of the rotation unknowns (bodies' ``theta``, joints' ``phi``) of ``lay`` (cached)."""
-    hit = getattr(lay, "_rotation_slots", None)
+def rotation_slots(lay: Layout, cm: CompiledModel) -> NDArray:
+    """Indices of the rotation unknowns (bodies' ``theta``, joints' ``phi``) of ``lay`` (kept in
+    ``cm.cache.rotation_slots`` by the layout's order and size: they depend on its structure only)."""
+    key = (lay.p, lay.size)
+    hit = cm.cache.rotation_slots.get(key)
     if hit is None:
         idx = [np.zeros(0, dtype=np.int64)]
         probe = np.zeros(lay.size)
@@ -78,7 +80,8 @@ def _rotation_slots(lay: Layout, cm: CompiledModel) -> NDArray:
             probe[:] = 0.0
             lay.joint_view(probe)[..., JPHI:JPHI + 3] = 1.0
             idx.append(np.flatnonzero(probe))
-        hit = lay._rotation_slots = np.unique(np.concatenate(idx))
+        hit = cm.cache.rotation_slots[key] = np.unique(np.concatenate(idx))
+        hit.flags.writeable = False
     return hit
 
 
@@ -93,7 +96,7 @@ def flipped_joint(cm: CompiledModel, lay: Layout, U0: NDArray, U: NDArray, st_en
     predictor ``U0``."""
     if not cm.nj:
         return None
-    rs = _rotation_slots(lay, cm)
+    rs = rotation_slots(lay, cm)
     if rs.size == 0 or np.abs(U[rs] - U0[rs]).max() <= FLIP_CHECK:
         return None
     _, Ra = cm.att_a.node_pose(cm, st_end)

@@ -87,27 +87,27 @@ def test_conservative_models_keep_their_drift_report_and_have_a_zero_work():
     assert sol.meta["energy_balance"] == pytest.approx(sol.meta["energy_drift"], rel=1e-9)
 
 
-def test_an_element_refused_by_the_audit_is_halved_and_named_when_it_cannot_pass(monkeypatch):
+def test_an_element_refused_by_the_audit_is_halved_and_named_when_it_cannot_pass():
     """The audit runs on every element Newton solves, whole or a piece of a halved step: refused once,
     the element is solved again (cold guess, then halves); refused always, ConvergenceError says where
     and why."""
+    from flexmb.dynamics.step.outcome import Refusal
+    from step_stages import STAGES, simulate_with
+
     calls = []
-    orig = energy_audit.ElementAudit.refused
 
-    def once(self, system, st, h, U, st_end):
-        out = orig(self, system, st, h, U, st_end)
-        calls.append((st.t, h))
+    def once(system, U0, out):  # the root checks (the audit's last), refused at the third element
+        bad = STAGES.refusal(system, U0, out)
+        calls.append((out.last.start.t, out.last.h))
         if len(calls) == 3:
-            return 0, "converged, but the energy balance jumps (test)"
-        return out
+            return Refusal(0, "converged, but the energy balance jumps (test)")
+        return bad
 
-    monkeypatch.setattr(energy_audit.ElementAudit, "refused", once)
-    sol = fm.simulate(driven_pendulum(), 0.1, 0.02, p=1)
+    sol = simulate_with(driven_pendulum(), 0.1, 0.02, 1, refusal=once)
     assert sol.meta["complete"] and len(calls) == 6  # 5 elements, one solved twice
-    monkeypatch.setattr(energy_audit.ElementAudit, "refused",
-                        lambda self, *a: (0, "converged, but the energy balance jumps by 1 J (test)"))
     with pytest.raises(fm.ConvergenceError, match=r"t = 0 \.\. .*energy balance jumps by 1 J"):
-        fm.simulate(driven_pendulum(), 0.1, 0.02, p=1, options=fm.SimulationOptions(max_halvings=2))
+        simulate_with(driven_pendulum(), 0.1, 0.02, 1, fm.SimulationOptions(max_halvings=2),
+                      refusal=lambda system, U0, out: Refusal(0, "converged, but the energy balance jumps by 1 J (test)"))
 
 
 def simeon_slider_crank():

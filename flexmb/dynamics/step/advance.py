@@ -21,6 +21,8 @@ halves the step (up to ``SimulationOptions.max_halvings`` times) and raises
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,18 +40,51 @@ from flexmb.errors import ConvergenceError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["advance", "predict_element", "solve_element"]
+__all__ = ["Stages", "advance", "predict_element", "solve_element"]
 
 
-def predict_element(system, st: ElementStart, h: float, w: NDArray, prev: ElementPiece | None) -> NDArray:
+def _newton(system, st: ElementStart, h: float, U0: NDArray, scale: NDArray, factor, newton_options):
+    """The element's Newton (:meth:`flexmb.dynamics.solve.evaluation.ElementSystem.newton`)."""
+    return system.newton(st, h, U0, scale, factor, newton_options)
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The replaceable parts of the step that a run calls, a documented contract for tests and
+    instrumentation (not public API): a run takes them from ``Run.start(..., stages=Stages(...))``
+    (default: these), so that a test steers or observes the solver without patching module globals.
+
+    * ``predict(cm, lay, te, st, h, w, prev) -> U0``: the guess of the element's unknowns
+      (:func:`flexmb.dynamics.march.marching.predict`);
+    * ``rotations(cm, lay, te, h, w, prev, U0) -> U0``: the rotation increments on that guess
+      (:func:`flexmb.dynamics.march.rotation_predictor.predict_rotations`);
+    * ``newton(system, st, h, U0, scale, factor, newton_options) -> NewtonResult``: the element's Newton
+      (:meth:`~flexmb.dynamics.solve.evaluation.ElementSystem.newton`; a wrapper may force a failure by
+      returning the result with ``converged=False``);
+    * ``refusal(system, U0, out) -> Refusal | None``: the root checks
+      (:func:`flexmb.dynamics.variants.root_checks.refusal`)."""
+
+    predict: Callable = predict
+    rotations: Callable = predict_rotations
+    newton: Callable = _newton
+    refusal: Callable = refusal
+
+
+#: the stages of a run that was not given others
+STAGES = Stages()
+
+
+def predict_element(system, st: ElementStart, h: float, w: NDArray, prev: ElementPiece | None,
+                    stages: Stages = STAGES) -> NDArray:
     """Stage 1: the initial guess ``U0 (lay.size,)`` of the element from ``st`` of length ``h`` [s]: the
     previous element ``prev`` extrapolated (same length) or the constant-velocity guess from the node
     velocities ``w (nv,)``, then the rotation increments from the extrapolated angular velocity."""
     cm, lay, te = system.cm, system.lay, system.te
-    return predict_rotations(cm, lay, te, h, w, prev, predict(cm, lay, te, st, h, w, prev))
+    return stages.rotations(cm, lay, te, h, w, prev, stages.predict(cm, lay, te, st, h, w, prev))
 
 
-def solve_element(system, st: ElementStart, h: float, U0: NDArray, scale: NDArray, factor, options) -> ElementOutcome:
+def solve_element(system, st: ElementStart, h: float, U0: NDArray, scale: NDArray, factor, options,
+                  stages: Stages = STAGES) -> ElementOutcome:
     """Stages 2-4 of the element from ``st`` of length ``h`` [s] from the predictor ``U0 (lay.size,)``
     (Newton's scales ``scale``, the run's ``factor`` and
     :class:`~flexmb.dynamics.simulate.SimulationOptions`): solve, end values, end-node check; an
@@ -60,16 +95,17 @@ def solve_element(system, st: ElementStart, h: float, U0: NDArray, scale: NDArra
     def end_values(U):  # stage 3
         return marching.end_values(cm, lay, te, st, h, U)
 
-    piece = singular_node.solve(system, st, h, U0, scale, factor, options)  # stage 2
+    piece = singular_node.solve(system, st, h, U0, scale, factor, options, stages.newton)  # stage 2
     end = end_values(piece.U) if piece.result.converged else None  # stage 3
     return singular_node.check_end(system, piece, end, U0, scale, options, end_values)  # stage 4
 
 
 def advance(system, st: ElementStart, h: float, w: NDArray, prev: ElementPiece | None, scale: NDArray, factor,
-            options, depth: int = 0) -> ElementOutcome:
+            options, stages: Stages = STAGES, depth: int = 0) -> ElementOutcome:
     """Advance one element of length ``h`` [s] from ``st`` (node velocities ``w (nv,)``, previous element
-    ``prev``, Newton's scales ``scale (lay.size,)``, the run's ``factor`` and
-    :class:`~flexmb.dynamics.simulate.SimulationOptions`), splitting it in halves when Newton fails."""
+    ``prev``, Newton's scales ``scale (lay.size,)``, the run's ``factor``,
+    :class:`~flexmb.dynamics.simulate.SimulationOptions` and :class:`Stages`), splitting it in halves when
+    Newton fails."""
     cm = system.cm
     if any(getattr(g, "Ka", None) is not None for g in cm.groups):  # modal frame accelerations start
         # from the projected node velocity
@@ -81,14 +117,14 @@ def advance(system, st: ElementStart, h: float, w: NDArray, prev: ElementPiece |
         if guess is None and prev is not None:
             log.info("Newton failed at t=%.6g (h=%.3g: %s) from the extrapolated guess; retrying from the "
                      "constant-velocity guess", st.t, h, out.reason[1])
-        U0 = predict_element(system, st, h, w, guess)  # stage 1
+        U0 = predict_element(system, st, h, w, guess, stages)  # stage 1
         # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
         # by halving the step, so numpy's floating-point warnings are not shown
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            out = solve_element(system, st, h, U0, scale, factor, options)  # stages 2-4
+            out = solve_element(system, st, h, U0, scale, factor, options, stages)  # stages 2-4
         if not out.converged:
             continue
-        out.refusal = refusal(system, U0, out)  # stage 5: a turn beyond half a revolution, a flipped joint,
+        out.refusal = stages.refusal(system, U0, out)  # stage 5: a turn beyond half a revolution, a flipped joint,
         # an energy jump
         if out.refusal is None:
             out.halvings = depth
@@ -109,7 +145,7 @@ def advance(system, st: ElementStart, h: float, w: NDArray, prev: ElementPiece |
         )
     log.info("Newton failed at t=%.6g (h=%.3g: %s); halving the step", st.t, h, message)
     system.halvings.append((st.t, h, message))
-    first = advance(system, st, h / 2, w, None, scale, factor, options, depth + 1)
+    first = advance(system, st, h / 2, w, None, scale, factor, options, stages, depth + 1)
     w_mid = node_velocity(cm, first.end)
-    second = advance(system, first.end, h / 2, w_mid, first.last, scale, factor, options, depth + 1)
+    second = advance(system, first.end, h / 2, w_mid, first.last, scale, factor, options, stages, depth + 1)
     return ElementOutcome(second.end, first.pieces + second.pieces, max(first.halvings, second.halvings))

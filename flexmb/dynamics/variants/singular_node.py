@@ -245,19 +245,24 @@ def _bordered(system, st, h: float, U0: NDArray, scale: NDArray, options, found,
     return r
 
 
-def solve(system, st, h: float, U0: NDArray, scale: NDArray, factor, options) -> ElementPiece:
+def solve(system, st, h: float, U0: NDArray, scale: NDArray, factor, options, newton=None) -> ElementPiece:
     """The solve stage with the start-node check (:mod:`flexmb.dynamics.step.advance`): the element from
     ``st`` of length ``h`` [s] from the predictor ``U0 (lay.size,)``, Newton's scales ``scale``, the run's
     ``factor`` and ``options`` (:class:`~flexmb.dynamics.simulate.SimulationOptions`), as an
     :class:`~flexmb.dynamics.step.outcome.ElementPiece`.  Start node singular (:func:`node_self_stresses`):
     the bordered solve with the interior constraint points' self-stress rows released (p >= 2,
     ``released="start"``) when it can vouch for itself (:func:`_bordered`), else the element's Newton
-    (:meth:`flexmb.dynamics.solve.evaluation.ElementSystem.newton`)."""
+    ``newton(system, st, h, U0, scale, factor, newton_options)`` (default:
+    :meth:`flexmb.dynamics.solve.evaluation.ElementSystem.newton`; the run's
+    :class:`~flexmb.dynamics.step.advance.Stages`)."""
     found = node_self_stresses(system.cm, st)
     r = _bordered(system, st, h, U0, scale, options, found, "start") if found is not None else None
     if r is not None:
         return ElementPiece(st, h, r.U, r, released="start")
-    r = system.newton(st, h, U0, scale, factor, options.newton)
+    if newton is None:
+        r = system.newton(st, h, U0, scale, factor, options.newton)
+    else:
+        r = newton(system, st, h, U0, scale, factor, options.newton)
     return ElementPiece(st, h, r.U, r)
 
 

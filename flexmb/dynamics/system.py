@@ -226,9 +226,10 @@ class ElementStart:
     self_stresses: tuple | None = field(default=None, repr=False, compare=False)
 
     def copy(self) -> "ElementStart":
+        """A copy with its own arrays; without the node's checks (``self_stresses``: the copy may be moved)."""
         return replace(self, x=self.x.copy(), R=self.R.copy(), pi=self.pi.copy(), s=self.s.copy(),
                        Rr=self.Rr.copy(), lam=self.lam.copy(), acc=self.acc.copy(),
-                       extra={k: v.copy() for k, v in self.extra.items()})
+                       extra={k: v.copy() for k, v in self.extra.items()}, self_stresses=None)
 
 
 def with_ground(a: NDArray, value) -> NDArray:

@@ -171,3 +171,21 @@ def test_modal_damping_is_in_the_balance():
     dissipated = -sol.work_damping[-1] / sol.meta["energy_balance_scale"]
     assert dissipated > 1e-6 and np.all(np.diff(sol.work_damping) <= 0)
     assert sol.meta["energy_balance"] < 1e-3 * dissipated
+
+
+def test_symmetric_projection_books_the_work_of_its_re_solved_elements():
+    """A pendulum with a damped pin (0.5 N m s), p = 2, h = 0.05 s, 2 s: with ``transport="symmetric"`` the
+    projection re-solves each element from its last solution; those solves pass the root checks like
+    every element, so the audit books their damping work.  Before, the final re-solve of an element
+    booked none: W = 0 against a loss of 6.28 J, energy_balance 0.64 and a WARNING blaming the step.  The
+    balance now closes like the node transport's (measured 1.6e-6 and 5.3e-6 of the scale)."""
+    bob = fm.RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-3), position=(-1.0, 0.0, 0.0))
+    pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1), damping=0.5)
+    model = fm.Model([bob], [pin], [fm.Gravity((0, -9.81, 0))])
+    te = fm.TimeElement.of_order(2, transport="symmetric")
+    sol = fm.simulate(model, 2.0, 0.05, p=te, show_progress=False)
+    E = sol.kinetic_energy + sol.potential_energy
+    W = sol.extra["work/damping"]
+    assert E[-1] - E[0] < -6.0  # the damper takes energy out
+    assert abs((E[-1] - E[0]) - W[-1]) < 1e-4 * abs(W[-1])
+    assert sol.meta["energy_balance"] < 1e-4

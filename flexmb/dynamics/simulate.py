@@ -258,9 +258,16 @@ class Run:
         stage, :func:`flexmb.dynamics.step.advance.solve_element`)."""
         system, scale, factor, options, stages = self.system, self.scale, self.factor, self.options, self.stages
         if self.projection is not None:  # symmetric projection of the node momenta (issue 8 section 3)
+
+            def solve(start, U0):  # a warm re-solve passes the root checks like every solved element (the
+                # energy audit books its work there)
+                out = solve_element(system, start, h, U0, scale, factor, options, stages)
+                if out.converged:
+                    out.refusal = stages.refusal(system, U0, out)
+                return out
+
             return self.projection.step(
-                self, st, h, lambda start: advance(system, start, h, w, prev, scale, factor, options, stages),
-                lambda start, U0: solve_element(system, start, h, U0, scale, factor, options, stages))
+                self, st, h, lambda start: advance(system, start, h, w, prev, scale, factor, options, stages), solve)
         return advance(system, st, h, w, prev, scale, factor, options, stages)
 
     def commit(self, out: ElementOutcome, h_scale: float, local_error=None) -> None:

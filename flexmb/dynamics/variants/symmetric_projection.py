@@ -99,7 +99,7 @@ class SymmetricProjection:
         :class:`~flexmb.dynamics.step.outcome.ElementOutcome` of the step from the start nodes with the
         impulse, ``advance(start)`` (:func:`flexmb.dynamics.step.advance.advance`: predictor, halvings) the
         first time, then ``solve(start, U0)`` (the solve stage,
-        :func:`flexmb.dynamics.step.advance.solve_element`) from the last solution.
+        :func:`flexmb.dynamics.step.advance.solve_element`, and the root checks) from the last solution.
 
         Outer iteration on the row multipliers ``nu (n,)``: Broyden's method (inverse update, in the
         rows scaled by Newton's multiplier scales) on ``mu(nu) = 0``, started from the transported
@@ -217,10 +217,11 @@ class SymmetricProjection:
     @staticmethod
     def _solve(start, U, advance, solve):
         """The element from ``start``: from its last solution ``U`` through the solve stage ``solve`` (warm
-        Newton) or, first or when that fails, through ``advance`` (predictor, halvings)."""
+        Newton, then the root checks) or, first or when that fails or is refused, through ``advance``
+        (predictor, halvings)."""
         if U is not None:
             out = solve(start, U)
-            if out.converged:
+            if out.accepted:
                 return out
             log.info("symmetric projection: warm Newton failed at t=%.6g (%s); full solve", start.t, out.reason[1])
         return advance(start)

@@ -16,7 +16,7 @@ import pytest
 
 import flexmb as fm
 import flexmb.dynamics.march.marching as marching
-import flexmb.dynamics.step.advance as advance
+from step_stages import simulate_with
 from flexmb.dynamics.layout import JPHI
 from flexmb.validation.cases import case_r7 as r7
 
@@ -47,7 +47,7 @@ def test_sprung_rotor_at_large_turns_per_element(h):
     assert sol.stats["iterations"][1:].max() <= 2
 
 
-def test_roots_off_the_motion_are_refused(monkeypatch):
+def test_roots_off_the_motion_are_refused():
     """With the former cold predictor (``phi`` = 0 while the bodies turn by 1.2 rad) Newton reaches the
     rotation equation's half-turn root; the end-node check refuses it and the halved step resolves
     the motion.  Without the check (FLIP_CHECK off) the run completes 8.7 rad wrong: this test fails."""
@@ -59,8 +59,7 @@ def test_roots_off_the_motion_are_refused(monkeypatch):
             lay.joint_view(U)[..., JPHI:JPHI + 3] = 0.0
         return U
 
-    monkeypatch.setattr(advance, "predict", phi_zero_when_cold)
-    sol = fm.simulate(sprung_rotor(), 0.5, 0.008, p=3, show_progress=False)
+    sol = simulate_with(sprung_rotor(), 0.5, 0.008, 3, predict=phi_zero_when_cold)
     assert rotor_angle_error(sol) < 1e-6
 
 

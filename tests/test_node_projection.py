@@ -259,18 +259,16 @@ def _chain_state(n, t_end=0.02, h=0.01):
 
 
 @pytest.mark.parametrize("backend", ["dense", "superlu", "cholmod"])
-def test_factorization_backends_agree(backend, monkeypatch):
+def test_factorization_backends_agree(backend):
     """Dense LAPACK Cholesky, SuperLU on the cached minimum-degree ordering and CHOLMOD give the same
-    projection (the previous code path's) on a 30-link chain (90 rows: above the dense limit)."""
+    projection (the previous code path's) on a 30-link chain (90 rows: above the dense limit); the
+    backend is the node projector's option (:func:`flexmb.dynamics.node.projection.node_projector`)."""
     from flexmb.dynamics.node import projection
 
     if backend == "cholmod" and projection._cholmod() is None:
         pytest.skip("scikit-sparse not installed")
     cm, st = _chain_state(30)
-    monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6 if backend == "dense" else 0)
-    if backend == "superlu":
-        monkeypatch.setattr(projection, "_CHOLMOD", False)
-    cm.cache.node_projector = None
+    projection.node_projector(cm, backend=backend)
     nv = project_node(cm, st)
     assert projection.node_projector(cm).factor.backend == backend
     w, mu, _ = old_node_velocity(cm, st)
@@ -310,7 +308,7 @@ def test_projection_is_the_least_kinetic_energy_change_onto_the_constraints():
 
 
 @pytest.mark.parametrize("backend", ["dense", "superlu", "cholmod"])
-def test_singular_rows_fall_back_as_before(backend, monkeypatch):
+def test_singular_rows_fall_back_as_before(backend):
     """Dependent rows (a singular ``G M^-1 G^T``): every backend takes the least-norm solve (the dense
     Cholesky declines a semi-definite matrix, a zero eigenvalue, tests/test_singular_passage.py; CHOLMOD's
     and SuperLU's pivots are checked against SINGULAR_PIVOT the same way; before, the sparse backends gave
@@ -320,11 +318,9 @@ def test_singular_rows_fall_back_as_before(backend, monkeypatch):
 
     if backend == "cholmod" and projection._cholmod() is None:
         pytest.skip("scikit-sparse not installed")
-    monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6 if backend == "dense" else 0)
-    monkeypatch.setattr(projection, "_CHOLMOD", False if backend == "superlu" else None)
     n = 3
     rows, cols = np.divmod(np.arange(n * n), n)
-    f = projection._SpdFactor(n, rows, cols)
+    f = projection._SpdFactor(n, rows, cols, backend)
     assert f.backend == backend
 
     def data(A):  # values in the factor's storage
@@ -340,7 +336,7 @@ def test_singular_rows_fall_back_as_before(backend, monkeypatch):
 
 
 @pytest.mark.parametrize("backend", ["cholmod", "superlu"])
-def test_sparse_backends_take_the_least_norm_solution_of_a_singular_matrix(monkeypatch, backend):
+def test_sparse_backends_take_the_least_norm_solution_of_a_singular_matrix(backend):
     """Above DENSE_ROWS rows, a singular G M^-1 G^T (a dependent row: a self-stress) gets the dense
     backend's least-norm solution (nothing along the null space), not an LU solve that puts ~1e16 there:
     CHOLMOD's and SuperLU's pivots are checked against SINGULAR_PIVOT like the dense Cholesky's."""
@@ -348,15 +344,13 @@ def test_sparse_backends_take_the_least_norm_solution_of_a_singular_matrix(monke
 
     if backend == "cholmod" and P._cholmod() is None:
         pytest.skip("scikit-sparse not installed")
-    if backend == "superlu":
-        monkeypatch.setattr(P, "_CHOLMOD", False)
     rng = np.random.default_rng(3)
     n = P.DENSE_ROWS + 60
     G = np.eye(n, 3 * n) + (rng.random((n, 3 * n)) < 0.03) * rng.standard_normal((n, 3 * n))
     G[-1] = G[0] + G[1]  # a self-stress: e_{n-1} - e_0 - e_1
     A = G @ G.T
     rows, cols = np.nonzero(A)
-    f = P._SpdFactor(n, rows, cols)
+    f = P._SpdFactor(n, rows, cols, backend)
     assert f.backend == backend
     data = np.zeros(f.size)
     np.add.at(data, f.slot, A[rows, cols])
@@ -364,3 +358,14 @@ def test_sparse_backends_take_the_least_norm_solution_of_a_singular_matrix(monke
     x = f.solve(data, b)
     assert np.abs(A @ x - b).max() < 1e-10 * np.abs(b).max()
     np.testing.assert_allclose(x, P._least_norm(A, b), rtol=0, atol=1e-10 * np.abs(x).max())
+
+
+def test_an_unknown_projection_backend_is_refused_by_name():
+    """The node projector's backend option names the value and the choices (no silent fallback)."""
+    from flexmb.dynamics.node import projection
+
+    cm, _ = _chain_state(2)
+    with pytest.raises(ValueError, match=r"backend='lu'.*auto, dense, cholmod, superlu"):
+        projection.node_projector(cm, backend="lu")
+    assert projection.node_projector(cm, backend="superlu").factor.backend in ("dense", "superlu")
+    assert projection.node_projector(cm).backend == "superlu"  # kept for the model's later projections

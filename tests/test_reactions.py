@@ -254,17 +254,16 @@ def test_chain15_joint8_force_at_the_nodes_matches_the_converged_reference():
     assert np.abs(gauss - bench.REF_F8[-1]).max() > 10.0
 
 
-def test_halved_steps_keep_their_inner_nodes_for_the_reactions(monkeypatch):
+def test_halved_steps_keep_their_inner_nodes_for_the_reactions():
     """A step halved after a Newton failure records only its end node as output, but the impulses of
     both halves and the projection at the inner node enter the reactions: forcing every step of
     h = 0.1 s to halve gives the node reactions of a plain run with h = 0.05 s at the common nodes
     (to Newton tolerance; measured 3.1e-3 N from the exact rod force, p = 2)."""
     import dataclasses
 
-    import flexmb.dynamics.step.advance as advance
-    from flexmb.dynamics.solve.evaluation import ElementSystem
+    from step_stages import STAGES, simulate_with
 
-    real, real_predict = ElementSystem.newton, advance.predict
+    real, real_predict = STAGES.newton, STAGES.predict
     length = {"h": None}
 
     def predict(cm, lay, te, st, h, w, prev):  # remember the length of the element being solved
@@ -278,9 +277,7 @@ def test_halved_steps_keep_their_inner_nodes_for_the_reactions(monkeypatch):
         return r
 
     fine = fm.simulate(pendulum_model(), 1.0, 0.05, p=2)
-    monkeypatch.setattr(advance, "predict", predict)
-    monkeypatch.setattr(ElementSystem, "newton", failing_every_whole_step)
-    halved = fm.simulate(pendulum_model(), 1.0, 0.1, p=2)
+    halved = simulate_with(pendulum_model(), 1.0, 0.1, 2, predict=predict, newton=failing_every_whole_step)
     assert halved.nt == 11 and halved.ne == 20 and np.all(halved.stats["retries"] == 1)
     np.testing.assert_allclose(halved.t, fine.t[::2], rtol=0, atol=1e-12)
     np.testing.assert_allclose(halved.body_position, fine.body_position[::2], rtol=0, atol=1e-9)

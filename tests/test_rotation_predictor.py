@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 import flexmb as fm
-from flexmb.dynamics.solve.evaluation import ElementSystem
 import flexmb.dynamics.march.rotation_predictor as rp
-import flexmb.dynamics.step.advance as advance
+from step_stages import STAGES, simulate_with
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from compare_exudyn import flexmb_chain  # noqa: E402
@@ -27,7 +26,7 @@ def _former(cm, lay, te, h, w, prev, U):
 
 
 @pytest.mark.parametrize("p, h", [(1, 2.5e-3), (2, 5e-3), (3, 5e-3)])
-def test_rotation_predictor_is_closer_to_the_converged_increments(p, h, monkeypatch):
+def test_rotation_predictor_is_closer_to_the_converged_increments(p, h):
     seen = {}
 
     def both(cm, lay, te, hh, w, prev, U):
@@ -46,42 +45,38 @@ def test_rotation_predictor_is_closer_to_the_converged_increments(p, h, monkeypa
         errs.append([np.abs(th(seen[k]) - th(r.U)).max() for k in ("old", "new")])
         return r
 
-    real = ElementSystem.newton
-    monkeypatch.setattr(advance, "predict_rotations", both)
-    monkeypatch.setattr(ElementSystem, "newton", solve)
-    fm.simulate(flexmb_chain(15), 0.4, h, p=p, show_progress=False)
+    real = STAGES.newton
+    simulate_with(flexmb_chain(15), 0.4, h, p, rotations=both, newton=solve)
     e = np.array(errs[2:])  # warm elements (the first has no previous element)
     old, new = np.median(e, axis=0)
     assert new < 0.1 * old, (old, new)
 
 
-def test_rotation_predictor_saves_iterations_within_the_tolerance(monkeypatch):
-    def run():
-        return fm.simulate(flexmb_chain(60), 0.02, 1e-3, p=1, show_progress=False)
+def test_rotation_predictor_saves_iterations_within_the_tolerance():
+    def run(rotations=STAGES.rotations):
+        return simulate_with(flexmb_chain(60), 0.02, 1e-3, 1, rotations=rotations)
 
     new = run()
-    monkeypatch.setattr(advance, "predict_rotations", _former)
-    old = run()
+    old = run(_former)
     its_new, its_old = np.mean(new.stats["iterations"]), np.mean(old.stats["iterations"])
     assert its_new <= its_old - 0.4, (its_old, its_new)  # measured 3.55 -> 3.00
     L = 60 * 0.3
     assert np.abs(new.body_position - old.body_position).max() <= 1e-10 * L
 
 
-def test_guard_keeps_the_violent_phase_on_its_branch(monkeypatch):
+def test_guard_keeps_the_violent_phase_on_its_branch():
     """Case R5 (15-link chain driven at both ends, p = 1, h = 2.5e-3, 0.5 s): past the bifurcation the
     unguarded predictor made Newton fail more often (89 halved elements against 60) and the run
     left the symmetric branch (mirror error 1.3e-6 of the span); guarded, no more halvings than the
     former predictor and the same branch (bar 8's largest upward velocity equal to 1e-9)."""
     from flexmb.validation.cases.case_r4 import N_BARS, chain_model
 
-    def run():
+    def run(rotations=STAGES.rotations):
         model = chain_model(supports=(1, N_BARS + 1), drives={1: 20.0, N_BARS + 1: -20.0}, mirrored=True)
-        sol = fm.simulate(model, 0.5, 0.0025, p=1, show_progress=False)
+        sol = simulate_with(model, 0.5, 0.0025, 1, rotations=rotations)
         return int((np.array(sol.stats["h"]) < 0.0025 - 1e-12).sum()), sol.body_velocity[:, 7, 2].max()
 
     halved_new, up_new = run()
-    monkeypatch.setattr(advance, "predict_rotations", _former)
-    halved_old, up_old = run()
+    halved_old, up_old = run(_former)
     assert halved_new <= halved_old  # measured 58 / 60
     assert abs(up_new - up_old) <= 1e-9 * abs(up_old)

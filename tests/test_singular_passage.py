@@ -223,7 +223,7 @@ def test_parallelograms_pass_every_change_point_at_every_step(n):
         assert fmax.max() < 1.5 * fmax.min() and mmax.max() < 1.5 * mmax.min()
 
 
-def test_node_projection_takes_least_norm_multipliers_at_a_singular_configuration(monkeypatch):
+def test_node_projection_takes_least_norm_multipliers_at_a_singular_configuration():
     """``G M^-1 G^T`` singular to 1e-14 (the node-velocity projection at a change point): the Cholesky
     factorization succeeds, and the plain solve puts ``1e-9 / 1e-14 = 1e5`` along the null vector
     (impulses that leave the velocities alone but were recovered as node reactions of 1e9 N where the
@@ -231,10 +231,9 @@ def test_node_projection_takes_least_norm_multipliers_at_a_singular_configuratio
     is solved as before."""
     from flexmb.dynamics.node import projection
 
-    monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6)
     n = 3
     rows, cols = np.divmod(np.arange(n * n), n)
-    f = projection._SpdFactor(n, rows, cols)
+    f = projection._SpdFactor(n, rows, cols, "dense")
     assert f.backend == "dense"
 
     def data(A):
@@ -249,17 +248,16 @@ def test_node_projection_takes_least_norm_multipliers_at_a_singular_configuratio
     assert np.allclose(f.solve(data(regular), b), np.linalg.solve(regular, b), rtol=1e-14)
 
 
-def test_declined_cholesky_of_the_projection_matrix_takes_least_norm_multipliers(monkeypatch):
+def test_declined_cholesky_of_the_projection_matrix_takes_least_norm_multipliers():
     """``G M^-1 G^T`` is positive semi-definite; on a change point its zero eigenvalue can come out of
     round-off slightly negative (-5e-17 of the largest, scaled, on the parallelogram at t = 0.1 s), so
     LAPACK's Cholesky declines (info > 0).  That went to LU, whose multipliers of 1e16 gave node velocities
     of 344 m/s for 1.5 m/s (kinetic energy 1.5e5 J for 7.5 J); it now takes the least-norm solve."""
     from flexmb.dynamics.node import projection
 
-    monkeypatch.setattr(projection, "DENSE_ROWS", 10 ** 6)
     n = 3
     rows, cols = np.divmod(np.arange(n * n), n)
-    f = projection._SpdFactor(n, rows, cols)
+    f = projection._SpdFactor(n, rows, cols, "dense")
     rng = np.random.default_rng(7)
     Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
     A = Q @ np.diag([2.0, 1.0, -1e-16]) @ Q.T

@@ -39,3 +39,76 @@ def test_compiled_model_takes_no_attribute_from_outside():
         cm._speed_columns = None
     with pytest.raises(AttributeError):
         cm.anything_new = 1
+
+
+def test_compiled_model_data_are_read_only():
+    """The model's compiled arrays cannot be written after compilation (its joints' laws, bodies'
+    velocity offsets, gravity); the constraint masks are the redundancy selection's (the run's)."""
+    cm = compile_model(pendulum_model())
+    for name in ("jnt_k", "jnt_c", "jnt_ref", "gravity", "vel_off", "group_of", "jnt_a", "jnt_b"):
+        with pytest.raises(ValueError, match="read-only"):
+            getattr(cm, name).reshape(-1)[:1] = 1
+
+
+def test_rotation_slots_are_not_set_on_the_layout():
+    """The root checks' rotation indices are kept in the model's named cache, not as a private attribute
+    set on the Layout from outside; they are the bodies' theta and the joints' phi slots."""
+    from flexmb.dynamics.layout import JPHI
+    from flexmb.dynamics.variants.root_checks import rotation_slots
+
+    run = Run.start(pendulum_model(), 1.0, 0.05, 2, 0.0, SimulationOptions())
+    lay = run.system.lay
+    rs = rotation_slots(lay, run.cm)
+    assert not hasattr(lay, "_rotation_slots") and rotation_slots(lay, run.cm) is rs
+    probe = np.zeros(lay.size)
+    probe[rs] = 1.0
+    assert lay.joint_view(probe)[..., JPHI:JPHI + 3].all()
+    grp = run.cm.groups[0]
+    assert lay.group_view(probe, grp.bodies, grp.slots)[..., grp.BTH:grp.BTH + 3].all()
+    assert rs.size == 3 * run.te.p * (run.cm.nb + run.cm.nj)
+
+
+def test_a_root_that_turns_too_far_is_an_explicit_refusal():
+    """A rotor at 100 rad/s with h = 0.05 s (5 rad per element, p = 2): the solve stage converges (a root
+    that aliases the motion), the root checks return a Refusal naming the body's rotation, and Newton's
+    result is left as Newton returned it (before: its ``converged`` and ``message`` were rewritten)."""
+    import flexmb as fm
+    from flexmb.dynamics.step.advance import predict_element, solve_element
+    from flexmb.dynamics.step.outcome import Refusal
+    from flexmb.dynamics.variants.root_checks import refusal
+
+    rotor = fm.RigidBody("rotor", mass=1.0, inertia=(0.1, 0.2, 0.3), angular_velocity=(0.0, 0.0, 100.0))
+    run = Run.start(fm.Model([rotor], [], []), 0.2, 0.05, 2, 0.0, SimulationOptions())
+    U0 = predict_element(run.system, run.st, 0.05, run.w, None)
+    out = solve_element(run.system, run.st, 0.05, U0, run.scale, run.factor, run.options)
+    assert out.converged and out.last.result.converged
+    bad = refusal(run.system, U0, out)
+    assert isinstance(bad, Refusal) and "'rotor' turns by" in bad.message
+    out.refusal = bad
+    assert not out.accepted and out.reason == (bad.index, bad.message)
+    assert out.last.result.converged and "turns" not in out.last.result.message
+    assert out.last.work is None  # no work booked for a refused root
+
+
+def test_symmetric_projection_resolves_through_the_singular_node_checks():
+    """A parallelogram with a change point on the node t = 0.1 s (p = 2, h = 0.005, symmetric transport):
+    the projection's warm re-solves go through the solve stage with its end-node check, so the element
+    ending on the change point and the one starting there are both solved with the self-stress rows
+    released, as with the node transport (before: 1 of 2, the warm re-solve bypassed the check); the end
+    node carries its self-stresses for the node projection.  Positions within 2e-9 m of the exact motion,
+    reactions the physical 34.5 N."""
+    import flexmb as fm
+    from test_singular_passage import exact_positions, parallelogram_row
+
+    deg = np.degrees(-0.6)
+    te = fm.TimeElement.of_order(2, transport="symmetric")
+    sol = fm.simulate(parallelogram_row(deg, 1), 0.2, 0.005, p=te, show_progress=False)
+    plain = fm.simulate(parallelogram_row(deg, 1), 0.2, 0.005, p=2, show_progress=False)
+    assert sol.meta["singular_elements"] == plain.meta["singular_elements"] == 2
+    assert np.abs(sol.body_position - exact_positions(sol.t, deg, 1)).max() < 2e-9
+    assert np.linalg.norm(sol.joint_force, axis=2).max() == pytest.approx(34.5, rel=1e-3)
+    run = Run.start(parallelogram_row(deg, 1), 0.2, 0.005, te, 0.0, SimulationOptions())
+    while run.st.t < 0.1 - 1e-9:
+        run.step()
+    assert run.st.t == pytest.approx(0.1, abs=1e-12)
+    assert run.st.self_stresses is not None and run.st.self_stresses[1] is not None

@@ -10,20 +10,28 @@
                 compiled call, :mod:`.solve.fused`), both with the one compiled law of each body
                 type (:mod:`.bodies`) and element between them (:mod:`.elements`: attachments,
                 joints, forces); :mod:`.solve.newton`: Newton on the internal unknowns; linear
-                solvers :mod:`.solve.linsolve`.
+                solvers :mod:`.solve.linsolve`.  Before it, the start-node check of
+                :mod:`.variants.singular_node` (``solve``).
 4. end values   :mod:`.march.marching` (``end_values``): the element's end values, the next one's start.
-5. node         :mod:`.node.constraints`, :mod:`.node.projection`: the node velocities projected on
+5. end check    :mod:`.variants.singular_node` (``check_end``): an end node on a singular configuration
+                of the loops may replace the solve; its self-stresses stay on the node.
+6. root checks  :mod:`.variants.root_checks` (``refusal``): a root that is not the motion is refused
+                (a :class:`~.step.outcome.Refusal`) and the step halved.
+7. node         :mod:`.node.constraints`, :mod:`.node.projection`: the node velocities projected on
                 the velocity constraints; :mod:`.node.redundancy`: dependent loop equations;
                 :mod:`.node.reactions`: joint reactions at the nodes.
-6. record       :mod:`.io.recorder` (results), :mod:`.energy_audit` (every element's energy
+8. record       :mod:`.io.recorder` (results), :mod:`.energy_audit` (every element's energy
                 balance), :mod:`.modal_range` (modal bodies beyond their range),
                 :mod:`.io.checkpoint` (resumable state).
 
 One step reads as these stages: :meth:`.simulate.Run.step` -> :meth:`~.simulate.Run.solve_element`
-(:func:`.step.advance.advance`: predict -> solve -> end values -> root checks, halving on failure; an
-:class:`~.step.outcome.ElementOutcome`) -> :meth:`~.simulate.Run.commit` (record -> node -> scales).
-Variants of the step wrap the solve and return the same ElementOutcome: :mod:`.variants` (singular
-nodes, symmetric projection, error-controlled steps, root checks).  The driver is :mod:`.simulate`
-(``simulate``, ``resume``).  Data derived from the compiled model are kept in its named
-:class:`~.system.ModelCache`.
+(:func:`.step.advance.advance`: predict -> :func:`.step.advance.solve_element` (solve -> end values ->
+end check) -> root checks, halving on failure; an :class:`~.step.outcome.ElementOutcome`) ->
+:meth:`~.simulate.Run.commit` (record -> node -> scales -> dropped equations).  Variants of the step
+wrap the solve and return the same ElementOutcome: :mod:`.variants` (singular nodes, symmetric
+projection, which re-runs the solve stage from its own start nodes, error-controlled steps, root
+checks).  The step's replaceable parts (predict, rotations, Newton, root checks) are
+:class:`.step.advance.Stages`, the contract through which tests steer the solver.  The driver is
+:mod:`.simulate` (``simulate``, ``resume``).  Data derived from the compiled model are kept in its
+named :class:`~.system.ModelCache`.
 """

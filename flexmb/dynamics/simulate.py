@@ -29,7 +29,7 @@ from flexmb.dynamics.solve.linsolve import linear_solver
 from flexmb.dynamics.solve.evaluation import JOINT_EQUATIONS, ElementSystem, make_layout  # noqa: F401 (re-exported)
 from flexmb.dynamics.solve.newton import NewtonOptions
 from flexmb.dynamics.io.recorder import Recorder
-from flexmb.dynamics.step.advance import advance
+from flexmb.dynamics.step.advance import STAGES, Stages, advance, solve_element
 from flexmb.dynamics.step.outcome import ElementOutcome, ElementPiece
 from flexmb.dynamics.variants.step_control import StepControl
 from flexmb.dynamics.variants.symmetric_projection import SymmetricProjection, symmetric_projection
@@ -223,10 +223,17 @@ class Run:
         self.lever = body_lengths(self.cm)
         #: contacts and impulses (flexmb.dynamics.impact.march.EventMonitor), None without them
         self.events = None
+        #: the step's replaceable parts (flexmb.dynamics.step.advance.Stages): tests and instrumentation
+        self.stages = STAGES
 
     @classmethod
-    def start(cls, model, t_end, h, p, t0, options) -> "Run":
+    def start(cls, model, t_end, h, p, t0, options, stages: Stages | None = None) -> "Run":
+        """A run of ``model`` from ``t0`` to ``t_end`` with elements of length ``h`` and order ``p`` (the
+        arguments of :func:`simulate`, checked there); ``stages``: the step's replaceable parts
+        (:class:`~flexmb.dynamics.step.advance.Stages`, for tests and instrumentation)."""
         run = cls(model, t_end, h, time_element(p), t0, options)
+        if stages is not None:
+            run.stages = stages
         run.st, w0 = initial_state(run.cm, t0)
         run.magnitudes = model_magnitudes(run.cm, run.st, w0, t0, t_end)
         log.debug("Newton scales: %s", run.magnitudes)
@@ -263,11 +270,21 @@ class Run:
     def solve_element(self, st: ElementStart, h: float, w: NDArray, prev: ElementPiece | None) -> ElementOutcome:
         """Predict, solve and end values of the element of length ``h`` from ``st`` (halved when Newton
         fails; :mod:`flexmb.dynamics.step.advance`), wrapped by the symmetric projection when the time
-        element asks for it."""
+        element asks for it (which re-solves the element from its own start nodes through the solve
+        stage, :func:`flexmb.dynamics.step.advance.solve_element`)."""
+        system, scale, factor, options, stages = self.system, self.scale, self.factor, self.options, self.stages
         if self.projection is not None:  # symmetric projection of the node momenta (issue 8 section 3)
-            return self.projection.step(self, st, h, lambda s: advance(self.system, s, h, w, prev, self.scale,
-                                                                       self.factor, self.options))
-        return advance(self.system, st, h, w, prev, self.scale, self.factor, self.options)
+
+            def solve(start, U0):  # a warm re-solve passes the root checks like every solved element (the
+                # energy audit books its work there)
+                out = solve_element(system, start, h, U0, scale, factor, options, stages)
+                if out.converged:
+                    out.refusal = stages.refusal(system, U0, out)
+                return out
+
+            return self.projection.step(
+                self, st, h, lambda start: advance(system, start, h, w, prev, scale, factor, options, stages), solve)
+        return advance(system, st, h, w, prev, scale, factor, options, stages)
 
     def commit(self, out: ElementOutcome, h_scale: float, local_error=None) -> None:
         """Node and record stages of a solved step ``out``: record its pieces, move to its end node (the
@@ -296,7 +313,7 @@ class Run:
             if k:  # the start of the second half of a halved step
                 rec.subnode(s_start)
             rec.internal(te, s_start, hh, lay, UU, self._gauss_xb(s_start, hh, UU))
-            rec.add_work(getattr(rr, "work", None))  # accepted by the audit (variants/root_checks.py)
+            rec.add_work(piece.work)  # accepted by the audit (variants/root_checks.py)
             rec.stats["t_start"].append(s_start.t)
             rec.stats["h"].append(hh)
             rec.stats["iterations"].append(rr.iterations)

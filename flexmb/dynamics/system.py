@@ -41,9 +41,6 @@ class ModelCache:
     node_projector: object = None
     #: velocity coordinates of each body (:func:`flexmb.dynamics.node.projection.apply_blocks`)
     body_widths: object = None
-    #: self-stresses of the last two nodes asked about, ``[(node, mask key, found)]``
-    #: (:func:`flexmb.dynamics.variants.singular_node.node_self_stresses`, read by the node projection)
-    singular_memo: list = field(default_factory=list)
     #: translational and angular velocity columns (:func:`flexmb.dynamics.solve.scales.unknown_scales`)
     speed_columns: object = None
     #: the last unknown scales and their key, the body slots' scales (:mod:`flexmb.dynamics.solve.scales`)
@@ -51,6 +48,8 @@ class ModelCache:
     body_scales: object = None
     #: layouts without index replay by order p (:func:`flexmb.dynamics.march.marching.gauss_multiplier_end`)
     plain_layouts: dict = field(default_factory=dict)
+    #: indices of the rotation unknowns by layout ``(p, size)`` (:func:`flexmb.dynamics.variants.root_checks.rotation_slots`)
+    rotation_slots: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -192,6 +191,8 @@ def compile_model(model: Model) -> CompiledModel:
     st0 = ElementStart(t=0.0, x=x0, R=R0, pi=np.zeros(cm.nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
                        lam=np.zeros((0, 6)), acc=np.zeros((0, 3)))
     cm.forces = compile_forces(cm, pf, pt, springs, st0)
+    for a in (cm.group_of, cm.vel_off, cm.jnt_a, cm.jnt_b, cm.jnt_k, cm.jnt_c, cm.jnt_ref, cm.gravity):
+        a.flags.writeable = False  # the model's data (the constraint masks: the redundancy selection)
     return cm
 
 
@@ -218,11 +219,17 @@ class ElementStart:
     #: multipliers at the end of the element that led to this node, before the gauge reset (output)
     lam_end: NDArray | None = None
     extra: dict = field(default_factory=dict)
+    #: the closed loops' self-stresses at this node, ``(selection key, found)``: ``found`` as
+    #: :func:`flexmb.dynamics.variants.singular_node.self_stresses` returns it (None: a regular node) for the
+    #: constraint selection ``key`` (:func:`flexmb.dynamics.node.projection.selection_key`); set by the
+    #: singular-node check of the element that ends here, read by the node projection; None: not checked
+    self_stresses: tuple | None = field(default=None, repr=False, compare=False)
 
     def copy(self) -> "ElementStart":
+        """A copy with its own arrays; without the node's checks (``self_stresses``: the copy may be moved)."""
         return replace(self, x=self.x.copy(), R=self.R.copy(), pi=self.pi.copy(), s=self.s.copy(),
                        Rr=self.Rr.copy(), lam=self.lam.copy(), acc=self.acc.copy(),
-                       extra={k: v.copy() for k, v in self.extra.items()})
+                       extra={k: v.copy() for k, v in self.extra.items()}, self_stresses=None)
 
 
 def with_ground(a: NDArray, value) -> NDArray:

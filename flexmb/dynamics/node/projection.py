@@ -50,6 +50,8 @@ from flexmb.dynamics.node import kernels as nk
 
 #: largest number of constraint rows factored as a dense matrix (measured crossover, see module doc)
 DENSE_ROWS = 60
+#: backends of the projection's factorization (:class:`_SpdFactor`, :func:`node_projector`)
+BACKENDS = ("auto", "dense", "cholmod", "superlu")
 
 
 class NodeFrames:
@@ -211,14 +213,21 @@ class _SpdFactor:
     """Factorization of the ``n x n`` symmetric matrix with entries at ``(rows, cols)`` (fixed pattern).
 
     ``slot (k,)`` maps each pattern entry to its place in the storage (``np.bincount`` target, ``size``
-    values); :meth:`solve` factors the values and solves.  ``backend``: ``"dense"`` (LAPACK Cholesky,
-    ``n <=`` :data:`DENSE_ROWS`), ``"cholmod"`` (symbolic analysis once, numeric factorization per
-    call) or ``"superlu"`` (symmetric mode, minimum-degree ordering of the pattern computed once)."""
+    values); :meth:`solve` factors the values and solves.  ``backend``: ``"dense"`` (LAPACK Cholesky),
+    ``"cholmod"`` (symbolic analysis once, numeric factorization per call), ``"superlu"`` (symmetric mode,
+    minimum-degree ordering of the pattern computed once) or ``"auto"`` (:data:`BACKENDS`: dense up to
+    :data:`DENSE_ROWS` rows, above CHOLMOD where scikit-sparse is installed, else SuperLU); the one chosen
+    is ``self.backend``."""
 
-    def __init__(self, n: int, rows: NDArray, cols: NDArray):
+    def __init__(self, n: int, rows: NDArray, cols: NDArray, backend: str = "auto"):
+        if backend not in BACKENDS:
+            raise ValueError(f"node projection backend={backend!r}; use one of {', '.join(BACKENDS)}")
+        if backend == "cholmod" and _cholmod() is None:
+            raise ValueError("node projection backend='cholmod': scikit-sparse is not installed (extra 'sparse'); "
+                             "use 'auto', 'dense' or 'superlu'")
         self.n = n
         self.perm = self.iperm = None
-        if n <= DENSE_ROWS:
+        if backend == "dense" or (backend == "auto" and n <= DENSE_ROWS):
             self.backend = "dense"
             self.slot = rows * n + cols
             self.size = n * n
@@ -228,7 +237,7 @@ class _SpdFactor:
         r0, c0 = key // n, key % n
         deg = np.bincount(r0, minlength=n).astype(float)
         dummy = np.where(r0 == c0, deg[r0] + 1.0, -1.0)  # an SPD matrix of the pattern (diagonally dominant)
-        if _cholmod() is not None:
+        if backend == "cholmod" or (backend == "auto" and _cholmod() is not None):
             self.backend = "cholmod"
             pr, pc = rows, cols
         else:
@@ -328,8 +337,10 @@ class NodeProjector:
     pattern and ordering of ``G M^-1 G^T`` (built once; rebuilt by :func:`node_projector` when the
     set of constrained components changes, e.g. after redundant equations are dropped)."""
 
-    def __init__(self, cm):
-        self.key = _mask_key(cm)
+    def __init__(self, cm, backend: str = "auto"):
+        self.key = selection_key(cm)
+        #: the factorization backend asked for (:data:`BACKENDS`; the one chosen: ``factor.backend``)
+        self.backend = backend
         mask = np.concatenate([cm.jnt_constrained, cm.jnt_universal[:, None]], axis=1)
         self.jj, self.cc = np.nonzero(mask)
         self.n = self.jj.size
@@ -366,7 +377,7 @@ class NodeProjector:
             cols.append(np.tile(r, r.size))
         rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
         cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-        self.factor = _SpdFactor(self.n, rows, cols)
+        self.factor = _SpdFactor(self.n, rows, cols, backend)
         self._no_target = np.zeros(self.n)
         self._no_target.flags.writeable = False
         self.pair_slot = np.ascontiguousarray(self.factor.slot, dtype=np.int64)
@@ -479,14 +490,12 @@ class NodeProjector:
 
 
 def _singular_node(cm, st):
-    """The self-stresses of the loops at a node on a singular configuration, as
-    :func:`flexmb.dynamics.variants.singular_node.node_self_stresses` remembered them for this node (the element
-    that ended there checked it), or None; only looked up here (no import of the run's modules)."""
-    key = _mask_key(cm)
-    for node, k, found in cm.cache.singular_memo:
-        if node is st and k == key:
-            return found
-    return None
+    """The self-stresses of the loops at a node on a singular configuration, as the node carries them
+    (``st.self_stresses``, set by the singular-node check of the element that ended there,
+    :func:`flexmb.dynamics.variants.singular_node.node_self_stresses`) for the current constraint
+    selection, or None (a regular node, or not checked)."""
+    hit = getattr(st, "self_stresses", None)
+    return hit[1] if hit is not None and hit[0] == selection_key(cm) else None
 
 
 def deflated_solve(A: NDArray, b: NDArray, rs: NDArray, V: NDArray) -> NDArray:
@@ -533,14 +542,20 @@ def apply_blocks(cm, blocks: NDArray, x: NDArray) -> NDArray:
     return out
 
 
-def _mask_key(cm) -> bytes:
+def selection_key(cm) -> bytes:
+    """A key of the constraint selection (the constrained and universal masks): data computed for
+    one selection are recomputed when it changes."""
     return cm.jnt_constrained.tobytes() + cm.jnt_universal.tobytes()
 
 
-def node_projector(cm) -> NodeProjector:
-    """The model's :class:`NodeProjector` (built at the first call, kept in ``cm.cache``)."""
+def node_projector(cm, backend: str | None = None) -> NodeProjector:
+    """The model's :class:`NodeProjector` (built at the first call, kept in ``cm.cache``; rebuilt when the
+    constraint selection changes).  ``backend``: the factorization of ``G M^-1 G^T`` (:data:`BACKENDS`;
+    default: the cached projector's, at first ``"auto"``); a projector built with another backend replaces
+    the cached one, and the model's later projections use it (tests compare the backends so)."""
     proj = cm.cache.node_projector
-    if proj is None or proj.key != _mask_key(cm):
-        proj = NodeProjector(cm)
+    want = backend if backend is not None else (proj.backend if proj is not None else "auto")
+    if proj is None or proj.key != selection_key(cm) or proj.backend != want:
+        proj = NodeProjector(cm, want)
         cm.cache.node_projector = proj
     return proj

@@ -4,7 +4,7 @@ Newton's root of the element equations is accepted only if it resolves the motio
 joint's relative rotation turns, by more than half a revolution within the element
 (:func:`largest_turn`), and no joint ends half a turn away from its bodies (:func:`flipped_joint`: the
 rotation equation ``axial((Rr1 exp phi)^T R_A^T R_B) = 0`` also vanishes at a half-turn mismatch), and its
-energy balance does not jump (:func:`refused_root`, :mod:`flexmb.dynamics.energy_audit`: a root with more
+energy balance does not jump (:func:`refusal`, :mod:`flexmb.dynamics.energy_audit`: a root with more
 than half the energy it exchanged unaccounted for, Simeon's slider-crank).
 docs/theory.md sections 4 and 10; tests/test_fast_rotation.py, tests/test_nothing_lost.py,
 tests/test_energy_audit.py.
@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JOINT_SLOTS, JPHI, Layout
 from flexmb.dynamics.march.rotation_predictor import largest_turn as _largest
+from flexmb.dynamics.step.outcome import ElementOutcome, Refusal
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
 
@@ -61,9 +62,11 @@ def largest_turn(cm: CompiledModel, lay: Layout, te: TimeElement, U: NDArray):
 FLIP_CHECK = 0.5
 
 
-def _rotation_slots(lay: Layout, cm: CompiledModel) -> NDArray:
-    """Indices of the rotation unknowns (bodies' ``theta``, joints' ``phi``) of ``lay`` (cached)."""
-    hit = getattr(lay, "_rotation_slots", None)
+def rotation_slots(lay: Layout, cm: CompiledModel) -> NDArray:
+    """Indices of the rotation unknowns (bodies' ``theta``, joints' ``phi``) of ``lay`` (kept in
+    ``cm.cache.rotation_slots`` by the layout's order and size: they depend on its structure only)."""
+    key = (lay.p, lay.size)
+    hit = cm.cache.rotation_slots.get(key)
     if hit is None:
         idx = [np.zeros(0, dtype=np.int64)]
         probe = np.zeros(lay.size)
@@ -77,7 +80,8 @@ def _rotation_slots(lay: Layout, cm: CompiledModel) -> NDArray:
             probe[:] = 0.0
             lay.joint_view(probe)[..., JPHI:JPHI + 3] = 1.0
             idx.append(np.flatnonzero(probe))
-        hit = lay._rotation_slots = np.unique(np.concatenate(idx))
+        hit = cm.cache.rotation_slots[key] = np.unique(np.concatenate(idx))
+        hit.flags.writeable = False
     return hit
 
 
@@ -92,7 +96,7 @@ def flipped_joint(cm: CompiledModel, lay: Layout, U0: NDArray, U: NDArray, st_en
     predictor ``U0``."""
     if not cm.nj:
         return None
-    rs = _rotation_slots(lay, cm)
+    rs = rotation_slots(lay, cm)
     if rs.size == 0 or np.abs(U[rs] - U0[rs]).max() <= FLIP_CHECK:
         return None
     _, Ra = cm.att_a.node_pose(cm, st_end)
@@ -105,21 +109,29 @@ def flipped_joint(cm: CompiledModel, lay: Layout, U0: NDArray, U: NDArray, st_en
     return j, int(lay.joint_off + j * lay.p * JOINT_SLOTS + JPHI), float(np.arccos(cos[j]))
 
 
-def refused_root(system, U0: NDArray, r, st: ElementStart, h: float, st_end: ElementStart):
-    """``(index, message)`` when Newton's root ``r.U`` of the element from ``st`` is refused by the checks
-    that follow :func:`largest_turn`: a joint half a turn away from its bodies (:func:`flipped_joint`) or
-    an energy balance that jumps (:meth:`flexmb.dynamics.energy_audit.ElementAudit.refused`, when the
-    run has set ``system.audit``); else None, with the element's work left in ``r.work``.  Every element
+def refusal(system, U0: NDArray, out: ElementOutcome) -> Refusal | None:
+    """The :class:`~flexmb.dynamics.step.outcome.Refusal` of a converged element ``out`` (one piece, solved
+    from the predictor ``U0``) whose root is not the motion: a body or a joint turning by more than half
+    a revolution (:func:`largest_turn`), a joint half a turn away from its bodies (:func:`flipped_joint`),
+    an energy balance that jumps (:meth:`flexmb.dynamics.energy_audit.ElementAudit.refused`, when the run
+    has set ``system.audit``); else None, with the element's work in ``out.last.work``.  Every element
     passes them, whole or a piece of a halved step."""
-    cm, lay = system.cm, system.lay
-    flip = flipped_joint(cm, lay, U0, r.U, st_end)
+    cm, lay, te = system.cm, system.lay, system.te
+    piece = out.last
+    turn = largest_turn(cm, lay, te, piece.U)
+    if turn is not None:
+        return Refusal(turn[1], f"converged, but {turn[2]} turns by {turn[0]:.3g} rad within the element, more "
+                                f"than half a revolution: the step cannot resolve that motion")
+    flip = flipped_joint(cm, lay, U0, piece.U, out.end)
     if flip is not None:
-        return flip[1], (f"converged, but joint {cm.model.joints[flip[0]].name!r} ends with its relative rotation "
-                         f"{flip[2]:.3g} rad away from its bodies' (a spurious root of the rotation equation)")
+        return Refusal(flip[1], f"converged, but joint {cm.model.joints[flip[0]].name!r} ends with its relative "
+                                f"rotation {flip[2]:.3g} rad away from its bodies' (a spurious root of the rotation "
+                                f"equation)")
     audit = getattr(system, "audit", None)
     if audit is None:
         return None
-    bad = audit.refused(system, st, h, r.U, st_end)
+    bad = audit.refused(system, piece.start, piece.h, piece.U, out.end)
     if bad is None:
-        r.work = audit.work
-    return bad
+        piece.work = audit.work
+        return None
+    return Refusal(*bad)

@@ -19,8 +19,10 @@ degeneracy: the reactions along ``n`` act on the motion through levers that vani
 (singular values 1.4e-15, 4e-9, 2.4e-8 against 7e-7 for the rest); left to Newton they took +-9300 N at
 the Gauss points (node reactions 4308 N against the physical 34.5 N, p = 3, h = 0.01) or stalled.
 
-The treatment (:func:`solve_element`), with *bordered* systems of the element's size
-(:func:`bordered_system`: row combinations ``Y^T F`` replaced by ``Z^T (U - U0)``):
+The treatment, with *bordered* systems of the element's size (:func:`bordered_system`: row combinations
+``Y^T F`` replaced by ``Z^T (U - U0)``), in two checks around the solve and end-values stages of
+:mod:`flexmb.dynamics.step.advance` (:func:`solve`: the start node, before Newton; :func:`check_end`: the
+end node, after the end values):
 
 * end node singular (:func:`self_stresses`: the kept loop rows' smallest scaled singular value below
   :data:`SINGULAR_NODE_TOL` of the largest, checked after every converged element, and on the
@@ -125,17 +127,17 @@ def _superlu(A):
 
 
 def node_self_stresses(cm, st):
-    """:func:`self_stresses` of the node ``st``, remembered for the last two nodes asked about (by
-    identity and constraint set): the end node of an element is the start node of the next one."""
-    from flexmb.dynamics.node.projection import _mask_key
+    """:func:`self_stresses` of the node ``st`` under the current constraint selection, kept on the node
+    (``st.self_stresses``): the end node of an element is the start node of the next one, and the node
+    projection (:mod:`flexmb.dynamics.node.projection`) deflates its multipliers along them."""
+    from flexmb.dynamics.node.projection import selection_key
 
-    key = _mask_key(cm)
-    memo = cm.cache.singular_memo
-    for node, k, found in memo:
-        if node is st and k == key:
-            return found
+    key = selection_key(cm)
+    hit = st.self_stresses
+    if hit is not None and hit[0] == key:
+        return hit[1]
     found = self_stresses(cm, st)
-    cm.cache.singular_memo = [(st, key, found)] + memo[:1]
+    st.self_stresses = (key, found)
     return found
 
 
@@ -243,49 +245,52 @@ def _bordered(system, st, h: float, U0: NDArray, scale: NDArray, options, found,
     return r
 
 
-def solve_element(system, st, h: float, U0: NDArray, scale: NDArray, factor, options) -> ElementOutcome:
-    """The solve stage with its end values (:mod:`flexmb.dynamics.step.advance`): the element from ``st`` of
-    length ``h`` [s] from the predictor ``U0 (lay.size,)``, Newton's scales ``scale``, the run's ``factor``
-    and ``options`` (:class:`~flexmb.dynamics.simulate.SimulationOptions`), as an
-    :class:`~flexmb.dynamics.step.outcome.ElementOutcome` of one piece; its ``end`` is None when the
-    piece's result did not converge.  The plain solve is the element's Newton
-    (:meth:`flexmb.dynamics.solve.evaluation.ElementSystem.newton`).
-
-    Start node singular (:func:`node_self_stresses`): the bordered solve with the interior constraint
-    points' self-stress rows released (p >= 2), else the plain solve.  End node of the plain solution (or,
-    when Newton failed, of the predictor) singular: the bordered solve with the end node's rows
-    released replaces it when it can vouch for itself (:func:`_bordered`).  The end node is judged here,
-    so this variant computes the end values (:func:`flexmb.dynamics.march.marching.end_values`) once and
-    hands them on."""
-    from flexmb.dynamics.march.marching import end_values
-
-    cm, lay, te = system.cm, system.lay, system.te
-
-    def outcome(end, r):
-        return ElementOutcome(end, [ElementPiece(st, h, r.U, r)])
-
-    found = node_self_stresses(cm, st)
+def solve(system, st, h: float, U0: NDArray, scale: NDArray, factor, options, newton=None) -> ElementPiece:
+    """The solve stage with the start-node check (:mod:`flexmb.dynamics.step.advance`): the element from
+    ``st`` of length ``h`` [s] from the predictor ``U0 (lay.size,)``, Newton's scales ``scale``, the run's
+    ``factor`` and ``options`` (:class:`~flexmb.dynamics.simulate.SimulationOptions`), as an
+    :class:`~flexmb.dynamics.step.outcome.ElementPiece`.  Start node singular (:func:`node_self_stresses`):
+    the bordered solve with the interior constraint points' self-stress rows released (p >= 2,
+    ``released="start"``) when it can vouch for itself (:func:`_bordered`), else the element's Newton
+    ``newton(system, st, h, U0, scale, factor, newton_options)`` (default:
+    :meth:`flexmb.dynamics.solve.evaluation.ElementSystem.newton`; the run's
+    :class:`~flexmb.dynamics.step.advance.Stages`)."""
+    found = node_self_stresses(system.cm, st)
     r = _bordered(system, st, h, U0, scale, options, found, "start") if found is not None else None
-    if r is None:
+    if r is not None:
+        return ElementPiece(st, h, r.U, r, released="start")
+    if newton is None:
         r = system.newton(st, h, U0, scale, factor, options.newton)
-        if not r.converged:
-            # Newton may fail outright when the end node is singular (a row of three parallelograms, three
-            # self-stresses at once, p = 3: diverging): the predictor's end node tells
-            found = self_stresses(cm, end_values(cm, lay, te, st, h, U0))
-            r2 = _bordered(system, st, h, U0, scale, options, found, "end") if found is not None else None
-            if r2 is None:
-                return outcome(None, r)
-        else:
-            end = end_values(cm, lay, te, st, h, r.U)
-            found = node_self_stresses(cm, end)
-            if found is None:
-                return outcome(end, r)
-            r2 = _bordered(system, st, h, U0, scale, options, found, "end")
-            if r2 is None:
-                return outcome(end, r)
-        for k in ("n_residual", "n_jacobian", "n_factor", "iterations"):
-            setattr(r2, k, getattr(r2, k) + getattr(r, k))
-        r = r2
-    end = end_values(cm, lay, te, st, h, r.U)
+    else:
+        r = newton(system, st, h, U0, scale, factor, options.newton)
+    return ElementPiece(st, h, r.U, r)
+
+
+def check_end(system, piece: ElementPiece, end, U0: NDArray, scale: NDArray, options, end_values) -> ElementOutcome:
+    """The end-node check, after the end-values stage: the :class:`~flexmb.dynamics.step.outcome.ElementOutcome`
+    of the solved ``piece`` (from the predictor ``U0``) whose end node is ``end`` (None when Newton failed),
+    or a replacement.  ``end_values(U) -> ElementStart``: the end-values stage of this element.
+
+    End node of the solution (or, when Newton failed, of the predictor) singular: the bordered solve with
+    the end node's self-stress rows released replaces it when it can vouch for itself (:func:`_bordered`;
+    ``released="end"``, the Newton counts of both solves).  The self-stresses of the outcome's end node are
+    left on it (:func:`node_self_stresses`) for the next element and the node projection.  A piece solved
+    with the start node's rows released keeps its end node (no end check)."""
+    cm, st, h, r = system.cm, piece.start, piece.h, piece.result
+    if piece.released == "start":
+        node_self_stresses(cm, end)  # for the next element, which starts there
+        return ElementOutcome(end, [piece])
+    if end is None:
+        # Newton may fail outright when the end node is singular (a row of three parallelograms, three
+        # self-stresses at once, p = 3: diverging): the predictor's end node tells
+        found = self_stresses(cm, end_values(U0))
+    else:
+        found = node_self_stresses(cm, end)
+    r2 = _bordered(system, st, h, U0, scale, options, found, "end") if found is not None else None
+    if r2 is None:
+        return ElementOutcome(end, [piece])
+    for k in ("n_residual", "n_jacobian", "n_factor", "iterations"):
+        setattr(r2, k, getattr(r2, k) + getattr(r, k))
+    end = end_values(r2.U)
     node_self_stresses(cm, end)  # for the next element, which starts there
-    return outcome(end, r)
+    return ElementOutcome(end, [ElementPiece(st, h, r2.U, r2, released="end")])

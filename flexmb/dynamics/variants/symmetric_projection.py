@@ -42,9 +42,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JLAM
-from flexmb.dynamics.march import marching  # end_values looked up at call time (benchmark profilers time it)
-from flexmb.dynamics.solve.newton import newton_solve
-from flexmb.dynamics.step.outcome import ElementOutcome, ElementPiece
 from flexmb.dynamics.node.projection import (apply_blocks, generalized, inverse_mass_blocks, joint_wrench, node_frames,
                                         node_projector)
 
@@ -97,10 +94,12 @@ class SymmetricProjection:
     max_outer: int = 30
     outer: list = field(default_factory=list)
 
-    def step(self, run, st, h: float, advance):
+    def step(self, run, st, h: float, advance, solve):
         """One element from ``st`` with the symmetric projection: the
-        :class:`~flexmb.dynamics.step.outcome.ElementOutcome` of :func:`flexmb.dynamics.step.advance.advance`
-        (``advance(start)`` runs it from a start node).
+        :class:`~flexmb.dynamics.step.outcome.ElementOutcome` of the step from the start nodes with the
+        impulse, ``advance(start)`` (:func:`flexmb.dynamics.step.advance.advance`: predictor, halvings) the
+        first time, then ``solve(start, U0)`` (the solve stage,
+        :func:`flexmb.dynamics.step.advance.solve_element`, and the root checks) from the last solution.
 
         Outer iteration on the row multipliers ``nu (n,)``: Broyden's method (inverse update, in the
         rows scaled by Newton's multiplier scales) on ``mu(nu) = 0``, started from the transported
@@ -121,7 +120,7 @@ class SymmetricProjection:
         for k in range(self.max_outer):
             start = st.copy()
             start.pi = st.pi + e0 * constraint_impulse(cm, st, self._loc(nu))
-            out = self._solve(run, start, h, U, advance)
+            out = self._solve(start, U, advance, solve)
             end, U = out.end, out.U
             if len(out.pieces) > 1:  # the element was halved: its pieces are not projected
                 log.info("symmetric projection: the element at t=%.6g was halved; its pieces' node momenta "
@@ -216,16 +215,15 @@ class SymmetricProjection:
         return loc
 
     @staticmethod
-    def _solve(run, start, h, U, advance):
-        """The element from ``start``: from its last solution ``U`` (warm Newton) or, first or when that
-        fails, through ``advance`` (predictor, halvings)."""
+    def _solve(start, U, advance, solve):
+        """The element from ``start``: from its last solution ``U`` through the solve stage ``solve`` (warm
+        Newton, then the root checks) or, first or when that fails or is refused, through ``advance``
+        (predictor, halvings)."""
         if U is not None:
-            r = newton_solve(lambda V: run.system.evaluate(V, start, h), U, run.scale, run.factor,
-                             run.options.newton, residual=lambda V: run.system.residual(V, start, h))
-            if r.converged:
-                return ElementOutcome(marching.end_values(run.cm, run.system.lay, run.te, start, h, r.U),
-                                      [ElementPiece(start, h, r.U, r)])
-            log.info("symmetric projection: warm Newton failed at t=%.6g (%s); full solve", start.t, r.message)
+            out = solve(start, U)
+            if out.accepted:
+                return out
+            log.info("symmetric projection: warm Newton failed at t=%.6g (%s); full solve", start.t, out.reason[1])
         return advance(start)
 
     def _row_scales(self, run) -> NDArray:

@@ -41,7 +41,7 @@ from flexmb.dynamics.bodies import modal_kernels as mk
 from flexmb.dynamics.bodies import modal_laws as ml
 from flexmb.dynamics.bodies.modal_matrices import group_data
 from flexmb.dynamics.bodies.rigid import frame_end_values
-from flexmb.dynamics.layout import Layout
+from flexmb.dynamics.layout import attachment_index
 
 I3 = np.eye(3)
 #: key of the modal coordinates at a node in ``ElementStart.extra``
@@ -86,6 +86,7 @@ class FlexibleBodies:
             self.qd0[k, :b.n_modes] = b.qd0
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
         self._positions = np.arange(n, dtype=np.int64)
+        self._iface_data: dict = {}  # the interfaces' attachment data per body (node outputs), built once
 
     @property
     def equations(self) -> dict:
@@ -162,9 +163,7 @@ class FlexibleBodies:
             ifs = body.data.interfaces
             if not ifs:
                 continue
-            local = np.full(len(ifs), k)
-            data = self.attach_data(local, np.array([f.position for f in ifs], dtype=float),
-                                    np.tile(I3, (len(ifs), 1, 1)), [f.name for f in ifs])
+            local, data = self._interfaces(k)
             x, R, B = self._node_attach(st, local, data, True)
             nu = np.einsum("ndc,c->nd", B, w[k])
             for i, f in enumerate(ifs):
@@ -172,6 +171,17 @@ class FlexibleBodies:
                 out[f"{key}/position"], out[f"{key}/rotation"] = x[i], R[i]
                 out[f"{key}/velocity"], out[f"{key}/angular_velocity"] = nu[i, :3], nu[i, 3:]
         return out
+
+    def _interfaces(self, k: int):
+        """``(local, data)`` of the attachments at every interface of body ``k`` (A = I), built once."""
+        cache = self._iface_data
+        hit = cache.get(k)
+        if hit is None:
+            ifs = self.src[k].data.interfaces
+            local = np.full(len(ifs), k)
+            hit = cache[k] = (local, self.attach_data(local, np.array([f.position for f in ifs], dtype=float),
+                                                      np.tile(I3, (len(ifs), 1, 1)), [f.name for f in ifs]))
+        return hit
 
     # ================================================================== attachments (contract)
     def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:
@@ -207,25 +217,14 @@ class FlexibleBodies:
 
     def _index(self, lay, p, local, data, kind: str):
         """Global indices ``(m, p, c)`` of slot runs of the attachments' bodies, per kind of block
-        (fixed per model: made once per layout and cached on the attachment data; the layout's
-        unrecorded index map, so a replaying layout sees the same requests at every evaluation)."""
-        cache = vars(data).setdefault("index", {})
-        key = (kind, p, id(lay))
-        hit = cache.get(key)
-        if hit is None or hit[0] is not lay:
-            N, nm = self.N, self.nm
-            parts = {"pose": ((self.BX, 3), (self.BTH, 3), (self.BQ, nm)),
-                     "velocity": ((self.BW, N), (self.BTH, 3), (self.BQ, nm)),
-                     "own": ((self.BTH, 3), (self.BQ, nm)),
-                     "multiplier": ((self.BW, N), (self.BPI + 6, nm)),
-                     "force": ((self.BPI, N),)}[kind]
-            b, ip = self.bodies[local][:, None], np.arange(p)[None]
-            idx = np.concatenate([Layout.body(lay, b, ip, slot, k) for slot, k in parts], axis=-1)
-            if kind == "pose":  # the constraint points' columns: every internal point's, per point
-                m, c = idx.shape[0], idx.shape[-1]
-                idx = (idx, np.broadcast_to(idx.reshape(m, 1, c * p), (m, p, c * p)))
-            hit = cache[key] = (lay, idx)
-        return hit[1]
+        (:func:`~flexmb.dynamics.layout.attachment_index`: built once per layout)."""
+        N, nm = self.N, self.nm
+        parts = {"pose": ((self.BX, 3), (self.BTH, 3), (self.BQ, nm)),
+                 "velocity": ((self.BW, N), (self.BTH, 3), (self.BQ, nm)),
+                 "own": ((self.BTH, 3), (self.BQ, nm)),
+                 "multiplier": ((self.BW, N), (self.BPI + 6, nm)),
+                 "force": ((self.BPI, N),)}[kind]
+        return attachment_index(data, lay, self.bodies[local], kind, parts)
 
     def attach_pose(self, ek, local, data, where):
         """Interface frames at the Gauss points (``where="gauss"``) or the constraint points and the

@@ -42,6 +42,7 @@ from flexmb.dynamics.bodies import modal_laws as ml
 from flexmb.dynamics.bodies.modal_matrices import group_data
 from flexmb.dynamics.bodies.rigid import frame_end_values
 from flexmb.dynamics.layout import attachment_index
+from flexmb.dynamics.march.kernels import extrapolate, extrapolation_matrices
 
 I3 = np.eye(3)
 #: key of the modal coordinates at a node in ``ElementStart.extra``
@@ -86,6 +87,7 @@ class FlexibleBodies:
             self.qd0[k, :b.n_modes] = b.qd0
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
         self._positions = np.arange(n, dtype=np.int64)
+        self._pos_slots = self._mom_slots = None  # the warm predictor's slot lists (predict_warm)
         self._iface_data: dict = {}  # the interfaces' attachment data per body (node outputs), built once
 
     @property
@@ -324,15 +326,17 @@ class FlexibleBodies:
         Ug[..., self.BW:self.BW + self.N] = w[:, None]
 
     def predict_warm(self, te, st, st_prev, Ug: NDArray, Up: NDArray, ext, ext_internal) -> None:
-        b, N = self.bodies, self.N
-        Ug[:] = ext_internal(Up)
-        Ug[..., self.BX:self.BX + 3] = ext(Up[..., self.BX:self.BX + 3], st_prev.x[b])
-        Ug[..., self.BQ:self.BQ + self.nm] = ext(Up[..., self.BQ:self.BQ + self.nm], self.node_q(st_prev))
-        pi_prev = st_prev.pi[self.vel_cols]
-        pi_end_prev = te.end[0] * pi_prev + np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BPI:self.BPI + N])
-        Ug[..., self.BPI:self.BPI + N] = ext(Up[..., self.BPI:self.BPI + N], pi_prev) + (st.pi[self.vel_cols] - pi_end_prev)[:, None]
-        th = ext(Up[..., self.BTH:self.BTH + 3], np.zeros((self.n, 3)))
-        Ug[..., self.BTH:self.BTH + 3] = th - np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BTH:self.BTH + 3])[:, None]
+        """Extrapolate the previous element's polynomials (degree p through the start value for ``x``,
+        ``q``, ``theta`` and ``pi``, degree p - 1 for ``w``) to the new internal points; rotations re-based
+        on the new start, momenta shifted by the gauge reset (compiled, the rigid body's kernel:
+        :func:`flexmb.dynamics.march.kernels.extrapolate`; ``ext``, ``ext_internal`` not needed)."""
+        Pe, Pi = extrapolation_matrices(te)
+        if self._pos_slots is None:  # x and q: the slots extrapolated through their start values
+            self._pos_slots = np.concatenate([self.BX + np.arange(3), self.BQ + np.arange(self.nm)]).astype(np.int64)
+            self._mom_slots = (self.BPI + np.arange(self.N)).astype(np.int64)
+        start = np.concatenate([st_prev.x[self.bodies], self.node_q(st_prev)], axis=1)
+        extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, start, self.BTH, self._mom_slots,
+                    np.ascontiguousarray(st_prev.pi[self.vel_cols]), np.ascontiguousarray(st.pi[self.vel_cols]))
 
     def scales(self, L: float, V: float) -> NDArray:
         m = self.mass.max(initial=0.0)

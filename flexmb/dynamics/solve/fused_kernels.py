@@ -32,7 +32,7 @@ import numpy as np
 
 from flexmb.dynamics.bodies import rigid_kernels as K
 from flexmb.dynamics.elements import force_law
-from flexmb.dynamics.kernels import _jit, dot6, put, put_chain  # (_jit: the kernels' compilation, cache, no fastmath)
+from flexmb.dynamics.kernels import _jit, dot6, put  # (_jit: the kernels' compilation, cache, no fastmath)
 
 
 # ============================================================================ value writers

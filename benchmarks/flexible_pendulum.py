@@ -12,7 +12,7 @@ condensed into the quartic energy).  Released horizontally at rest under gravity
 a 3-element warm-up of the same model (compiled kernels, pattern).
 
 Reported per run: wall time per element of the ``simulate`` call (``sol.meta["wall_time"]`` over
-the elements), Newton evaluations per element, and the ranks of the strain-energy factors.  Then:
+the elements) and its CPU time (``time.process_time``: steadier on a shared machine), Newton evaluations per element, and the ranks of the strain-energy factors.  Then:
 the ratio to the rigid pendulum at 4 and 8 modes (target <= 3), the fitted exponent of the cost in
 nm over 8 ... 64 (target <= 2), ``"full"`` / ``"none"`` at 32 modes (target <= 1.5).
 
@@ -81,9 +81,12 @@ def flexible_model(data, nm: int, stiffening: str) -> fm.Model:
 def per_element(model_fn, t_end: float) -> dict:
     """Wall time per element of a run (after a 3-element warm-up of the same model)."""
     fm.simulate(model_fn(), 3 * H, H, p=P, show_progress=False)
+    c0 = time.process_time()
     sol = fm.simulate(model_fn(), t_end, H, p=P, show_progress=False)
+    cpu = time.process_time() - c0
     ne = len(sol.stats["iterations"])
-    return dict(elements=ne, ms=1e3 * sol.meta["wall_time"] / ne, iterations=float(np.mean(sol.stats["iterations"])))
+    return dict(elements=ne, ms=1e3 * sol.meta["wall_time"] / ne, cpu_ms=1e3 * cpu / ne,
+                iterations=float(np.mean(sol.stats["iterations"])))
 
 
 def fit_exponent(nm, cost) -> float:
@@ -108,8 +111,9 @@ def main(argv=None) -> int:
                h=H, p=P, runs=[])
     rigid = per_element(flexmb_pendulum, 10.0)
     out["rigid"] = rigid
-    print(f"rigid pendulum (IFToMM A01): {rigid['ms']:.3f} ms per element, {rigid['iterations']:.2f} iterations")
-    print(f"{'nm':>4} {'stiffening':>10} {'ms/elem':>9} {'x rigid':>8} {'its':>5} {'R3':>4} {'R4':>5}")
+    print(f"rigid pendulum (IFToMM A01): {rigid['ms']:.3f} ms per element ({rigid['cpu_ms']:.3f} CPU), "
+          f"{rigid['iterations']:.2f} iterations")
+    print(f"{'nm':>4} {'stiffening':>10} {'ms/elem':>9} {'x rigid':>8} {'CPU ms':>8} {'x rigid':>8} {'its':>5} {'R3':>4} {'R4':>5}")
     for nm in args.modes:
         for stiff in ("none", "full"):
             model = flexible_model(data, nm, stiff)
@@ -117,7 +121,8 @@ def main(argv=None) -> int:
             r = per_element(lambda: flexible_model(data, nm, stiff), 10.0 if nm <= 8 else 2.0)
             r.update(nm=nm, stiffening=stiff, ranks=list(f.ranks) if stiff == "full" else [0, 0])
             out["runs"].append(r)
-            print(f"{nm:>4} {stiff:>10} {r['ms']:>9.3f} {r['ms'] / rigid['ms']:>8.2f} {r['iterations']:>5.2f} "
+            print(f"{nm:>4} {stiff:>10} {r['ms']:>9.3f} {r['ms'] / rigid['ms']:>8.2f} {r['cpu_ms']:>8.3f} "
+                  f"{r['cpu_ms'] / rigid['cpu_ms']:>8.2f} {r['iterations']:>5.2f} "
                   f"{r['ranks'][0]:>4} {r['ranks'][1]:>5}", flush=True)
     summary = {}
     for stiff in ("none", "full"):
@@ -128,6 +133,7 @@ def main(argv=None) -> int:
         for r in rows:
             if r["nm"] in (4, 8):
                 summary[f"ratio_rigid_{stiff}_{r['nm']}"] = r["ms"] / rigid["ms"]
+                summary[f"cpu_ratio_rigid_{stiff}_{r['nm']}"] = r["cpu_ms"] / rigid["cpu_ms"]
     f32 = {r["stiffening"]: r["ms"] for r in out["runs"] if r["nm"] == 32}
     if len(f32) == 2:
         summary["full_over_none_32"] = f32["full"] / f32["none"]

@@ -85,7 +85,8 @@ def test_exact_force_quadrature_keeps_the_energy_of_a_conservative_body(p):
 
 @pytest.mark.slow
 def test_x3_full_three_revolutions_at_a_large_step():
-    """The `make demo` run (3 crank revolutions) at h = 1e-3: the whole run completes and the rod's
+    """The `make demo` model (3 crank revolutions) at p = 2, h = 1e-3 (the demo runs p = 3, h = 1e-3,
+    benchmarks/README.md "make demo"): the whole run completes and the rod's
     modal coordinates stay at the size of the converged run's.  Spurious roots met on the way are
     refused (halved): after the engine merge at 0.113 and 0.122 s by the energy balance (defects 396 J
     and 180 J); before it the element 0.084 .. 0.085 s reached a root with the rod's strain energy at

@@ -17,8 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-#: demo name -> (default h [s], default t_end [s])
-DEFAULTS = {"slider-crank": (2e-4, 3 * 2 * math.pi / 124.8), "chain": (0.005, 1.5)}
+#: demo name -> (default h [s], default t_end [s], default p)
+DEFAULTS = {"slider-crank": (1e-3, 3 * 2 * math.pi / 124.8, 3), "chain": (0.005, 1.5, 2)}
+#: the slider-crank's default run (p = 3, h = 1e-3, 152 elements) against h = 2e-4 (p = 2, 756 elements),
+#: measured 2026-11-29 (benchmarks/README.md, "make demo"): the largest difference of the mid-point
+#: deflection curves over the 3 revolutions, relative to the largest deflection; the first maxima
+ACCURACY = dict(curve=0.0030, first_max=0.009722, first_max_fine=0.009721)
+#: samples of the dense output per time element (the plotted curve and the first maximum)
+SAMPLES = 50
 
 
 def add_arguments(parser) -> None:
@@ -29,8 +35,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--t-end", type=float, default=None,
                         help="simulated time [s] (default: 3 crank revolutions, 0.151 s; chain 1.5 s)")
     parser.add_argument("--h", type=float, default=None,
-                        help="time-element length [s] (default 2e-4; chain 0.005)")
-    parser.add_argument("-p", type=int, default=2, choices=(1, 2, 3), help="time-element order (default 2)")
+                        help="time-element length [s] (default 1e-3; chain 0.005)")
+    parser.add_argument("-p", type=int, default=None, choices=(1, 2, 3),
+                        help="time-element order (default 3; chain 2)")
     parser.add_argument("--every", type=int, default=2, help="slider-crank: write every k-th time to ParaView (default 2)")
     parser.add_argument("--scale", type=float, default=10.0,
                         help="slider-crank: displacement magnification of the ParaView meshes (default 10)")
@@ -39,7 +46,9 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from flexmb.model.checks import number
 
-    h0, t0 = DEFAULTS[args.case]
+    h0, t0, p0 = DEFAULTS[args.case]
+    args.defaults = args.h is None and args.p is None
+    args.p = p0 if args.p is None else args.p
     # bad values end here, before any output, as one line from the CLI (flexmb.cli.main)
     args.h = h0 if args.h is None else number("--h", args.h, "", positive=True, unit="s")
     args.t_end = t0 if args.t_end is None else number("--t-end", args.t_end, "", positive=True, unit="s")
@@ -80,14 +89,27 @@ def _slider_crank(args) -> int:
     t1 = time.perf_counter()
     sol = fm.simulate(model, args.t_end, args.h, p=args.p, show_progress=None)
     wall = time.perf_counter() - t1
+    halved = int(np.count_nonzero(sol.stats["retries"]))
     print(f"  {sol.stats['h'].size} time elements in {wall:.1f} s, mean Newton iterations "
-          f"{sol.stats['iterations'].mean():.2f}")
-    d = x3.midpoint_deflection(sol, data)
-    angle = omega * sol.t
-    t_max, d_max = x3.first_maximum(sol.t, d)
-    print(f"  rod mid-point deflection / L: first maximum {d_max:.5f} at crank angle {omega * t_max:.3f} rad "
+          f"{sol.stats['iterations'].mean():.2f}"
+          + (f"; {halved} elements halved (a Newton failure or a refused root re-solved in halves)" if halved else ""))
+    # the curve from the order-4 dense output between the nodes (SAMPLES per element), not the nodes alone
+    # (at h = 1e-3 the nodes are 0.125 rad of crank apart: the node values miss the first maximum by 2 %)
+    t, d = _dense_deflection(sol, data, x3, np.linspace(sol.t[0], sol.t[-1], SAMPLES * sol.stats["h"].size + 1))
+    angle = omega * t
+    t_max, d_max = x3.first_maximum(t, d)
+    k = int(np.searchsorted(t, t_max))
+    if 0 < k < t.size - 1:  # refined between the neighbouring samples
+        tf, df = _dense_deflection(sol, data, x3, np.linspace(t[k - 1], t[k + 1], 201))
+        j = int(np.argmax(df))
+        t_max, d_max = tf[j], df[j]
+    print(f"  rod mid-point deflection / L: first maximum {d_max:.6f} at crank angle {omega * t_max:.3f} rad "
           f"(Meijaard's nonlinear beams {x3.REF_X3}, a linear modal rod {x3.LINEAR_X3}: see `flexmb validate X3`); "
           f"largest |deflection| {1e3 * np.abs(d).max() * x3.L:.3f} mm")
+    if args.defaults:
+        print(f"  accuracy of the default step (p = 3, h = 1e-3) against h = 2e-4 (p = 2, 756 elements): first maximum "
+              f"{ACCURACY['first_max']} vs {ACCURACY['first_max_fine']}, the deflection curve within "
+              f"{100 * ACCURACY['curve']:.1f} % of its largest value over the 3 revolutions (benchmarks/README.md)")
     rod = sol.body("rod")
     U = rod.elastic_energy
     print(f"  rod elastic energy: max {1e3 * U.max():.3f} mJ; slider at x = {sol.body('slider').position[-1, 0]:.4f} m "
@@ -106,6 +128,12 @@ def _slider_crank(args) -> int:
           f"von_mises [Pa]; crank and slider as axis triads)")
     print(f"total {time.perf_counter() - start:.1f} s")
     return 0
+
+
+def _dense_deflection(sol, data, x3, times):
+    """``(times, mid-point deflection / L)`` of the X3 rod from the dense output at ``times`` [s]."""
+    times = np.clip(times, sol.t[0], sol.t[-1])
+    return times, x3.midpoint_deflection(sol.at(times), data)
 
 
 def _plot_deflection(path: Path, angle, d, reference: float, omega: float) -> None:

@@ -166,3 +166,32 @@ def scatter_add(res, rows, vals):
     v = vals.ravel()
     for a in range(r.size):
         res[r[a]] += v[a]
+
+
+# ============================================================================ Jacobian value writers
+@_jit
+def put(buf, o, a, fac):
+    """``buf[o:o + a.size] = fac * a`` (C order); returns the next offset."""
+    f = a.reshape(a.size)
+    for q in range(a.size):
+        buf[o + q] = fac * f[q]
+    return o + a.size
+
+
+@_jit
+def put_chain(buf, o, dR, rowsel, pos, J, sgn):
+    """``sgn dR[rowsel[z], k] @ J[pos[z], k]`` for every ``z``, ``k`` (``dR (n, p, r, 6)``, ``J (m, p, 6,
+    c)``) into ``buf`` from ``o`` (C order of ``(z, k, r, c)``); returns the next offset: the chain rule of
+    one block (:func:`flexmb.dynamics.elements.attachments.chain`)."""
+    p, nr, nc = J.shape[1], dR.shape[2], J.shape[3]
+    for z in range(pos.size):
+        j, q = rowsel[z], pos[z]
+        for k in range(p):
+            for a in range(nr):
+                for e in range(nc):
+                    s = 0.0
+                    for b in range(6):
+                        s += dR[j, k, a, b] * J[q, k, b, e]
+                    buf[o] = sgn * s
+                    o += 1
+    return o

@@ -223,6 +223,27 @@ class Layout:
         return b, i, slot
 
 
+def attachment_index(data, lay: Layout, bodies: NDArray, kind: str, parts) -> NDArray:
+    """Global indices ``(m, p, c)`` of the slot runs ``parts`` (``((first slot, count), ...)``) of the
+    bodies ``bodies (m,)`` (model indices) of a set of attachments, per ``kind`` of Jacobian block (a
+    body type's attachment methods), fixed per model: built once per layout and kept on the attachment
+    data ``data`` (the layout's unrecorded index map, so a replaying layout sees the same requests at
+    every evaluation).  ``kind == "pose"``: the pair (the Gauss points' columns, every internal point's
+    columns per constraint point ``(m, p, c p)``)."""
+    cache = vars(data).setdefault("index", {})
+    key = (kind, id(lay))
+    hit = cache.get(key)
+    if hit is None or hit[0] is not lay:
+        p = lay.p
+        b, ip = np.asarray(bodies)[:, None], np.arange(p)[None]
+        idx = np.concatenate([Layout.body(lay, b, ip, slot, k) for slot, k in parts], axis=-1)
+        if kind == "pose":
+            m, c = idx.shape[0], idx.shape[-1]
+            idx = (idx, np.broadcast_to(idx.reshape(m, 1, c * p), (m, p, c * p)))
+        hit = cache[key] = (lay, idx)
+    return hit[1]
+
+
 class ReplayLayout(Layout):
     """A :class:`Layout` that records the index arrays of the first evaluation and replays them.
 
@@ -341,6 +362,16 @@ class Triplets:
         """The values array of a values-only evaluation (``(pattern.n_entries,)``), for an evaluator that
         writes every block itself, in the pattern's order (then :meth:`all_written`)."""
         return self._buf
+
+    def reserve(self, size: int) -> int:
+        """The offset in :attr:`buffer` of the next block of a values-only evaluation, which its caller
+        writes itself (``size`` values, C order of the block's shape); the block counts as written."""
+        pat, k = self._pattern, self._k
+        o = pat.offsets[k]
+        if pat.offsets[k + 1] - o != size:
+            raise AssertionError("Jacobian blocks changed between evaluations")
+        self._k = k + 1
+        return o
 
     def all_written(self) -> None:
         """Every block of the pattern has been written into :attr:`buffer`."""

@@ -41,7 +41,8 @@ from flexmb.dynamics.bodies import modal_kernels as mk
 from flexmb.dynamics.bodies import modal_laws as ml
 from flexmb.dynamics.bodies.modal_matrices import group_data
 from flexmb.dynamics.bodies.rigid import frame_end_values
-from flexmb.dynamics.layout import Layout
+from flexmb.dynamics.layout import attachment_index
+from flexmb.dynamics.march.kernels import extrapolate, extrapolation_matrices
 
 I3 = np.eye(3)
 #: key of the modal coordinates at a node in ``ElementStart.extra``
@@ -86,6 +87,8 @@ class FlexibleBodies:
             self.qd0[k, :b.n_modes] = b.qd0
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
         self._positions = np.arange(n, dtype=np.int64)
+        self._pos_slots = self._mom_slots = None  # the warm predictor's slot lists (predict_warm)
+        self._iface_data: dict = {}  # the interfaces' attachment data per body (node outputs), built once
 
     @property
     def equations(self) -> dict:
@@ -162,9 +165,7 @@ class FlexibleBodies:
             ifs = body.data.interfaces
             if not ifs:
                 continue
-            local = np.full(len(ifs), k)
-            data = self.attach_data(local, np.array([f.position for f in ifs], dtype=float),
-                                    np.tile(I3, (len(ifs), 1, 1)), [f.name for f in ifs])
+            local, data = self._interfaces(k)
             x, R, B = self._node_attach(st, local, data, True)
             nu = np.einsum("ndc,c->nd", B, w[k])
             for i, f in enumerate(ifs):
@@ -172,6 +173,17 @@ class FlexibleBodies:
                 out[f"{key}/position"], out[f"{key}/rotation"] = x[i], R[i]
                 out[f"{key}/velocity"], out[f"{key}/angular_velocity"] = nu[i, :3], nu[i, 3:]
         return out
+
+    def _interfaces(self, k: int):
+        """``(local, data)`` of the attachments at every interface of body ``k`` (A = I), built once."""
+        cache = self._iface_data
+        hit = cache.get(k)
+        if hit is None:
+            ifs = self.src[k].data.interfaces
+            local = np.full(len(ifs), k)
+            hit = cache[k] = (local, self.attach_data(local, np.array([f.position for f in ifs], dtype=float),
+                                                      np.tile(I3, (len(ifs), 1, 1)), [f.name for f in ifs]))
+        return hit
 
     # ================================================================== attachments (contract)
     def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:
@@ -207,25 +219,14 @@ class FlexibleBodies:
 
     def _index(self, lay, p, local, data, kind: str):
         """Global indices ``(m, p, c)`` of slot runs of the attachments' bodies, per kind of block
-        (fixed per model: made once per layout and cached on the attachment data; the layout's
-        unrecorded index map, so a replaying layout sees the same requests at every evaluation)."""
-        cache = vars(data).setdefault("index", {})
-        key = (kind, p, id(lay))
-        hit = cache.get(key)
-        if hit is None or hit[0] is not lay:
-            N, nm = self.N, self.nm
-            parts = {"pose": ((self.BX, 3), (self.BTH, 3), (self.BQ, nm)),
-                     "velocity": ((self.BW, N), (self.BTH, 3), (self.BQ, nm)),
-                     "own": ((self.BTH, 3), (self.BQ, nm)),
-                     "multiplier": ((self.BW, N), (self.BPI + 6, nm)),
-                     "force": ((self.BPI, N),)}[kind]
-            b, ip = self.bodies[local][:, None], np.arange(p)[None]
-            idx = np.concatenate([Layout.body(lay, b, ip, slot, k) for slot, k in parts], axis=-1)
-            if kind == "pose":  # the constraint points' columns: every internal point's, per point
-                m, c = idx.shape[0], idx.shape[-1]
-                idx = (idx, np.broadcast_to(idx.reshape(m, 1, c * p), (m, p, c * p)))
-            hit = cache[key] = (lay, idx)
-        return hit[1]
+        (:func:`~flexmb.dynamics.layout.attachment_index`: built once per layout)."""
+        N, nm = self.N, self.nm
+        parts = {"pose": ((self.BX, 3), (self.BTH, 3), (self.BQ, nm)),
+                 "velocity": ((self.BW, N), (self.BTH, 3), (self.BQ, nm)),
+                 "own": ((self.BTH, 3), (self.BQ, nm)),
+                 "multiplier": ((self.BW, N), (self.BPI + 6, nm)),
+                 "force": ((self.BPI, N),)}[kind]
+        return attachment_index(data, lay, self.bodies[local], kind, parts)
 
     def attach_pose(self, ek, local, data, where):
         """Interface frames at the Gauss points (``where="gauss"``) or the constraint points and the
@@ -325,15 +326,17 @@ class FlexibleBodies:
         Ug[..., self.BW:self.BW + self.N] = w[:, None]
 
     def predict_warm(self, te, st, st_prev, Ug: NDArray, Up: NDArray, ext, ext_internal) -> None:
-        b, N = self.bodies, self.N
-        Ug[:] = ext_internal(Up)
-        Ug[..., self.BX:self.BX + 3] = ext(Up[..., self.BX:self.BX + 3], st_prev.x[b])
-        Ug[..., self.BQ:self.BQ + self.nm] = ext(Up[..., self.BQ:self.BQ + self.nm], self.node_q(st_prev))
-        pi_prev = st_prev.pi[self.vel_cols]
-        pi_end_prev = te.end[0] * pi_prev + np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BPI:self.BPI + N])
-        Ug[..., self.BPI:self.BPI + N] = ext(Up[..., self.BPI:self.BPI + N], pi_prev) + (st.pi[self.vel_cols] - pi_end_prev)[:, None]
-        th = ext(Up[..., self.BTH:self.BTH + 3], np.zeros((self.n, 3)))
-        Ug[..., self.BTH:self.BTH + 3] = th - np.einsum("j,bjd->bd", te.end[1:], Up[..., self.BTH:self.BTH + 3])[:, None]
+        """Extrapolate the previous element's polynomials (degree p through the start value for ``x``,
+        ``q``, ``theta`` and ``pi``, degree p - 1 for ``w``) to the new internal points; rotations re-based
+        on the new start, momenta shifted by the gauge reset (compiled, the rigid body's kernel:
+        :func:`flexmb.dynamics.march.kernels.extrapolate`; ``ext``, ``ext_internal`` not needed)."""
+        Pe, Pi = extrapolation_matrices(te)
+        if self._pos_slots is None:  # x and q: the slots extrapolated through their start values
+            self._pos_slots = np.concatenate([self.BX + np.arange(3), self.BQ + np.arange(self.nm)]).astype(np.int64)
+            self._mom_slots = (self.BPI + np.arange(self.N)).astype(np.int64)
+        start = np.concatenate([st_prev.x[self.bodies], self.node_q(st_prev)], axis=1)
+        extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, start, self.BTH, self._mom_slots,
+                    np.ascontiguousarray(st_prev.pi[self.vel_cols]), np.ascontiguousarray(st.pi[self.vel_cols]))
 
     def scales(self, L: float, V: float) -> NDArray:
         m = self.mass.max(initial=0.0)

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from flexmb import rotations as rot
 from flexmb.dynamics.bodies import rigid_kernels as kernels
+from flexmb.dynamics.layout import attachment_index
 from flexmb.dynamics.march.kernels import end_values, extrapolate, extrapolation_matrices
 
 I3 = np.eye(3)
@@ -179,47 +180,40 @@ class RigidBodies:
         Jacobian of ``(dx, psi)``: on ``(x, theta)`` of the same point (Gauss), or of every internal
         point weighted by ``E`` (constraint points: ``u(tau_k) = E[k,0] y1 + sum_j E[k,j] Y_j``)."""
         kin = ek.groups[self.group_index]
-        lay, p = ek.lay, ek.te.p
-        b = self.bodies[local]
+        p = ek.te.p
         gauss = where == "gauss"
         X, R, T = (kin.X, kin.R, kin.T) if gauss else (kin.UX, kin.UR, kin.UT)
         m = local.size
-        ip = np.arange(p)
-        cj = np.concatenate([lay.body(b[:, None], ip[None], self.BX, 3), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
         x = np.empty((m, p, 3))
         Ra = np.empty((m, p, 3, 3))
         J = np.empty((m, p, 6, 6) if gauss else (m, p, 6, 6 * p))
         kernels.rigid_attach_pose(np.ascontiguousarray(X), R, T, local, data.c, data.A, ek.te.E, not gauss, x, Ra, J)
-        cols = cj if gauss else np.broadcast_to(cj.reshape(m, 1, 6 * p), (m, p, 6 * p))
-        return x, Ra, cols, J
+        cols = attachment_index(data, ek.lay, self.bodies[local], "pose", ((self.BX, 3), (self.BTH, 3)))
+        return x, Ra, cols[0 if gauss else 1], J
 
     def attach_velocity(self, ek, local, data):
         kin = ek.groups[self.group_index]
-        lay, p = ek.lay, ek.te.p
-        b = self.bodies[local]
+        p = ek.te.p
         m = local.size
         nu = np.empty((m, p, 6))
         J = np.empty((m, p, 6, 9))
         kernels.rigid_attach_velocity(kin.U, self.BW, kin.R, kin.T, local, data.c, nu, J)
-        ip = np.arange(p)
-        cols = np.concatenate([lay.body(b[:, None], ip[None], self.BW, 6), lay.body(b[:, None], ip[None], self.BTH, 3)], axis=-1)
-        return nu, cols, J
+        return nu, attachment_index(data, ek.lay, self.bodies[local], "velocity", ((self.BW, 6), (self.BTH, 3))), J
 
     def wrench_map(self, ek, local, data, wrench, target):
         """Rows and ``B^T`` of a wrench at the attachments (Gauss points), with the body's own
         Jacobian terms ``d(B^T w)/dU`` (the lever arm turns with the body)."""
         kin = ek.groups[self.group_index]
-        lay, p = ek.lay, ek.te.p
+        p = ek.te.p
         b = self.bodies[local]
-        ip = np.arange(p)
-        slot = self.BW if target == "multiplier" else self.BPI
-        rows = lay.body(b[:, None], ip[None], slot, 6)
+        multiplier = target == "multiplier"
+        rows = attachment_index(data, ek.lay, b, target, ((self.BW if multiplier else self.BPI, 6),))
         m = local.size
         BT = np.empty((m, p, 6, 6))
         lever = data.lever if hasattr(data, "lever") else bool(np.any(data.c))
         own_vals = np.empty((m, p, 6, 3) if lever else (0, 0, 6, 3))
         kernels.rigid_wrench_map(kin.R, kin.T, local, data.c, np.ascontiguousarray(wrench), np.empty((m, p, 6)), BT, own_vals)
-        own = [(lay.body(b[:, None], ip[None], self.BTH, 3), own_vals)] if lever else []
+        own = [(attachment_index(data, ek.lay, b, "own", ((self.BTH, 3),)), own_vals)] if lever else []
         return rows, BT, own
 
     # ================================================================== element equations

@@ -30,11 +30,12 @@ reads a body's slots, and a new body type only implements the body-type contract
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.kernels import scatter_wrench
+from flexmb.dynamics.kernels import put_chain, scatter_wrench
 from flexmb.dynamics.layout import Layout, Triplets
 
 I3 = np.eye(3)
@@ -84,6 +85,14 @@ class ElementKin:
     t_cons: NDArray
 
 
+@lru_cache(maxsize=64)
+def _arange(n: int) -> NDArray:
+    """``arange(n)`` (int64, read-only, built once per size)."""
+    a = np.arange(n, dtype=np.int64)
+    a.flags.writeable = False
+    return a
+
+
 def chain(trip: Triplets, rows: NDArray, dR: NDArray, jacs, sel: NDArray | None = None) -> None:
     """Triplets of ``d(rows)/dU = dR @ d(quantity)/dU``.
 
@@ -91,6 +100,21 @@ def chain(trip: Triplets, rows: NDArray, dR: NDArray, jacs, sel: NDArray | None 
     6-vector quantity whose Jacobian blocks are ``jacs``; ``sel (n,)`` restricts to some entries.
     """
     if not trip.jacobian:
+        return
+    if trip.values_only:  # the products written straight into the values (compiled, no temporaries)
+        dR = np.ascontiguousarray(dR)
+        for jc in jacs:
+            if jc.whole and sel is None:
+                rowsel = pos = _arange(rows.shape[0])
+            else:
+                m = jc.mask if sel is None else (jc.mask & sel)
+                rowsel = np.flatnonzero(m)
+                if not rowsel.size:
+                    continue
+                pos = _arange(rowsel.size) if m is jc.mask else np.flatnonzero(m[jc.mask])
+            J = np.ascontiguousarray(jc.J)
+            o = trip.reserve(pos.size * J.shape[1] * dR.shape[2] * J.shape[3])
+            put_chain(trip.buffer, o, dR, rowsel, pos, J, 1.0)
         return
     for jc in jacs:
         if jc.whole and sel is None:

@@ -134,6 +134,21 @@ def drive_targets(cm, t: np.ndarray):
     return f, df
 
 
+def constraint_targets(cm, t_cons: np.ndarray) -> np.ndarray:
+    """Drive values ``(nj, 6, p)`` at the constraint points ``t_cons`` (:func:`drive_targets`; zeros
+    without drives), kept for the last ``t_cons`` asked for (every Newton iteration of an element asks
+    for the same times; the drives are functions of time).  Not to be written (the kernels read it; a
+    writable array like every other kernel argument: one compiled signature)."""
+    if not cm.jnt_drives:
+        return _zeros_targets(cm.nj, t_cons.size)
+    law = law_data(cm)
+    key = t_cons.tobytes()
+    hit = getattr(law, "targets", None)
+    if hit is None or hit[0] != key:
+        hit = law.targets = (key, drive_targets(cm, t_cons)[0])
+    return hit[1]
+
+
 def unpack_joints(lay, te, st, U):
     """The joints' unknowns at the Gauss points (views of ``U`` by slot; ``J (nj, p, 30)`` contiguous)."""
     Jv = lay.joint_view(U)
@@ -185,7 +200,7 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     GaR = c(Ga.R)
     joint_law.joint_rows(te.E, te.D, float(h), c(st.s), c(st.lam), c(st.Rr), jk.J, Pa.x, Pa.R, Pb.x, Pb.R, GaR,
                          c(Va.nu), c(Vb.nu), SLOTS, r, Rrt, US, UPHI, dphi, dA, dB, dpsi, jac)
-    tgt = drive_targets(cm, ek.t_cons)[0] if cm.jnt_drives else _zeros_targets(nj, p)
+    tgt = constraint_targets(cm, ek.t_cons)
     law_nu, law_dA, law_dB = ((np.zeros((nj, p, 6, 12)), np.zeros((nj, p, 6, 6)), np.zeros((nj, p, 6, 6)))
                               if jac and law.any_damped else (np.empty((0, 0, 6, 12)),) + (_EMPTY66,) * 2)
     uni = np.empty((nj, p, 9) if jac and law.ju.size else (0, 0, 9))

@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 from flexmb.dynamics.bodies.rigid_kernels import RIGID_N_LOCAL
 from flexmb.dynamics.elements.forces import load_values
-from flexmb.dynamics.elements.joints import SLOTS, consistent_transport, drive_targets, law_data, transport_matrices
+from flexmb.dynamics.elements.joints import SLOTS, consistent_transport, constraint_targets, law_data, transport_matrices
 from flexmb.dynamics.layout import JOINT_SLOTS
 from flexmb.dynamics.solve.fused_element import element, gauss_origins
 from flexmb.dynamics.solve.fused_newton import compiled_newton
@@ -132,7 +132,7 @@ class FusedEvaluator:
         # (the node states' arrays are contiguous: made by the end values, the initial state, a checkpoint)
         body = (st.x, st.R, st.pi.reshape(self.nb, 6), mass, J0, g, bsl, self._bs[1], self.grp.slots)
         law = self._laws()
-        tgt = drive_targets(cm, st.t + h * te.tau_c)[0] if cm.jnt_drives else self._no_targets
+        tgt = constraint_targets(cm, st.t + h * te.tau_c) if cm.jnt_drives else self._no_targets
         jt = (st.s, st.lam, st.Rr, st.acc, tgt) + law
         if cm.forces.loads:
             t_gauss = st.t + h * te.c

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.dynamics.elements import joint_law
-from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
-from flexmb.dynamics.solve.fused_kernels import put, put_chain, put_scatter, side_pose, side_scatter, side_velocity
+from flexmb.dynamics.kernels import _jit, put, put_chain  # (_jit: the kernels' compilation, cache, no fastmath)
+from flexmb.dynamics.solve.fused_kernels import put_scatter, side_pose, side_scatter, side_velocity
 
 
 @_jit

@@ -32,37 +32,10 @@ import numpy as np
 
 from flexmb.dynamics.bodies import rigid_kernels as K
 from flexmb.dynamics.elements import force_law
-from flexmb.dynamics.kernels import _jit, dot6  # (_jit: the kernels' compilation, cache, no fastmath)
+from flexmb.dynamics.kernels import _jit, dot6, put  # (_jit: the kernels' compilation, cache, no fastmath)
 
 
 # ============================================================================ value writers
-@_jit
-def put(buf, o, a, fac):
-    """``buf[o:o + a.size] = fac * a`` (C order); returns the next offset."""
-    f = a.reshape(a.size)
-    for q in range(a.size):
-        buf[o + q] = fac * f[q]
-    return o + a.size
-
-
-@_jit
-def put_chain(buf, o, dR, rowsel, pos, J, sgn):
-    """``sgn dR[rowsel[z], k] @ J[pos[z], k]`` for every ``z``, ``k`` (``dR (n, p, r, 6)``, ``J (m, p, 6,
-    c)``): the chain rule of one block (:func:`flexmb.dynamics.elements.attachments.chain`)."""
-    p, nr, nc = J.shape[1], dR.shape[2], J.shape[3]
-    for z in range(pos.size):
-        j, q = rowsel[z], pos[z]
-        for k in range(p):
-            for a in range(nr):
-                for e in range(nc):
-                    s = 0.0
-                    for b in range(6):
-                        s += dR[j, k, a, b] * J[q, k, b, e]
-                    buf[o] = sgn * s
-                    o += 1
-    return o
-
-
 @_jit
 def put_scatter(buf, o, fac, BT, q1s, dW, js, sgn, J, q2s):
     """``((fac BT[q1]) @ (sgn dW[j])) @ J[q2]`` for every entry ``z`` (``q1 = q1s[z]``, ``j = js[z]``,

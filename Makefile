@@ -1,7 +1,7 @@
 # flexmb: two commands for a newcomer.
 #   make demo      set up (venv, system packages, flexmb) and run the main example (flexible slider-crank)
 #   make demo-chain  the rigid 15-link chain demo
-#   make test      set up the same way and run the fast test suite
+#   make test      set up the same way and run the fast test suite (on every core)
 #   make validate  run every validation case (slow) and the slow tests
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -52,8 +52,12 @@ demo: $(STAMP)
 demo-chain: $(STAMP)
 	$(PY) -m flexmb demo chain --out results/demo_chain
 
+# the fast suite on every core (pytest-xdist; TEST_WORKERS=0 runs it in one process); worksteal: the
+# long tests are not left to one worker at the end; tests/conftest.py loads (or, on a clean clone,
+# compiles) the kernels once before the workers start
+TEST_WORKERS ?= auto
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist worksteal
 
 validate: $(STAMP)
 	$(PY) -m flexmb validate --json results/validation.json --report results/validation

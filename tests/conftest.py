@@ -1,5 +1,7 @@
-"""Shared fixtures: small models used across the engine tests."""
+"""Shared fixtures: small models used across the engine tests; the kernel warm-up of parallel runs."""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -18,3 +20,40 @@ def pendulum():
     body = RigidBody("mass", mass=1.0, inertia=np.full(3, 1e-3), position=(-1.0, 0.0, 0.0))
     pin = Revolute("pin", "ground", "mass", point=(0, 0, 0), axis=(0, 0, 1))
     return Model([body], [pin], [Gravity((0, -9.81, 0))])
+
+
+# ------------------------------------------------------------------ parallel runs (pytest-xdist, `make test`)
+def _xdist_controller(config) -> bool:
+    """True in the process that starts pytest-xdist workers (``-n N``, N > 0), before it starts them."""
+    return (getattr(config, "workerinput", None) is None and config.pluginmanager.hasplugin("xdist")
+            and bool(getattr(config.option, "numprocesses", 0)) and config.option.dist != "no")
+
+
+def _warm_kernels() -> str:
+    """Compile (cold cache) or load (warm) the kernels of a rigid run in this process: the fused Newton
+    loop, the element, joint, force and body laws, the node projection.  On a cold cache (a clean clone,
+    CI) the workers would otherwise compile the same kernels at the same time, each on its own core
+    (numba's cache stays consistent then, but the work is done twice); after this they load them.
+    Returns what was done, for the report header."""
+    import time
+
+    import flexmb as fm
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    bob = RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-3), position=(-1.0, 0.0, 0.0))
+    pin = Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))
+    spring = fm.SpringDamper("s", "ground", "bob", stiffness=10.0, damping=0.1, point_a=(0, 1, 0))
+    fm.simulate(Model([bob], [pin], [Gravity((0, -9.81, 0)), spring]), 0.1, 0.02, p=2)
+    return (f"flexmb kernels of a rigid run compiled or loaded before the workers start: "
+            f"{time.perf_counter() - t0:.1f} s wall, {time.process_time() - c0:.1f} s CPU")
+
+
+def pytest_configure(config):
+    if _xdist_controller(config) and os.environ.get("FLEXMB_TEST_WARMUP", "1") != "0":
+        config._flexmb_warmup = _warm_kernels()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    note = getattr(config, "_flexmb_warmup", None)
+    if note:
+        terminalreporter.write_line(note)

@@ -15,7 +15,10 @@ Compilation: ``nopython``, ``fastmath`` off, ``cache=True`` (compiled once per m
 signature, then loaded from the on-disk cache: a second process pays no compilation).  When
 numba cannot write a cache next to this module (read-only install) it uses ``NUMBA_CACHE_DIR``
 or the user cache directory; when no cache location is usable the kernels compile in memory
-once per process and a note is logged.
+once per process and a note is logged.  Compiled callers pass flags and sizes as typed values
+(``np.bool_(True)``, ``np.int64(6)``, a variable), never as literal constants: numba compiles a callee
+once more for every literal argument (``Literal[bool](True)``), and that duplicate reaches down through
+every kernel the flag is passed to (``tests/test_compile_specializations.py``).
 """
 from __future__ import annotations
 

@@ -421,7 +421,7 @@ def wrench_map(U, bw, h, R, T, Q, local, c, Pt, Pr, wrench, rate, BT, d, dv):
                 uvec[a] = Rm[0, a] * m0 + Rm[1, a] * m1 + Rm[2, a] * m2
             beta, gamma, beta_x, gamma_x = tangent_coeffs(psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2])
             d_quadratic(psi, uvec, -beta, gamma, -beta_x, gamma_x, dTu)
-            _pr_form(Pr[q], dTu, dd, 6, 3, 1.0)
+            _pr_form(Pr[q], dTu, dd, np.int64(6), np.int64(3), 1.0)
             if not rate:
                 continue
             # ---- multiplier-map rate: h c_q = h Cw w on rows N .. N + nm
@@ -515,7 +515,7 @@ def wrench_map(U, bw, h, R, T, Q, local, c, Pt, Pr, wrench, rate, BT, d, dv):
                 row[5] -= h * x2
             # q part and the qdot columns: Pr^T (dT - T2) Pr on q, -Pr^T dTu Pr on qdot
             _pr_form(Pr[q], dT, dvv, N, N + 3, h)
-            _pr_form(Pr[q], dTu, dvv, N, 6, -h)
+            _pr_form(Pr[q], dTu, dvv, N, np.int64(6), -h)
 
 
 @_jit

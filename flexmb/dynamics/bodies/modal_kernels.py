@@ -26,7 +26,7 @@ def modal_kinematics(E, x1, R1, q1, Ug, nm, R, T, UX, UR, UT, UQ, Xc, Qc):
     coordinates' polynomial at the constraint points ``UQ (n,p,nm)`` and contiguous copies of the
     frame positions ``Xc (n,p,3)`` and modal coordinates ``Qc (n,p,nm)`` at the Gauss points."""
     n, p = Ug.shape[0], Ug.shape[1]
-    rigid_kinematics(E, x1, R1, Ug, 0, 3, R, T, UX, UR, UT)
+    rigid_kinematics(E, x1, R1, Ug, np.int64(0), np.int64(3), R, T, UX, UR, UT)
     for b in range(n):
         for i in range(p):
             for d in range(3):

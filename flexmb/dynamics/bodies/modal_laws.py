@@ -206,7 +206,7 @@ def strain_energies(q, body, K, cs, cu, cV, ql, qA, out):
     work = np.empty(nm)
     Kt = np.empty((0, 0))
     for i in range(k):
-        out[i] = elastic(body[i], q[i], K, cs, cu, cV, ql, qA, f, Kt, False, work)
+        out[i] = elastic(body[i], q[i], K, cs, cu, cV, ql, qA, f, Kt, np.bool_(False), work)
 
 
 @_jit
@@ -217,4 +217,4 @@ def elastic_batch(q, K, cs, cu, cV, ql, qA, U, f, Kt):
     work = np.empty(nm)
     for b in range(n):
         for i in range(kk):
-            U[b, i] = elastic(b, q[b, i], K, cs, cu, cV, ql, qA, f[b, i], Kt[b, i], True, work)
+            U[b, i] = elastic(b, q[b, i], K, cs, cu, cV, ql, qA, f[b, i], Kt[b, i], np.bool_(True), work)

@@ -42,7 +42,7 @@ def generalized(lam, xa, xb, Ba, ca, wa_, Bb, cb, wb_, out):
             out[cb[j, c]] += s
     wa = np.empty((nj, 1, 6))
     z = np.empty((0, 0, 6, 6))
-    side_a_wrench(lam.reshape((nj, 1, 6)), xa.reshape((nj, 1, 3)), xb.reshape((nj, 1, 3)), wa, z, z, False)
+    side_a_wrench(lam.reshape((nj, 1, 6)), xa.reshape((nj, 1, 3)), xb.reshape((nj, 1, 3)), wa, z, z, np.bool_(False))
     for j in range(nj):
         for c in range(wa_[j]):
             s = 0.0

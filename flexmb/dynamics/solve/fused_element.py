@@ -41,4 +41,4 @@ def gauss_origins(E, x1, R1, Ug, bsl, sb, nj, p):
                         np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)))
     K.rigid_kinematics(E, x1, R1, Ug, bsl[0], bsl[1], R, T, UX, UR, UT)
     X = Ug[:, :, bsl[0]:bsl[0] + 3].copy()
-    return side_pose(sb, X, R, T, E, False, nj, p)[0]
+    return side_pose(sb, X, R, T, E, np.bool_(False), nj, p)[0]

@@ -29,10 +29,10 @@ def joints(h, p, te_t, X, R, T, UX, UR, UT, Ug, bsl, bs, slots, sa, sb, jt, Jv, 
     nj = Jv.shape[0]
     BX, BW = bsl[0], bsl[3]
     JS, JPHI, JLAM, JQ, JNA, JNB = sl[0], sl[1], sl[2], sl[3], sl[4], sl[5]
-    xca, Rca, Jca = side_pose(sa, UX, UR, UT, E, True, nj, p)
-    xcb, Rcb, Jcb = side_pose(sb, UX, UR, UT, E, True, nj, p)
-    xga, Rga, Jga = side_pose(sa, X, R, T, E, False, nj, p)
-    xgb, _Rgb, Jgb = side_pose(sb, X, R, T, E, False, nj, p)
+    xca, Rca, Jca = side_pose(sa, UX, UR, UT, E, np.bool_(True), nj, p)
+    xcb, Rcb, Jcb = side_pose(sb, UX, UR, UT, E, np.bool_(True), nj, p)
+    xga, Rga, Jga = side_pose(sa, X, R, T, E, np.bool_(False), nj, p)
+    xgb, _Rgb, Jgb = side_pose(sb, X, R, T, E, np.bool_(False), nj, p)
     nua, Jna = side_velocity(sa, Ug, BW, R, T, nj, p)
     nub, Jnb = side_velocity(sb, Ug, BW, R, T, nj, p)
     Rrt, US, UPHI = np.empty((nj, p, 3, 3)), np.empty((nj, p, 3)), np.empty((nj, p, 3))

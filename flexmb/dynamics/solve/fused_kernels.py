@@ -160,7 +160,7 @@ def forces(h, p, X, R, T, Ug, bw, bpi, bs, slots, E, loads, springs, res, jac, b
         dW = np.empty((1, p, 6, 6) if body[ld] else (0, 0, 6, 6))
         Jg = np.empty((0, p, 6, 6))
         if body[ld]:
-            _x, Rs, Jg = side_pose(side, X, R, T, E, False, 1, p)
+            _x, Rs, Jg = side_pose(side, X, R, T, E, np.bool_(False), np.int64(1), p)
             force_law.body_frame_load(Rs, vals[ld], k0[ld], W, dW, jac)
         else:
             for i in range(p):
@@ -177,8 +177,8 @@ def forces(h, p, X, R, T, Ug, bw, bpi, bs, slots, E, loads, springs, res, jac, b
     ns = kk.size
     if ns == 0:
         return o
-    xa, _Ra, Ja = side_pose(sa, X, R, T, E, False, ns, p)
-    xb, _Rb, Jb = side_pose(sb, X, R, T, E, False, ns, p)
+    xa, _Ra, Ja = side_pose(sa, X, R, T, E, np.bool_(False), ns, p)
+    xb, _Rb, Jb = side_pose(sb, X, R, T, E, np.bool_(False), ns, p)
     nua, Jva = side_velocity(sa, Ug, bw, R, T, ns, p)
     nub, Jvb = side_velocity(sb, Ug, bw, R, T, ns, p)
     d = np.empty((ns, p, 3))

@@ -133,7 +133,7 @@ def newton_element(h, te_t, body, sl, sa, sb, jt, loads, springs,
                     have_solve = False
         if not have_solve or not reusing:
             if not jac:  # the reused matrix was dropped: the Jacobian at the same iterate
-                evaluate(np.zeros(n), True)
+                evaluate(np.zeros(n), not jac)  # a typed bool (not the literal True): one specialization
                 n_jac += 1
                 n_ev += 1
             if _scatter_values(dest, buf, data, dropped):

@@ -64,8 +64,8 @@ def _symbolic(n, Bp, Bi, prune=True):
     pstack = np.empty(n, dtype=np.int64)
     out = np.empty(n, dtype=np.int64)
     Lpend = np.full(n, -1, dtype=np.int64)  # end of the searched part of L(:, k), -1: unpruned
-    nl = 0
-    nu = 0
+    nl = np.int64(0)  # typed counters (a literal 0 would compile _push twice)
+    nu = np.int64(0)
     for j in range(n):
         top = n
         for p in range(Bp[j], Bp[j + 1]):

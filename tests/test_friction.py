@@ -41,6 +41,7 @@ def test_oblique_slip_in_3d_follows_the_circular_cone(mu):
     k = 1 / M + R * R / I
     Pt = -s / k if np.linalg.norm(s) / k <= mu * Pn else -mu * Pn * s / np.linalg.norm(s)
     vec = o.friction_impulse[0]
+    assert np.array_equal(r.friction_impulse["floor"], vec)
     assert o.P[0] == pytest.approx(Pn, rel=1e-14)
     assert np.abs(vec[[0, 2]] - Pt).max() < 1e-13 and abs(vec[1]) < 1e-15
     assert np.abs(M * (r.velocity_after["ball"] - v) - np.array([Pt[0], Pn, Pt[1]])).max() < 1e-13

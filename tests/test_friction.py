@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import flexmb as fm
+from flexmb.dynamics.impact.friction import coulomb_impulses, coulomb_violation
 from flexmb.errors import ConvergenceError
 
 M, R = 0.5, 0.1
@@ -148,3 +149,16 @@ def test_oblique_bounce_with_backspin_in_the_march():
     assert ev["normal_impulse"] == pytest.approx(Pn, rel=1e-10)
     assert ev["tangential_impulse"] == pytest.approx(mu * Pn, rel=1e-10)
     assert sol.body("ball").velocity[-1, 0] == pytest.approx(u0 - mu * Pn / M, rel=1e-10)
+
+
+def test_a_separating_rough_contact_may_slip():
+    """Two decoupled rough contacts (W = 1): the first approaches and sticks (``P = -b``, inside the cone),
+    the second separates while slipping: no impulse, and its slip breaks no law (a resting contact lifting
+    off while sliding, held together with others at a node)."""
+    W = np.eye(6)
+    b = np.array([-1.0, 0.5, 0.0, 1.0, 0.3, -0.2])
+    blocks, mu = [slice(0, 3), slice(3, 6)], np.array([1.0, 1.0])
+    P = coulomb_impulses(W, b, blocks, mu)
+    assert np.array_equal(P, [1.0, -0.5, 0.0, 0.0, 0.0, 0.0])
+    assert coulomb_violation(W, b, P, blocks, mu) is None
+    assert coulomb_violation(W, b, P + np.r_[0, 0, 0, 0.1, 0, 0], blocks, mu) is not None  # an impulse on the separating one: caught

@@ -126,8 +126,8 @@ def coulomb_violation(W: NDArray, b: NDArray, P: NDArray, blocks: list, mu: NDAr
         p, v = P[sl], y[sl]
         if p[0] < -Ptol or v[0] < -tol or abs(p[0] * v[0]) > tol * max(abs(p[0]), 1e-300):
             return k, f"normal impulse {p[0]:.6g} N s with normal velocity after {v[0]:.6g} m/s (Newton's law)"
-        if p.size == 1:
-            continue
+        if p.size == 1 or p[0] <= Ptol:
+            continue  # frictionless, or separating (no impulse: any slip)
         pt, vt = np.hypot(p[1], p[2]), np.hypot(v[1], v[2])
         if pt > mu[k] * p[0] + Ptol:
             return k, f"tangential impulse {pt:.6g} N s outside the cone mu P_n = {mu[k] * p[0]:.6g} N s"

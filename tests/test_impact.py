@@ -1,5 +1,5 @@
 """Impulses, contacts and the impact solve at frozen positions (issue 21, stage 1): the validation
-cases C1-C5 (closed forms) and bad input named with the element, the value and the fix."""
+cases C1-C5, C7 (closed forms; C7: Coulomb friction) and bad input named with the element, the value and the fix."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,7 +9,7 @@ import flexmb as fm
 from flexmb import validation
 from flexmb.errors import ModelError
 
-CASES = ["C1", "C2", "C3", "C4", "C5"]
+CASES = ["C1", "C2", "C3", "C4", "C5", "C7"]
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,9 @@ def floor(**kw):
     (dict(radius=-0.2), ["radius=-0.2", "> 0"]),
     (dict(normal=(0, 0, 0)), ["normal", "zero"]),
     (dict(kind="box-plane"), ["kind='box-plane'", "sphere-plane"]),
-    (dict(friction=0.3), ["friction=0.3", "not implemented"]),
+    (dict(friction=-0.2), ["friction=-0.2", ">= 0", "friction=0.3"]),
+    (dict(friction=float("nan")), ["friction=nan", "not finite"]),
+    (dict(friction="0.3"), ["friction='0.3'", "plain number"]),
 ])
 def test_bad_contact_is_named(kw, words):
     with pytest.raises(ModelError) as exc:

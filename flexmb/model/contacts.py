@@ -6,8 +6,9 @@ validated when defined (re-exported by :mod:`flexmb.model` and :mod:`flexmb`).
 * :class:`Contact`: a unilateral contact between two bodies or a body and the ground, described by
   a gap function ``g >= 0``: sphere (or point) against a plane, sphere against sphere.  When it
   closes with an approaching normal velocity it is an impact with Newton's restitution law
-  ``v_n+ >= -e v_n-`` (``e`` in [0, 1]; 0: plastic).  Frictionless (the normal impulse only):
-  ``friction`` other than 0 is refused (Coulomb friction is not implemented).
+  ``v_n+ >= -e v_n-`` (``e`` in [0, 1]; 0: plastic) and, with ``friction`` ``mu > 0``, Coulomb's law
+  on the tangential impulse (``|P_t| <= mu P_n``: sticking, or sliding against the slip at the cone's
+  edge; :mod:`flexmb.dynamics.impact.friction`).
 
 Points follow the force elements' convention: in the body frame relative to the body's reference
 point (for the ground: inertial coordinates).  A flexible body takes part at an interface
@@ -78,7 +79,7 @@ class Impulse:
 
 @dataclass(frozen=True)
 class Contact:
-    """A unilateral frictionless contact ``name`` between ``body_a`` (a body, ``(body, interface)`` or
+    """A unilateral contact ``name`` between ``body_a`` (a body, ``(body, interface)`` or
     ``"ground"``) and ``body_b`` (a body or ``(body, interface)``), of ``kind``:
 
     * ``"sphere-plane"``: the plane through ``point_a`` with the unit ``normal`` (body_a's frame; for
@@ -89,7 +90,8 @@ class Contact:
       ``point_b``.  Gap ``g = |c_b - c_a| - r_a - r``.
 
     ``restitution``: Newton's coefficient ``e`` in [0, 1] (0: plastic, 1: elastic).  ``friction``:
-    only 0 (frictionless) is implemented.  Initially interpenetrating bodies (``g < 0`` at the start
+    Coulomb's coefficient ``mu >= 0`` at impacts (0: frictionless; resting contacts hold the normal
+    velocity only).  Initially interpenetrating bodies (``g < 0`` at the start
     of a run beyond the model's assembly tolerance) are refused when the run starts.
     """
 
@@ -144,9 +146,10 @@ class Contact:
                              f"to 1 (elastic): give e.g. restitution=0.5")
         object.__setattr__(self, "restitution", e)
         mu = number("friction", self.friction, owner)
-        if mu != 0.0:
-            raise ModelError(f"{owner}: friction={mu!r}: Coulomb friction at impacts is not implemented; contacts are "
-                             f"frictionless (friction=0)")
+        if not mu >= 0.0 or not np.isfinite(mu):
+            raise ModelError(f"{owner}: friction={mu!r} is not a coefficient >= 0; Coulomb's coefficient mu is 0 "
+                             f"(frictionless) or positive: give e.g. friction=0.3")
+        object.__setattr__(self, "friction", mu)
         for side, point in (("a", self.point_a), ("b", self.point_b)):
             if isinstance(getattr(self, f"body_{side}"), tuple) and np.any(point):
                 raise ModelError(f"{owner}: point_{side}={point.tolist()} on the interface "

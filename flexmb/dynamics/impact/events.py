@@ -10,6 +10,8 @@
   next round.  When a contact solved before approaches again (a plastic chain, ``e < 1``, whose
   sequence would not end), every closed contact is solved together in one round with Newton's law
   (``v_n+ >= -e v_n-``, with ``v_n- = min(v_n, 0)``), which ends the sequence.
+* Friction: the contacts solved in a round that have ``mu > 0`` bring their tangential rows
+  (:meth:`~.geometry.ContactSet.tangent_rows`) and are solved with Coulomb's cone (:mod:`.friction`).
 * A run whose interpenetration at the start exceeds ``tol`` is refused (ModelError naming the contact,
   the gap and the fix).
 """
@@ -62,6 +64,15 @@ def active_contacts(cm, cs, st, w: NDArray, every_closed: bool = False):
     return idx, J[idx]
 
 
+def friction_rows(cm, cs, st, idx: NDArray):
+    """``(mu, T, t)`` of the contacts ``idx`` for :func:`~.solve.solve_impact`, None when all are frictionless."""
+    mu = cs.mu[idx]
+    if not np.any(mu > 0):
+        return None
+    T, t = cs.tangent_rows(cm, st, idx)
+    return mu, T, t
+
+
 def resolve(cm, cs, st, w: NDArray, p: NDArray | None = None) -> tuple[ImpactOutcome, int]:
     """The impact at ``st`` from velocities ``w (nv,)`` with a prescribed generalized impulse ``p`` (or
     None), resolved by rounds until no closed contact approaches (module doc); returns the rounds
@@ -77,7 +88,7 @@ def resolve(cm, cs, st, w: NDArray, p: NDArray | None = None) -> tuple[ImpactOut
         e = cs.e[idx]
         if every:  # the closed contacts together: Newton's law against the approach only
             e = np.where(J @ w < 0.0, e, 0.0)
-        out = solve_impact(cm, st, w, idx, J, e, p if not rounds else None)
+        out = solve_impact(cm, st, w, idx, J, e, p if not rounds else None, friction=friction_rows(cm, cs, st, idx))
         outs.append(out)
         w = out.w_plus
         if every:
@@ -108,6 +119,8 @@ def combine(cm, st, w: NDArray, outs: list) -> ImpactOutcome:
     pos = {k: i for i, k in enumerate(order)}
     P, loss = np.zeros(len(order)), np.zeros(len(order))
     vm, vp = np.full(len(order), np.nan), np.zeros(len(order))
+    Pt, vtm, vtp, tang = (np.zeros((len(order), 2)), np.full((len(order), 2), np.nan), np.zeros((len(order), 2)),
+                          np.zeros((len(order), 2, 3)))
     for o in outs:
         for i, k in enumerate(o.contacts):
             a = pos[int(k)]
@@ -115,10 +128,14 @@ def combine(cm, st, w: NDArray, outs: list) -> ImpactOutcome:
             loss[a] += o.loss[i]
             vm[a] = o.v_minus[i] if np.isnan(vm[a]) else vm[a]
             vp[a] = o.v_plus[i]
+            Pt[a] += o.P_t[i]  # positions frozen: the same tangents in every round
+            vtm[a] = o.vt_minus[i] if np.isnan(vtm[a, 0]) else vtm[a]
+            vtp[a], tang[a] = o.vt_plus[i], o.tangent[i]
     return ImpactOutcome(w_minus=outs[0].w_minus, w_plus=outs[-1].w_plus, contacts=np.array(order, dtype=np.int64),
                          P=P, v_minus=vm, v_plus=vp, D=outs[-1].D, joint_impulse=sum(o.joint_impulse for o in outs),
                          T_minus=outs[0].T_minus, T_plus=outs[-1].T_plus, work=sum(o.work for o in outs), loss=loss,
-                         constraint_residual=outs[-1].constraint_residual)
+                         constraint_residual=outs[-1].constraint_residual, P_t=Pt, vt_minus=vtm, vt_plus=vtp,
+                         tangent=tang)
 
 
-__all__ = ["gap_tol", "check_gaps", "active_contacts", "resolve", "combine", "after_impact"]
+__all__ = ["gap_tol", "check_gaps", "active_contacts", "friction_rows", "resolve", "combine", "after_impact"]

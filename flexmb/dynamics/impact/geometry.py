@@ -16,6 +16,11 @@ The normal velocity is ``v_n = n . (v_b + omega_b x l_b - v_a - omega_a x l_a) =
 levers ``l = c - x`` of each side; the row ``J_k (nv,)`` is ``B_b^T (n, l_b x n)`` on b's columns minus
 ``B_a^T (n, l_a x n)`` on a's, and ``J^T P`` is the generalized impulse of normal impulses ``P (m,)``
 (equal and opposite forces ``P n`` on b and ``-P n`` on a at the contact point).
+
+Friction (``mu > 0``): two tangential rows per contact from the same levers, ``T_kj w = t_j . (relative
+velocity of the contact points)`` with the tangent basis ``t_1 = (e_i - n_i n) / |..|`` (``e_i`` the
+inertial axis least aligned with ``n``), ``t_2 = n x t_1``; the sphere's radius enters through the lever
+``l_b = -r_b n``, so that the slip includes ``omega_b x l_b`` (a rolling sphere has zero slip).
 """
 from __future__ import annotations
 
@@ -74,6 +79,7 @@ class ContactSet:
         self.r_b = np.array([c.radius for c in contacts], dtype=float)
         self.normal_a = np.array([c.normal for c in contacts], dtype=float).reshape(-1, 3)
         self.e = np.array([c.restitution for c in contacts], dtype=float)
+        self.mu = np.array([c.friction for c in contacts], dtype=float)
         if self.m:
             self.att_a = _attachments(cm, [c.body_a for c in contacts], [c.point_a for c in contacts])
             self.att_b = _attachments(cm, [c.body_b for c in contacts], [c.point_b for c in contacts])
@@ -97,10 +103,35 @@ class ContactSet:
         (all when None)."""
         g, n, fa, fb, la, lb = self.geometry(cm, st)
         idx = np.arange(self.m) if idx is None else np.asarray(idx, dtype=np.int64)
-        n, la, lb = n[idx], la[idx], lb[idx]
-        Ja = rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([n, np.cross(la, n)], axis=1))
-        Jb = rows(cm, fb[2][idx], fb[3][idx], fb[4][idx], np.concatenate([n, np.cross(lb, n)], axis=1))
-        return g, Jb - Ja
+        return g, _relative_rows(cm, fa, fb, la, lb, idx, n[idx])
+
+    def tangent_rows(self, cm, st, idx: NDArray):
+        """``(T, t)``: the tangential-velocity rows ``T (k, 2, nv)`` of the contacts ``idx`` (the slip of
+        the contact points along ``t_1``, ``t_2``) and the tangent basis ``t (k, 2, 3)`` (inertial)."""
+        g, n, fa, fb, la, lb = self.geometry(cm, st)
+        idx = np.asarray(idx, dtype=np.int64)
+        t = tangent_basis(n[idx])
+        T = np.stack([_relative_rows(cm, fa, fb, la, lb, idx, t[:, j]) for j in range(2)], axis=1)
+        return T.reshape(len(idx), 2, cm.nv), t
+
+
+def tangent_basis(n: NDArray) -> NDArray:
+    """``(k, 2, 3)``: unit tangents ``t_1``, ``t_2 = n x t_1`` of the unit normals ``n (k, 3)``, ``t_1`` the
+    inertial axis least aligned with ``n`` made orthogonal to it (a floor ``n = e_y`` gets ``t_1 = e_x``)."""
+    k = n.shape[0]
+    axis = np.zeros((k, 3))
+    axis[np.arange(k), np.argmin(np.abs(n), axis=1)] = 1.0
+    t1 = axis - np.einsum("ki,ki->k", axis, n)[:, None] * n
+    t1 /= np.linalg.norm(t1, axis=1)[:, None]
+    return np.stack([t1, np.cross(n, t1)], axis=1)
+
+
+def _relative_rows(cm, fa, fb, la, lb, idx: NDArray, d: NDArray) -> NDArray:
+    """``(k, nv)``: rows of ``d . (v_cb - v_ca)`` for the contacts ``idx``, the directions ``d (k, 3)``
+    (inertial), the contact point moving with each side (levers ``la``, ``lb``)."""
+    Ja = rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([d, np.cross(la[idx], d)], axis=1))
+    Jb = rows(cm, fb[2][idx], fb[3][idx], fb[4][idx], np.concatenate([d, np.cross(lb[idx], d)], axis=1))
+    return Jb - Ja
 
 
 class ImpulseSet:

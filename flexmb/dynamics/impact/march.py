@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.impact.events import check_gaps, gap_tol, resolve
+from flexmb.dynamics.impact.events import check_gaps, friction_rows, gap_tol, resolve
 from flexmb.dynamics.impact.geometry import ContactSet, ImpulseSet
 from flexmb.dynamics.impact.terms import impact_terms
 from flexmb.dynamics.impact.solve import after_impact, solve_impact
@@ -198,15 +198,16 @@ class EventMonitor:
         bias = np.minimum(g[idx], 0.0) / run.h
         if np.all(J[idx] @ w + bias >= 0.0):
             return w
-        out = solve_impact(cm, st, w, idx, J[idx], np.zeros(idx.size), None, bias=bias)
+        out = solve_impact(cm, st, w, idx, J[idx], np.zeros(idx.size), None, bias=bias,
+                           friction=friction_rows(cm, cs, st, idx))
         self._add_work(run, "contact impacts", -out.energy_lost)
         return out.w_plus
 
     # ------------------------------------------------------------------ records
     def _record(self, run, out, st) -> None:
         self.n_impacts += 1
-        for k, P, vm, vp, loss in zip(out.contacts, out.P, out.v_minus, out.v_plus, out.loss):
-            self.rows.append([st.t, float(k), P, 0.0, vm, vp, loss, out.T_minus, out.T_plus, float(self.n_impacts)])
+        for k, P, Pt, vm, vp, loss in zip(out.contacts, out.P, np.hypot(*out.P_t.T), out.v_minus, out.v_plus, out.loss):
+            self.rows.append([st.t, float(k), P, Pt, vm, vp, loss, out.T_minus, out.T_plus, float(self.n_impacts)])
         if not len(out.contacts):  # a prescribed impulse alone
             self.rows.append([st.t, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, out.T_minus, out.T_plus, float(self.n_impacts)])
         self.joint_rows.append(np.asarray(out.joint_impulse, dtype=float).reshape(run.cm.nj, 6))
@@ -265,6 +266,9 @@ class _Open:
 
     def geometry(self, cm, st):
         return self._cs.geometry(cm, st)
+
+    def __getattr__(self, name):  # the rest (mu, tangent_rows: friction) as the contact set's
+        return getattr(self._cs, name)
 
 
 def _hermite_root(g0, v0, g1, v1, h: float) -> float | None:

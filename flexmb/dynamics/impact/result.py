@@ -26,6 +26,7 @@ class ImpactResult:
       ``{body: (3,)}`` the body frame origin's velocity and the angular velocity (inertial);
     * ``modal_rate_before``, ``modal_rate_after``: ``{flexible body: (nm,)}``;
     * ``contact_impulse``: ``{contact: P}`` normal impulses [N s] (zero where a closed contact separates);
+    * ``friction_impulse``: ``{contact: (3,)}`` tangential (Coulomb) impulses on body_b, inertial [N s];
     * ``joint_impulse``: ``{joint: (force (3,), moment (3,))}`` [N s, N m s], the impulse of A on B,
       moment about B's origin, in frame A's components (like the joint reactions);
     * ``kinetic_energy_before``, ``kinetic_energy_after``, ``energy_lost`` (contacts) and ``work``
@@ -46,6 +47,8 @@ class ImpactResult:
     energy_lost: float
     work: float
     rounds: int
+    #: ``{contact: (3,)}`` tangential impulses [N s] (inertial; zero for frictionless contacts)
+    friction_impulse: dict
     #: ``{body: (3,)}`` the body frame origins and ``{body: (3, 3)}`` rotations at the impact
     position: dict
     rotation: dict
@@ -92,6 +95,7 @@ def impact(model, t0: float = 0.0) -> ImpactResult:
         outcome=out, velocity_before=vb, velocity_after=va, angular_velocity_before=ob, angular_velocity_after=oa,
         modal_rate_before=qb, modal_rate_after=qa,
         contact_impulse={cs.names[k]: float(P) for k, P in zip(out.contacts, out.P)}, rounds=rounds,
+        friction_impulse={cs.names[k]: f.copy() for k, f in zip(out.contacts, out.friction_impulse)},
         joint_impulse={n: (out.joint_impulse[j, :3].copy(), out.joint_impulse[j, 3:].copy()) for j, n in enumerate(names)},
         kinetic_energy_before=out.T_minus, kinetic_energy_after=out.T_plus, energy_lost=out.energy_lost, work=out.work,
         position=pos, rotation=rotm)

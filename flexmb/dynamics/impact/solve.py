@@ -24,6 +24,16 @@ frame A like the joint reactions.
 Energy: ``T+ - T- = (w+ + w-)^T M (w+ - w-) / 2 = W_p + W_drives - sum_k P_k (v+_k + v-_k) / 2``, the
 last sum the loss ``(1 - e) P |v-| / 2 >= 0`` per contact (Kelvin); a driven joint's impulse does work
 ``target . Lambda``.  Without drives the balance ``T- + W_p = T+ + loss`` holds to round-off.
+
+Friction (a contact with ``mu > 0`` in the impact): its two tangential rows ``T (2, nv)`` join its normal
+row, ``D`` is the Delassus matrix of all rows and the impulses solve Newton's law with Coulomb's cone
+(:mod:`.friction`); the loss per contact is ``-P . (v+ + v-) / 2`` over its three rows.  Newton's
+kinematic restitution with Coulomb friction can *create* energy when the tangential and normal rows are
+coupled (``D_nt != 0``: a rod, a pendulum striking a rough wall; Kane and Levinson 1985, Stronge 1990):
+for ``e = 0`` the loss is ``-P . v+ + P^T D P / 2 >= 0`` (``P_n v_n+ = 0``, ``P_t . v_t+ <= 0``), but for
+``e > 0`` the normal term ``e P_n |v_n-|`` can outweigh the dissipation.  Guard: a contact loss below
+``-1e-12 (T- + |W_p|)`` (less the work ``P_n |bias|`` of a resting contact's position bias) raises :class:`~flexmb.errors.ConvergenceError` naming the contacts, the energy
+created and the fix (lower the restitution or the friction); an impact never adds energy silently.
 """
 from __future__ import annotations
 
@@ -33,6 +43,7 @@ import numpy as np
 import scipy.optimize as sopt
 from numpy.typing import NDArray
 
+from flexmb.dynamics.impact.friction import FrictionFailure, coulomb_impulses, coulomb_violation
 from flexmb.dynamics.node.constraints import node_momenta, node_velocities
 from flexmb.dynamics.node.projection import body_rates, joint_wrench, node_frames, node_projector
 from flexmb.errors import ConvergenceError
@@ -46,7 +57,9 @@ class ImpactOutcome:
     """What one impact solve gives: velocities ``w_minus``, ``w_plus (nv,)``; the contacts solved
     ``contacts (k,)`` (indices into the model's), their normal impulses ``P (k,)`` [N s], normal
     velocities before and after ``v_minus``, ``v_plus (k,)`` [m/s] and the Delassus matrix ``D (k, k)``
-    [m/(N s)]; the joints' impulses ``joint_impulse (nj, 6)`` (force [N s]; moment [N m s] about B's
+    [m/(N s)] (friction: the Delassus matrix of every row); the tangential impulses ``P_t (k, 2)`` [N s] and
+    slips before and after ``vt_minus``, ``vt_plus (k, 2)`` [m/s] along the tangents ``tangent (k, 2, 3)``
+    (zero for frictionless contacts); the joints' impulses ``joint_impulse (nj, 6)`` (force [N s]; moment [N m s] about B's
     origin; frame A components); kinetic energies ``T_minus``, ``T_plus`` [J], the work of the
     prescribed impulses ``work`` [J] and the contacts' loss ``loss (k,)`` [J]."""
 
@@ -65,6 +78,21 @@ class ImpactOutcome:
     #: ``max |G w+ - target|`` over the joints' velocity constraints (translations [m/s] x 1 / model
     #: size, so that all rows are rates [1/s])
     constraint_residual: float = 0.0
+    P_t: NDArray | None = None
+    vt_minus: NDArray | None = None
+    vt_plus: NDArray | None = None
+    tangent: NDArray | None = None
+
+    def __post_init__(self):
+        k = len(self.contacts)
+        for key, shape in (("P_t", (k, 2)), ("vt_minus", (k, 2)), ("vt_plus", (k, 2)), ("tangent", (k, 2, 3))):
+            if getattr(self, key) is None:
+                setattr(self, key, np.zeros(shape))
+
+    @property
+    def friction_impulse(self) -> NDArray:
+        """``(k, 3)`` [N s]: the tangential impulses as inertial vectors (on side b)."""
+        return np.einsum("kj,kji->ki", self.P_t, self.tangent)
 
     @property
     def energy_lost(self) -> float:
@@ -139,18 +167,28 @@ def newton_lcp(D: NDArray, q: NDArray) -> NDArray:
 
 
 def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: NDArray | None = None,
-                 bias: NDArray | None = None) -> ImpactOutcome:
+                 bias: NDArray | None = None, friction: tuple | None = None) -> ImpactOutcome:
     """The impact at node ``st``: velocities ``w_minus (nv,)`` before, the contacts ``contacts (k,)`` with
     rows ``J (k, nv)`` and restitution ``e (k,)``, a prescribed generalized impulse ``p (nv,)``; ``bias
     (k,)``: Newton's law shifted to ``v+ >= -e v- - bias`` (a resting contact's penetration closed over
-    one element, :mod:`flexmb.dynamics.impact.march`)."""
+    one element, :mod:`flexmb.dynamics.impact.march`); ``friction``: ``(mu (k,), T (k, 2, nv), t (k, 2,
+    3))`` the coefficients, tangential rows and tangents (:meth:`~.geometry.ContactSet.tangent_rows`),
+    None or all ``mu = 0``: frictionless."""
     p = np.zeros(cm.nv) if p is None else p
     contacts = np.asarray(contacts, dtype=np.int64)
+    k = len(contacts)
     w0, lam0 = projected(cm, st, w_minus + node_velocities(cm, st, p))
     v_minus = J @ w_minus
-    P = np.zeros(len(contacts))
-    D = np.zeros((len(contacts),) * 2)
-    if len(contacts):
+    P = np.zeros(k)
+    D = np.zeros((k, k))
+    rough = friction is not None and k and bool(np.any(friction[0] > 0))
+    Pt, T, tang = np.zeros((k, 2)), np.zeros((k, 2, cm.nv)), np.zeros((k, 2, 3))
+    if rough:
+        mu, T, tang = friction
+        P, Pt, D = _rough(cm, st, w0, contacts, J, e, v_minus, bias, mu, T)
+        G = J.T @ P + np.einsum("kjv,kj->v", T, Pt)
+        w_plus, lam = projected(cm, st, w_minus + node_velocities(cm, st, p + G))
+    elif k:
         D = delassus(cm, st, J, w0)
         q = J @ w0 + e * v_minus + (0.0 if bias is None else bias)
         P = newton_lcp(D, q)
@@ -169,12 +207,63 @@ def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: 
     else:
         w_plus, lam = w0, lam0
     v_plus = J @ w_plus
+    vt_minus, vt_plus = T @ w_minus, T @ w_plus
     T_minus, T_plus = kinetic(cm, st, w_minus), kinetic(cm, st, w_plus)
     work = 0.5 * float(p @ (w_plus + w_minus))
-    loss = -0.5 * P * (v_plus + v_minus)
+    loss = -0.5 * (P * (v_plus + v_minus) + np.einsum("kj,kj->k", Pt, vt_plus + vt_minus))
+    if rough:  # the position bias (a resting contact's penetration closed) may add P_n |bias|
+        _energy_guard(cm, st, contacts, loss + (0.0 if bias is None else P * np.maximum(-bias, 0.0)), T_minus, work, e)
     return ImpactOutcome(w_minus=w_minus, w_plus=w_plus, contacts=contacts, P=P, v_minus=v_minus, v_plus=v_plus, D=D,
                          joint_impulse=lam, T_minus=T_minus, T_plus=T_plus, work=work, loss=loss,
-                         constraint_residual=constraint_residual(cm, st, w_plus))
+                         constraint_residual=constraint_residual(cm, st, w_plus), P_t=Pt, vt_minus=vt_minus,
+                         vt_plus=vt_plus, tangent=tang)
+
+
+def _rough(cm, st, w0, contacts, J, e, v_minus, bias, mu, T):
+    """``(P (k,), P_t (k, 2), D (r, r))``: Newton's law with Coulomb friction (:mod:`.friction`), the rows
+    stacked per contact (normal, then the tangential ones when ``mu > 0``)."""
+    k = len(contacts)
+    rows_, blocks, target = [], [], []
+    for c in range(k):
+        start = len(rows_)
+        rows_.append(J[c])
+        target.append(e[c] * v_minus[c] + (0.0 if bias is None else bias[c]))
+        if mu[c] > 0:
+            rows_ += [T[c, 0], T[c, 1]]
+            target += [0.0, 0.0]
+        blocks.append(slice(start, len(rows_)))
+    A = np.array(rows_)
+    D = delassus(cm, st, A, w0)
+    b = A @ w0 + np.array(target)
+    try:
+        Pall = coulomb_impulses(D, b, blocks, mu)
+        bad = coulomb_violation(D, b, Pall, blocks, mu)
+    except FrictionFailure as err:
+        bad = (err.k, err.why)
+    if bad is not None:
+        c = int(contacts[bad[0]]) if bad[0] >= 0 else -1
+        raise ConvergenceError(f"impact at t = {st.t:.6g} s: Newton's and Coulomb's laws could not be met at contact "
+                               f"#{c} (friction {mu[bad[0]]:.6g}): {bad[1]}; no impact solved", time=st.t)
+    P, Pt = np.zeros(k), np.zeros((k, 2))
+    for c, sl in enumerate(blocks):
+        P[c] = Pall[sl][0]
+        if sl.stop - sl.start == 3:
+            Pt[c] = Pall[sl][1:]
+    return P, Pt, D
+
+
+def _energy_guard(cm, st, contacts, loss, T_minus, work, e) -> None:
+    """ConvergenceError when the contacts created energy (Newton + Coulomb, solve module doc)."""
+    if loss.sum() >= -1e-12 * (abs(T_minus) + abs(work) + 1e-300):
+        return
+    names = [cm.model.contacts[int(c)].name for c in contacts]
+    worst = int(np.argmin(loss))
+    raise ConvergenceError(
+        f"impact at t = {st.t:.6g} s: Newton's restitution with Coulomb friction would create {-loss.sum():.6g} J "
+        f"(contacts {names}; {names[worst]!r}: restitution {e[worst]:.3g}, energy {-loss[worst]:.6g} J created; kinetic "
+        f"energy before {T_minus:.6g} J): the known inconsistency of Newton's kinematic law with friction when "
+        f"the tangential and normal motions are coupled; lower the restitution (e = 0 never creates energy) or "
+        f"the friction coefficient", time=st.t)
 
 
 def after_impact(cm, st, w_plus: NDArray):

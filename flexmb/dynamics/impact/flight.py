@@ -21,18 +21,18 @@ def predict(g: NDArray, v: NDArray, a: NDArray, h: float) -> float:
     for g0, v0, a0 in zip(np.atleast_1d(g), np.atleast_1d(v), np.atleast_1d(a)):
         if not np.isfinite(a0):
             continue
-        for t in _going_in(np.roots([0.5 * a0, v0, g0]) if a0 else np.roots([v0, g0]), v0, a0):
-            best = min(best, t)
-    return best
-
-
-def _going_in(roots: NDArray, v0: float, a0: float) -> list:
-    """The real, positive roots at which the gap rate ``v0 + a0 t`` is negative."""
-    out = []
-    for r in np.atleast_1d(roots):
-        if abs(r.imag) <= 1e-12 * max(abs(r.real), 1e-300) and r.real > 0 and v0 + a0 * r.real < 0:
-            out.append(float(r.real))
-    return out
+        if a0 == 0.0:
+            roots = (-g0 / v0,) if v0 else ()
+        else:
+            disc = v0 * v0 - 2.0 * a0 * g0
+            if disc < 0.0:
+                continue
+            q = -(v0 + np.copysign(np.sqrt(disc), v0))  # the two roots without cancellation
+            roots = (q / a0, 2.0 * g0 / q) if q else (0.0,)
+        for t in roots:
+            if 0.0 < t < best and v0 + a0 * t < 0.0:  # going in
+                best = t
+    return float(best)
 
 
 def hermite(g0: float, v0: float, g1: float, v1: float, h: float) -> NDArray:

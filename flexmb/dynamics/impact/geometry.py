@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from flexmb.dynamics.elements.attachments import AttachmentSet
 from flexmb.model.flexible import site_frame
 from flexmb.model.frames import Frame
+from flexmb.rotations.so3 import cross
 
 #: kind codes of the compiled contacts
 PLANE, SPHERES = 0, 1
@@ -98,8 +99,8 @@ class ContactSet:
         g, n, fa, fb, la, lb = self.geometry(cm, st)
         idx = np.arange(self.m) if idx is None else np.asarray(idx, dtype=np.int64)
         n, la, lb = n[idx], la[idx], lb[idx]
-        Ja = rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([n, np.cross(la, n)], axis=1))
-        Jb = rows(cm, fb[2][idx], fb[3][idx], fb[4][idx], np.concatenate([n, np.cross(lb, n)], axis=1))
+        Ja = rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([n, cross(la, n)], axis=1))
+        Jb = rows(cm, fb[2][idx], fb[3][idx], fb[4][idx], np.concatenate([n, cross(lb, n)], axis=1))
         return g, Jb - Ja
 
 

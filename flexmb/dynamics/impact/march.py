@@ -4,26 +4,30 @@ impulses at their times, persistent contacts.  The event state is one object (:c
 
 A step (:meth:`EventMonitor.step`, in place of the plain fixed step):
 
-1. the element is shortened to land on the next prescribed impulse's time;
-2. it is solved (:meth:`flexmb.dynamics.simulate.Run.solve_element`); when an open contact's gap at its
-   end is below ``-tol`` (:func:`~flexmb.dynamics.impact.events.gap_tol`) the event is *located*: the
-   element is re-solved from the same start with the length ``h*`` where the gap crosses zero, ``h*``
-   from the cubic Hermite interpolant of the gap between the bracket's ends (gap and gap rate ``J w``
-   at both, i.e. the element's end values), kept inside the bracket (bisection when the cubic's root
-   falls outside), until ``|g| <= tol`` (typically 1-3 extra element solves per event, counted in
-   ``meta["event_solves"]``);
+1. the element is shortened to land on the next prescribed impulse's time, and on the first impact
+   predicted from each flying contact's gap, normal velocity and normal acceleration ``a_n`` over the last
+   element (:func:`~flexmb.dynamics.impact.flight.predict`: exact for a rigid body's free flight under
+   constant loads, which the time element integrates exactly: a flight is one element whatever h);
+2. it is solved (:meth:`flexmb.dynamics.simulate.Run.solve_element`); when a flying contact (open, or
+   closed and leaving) ends the element below ``-tol`` (:func:`~flexmb.dynamics.impact.events.gap_tol`)
+   or dips below it inside the element (the gap's cubic Hermite interpolant from the end values, gap and
+   gap rate ``J w``, :func:`~flexmb.dynamics.impact.flight.first_crossing`), the event is *located*: the
+   element is re-solved from the same start with the length ``h*`` where the cubic on the bracket first
+   goes in, kept inside the bracket (bisection when it has no such root or the bracket did not halve),
+   until ``|g| <= tol`` (0-2 extra element solves per event, counted in ``meta["event_solves"]``);
 3. the shortened element is committed (its end node recorded with the velocities *before* the impact),
    then the node's impacts are resolved (:func:`~flexmb.dynamics.impact.events.resolve`: the closed,
    approaching contacts and the due impulses), the state jumps to ``pi = M w+`` and the march restarts
    from it (no extrapolation across the jump);
-4. persistent contact (no Zeno chatter): when a contact's rebound speed after an impact is below
-   ``v_rest = REST_STEPS |a_n| h`` (``a_n`` its normal acceleration over the located element: the next
-   flight would last fewer than ``2 REST_STEPS`` elements; the remaining bounces of the geometric series
+4. persistent contact (no Zeno chatter): when a contact's rebound after an impact would rise less than
+   the gap tolerance, ``v+^2 / (2 |a_n|) < tol`` (``v_rest = sqrt(2 |a_n| tol)``, ``a_n < 0`` over the
+   element that ended at the impact; independent of h; the remaining bounces of the geometric series
    take at most ``2 v_rest / (|a_n| (1 - e))``), the contact becomes *resting*: the rebound is removed
    (a plastic impact) and from then on, at every node, its normal velocity is held by the same impact
    solve with the law ``v_n+ >= -g / h`` (``g <= 0``: the element's penetration, closed over the next
    element: a bounded penetration ``|a_n| h^2 / 2``, no drift) and ``P >= 0``: a unilateral constraint
-   that pushes while it must and never pulls.  It opens when its gap at a node exceeds ``tol``.
+   that pushes while it must and never pulls.  It opens when its gap at a node exceeds ``tol``.  A
+   contact closed at the start of an element, not leaving, and pressed in during it rests as well.
 
 The impacts' energy (the contacts' loss and the prescribed impulses' work) enters the energy audit as
 work terms ("contact impacts", "prescribed impulses"), so that ``E - E0 - W`` stays the balance.
@@ -74,6 +78,7 @@ class EventMonitor:
         self.solves = 0
         self.n_impacts = 0
         self._geo = None
+        self._end = None
         if check:  # (not on resume: a resting contact's penetration is part of the state)
             check_gaps(cm, self.cs, run.st)
         labels, _ = impact_terms(cm)
@@ -94,7 +99,7 @@ class EventMonitor:
             run.commit(run.solve_element(st, h, run.w, run.prev), run.h)
             return self._node(run)
         tol = gap_tol(cm)
-        g0, J0 = self.cs.normal_rows(cm, st)
+        g0, J0 = self._rows(cm, st)
         v0 = J0 @ run.w
         flying = ~self.resting & ((g0 > tol) | (v0 > speed_tol(cm, run.w)))
         if flying.any():  # land on the predicted impact (exact for free flight under constant loads)
@@ -105,14 +110,22 @@ class EventMonitor:
         # closed at the start, not leaving, pressed during the element: it rests
         starting = ~self.resting & ~flying & (g1 < -tol)
         self.resting |= starting
-        cand = flying & np.isfinite(first_crossing(g0, v0, g1, v1, h, tol))
+        cand = flying & ((g1 < -tol) | np.isfinite(first_crossing(g0, v0, g1, v1, h, tol)))
         if cand.any():
             out, h = self._locate(run, st, h, out, cand, (g0, v0, g1, v1))
             g1, J1 = self.cs.normal_rows(cm, out.end)
             v1 = J1 @ node_velocity(cm, out.end)
         self.acc = (v1 - v0) / h  # the normal accelerations over the element (the next prediction, the rest rule)
+        self._end = (out.end.t, g1, J1)  # the next step's start (an impact leaves the positions)
         run.commit(out, run.h)
         self._node(run)
+
+    def _rows(self, cm, st):
+        """``normal_rows`` at the step's start ``st``: the last step's end values when ``st`` is its end
+        node (the impacts and holds at a node change the velocities, never the positions)."""
+        if self._end is not None and self._end[0] == st.t:
+            return self._end[1], self._end[2]
+        return self.cs.normal_rows(cm, st)
 
     def _gaps(self, cm, st) -> NDArray:
         """The contacts' gaps at node ``st`` (the last node's kept: a step's end is the next one's start)."""

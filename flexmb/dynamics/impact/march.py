@@ -49,6 +49,8 @@ from flexmb.errors import ConvergenceError, ModelError
 #: an element is stretched by up to this fraction to land on an impulse (as simulate's SLIVER: Newton stalls
 #: on sliver elements)
 STRETCH = 1e-3
+#: an element that landed short of its predicted impact is re-solved this many times the rest beyond it
+OVERSHOOT = 2.0
 #: extra element solves allowed to locate one event
 MAX_LOCATE = 40
 #: event record columns (one row per contact and impact)
@@ -102,11 +104,22 @@ class EventMonitor:
         g0, J0 = self._rows(cm, st)
         v0 = J0 @ run.w
         flying = ~self.resting & ((g0 > tol) | (v0 > speed_tol(cm, run.w)))
+        h_full = h
         if flying.any():  # land on the predicted impact (exact for free flight under constant loads)
             h = predict(g0[flying], v0[flying], self.acc[flying], h)
         out = run.solve_element(st, h, run.w, run.prev)
         g1, J1 = self.cs.normal_rows(cm, out.end)
         v1 = J1 @ node_velocity(cm, out.end)
+        if h < h_full and np.any(flying & (g1 > tol) & (v1 < 0)):
+            # landed short (a_n varied): re-solve beyond the impact, the location finishes it (no sliver
+            # element after a short landing)
+            rest = predict(g1[flying], v1[flying], ((v1 - v0) / h)[flying], h_full - h)
+            if rest < h_full - h:
+                h = min(h_full, h + OVERSHOOT * rest)
+                out = run.solve_element(st, h, run.w, run.prev)
+                self.solves += 1
+                g1, J1 = self.cs.normal_rows(cm, out.end)
+                v1 = J1 @ node_velocity(cm, out.end)
         # closed at the start, not leaving, pressed during the element: it rests
         starting = ~self.resting & ~flying & (g1 < -tol)
         self.resting |= starting

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from flexmb.dynamics.elements.attachments import AttachmentSet
 from flexmb.model.flexible import site_frame
 from flexmb.model.frames import Frame
+from flexmb.rotations.so3 import cross
 
 #: kind codes of the compiled contacts
 PLANE, SPHERES = 0, 1
@@ -129,8 +130,8 @@ def tangent_basis(n: NDArray) -> NDArray:
 def _relative_rows(cm, fa, fb, la, lb, idx: NDArray, d: NDArray) -> NDArray:
     """``(k, nv)``: rows of ``d . (v_cb - v_ca)`` for the contacts ``idx``, the directions ``d (k, 3)``
     (inertial), the contact point moving with each side (levers ``la``, ``lb``)."""
-    Ja = rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([d, np.cross(la[idx], d)], axis=1))
-    Jb = rows(cm, fb[2][idx], fb[3][idx], fb[4][idx], np.concatenate([d, np.cross(lb[idx], d)], axis=1))
+    Ja = rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([d, cross(la[idx], d)], axis=1))
+    Jb = rows(cm, fb[2][idx], fb[3][idx], fb[4][idx], np.concatenate([d, cross(lb[idx], d)], axis=1))
     return Jb - Ja
 
 

@@ -4,26 +4,30 @@ impulses at their times, persistent contacts.  The event state is one object (:c
 
 A step (:meth:`EventMonitor.step`, in place of the plain fixed step):
 
-1. the element is shortened to land on the next prescribed impulse's time;
-2. it is solved (:meth:`flexmb.dynamics.simulate.Run.solve_element`); when an open contact's gap at its
-   end is below ``-tol`` (:func:`~flexmb.dynamics.impact.events.gap_tol`) the event is *located*: the
-   element is re-solved from the same start with the length ``h*`` where the gap crosses zero, ``h*``
-   from the cubic Hermite interpolant of the gap between the bracket's ends (gap and gap rate ``J w``
-   at both, i.e. the element's end values), kept inside the bracket (bisection when the cubic's root
-   falls outside), until ``|g| <= tol`` (typically 1-3 extra element solves per event, counted in
-   ``meta["event_solves"]``);
+1. the element is shortened to land on the next prescribed impulse's time, and on the first impact
+   predicted from each flying contact's gap, normal velocity and normal acceleration ``a_n`` over the last
+   element (:func:`~flexmb.dynamics.impact.flight.predict`: exact for a rigid body's free flight under
+   constant loads, which the time element integrates exactly: a flight is one element whatever h);
+2. it is solved (:meth:`flexmb.dynamics.simulate.Run.solve_element`); when a flying contact (open, or
+   closed and leaving) ends the element below ``-tol`` (:func:`~flexmb.dynamics.impact.events.gap_tol`)
+   or dips below it inside the element (the gap's cubic Hermite interpolant from the end values, gap and
+   gap rate ``J w``, :func:`~flexmb.dynamics.impact.flight.first_crossing`), the event is *located*: the
+   element is re-solved from the same start with the length ``h*`` where the cubic on the bracket first
+   goes in, kept inside the bracket (bisection when it has no such root or the bracket did not halve),
+   until ``|g| <= tol`` (0-2 extra element solves per event, counted in ``meta["event_solves"]``);
 3. the shortened element is committed (its end node recorded with the velocities *before* the impact),
    then the node's impacts are resolved (:func:`~flexmb.dynamics.impact.events.resolve`: the closed,
    approaching contacts and the due impulses), the state jumps to ``pi = M w+`` and the march restarts
    from it (no extrapolation across the jump);
-4. persistent contact (no Zeno chatter): when a contact's rebound speed after an impact is below
-   ``v_rest = REST_STEPS |a_n| h`` (``a_n`` its normal acceleration over the located element: the next
-   flight would last fewer than ``2 REST_STEPS`` elements; the remaining bounces of the geometric series
+4. persistent contact (no Zeno chatter): when a contact's rebound after an impact would rise less than
+   the gap tolerance, ``v+^2 / (2 |a_n|) < tol`` (``v_rest = sqrt(2 |a_n| tol)``, ``a_n < 0`` over the
+   element that ended at the impact; independent of h; the remaining bounces of the geometric series
    take at most ``2 v_rest / (|a_n| (1 - e))``), the contact becomes *resting*: the rebound is removed
    (a plastic impact) and from then on, at every node, its normal velocity is held by the same impact
    solve with the law ``v_n+ >= -g / h`` (``g <= 0``: the element's penetration, closed over the next
    element: a bounded penetration ``|a_n| h^2 / 2``, no drift) and ``P >= 0``: a unilateral constraint
-   that pushes while it must and never pulls.  It opens when its gap at a node exceeds ``tol``.
+   that pushes while it must and never pulls.  It opens when its gap at a node exceeds ``tol``.  A
+   contact closed at the start of an element, not leaving, and pressed in during it rests as well.
 
 The impacts' energy (the contacts' loss and the prescribed impulses' work) enters the energy audit as
 work terms ("contact impacts", "prescribed impulses"), so that ``E - E0 - W`` stays the balance.
@@ -34,18 +38,19 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.impact.events import check_gaps, friction_rows, gap_tol, resolve
+from flexmb.dynamics.impact.events import check_gaps, friction_rows, gap_tol, resolve, speed_tol
+from flexmb.dynamics.impact.flight import first_crossing, predict
 from flexmb.dynamics.impact.geometry import ContactSet, ImpulseSet
 from flexmb.dynamics.impact.terms import impact_terms
 from flexmb.dynamics.impact.solve import after_impact, solve_impact
 from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.errors import ConvergenceError, ModelError
 
-#: a rebound slower than REST_STEPS x |normal acceleration| x h makes the contact resting
-REST_STEPS = 2.0
 #: an element is stretched by up to this fraction to land on an impulse (as simulate's SLIVER: Newton stalls
 #: on sliver elements)
 STRETCH = 1e-3
+#: an element that landed short of its predicted impact is re-solved this many times the rest beyond it
+OVERSHOOT = 2.0
 #: extra element solves allowed to locate one event
 MAX_LOCATE = 40
 #: event record columns (one row per contact and impact)
@@ -58,12 +63,13 @@ class EventMonitor:
     element solves."""
 
     def __init__(self, run, check: bool = True):
-        cm = run.cm
+        cm = self._cm = run.cm
         if run.control is not None:
             raise ModelError("simulate: contacts and impulses need fixed steps (h); error-controlled steps (rtol/atol) "
                              "do not stop at events yet: drop rtol/atol")
         self.cs, self.imps = ContactSet(cm), ImpulseSet(cm)
         self.resting = np.zeros(self.cs.m, bool)
+        self.acc = np.full(self.cs.m, np.nan)  # normal accelerations over the last element [m/s^2]
         self.applied = self.imps.t < run.t0 - 1e-12 * max(1.0, abs(run.t0))
         if self.applied.any():
             k = int(np.nonzero(self.applied)[0][0])
@@ -74,6 +80,7 @@ class EventMonitor:
         self.solves = 0
         self.n_impacts = 0
         self._geo = None
+        self._end = None
         if check:  # (not on resume: a resting contact's penetration is part of the state)
             check_gaps(cm, self.cs, run.st)
         labels, _ = impact_terms(cm)
@@ -82,7 +89,6 @@ class EventMonitor:
     # ------------------------------------------------------------------ the step
     def step(self, run) -> None:
         cm = run.cm
-        st = run.st
         tol_t = 1e-12 * max(1.0, abs(run.t_end))
         self._node(run, impulses_only=True)  # impulses due at the start (t0)
         st = run.st
@@ -91,18 +97,48 @@ class EventMonitor:
         due = ~self.applied & (self.imps.t > st.t + tol_t) & (self.imps.t < st.t + h * (1.0 + STRETCH) - tol_t)
         if due.any():
             h = float(self.imps.t[due].min() - st.t)
+        if not self.cs.m:
+            run.commit(run.solve_element(st, h, run.w, run.prev), run.h)
+            return self._node(run)
+        tol = gap_tol(cm)
+        g0, J0 = self._rows(cm, st)
+        v0 = J0 @ run.w
+        flying = ~self.resting & ((g0 > tol) | (v0 > speed_tol(cm, run.w)))
+        h_full = h
+        if flying.any():  # land on the predicted impact (exact for free flight under constant loads)
+            h = predict(g0[flying], v0[flying], self.acc[flying], h)
         out = run.solve_element(st, h, run.w, run.prev)
-        if self.cs.m:
-            g0, g1 = self._gaps(cm, st), self._gaps(cm, out.end)
-            tol = gap_tol(cm)
-            starting = ~self.resting & (np.abs(g0) <= tol) & (g1 < -tol)
-            if starting.any():  # closed at the start, not approaching, pressed during the element: it rests
-                self.resting |= starting
-            cand = ~self.resting & (g0 > tol) & (g1 < -tol)
-            if cand.any():
-                out = self._locate(run, st, h, out, cand)
+        g1, J1 = self.cs.normal_rows(cm, out.end)
+        v1 = J1 @ node_velocity(cm, out.end)
+        if h < h_full and np.any(flying & (g1 > tol) & (v1 < 0)):
+            # landed short (a_n varied): re-solve beyond the impact, the location finishes it (no sliver
+            # element after a short landing)
+            rest = predict(g1[flying], v1[flying], ((v1 - v0) / h)[flying], h_full - h)
+            if rest < h_full - h:
+                h = min(h_full, h + OVERSHOOT * rest)
+                out = run.solve_element(st, h, run.w, run.prev)
+                self.solves += 1
+                g1, J1 = self.cs.normal_rows(cm, out.end)
+                v1 = J1 @ node_velocity(cm, out.end)
+        # closed at the start, not leaving, pressed during the element: it rests
+        starting = ~self.resting & ~flying & (g1 < -tol)
+        self.resting |= starting
+        cand = flying & ((g1 < -tol) | np.isfinite(first_crossing(g0, v0, g1, v1, h, tol)))
+        if cand.any():
+            out, h = self._locate(run, st, h, out, cand, (g0, v0, g1, v1))
+            g1, J1 = self.cs.normal_rows(cm, out.end)
+            v1 = J1 @ node_velocity(cm, out.end)
+        self.acc = (v1 - v0) / h  # the normal accelerations over the element (the next prediction, the rest rule)
+        self._end = (out.end.t, g1, J1)  # the next step's start (an impact leaves the positions)
         run.commit(out, run.h)
         self._node(run)
+
+    def _rows(self, cm, st):
+        """``normal_rows`` at the step's start ``st``: the last step's end values when ``st`` is its end
+        node (the impacts and holds at a node change the velocities, never the positions)."""
+        if self._end is not None and self._end[0] == st.t:
+            return self._end[1], self._end[2]
+        return self.cs.normal_rows(cm, st)
 
     def _gaps(self, cm, st) -> NDArray:
         """The contacts' gaps at node ``st`` (the last node's kept: a step's end is the next one's start)."""
@@ -110,30 +146,30 @@ class EventMonitor:
             self._geo = (st, self.cs.geometry(cm, st)[0])
         return self._geo[1]
 
-    def _locate(self, run, st, h: float, out, cand: NDArray):
-        """The element from ``st`` ending where the first of the contacts ``cand`` closes (module doc)."""
+    def _locate(self, run, st, h: float, out, cand: NDArray, ends: tuple):
+        """The element from ``st`` ending where the first of the contacts ``cand`` goes in, and its length
+        (module doc).  ``ends``: gaps and rates of every contact at the element's start and end."""
         cm, cs = run.cm, self.cs
         tol = gap_tol(cm)
         idx = np.nonzero(cand)[0]
-
-        def data(node, w):
-            g, J = cs.normal_rows(cm, node, idx)
-            return g[idx], J @ w
-
-        lo, (glo, vlo) = 0.0, data(st, run.w)
-        hi, (ghi, vhi) = h, data(out.end, node_velocity(cm, out.end))
+        lo, glo, vlo = 0.0, ends[0][idx], ends[1][idx]
+        hi, ghi, vhi = h, ends[2][idx], ends[3][idx]
+        width = np.inf
         for _ in range(MAX_LOCATE):
-            s = _hermite_root(glo, vlo, ghi, vhi, hi - lo)
-            hm = lo + (s if s is not None and 1e-3 < s / (hi - lo) < 1 - 1e-3 else 0.5 * (hi - lo))
+            s = float(first_crossing(glo, vlo, ghi, vhi, hi - lo, tol).min())
+            bisect = not (0.0 < s < hi - lo) or hi - lo > 0.5 * width  # no crossing, or the last step stalled
+            width = hi - lo
+            hm = lo + (0.5 * (hi - lo) if bisect else s)
             trial = run.solve_element(st, hm, run.w, run.prev)
             self.solves += 1
-            gm, vm = data(trial.end, node_velocity(cm, trial.end))
-            if gm.min() < -tol:
-                hi, ghi, vhi = hm, gm, vm
+            gm, J = cs.normal_rows(cm, trial.end, idx)
+            gm, vm = gm[idx], J @ node_velocity(cm, trial.end)
+            if gm.min() < -tol or (gm.min() > tol and np.isfinite(first_crossing(glo, vlo, gm, vm, hm - lo, tol)).any()):
+                hi, ghi, vhi = hm, gm, vm  # beyond the surface at hm, or dipped in before it
             elif gm.min() > tol:
                 lo, glo, vlo = hm, gm, vm
             else:
-                return trial
+                return trial, hm
             if hi - lo <= 1e-14 * max(h, abs(st.t)):
                 break
         k = idx[int(np.argmin(ghi))]
@@ -157,7 +193,7 @@ class EventMonitor:
             return  # nothing closed, nothing due
         out, _ = resolve(cm, _Open(cs, self.resting), st, w, p)
         if len(out.contacts) or p is not None:
-            rest = out.contacts[(out.v_plus < self._v_rest(run, out, w)) & (out.P > 0)] if len(out.contacts) else []
+            rest = out.contacts[(out.v_plus < self._v_rest(run, out)) & (out.P > 0)] if len(out.contacts) else []
             if len(rest):  # too slow to bounce again within a few elements: the impact is plastic, the contact rests
                 plastic = np.zeros(cs.m, bool)
                 plastic[rest] = True
@@ -172,19 +208,12 @@ class EventMonitor:
             run.w = w
             run.prev = None  # no extrapolation across the jump
 
-    def _v_rest(self, run, out, w: NDArray) -> NDArray:
-        """``REST_STEPS |a_n| h`` per contact of ``out``: ``a_n`` the change of the normal velocity over the
-        last element, from its start to its end node's velocities ``w`` before the impact (not the normal
-        velocities of later rounds, which jumped: the cradle's spheres)."""
-        if run.prev is None or not len(out.contacts):
-            return np.zeros(len(out.contacts))
-        cm = run.cm
-        prev = run.prev
-        _, J = self.cs.normal_rows(cm, prev.start, out.contacts)
-        v_start = J @ node_velocity(cm, prev.start)
-        _, J = self.cs.normal_rows(cm, run.st, out.contacts)
-        a = np.abs(J @ w - v_start) / prev.h
-        return REST_STEPS * a * run.h
+    def _v_rest(self, run, out) -> NDArray:
+        """The resting speed ``sqrt(2 |a_n| tol)`` per contact of ``out``: a rebound slower than it would rise
+        less than the gap tolerance (apex ``v^2 / (2 |a_n|)``), ``a_n < 0`` the contact's normal acceleration
+        over the element that ended at the impact (0 where it does not press the contact in, or is unknown)."""
+        a = np.nan_to_num(self.acc[out.contacts], nan=0.0)
+        return np.sqrt(2.0 * np.maximum(-a, 0.0) * gap_tol(run.cm))
 
     def _hold(self, run, st, w: NDArray) -> NDArray:
         """The resting contacts at node ``st``: opened where the gap exceeds ``tol``; the others held by
@@ -231,11 +260,12 @@ class EventMonitor:
 
     def meta(self, names) -> dict:
         return {"impacts": self.n_impacts, "event_solves": self.solves, "contact_names": list(names),
+                "gap_tol": gap_tol(self._cm),
                 "resting_contacts": [n for n, r in zip(names, self.resting) if r]}
 
     def state(self, run) -> dict:
         """Checkpoint record (``ckpt/events/...``), with the recorder's pending impact work."""
-        out = {"resting": self.resting.copy(), "applied": self.applied.copy(),
+        out = {"resting": self.resting.copy(), "applied": self.applied.copy(), "acc": self.acc.copy(),
                "counters": np.array([self.solves, self.n_impacts], dtype=float), **self.arrays(run.cm)}
         if run.rec._pending is not None:  # noqa: SLF001 (the impact work not yet at a node: part of the state)
             out["pending"] = np.asarray(run.rec._pending, dtype=float)
@@ -244,6 +274,7 @@ class EventMonitor:
     def restore(self, run, ex: dict) -> None:
         self.resting = np.array(ex["resting"], dtype=bool)
         self.applied = np.array(ex["applied"], dtype=bool)
+        self.acc = np.array(ex["acc"], dtype=float) if "acc" in ex else np.full(self.cs.m, np.nan)
         self.solves, self.n_impacts = (int(v) for v in np.array(ex["counters"]))
         self.rows = [list(r) for r in np.array(ex["events/table"])]
         self.joint_rows = list(np.array(ex["events/joint_impulse"], dtype=float))
@@ -269,22 +300,3 @@ class _Open:
 
     def __getattr__(self, name):  # the rest (mu, tangent_rows: friction) as the contact set's
         return getattr(self._cs, name)
-
-
-def _hermite_root(g0, v0, g1, v1, h: float) -> float | None:
-    """The first root in ``(0, h)`` of the cubic Hermite interpolants of the gaps (``g``, rates ``v`` at
-    both ends; arrays over contacts), the smallest over the contacts; None when none has one."""
-    best = None
-    for a0, b0, a1, b1 in zip(np.atleast_1d(g0), np.atleast_1d(v0), np.atleast_1d(g1), np.atleast_1d(v1)):
-        # g(s) = a0 H00 + h b0 H10 + a1 H01 + h b1 H11, s in [0, 1]
-        c3 = 2 * a0 + h * b0 - 2 * a1 + h * b1
-        c2 = -3 * a0 - 2 * h * b0 + 3 * a1 - h * b1
-        c1 = h * b0
-        c0 = a0
-        r = np.roots([c3, c2, c1, c0]) if abs(c3) > 0 else np.roots([c2, c1, c0])
-        r = r[np.isreal(r)].real
-        r = r[(r > 0) & (r < 1)]
-        if r.size:
-            s = float(r.min()) * h
-            best = s if best is None else min(best, s)
-    return best

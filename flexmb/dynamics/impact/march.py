@@ -35,6 +35,8 @@ Events are recorded per contact and impact (:meth:`EventMonitor.arrays`; ``Solut
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -46,6 +48,8 @@ from flexmb.dynamics.impact.solve import after_impact, solve_impact
 from flexmb.dynamics.node.constraints import node_velocity
 from flexmb.errors import ConvergenceError, ModelError
 
+log = logging.getLogger(__name__)
+
 #: an element is stretched by up to this fraction to land on an impulse (as simulate's SLIVER: Newton stalls
 #: on sliver elements)
 STRETCH = 1e-3
@@ -54,6 +58,9 @@ OVERSHOOT = 2.0
 #: extra element solves allowed to locate one event
 MAX_LOCATE = 40
 #: event record columns (one row per contact and impact)
+#: a resting contact's penetration at a node above this fraction of the model's size is a WARNING
+SINK_WARN = 1e-3
+
 EVENT_COLUMNS = ("t", "contact", "P", "P_t", "v_minus", "v_plus", "loss", "T_minus", "T_plus", "impact")
 
 
@@ -79,6 +86,7 @@ class EventMonitor:
         self.joint_rows: list = []
         self.solves = 0
         self.n_impacts = 0
+        self.sink = 0.0  # deepest penetration of a resting contact at a node [m] (|a_n| h^2 / 2 per element)
         self._geo = None
         self._end = None
         if check:  # (not on resume: a resting contact's penetration is part of the state)
@@ -224,6 +232,7 @@ class EventMonitor:
         idx = np.nonzero(self.resting)[0]
         if not idx.size:
             return w
+        self.sink = max(self.sink, float(-g[idx].min()))
         bias = np.minimum(g[idx], 0.0) / run.h
         if np.all(J[idx] @ w + bias >= 0.0):
             return w
@@ -259,14 +268,23 @@ class EventMonitor:
         return {"events/table": table, "events/joint_impulse": joints}
 
     def meta(self, names) -> dict:
+        """``Solution.meta`` entries; a WARNING when a resting contact sank deeper than
+        :data:`SINK_WARN` times the model's size (its hold is at the nodes only: ``|a_n| h^2 / 2``)."""
+        limit = SINK_WARN * self._cm.length_scale
+        if self.sink > limit:
+            log.warning("simulate: a resting contact sank %.3g m into its surface at a node (more than %.3g of the "
+                        "model's size, %.3g m): resting contacts are held at the nodes only and sink by "
+                        "|a_n| h^2 / 2 within an element; the positions there are not to be trusted: use a "
+                        "smaller h (meta['resting_sink'])", self.sink, SINK_WARN, self._cm.length_scale)
         return {"impacts": self.n_impacts, "event_solves": self.solves, "contact_names": list(names),
-                "gap_tol": gap_tol(self._cm),
+                "gap_tol": gap_tol(self._cm), "resting_sink": self.sink,
                 "resting_contacts": [n for n, r in zip(names, self.resting) if r]}
 
     def state(self, run) -> dict:
         """Checkpoint record (``ckpt/events/...``), with the recorder's pending impact work."""
         out = {"resting": self.resting.copy(), "applied": self.applied.copy(), "acc": self.acc.copy(),
-               "counters": np.array([self.solves, self.n_impacts], dtype=float), **self.arrays(run.cm)}
+               "counters": np.array([self.solves, self.n_impacts], dtype=float), "sink": np.array([self.sink]),
+               **self.arrays(run.cm)}
         if run.rec._pending is not None:  # noqa: SLF001 (the impact work not yet at a node: part of the state)
             out["pending"] = np.asarray(run.rec._pending, dtype=float)
         return out
@@ -276,6 +294,7 @@ class EventMonitor:
         self.applied = np.array(ex["applied"], dtype=bool)
         self.acc = np.array(ex["acc"], dtype=float) if "acc" in ex else np.full(self.cs.m, np.nan)
         self.solves, self.n_impacts = (int(v) for v in np.array(ex["counters"]))
+        self.sink = float(np.array(ex["sink"])[0]) if "sink" in ex else 0.0
         self.rows = [list(r) for r in np.array(ex["events/table"])]
         self.joint_rows = list(np.array(ex["events/joint_impulse"], dtype=float))
         if "pending" in ex:

@@ -129,17 +129,25 @@ def mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out):
 
 # ============================================================================ elastic terms
 @_jit
+def quadratic_form(A, Q, AQ):
+    """``Q . A Q`` (returned) and ``AQ (nm,) = A Q`` for ``A (nm,nm)``, ``Q (nm,)``: the linear, cubic
+    and quartic strain-energy terms of :func:`elastic` share it."""
+    s = 0.0
+    for m in range(Q.size):
+        acc = 0.0
+        for l in range(Q.size):
+            acc += A[m, l] * Q[l]
+        AQ[m] = acc
+        s += Q[m] * acc
+    return s
+
+
+@_jit
 def elastic(b, Q, K, cs, cu, cV, ql, qA, f, Kt, tangent, work):
     """Strain energy of body ``b`` at ``Q (nm,)`` (returned), its gradient ``f (nm,)`` and, if
     ``tangent``, its Hessian ``Kt (nm,nm)``; ``work (nm,)`` scratch.  See the module docstring."""
     nm = Q.size
-    U = 0.0
-    for m in range(nm):
-        acc = 0.0
-        for l in range(nm):
-            acc += K[b, m, l] * Q[l]
-        f[m] = acc
-        U += 0.5 * Q[m] * acc
+    U = 0.5 * quadratic_form(K[b], Q, f)
     if tangent:
         for m in range(nm):
             for l in range(nm):
@@ -158,14 +166,9 @@ def elastic_nonlinear(b, Q, cs, cu, cV, ql, qA, f, Kt, tangent, work):
         if sig == 0.0:
             continue
         a = 0.0
-        s = 0.0
         for m in range(nm):
             a += cu[b, r, m] * Q[m]
-            acc = 0.0
-            for l in range(nm):
-                acc += cV[b, r, m, l] * Q[l]
-            work[m] = acc
-            s += Q[m] * acc
+        s = quadratic_form(cV[b, r], Q, work)
         U += 0.5 * sig * a * s
         for m in range(nm):
             f[m] += 0.5 * sig * (cu[b, r, m] * s + 2.0 * a * work[m])
@@ -179,13 +182,7 @@ def elastic_nonlinear(b, Q, cs, cu, cV, ql, qA, f, Kt, tangent, work):
         lam = ql[b, r]
         if lam == 0.0:
             continue
-        s = 0.0
-        for m in range(nm):
-            acc = 0.0
-            for l in range(nm):
-                acc += qA[b, r, m, l] * Q[l]
-            work[m] = acc
-            s += Q[m] * acc
+        s = quadratic_form(qA[b, r], Q, work)
         U += 0.125 * lam * s * s
         for m in range(nm):
             f[m] += 0.5 * lam * s * work[m]

@@ -3,6 +3,8 @@ store, one time element after the other, with step halving and retry when Newton
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import logging
 import time as _time
 from dataclasses import dataclass
@@ -53,7 +55,10 @@ class SimulationOptions:
     up; ``redundant``: ``"resolve"`` (drop dependent constraint equations, log them) or
     ``"error"`` (refuse the model); ``step_error``: the local error estimate of error-controlled
     steps, ``"history"`` (from the last nodes, no extra solve) or ``"doubling"`` (step doubling,
-    1.5 solved elements per recorded one), see :mod:`flexmb.dynamics.variants.step_control`.
+    1.5 solved elements per recorded one), see :mod:`flexmb.dynamics.variants.step_control`;
+    ``resting``: how a frictionless plane contact that comes to rest is held, ``"constraint"`` (a
+    constraint row of the time element while its reaction is compressive, :mod:`flexmb.dynamics.impact.resting`)
+    or ``"node"`` (a velocity-level hold at the nodes only: it sinks by ``|a_n| h^2 / 2`` within an element).
     """
 
     newton: NewtonOptions = NewtonOptions()
@@ -61,6 +66,7 @@ class SimulationOptions:
     max_halvings: int = 6
     redundant: str = "resolve"
     step_error: str = "history"
+    resting: str = "constraint"
 
 
 def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, t0: float = 0.0,
@@ -195,7 +201,7 @@ class Run:
 
     def __init__(self, model, t_end, h, te, t0, options):
         self.model, self.t_end, self.h, self.te, self.t0, self.options = model, t_end, h, te, t0, options
-        self.cm = compile_model(model)
+        self.cm = compile_model(model, contact_rows=getattr(options, "resting", "constraint") == "constraint")
         x_init, R_init, _ = initial_configuration(self.cm)
         _handle_redundancy(self.cm, SimpleNamespace(x=x_init, R=R_init), options, t0)
         self.system = ElementSystem(self.cm, te)
@@ -449,8 +455,8 @@ class Run:
         meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
         if self.events is not None:
             meta.update(self.events.meta(self.events.cs.names))
-        with reaction_set(cm):  # the full constraint set after a re-selection
-            sol = rec.solution(meta)
+        with reaction_set(cm), (nullcontext() if self.events is None else self.events.rows_held(cm)):
+            sol = rec.solution(meta)  # the full constraint set after a re-selection; the contact rows held
         if self.events is not None:  # the impacts (Solution.events)
             sol.extra.update(self.events.arrays(cm))
         return add_least_norm(cm, sol, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs

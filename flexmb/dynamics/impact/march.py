@@ -23,11 +23,16 @@ A step (:meth:`EventMonitor.step`, in place of the plain fixed step):
    the gap tolerance, ``v+^2 / (2 |a_n|) < tol`` (``v_rest = sqrt(2 |a_n| tol)``, ``a_n < 0`` over the
    element that ended at the impact; independent of h; the remaining bounces of the geometric series
    take at most ``2 v_rest / (|a_n| (1 - e))``), the contact becomes *resting*: the rebound is removed
-   (a plastic impact) and from then on, at every node, its normal velocity is held by the same impact
-   solve with the law ``v_n+ >= -g / h`` (``g <= 0``: the element's penetration, closed over the next
-   element: a bounded penetration ``|a_n| h^2 / 2``, no drift) and ``P >= 0``: a unilateral constraint
-   that pushes while it must and never pulls.  It opens when its gap at a node exceeds ``tol``.  A
-   contact closed at the start of an element, not leaving, and pressed in during it rests as well.
+   (a plastic impact).  A contact closed at the start of an element, not leaving, and pressed in during
+   it rests as well.  A contact with a constraint row (:mod:`flexmb.dynamics.impact.resting`: frictionless,
+   plane) then holds its gap at zero as a constraint of the elements (the element that pressed it in is
+   solved again with the row); after each element its reaction is checked and where it would pull the
+   contact lifts off (the element shortened to the reaction's zero, the row switched off at its end);
+   an impact at a node solves the resting rows as plastic unilateral contacts (rows off), and a contact
+   leaving after it lifts off.  The others are held at every node by the same impact solve with the law
+   ``v_n+ >= -g / h`` (``g <= 0``: the element's penetration, closed over the next element: a bounded
+   penetration ``|a_n| h^2 / 2``, no drift) and ``P >= 0``: a unilateral constraint that pushes while it
+   must and never pulls; they open when their gap at a node exceeds ``tol``.
 
 The impacts' energy (the contacts' loss and the prescribed impulses' work) enters the energy audit as
 work terms ("contact impacts", "prescribed impulses"), so that ``E - E0 - W`` stays the balance.
@@ -43,6 +48,8 @@ from numpy.typing import NDArray
 from flexmb.dynamics.impact.events import check_gaps, friction_rows, gap_tol, resolve, speed_tol
 from flexmb.dynamics.impact.flight import first_crossing, predict
 from flexmb.dynamics.impact.geometry import ContactSet, ImpulseSet
+from flexmb.dynamics.impact.resting import (ROW, first_pull, pull_values, row_joints, row_reactions, rows_held,
+                                           switch_rows)
 from flexmb.dynamics.impact.terms import impact_terms
 from flexmb.dynamics.impact.solve import after_impact, solve_impact
 from flexmb.dynamics.node.constraints import node_velocity
@@ -60,6 +67,12 @@ MAX_LOCATE = 40
 #: event record columns (one row per contact and impact)
 #: a resting contact's penetration at a node above this fraction of the model's size is a WARNING
 SINK_WARN = 1e-3
+#: a resting row's normal reaction below -LIFT_TOL times the model's force magnitude pulls: the contact
+#: lifts off (the end of the located element: its end reaction within it of zero)
+LIFT_TOL = 1e-7
+#: a lift-off within this fraction of an element from its start opens the row at the start node (no
+#: sliver element)
+MIN_LIFT = 1e-3
 
 EVENT_COLUMNS = ("t", "contact", "P", "P_t", "v_minus", "v_plus", "loss", "T_minus", "T_plus", "impact")
 
@@ -87,6 +100,9 @@ class EventMonitor:
         self.solves = 0
         self.n_impacts = 0
         self.sink = 0.0  # deepest penetration of a resting contact at a node [m] (|a_n| h^2 / 2 per element)
+        self.row = row_joints(cm)  # each contact's constraint row (joint index; -1: held at the nodes)
+        self.q_mid = np.full(self.cs.m, np.nan)  # the rows' mean reactions over the last element [N]
+        self.changes: list = []  # [t, contact, 1 (comes to rest) / 0 (lifts off)] of the rows
         self._geo = None
         self._end = None
         if check:  # (not on resume: a resting contact's penetration is part of the state)
@@ -131,14 +147,32 @@ class EventMonitor:
         # closed at the start, not leaving, pressed during the element: it rests
         starting = ~self.resting & ~flying & (g1 < -tol)
         self.resting |= starting
+        if np.any(starting & (self.row >= 0)):  # a constraint row from the element's start: solved again
+            self._rows_on(run, st.t, starting & (self.row >= 0))
+            out = run.solve_element(st, h, run.w, run.prev)
+            self.solves += 1
+            g1, J1 = self.cs.normal_rows(cm, out.end)
+            v1 = J1 @ node_velocity(cm, out.end)
         cand = flying & ((g1 < -tol) | np.isfinite(first_crossing(g0, v0, g1, v1, h, tol)))
         if cand.any():
             out, h = self._locate(run, st, h, out, cand, (g0, v0, g1, v1))
             g1, J1 = self.cs.normal_rows(cm, out.end)
             v1 = J1 @ node_velocity(cm, out.end)
+        held = self.resting & (self.row >= 0)
+        off = np.zeros(self.cs.m, bool)
+        if held.any():  # the rows' reactions: compressive -> kept; pulling -> lift-off located, the row opens
+            solved = out
+            out, h, off = self._lift_off(run, st, h, out, held)
+            if out is not solved:
+                g1, J1 = self.cs.normal_rows(cm, out.end)
+                v1 = J1 @ node_velocity(cm, out.end)
         self.acc = (v1 - v0) / h  # the normal accelerations over the element (the next prediction, the rest rule)
         self._end = (out.end.t, g1, J1)  # the next step's start (an impact leaves the positions)
         run.commit(out, run.h)
+        if off.any():
+            self.resting &= ~off
+            switch_rows(run, self.row[off], False)
+            self.changes.extend([float(out.end.t), float(k), 0.0] for k in np.nonzero(off)[0])
         self._node(run)
 
     def _rows(self, cm, st):
@@ -186,6 +220,50 @@ class EventMonitor:
                                f"t = {st.t + hi:.9g} s, {glo.min():.3g} m at t = {st.t + lo:.9g} s); try a smaller h",
                                time=st.t)
 
+    def _lift_off(self, run, st, h: float, out, held: NDArray):
+        """The element from ``st`` with the resting rows ``held``: as solved (``out``, length ``h``) when no
+        row pulls (:func:`~flexmb.dynamics.impact.resting.pull_values` not below ``-qtol``); else re-solved to the length where the first pulling row's reaction polynomial
+        crosses zero (:func:`~flexmb.dynamics.impact.resting.first_pull`), and that row opens at its end; a
+        row that pulls from the element's start (or within ``MIN_LIFT`` of it) opens at the start node (the
+        element solved without it).  Returns the element, its length and the rows that open at its end."""
+        te, qtol = run.te, LIFT_TOL * run.magnitudes.F
+        idx = np.nonzero(held)[0]
+        before = self.q_mid[idx] if len(out.pieces) == 1 else np.full(idx.size, np.nan)
+        h = out.last.h  # a halved element: its last piece (without the history)
+        Q = row_reactions(run.system.lay, out.U, self.row[idx])
+        none = np.zeros(self.cs.m, bool)
+        if pull_values(te, Q, before).min() >= -qtol:
+            self._keep(idx, Q.mean(axis=1))
+            return out, out.end.t - st.t, none
+        tau = first_pull(te, Q, before)
+        first = float(tau.min())
+        opens = np.zeros(self.cs.m, bool)
+        opens[idx] = tau <= first * (1.0 + 1e-9)
+        hm = out.last.start.t + first * h - st.t
+        if hm <= MIN_LIFT * (out.end.t - st.t):
+            self.resting &= ~opens  # it pulls from the start: the rows open at the start node
+            switch_rows(run, self.row[opens], False)
+            self.changes.extend([float(st.t), float(k), 0.0] for k in np.nonzero(opens)[0])
+            self.solves += 1
+            return run.solve_element(st, out.end.t - st.t, run.w, run.prev), out.end.t - st.t, none
+        trial = run.solve_element(st, hm, run.w, run.prev)
+        self.solves += 1
+        Q = row_reactions(run.system.lay, trial.U, self.row[idx])
+        self._keep(idx, Q.mean(axis=1))
+        return trial, hm, opens
+
+    def _keep(self, idx: NDArray, mean: NDArray) -> None:
+        """The resting rows ``idx``'s mean reactions over the element (the next one's start value at p = 1,
+        :func:`~flexmb.dynamics.impact.resting.pull_values`)."""
+        self.q_mid[:] = np.nan
+        self.q_mid[idx] = mean
+
+    def _rows_on(self, run, t: float, which: NDArray) -> None:
+        """The constraint rows of the contacts ``which`` switched on at node time ``t`` (recorded)."""
+        switch_rows(run, self.row[which], True)
+        self.q_mid[which] = np.nan
+        self.changes.extend([float(t), float(k), 1.0] for k in np.nonzero(which)[0])
+
     # ------------------------------------------------------------------ at a node
     def _node(self, run, impulses_only: bool = False) -> None:
         """Impacts at the run's node: the due impulses and the closed, approaching contacts (resolved,
@@ -200,16 +278,31 @@ class EventMonitor:
                                                               and self._gaps(cm, st).min() > gap_tol(cm))):
             return  # nothing closed, nothing due
         out, _ = resolve(cm, _Open(cs, self.resting), st, w, p)
+        rows = self.resting & (self.row >= 0)
+        if (len(out.contacts) or p is not None) and rows.any():
+            # the rows would hold as bilateral joints in the impact: it is solved with them as plastic contacts
+            switch_rows(run, self.row[rows], False)
+            self.resting &= ~rows
+            out, _ = resolve(cm, _Open(cs, self.resting, rows), st, w, p)
         if len(out.contacts) or p is not None:
             rest = out.contacts[(out.v_plus < self._v_rest(run, out)) & (out.P > 0)] if len(out.contacts) else []
             if len(rest):  # too slow to bounce again within a few elements: the impact is plastic, the contact rests
-                plastic = np.zeros(cs.m, bool)
+                plastic = rows.copy()
                 plastic[rest] = True
                 out, _ = resolve(cm, _Open(cs, self.resting, plastic), st, w, p)
-                self.resting |= plastic
+                self.resting[rest] = True
             self._record(run, out, st)
             w = out.w_plus
-        if self.resting.any():
+            if rows.any():  # the rows that were resting: back on unless the impact sent them off
+                g, J = cs.normal_rows(cm, st)
+                self.resting |= rows & (g <= gap_tol(cm)) & (J @ w <= speed_tol(cm, w))
+                switch_rows(run, self.row[rows & self.resting], True)
+                self.changes.extend([float(st.t), float(k), 0.0] for k in np.nonzero(rows & ~self.resting)[0])
+        new = self.resting & (self.row >= 0)
+        new[new] = ~cm.jnt_constrained[self.row[new], ROW]
+        if new.any():
+            self._rows_on(run, st.t, new)
+        if np.any(self.resting & (self.row < 0)):
             w = self._hold(run, st, w)
         if w is not run.w:
             run.st = after_impact(cm, st, w)
@@ -228,8 +321,8 @@ class EventMonitor:
         the impact solve with ``v_n+ >= -g / h``, ``P >= 0``."""
         cm, cs = run.cm, self.cs
         g, J = cs.normal_rows(cm, st)
-        self.resting &= g <= gap_tol(cm)
-        idx = np.nonzero(self.resting)[0]
+        self.resting &= (g <= gap_tol(cm)) | (self.row >= 0)
+        idx = np.nonzero(self.resting & (self.row < 0))[0]
         if not idx.size:
             return w
         self.sink = max(self.sink, float(-g[idx].min()))
@@ -262,10 +355,12 @@ class EventMonitor:
 
     def arrays(self, cm) -> dict:
         """``Solution.extra`` arrays: ``events/table (n, 10)`` (:data:`EVENT_COLUMNS`), ``events/joint_impulse
-        (n_impacts, nj, 6)``."""
+        (n_impacts, nj, 6)``, ``events/resting (n, 3)``: the constraint rows switched, ``(t, contact, 1: on
+        (the contact rests) / 0: off (it lifts off))``."""
         table = np.array(self.rows, dtype=float).reshape(-1, len(EVENT_COLUMNS))
         joints = np.array(self.joint_rows, dtype=float).reshape(len(self.joint_rows), cm.nj, 6)
-        return {"events/table": table, "events/joint_impulse": joints}
+        return {"events/table": table, "events/joint_impulse": joints,
+                "events/resting": np.array(self.changes, dtype=float).reshape(-1, 3)}
 
     def meta(self, names) -> dict:
         """``Solution.meta`` entries; a WARNING when a resting contact sank deeper than
@@ -278,12 +373,18 @@ class EventMonitor:
                         "smaller h (meta['resting_sink'])", self.sink, SINK_WARN, self._cm.length_scale)
         return {"impacts": self.n_impacts, "event_solves": self.solves, "contact_names": list(names),
                 "gap_tol": gap_tol(self._cm), "resting_sink": self.sink,
+                "lift_offs": int(sum(1 for c in self.changes if c[2] == 0.0)),
                 "resting_contacts": [n for n, r in zip(names, self.resting) if r]}
+
+    def rows_held(self, cm):
+        """Context: the node reactions recovered with every contact row held (:func:`~.resting.rows_held`)."""
+        return rows_held(cm, self.row[self.row >= 0])
 
     def state(self, run) -> dict:
         """Checkpoint record (``ckpt/events/...``), with the recorder's pending impact work."""
         out = {"resting": self.resting.copy(), "applied": self.applied.copy(), "acc": self.acc.copy(),
                "counters": np.array([self.solves, self.n_impacts], dtype=float), "sink": np.array([self.sink]),
+               "q_mid": self.q_mid.copy(),
                **self.arrays(run.cm)}
         if run.rec._pending is not None:  # noqa: SLF001 (the impact work not yet at a node: part of the state)
             out["pending"] = np.asarray(run.rec._pending, dtype=float)
@@ -296,6 +397,10 @@ class EventMonitor:
         self.solves, self.n_impacts = (int(v) for v in np.array(ex["counters"]))
         self.sink = float(np.array(ex["sink"])[0]) if "sink" in ex else 0.0
         self.rows = [list(r) for r in np.array(ex["events/table"])]
+        if "q_mid" in ex:
+            self.q_mid = np.array(ex["q_mid"], dtype=float)
+        self.changes = [list(r) for r in np.array(ex.get("events/resting", np.zeros((0, 3))))]
+        switch_rows(run, self.row[self.resting & (self.row >= 0)], True)  # the rows of the resting contacts
         self.joint_rows = list(np.array(ex["events/joint_impulse"], dtype=float))
         if "pending" in ex:
             run.rec._pending = np.array(ex["pending"], dtype=float)  # noqa: SLF001 (see state)

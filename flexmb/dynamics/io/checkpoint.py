@@ -248,6 +248,7 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
         raise ModelError(f"resume: model={type(model).__name__} is not a flexmb.Model; give the run's model or None "
                          f"(the model the checkpoint holds)")
     od = dict(info["options"])
+    od.setdefault("resting", "node")  # a checkpoint of a flexmb before the contacts' constraint rows held them at the nodes
     options = options_class(**{**od, "newton": NewtonOptions(**od["newton"])})
     # the time element as it ran: its order and its multiplier transport (a run with the opt-in
     # transport must not resume with the default one)

@@ -1,0 +1,156 @@
+"""Resting contacts as constraint rows of the time element (issue 21, "persistent contact").
+
+A frictionless plane contact (sphere-plane or point-plane, the plane on the ground or on a body, the
+sphere's centre on a body or an interface) is compiled with the model as a hidden joint
+:class:`ContactRow` named ``"contact:<name>"``: frame A on the plane, its origin lifted by the radius
+along the normal and its z axis the normal; frame B at the sphere's centre.  Its relative position
+component ``s_z`` is the gap ``g = n . (x_b - x_a) - r``.  While the contact is open every component of
+the row is free with a zero law (no reaction, the row only follows the motion); while it *rests*, ``s_z``
+is a constrained component (``g = 0`` at the element's constraint points, the end node included) whose
+reaction ``Qbar_z`` (the normal force on the sphere, frame A = the plane's normal, N) is a primary
+unknown of the element like every joint reaction.  The switch is :func:`switch_rows` (the one place
+where the constraint masks change for contacts).
+
+After every element with a resting row the reaction is checked (:func:`row_reactions`,
+:func:`end_reaction`): at the Gauss points and extrapolated to the element's end.  A compressive reaction
+keeps the row; one that would pull (below ``-qtol``) is a *lift-off*: the element is re-solved from its
+start to the length where the end reaction crosses zero (regula falsi on the element length,
+:meth:`flexmb.dynamics.impact.march.EventMonitor`), the node is committed and the row switched off.
+
+Not rows (they keep the node hold of :mod:`flexmb.dynamics.impact.march`, ``v_n+ >= -g / h`` at every
+node): rough contacts (``friction > 0``: the Coulomb impulse at the nodes needs the normal impulse of the
+node hold), sphere-sphere contacts (their normal turns with the centres: not one component of a joint),
+planes on an interface of a flexible body (an attachment frame on an interface sits at the interface
+point: no radius offset).  ``docs/theory.md`` section 13.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb.dynamics.layout import JQ
+from flexmb.model.frames import Frame
+from flexmb.model.model import Joint
+from flexmb.model.model import _frame_from_axes  # noqa: PLC2701 (a joint's frame from its axis: the one construction)
+
+#: the gap's component of a contact row (s_z: frame A's z is the plane's normal)
+ROW = 2
+#: prefix of a contact row's joint name
+PREFIX = "contact:"
+
+
+@dataclass(frozen=True)
+class ContactRow(Joint):
+    """The hidden joint of a plane contact: every component free (ideal, zero law) while the contact is
+    open; ``s_z`` (the gap) constrained while it rests (:func:`switch_rows`)."""
+
+    kind = "contact"
+    constrained = (False,) * 6
+
+
+def takes_row(contact) -> bool:
+    """Whether ``contact`` rests as a constraint row (module doc: frictionless, plane, plane not on an
+    interface)."""
+    return contact.plane and contact.friction == 0 and not isinstance(contact.body_a, tuple)
+
+
+def with_contact_rows(model):
+    """``model`` with a :class:`ContactRow` appended to its joints for every contact that
+    :func:`takes_row` (the model itself when there is none)."""
+    rows = []
+    for c in model.contacts:
+        if not takes_row(c):
+            continue
+        n = np.asarray(c.normal, dtype=float)
+        A = _frame_from_axes(n, None, kind=ContactRow.kind)  # z = n, as a joint given by its axis
+        rows.append(ContactRow(PREFIX + c.name, c.body_a, c.body_b, frame_a=Frame(c.point_a + c.radius * n, A),
+                               frame_b=Frame(c.point_b)))
+    return replace(model, joints=tuple(model.joints) + tuple(rows)) if rows else model
+
+
+def row_joints(cm) -> NDArray:
+    """``(m,)``: the joint index of each contact's row in the compiled model, -1 where it has none."""
+    index = {jt.name: j for j, jt in enumerate(cm.model.joints) if isinstance(jt, ContactRow)}
+    return np.array([index.get(PREFIX + c.name, -1) for c in cm.model.contacts], dtype=np.int64)
+
+
+def switch_rows(run, joints: NDArray, on: bool) -> None:
+    """Switch the contact rows of ``joints`` on (the gap held) or off (free) in ``run``'s compiled model:
+    the constraint mask, the redundancy selection's full set (its re-selection starts from it), and the
+    element's Jacobian pattern and index record (rebuilt, as after a re-selection).  The one place where
+    a contact changes the constraint masks."""
+    from flexmb.dynamics.solve.evaluation import make_layout
+
+    joints = np.asarray(joints, dtype=np.int64)
+    cm = run.cm
+    if not joints.size or np.all(cm.jnt_constrained[joints, ROW] == on):
+        return
+    cm.jnt_constrained[joints, ROW] = on
+    red = cm.redundancy
+    if red is not None:
+        red.cons0[joints, ROW] = on
+    run.system.pattern = None
+    run.system.lay = make_layout(cm, run.te.p)
+    run._plain_lay = None  # noqa: SLF001 (the recorder's layout replays the old index record)
+
+
+@contextmanager
+def rows_held(cm, joints: NDArray):
+    """Context in which the contact rows ``joints`` count as constrained (the constraint mask only): the
+    node reactions of a run are recovered from the element impulses with the rows held, since a row
+    that was switched off during the run carried its reaction before (while open its impulse is zero)."""
+    joints = np.asarray(joints, dtype=np.int64)
+    keep = cm.jnt_constrained[joints, ROW].copy()
+    try:
+        cm.jnt_constrained[joints, ROW] = True
+        yield
+    finally:
+        cm.jnt_constrained[joints, ROW] = keep
+
+
+def row_reactions(lay, U: NDArray, joints: NDArray) -> NDArray:
+    """``(k, p)``: the normal reactions ``Qbar_z`` [N] of the rows ``joints`` at the element's Gauss
+    points (positive: pushing the sphere off the plane)."""
+    return lay.joint_view(U)[np.asarray(joints, dtype=np.int64), :, JQ + ROW]
+
+
+def pull_values(te, Q: NDArray, before: NDArray) -> NDArray:
+    """``(k, n)``: the values of the rows' reactions [N] that must not pull (any below ``-qtol``: a
+    lift-off).  p >= 2: the Gauss-point values ``Q (k, p)`` and their Lagrange polynomial at the element's
+    end.  p = 1: the reaction at the element's *start* node, the mean of this element's value and the
+    last one's ``before (k,)`` (NaN: none, this one's): the midpoint rule's element values oscillate
+    about the reaction by a constant +-eps after a row is switched on (the start node's momentum gauge
+    holds no reaction impulse), which the mean of two neighbours removes; the end is not known to better
+    than eps (0.17 N in 4.9 N on the table of tests/test_resting.py), so p = 1 finds a lift-off at the
+    node after it, one element late at most."""
+    if te.p == 1:
+        return np.where(np.isfinite(before), 0.5 * (Q[:, 0] + before), Q[:, 0])[:, None]
+    c = te.c
+    L = np.array([np.prod([(1.0 - c[m]) / (c[i] - c[m]) for m in range(te.p) if m != i]) for i in range(te.p)])
+    return np.concatenate([Q, (Q @ L)[:, None]], axis=1)
+
+
+def first_pull(te, Q: NDArray, before: NDArray) -> NDArray:
+    """``(k,)``: where each pulling row's reaction first goes below zero, as a fraction ``tau`` of the
+    element (0: at its start; inf: not within it): the root of the polynomial of degree p - 1 through the
+    Gauss-point values ``Q (k, p)`` (p >= 2; the element's own polynomial, like the gap's Hermite cubic
+    of an impact: a short element re-solved from the same start would not do, its Gauss values carry
+    the start node's momentum gauge, an impulse of order ``Q h / 2`` whatever its length); p = 1: 0 where
+    the start node's value (:func:`pull_values`) pulls."""
+    k = Q.shape[0]
+    if te.p == 1:
+        return np.where(pull_values(te, Q, before)[:, 0] < 0.0, 0.0, np.inf)
+    out = np.full(k, np.inf)
+    for i in range(k):
+        coef = np.polyfit(te.c, Q[i], te.p - 1)
+        if np.polyval(coef, 0.0) < 0.0:
+            out[i] = 0.0
+            continue
+        r = np.roots(coef)
+        r = np.sort(r[np.isreal(r)].real)
+        r = r[(r >= 0.0) & (r <= 1.0) & (np.polyval(np.polyder(coef), r) <= 0.0)] if r.size else r
+        out[i] = r[0] if r.size else (1.0 if np.polyval(coef, 1.0) < 0.0 else np.inf)
+    return out

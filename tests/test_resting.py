@@ -61,6 +61,28 @@ def test_a_ball_slides_down_a_frictionless_slope_on_its_row(h):
     assert sol.meta["energy_balance"] < 1e-14
 
 
+@pytest.mark.parametrize("mu", [1.0, 0.05])
+def test_a_ball_rolls_or_slides_down_a_rough_slope(mu):
+    """Rough slope (angle a = 0.3): the row holds the normal inside the elements, Coulomb acts at the nodes
+    (the cone mu times the row's normal impulse over the element, M g cos(a) h).  mu = 1 >= 2/7 tan(a): it
+    sticks at every node, the velocity after each node's impulse gains exactly 5/7 g sin(a) h per element
+    (the angular momentum about the contact point); mu = 0.05 < 2/7 tan(a): it slides, gaining
+    g (sin a - mu cos a) h per element.  The recorded node velocity is the one before the node's impulse
+    (one frictionless element, g sin(a) h, on top): both to round-off, the gap 0, the energy balanced
+    with the friction's loss as work."""
+    a, h = 0.3, 0.01
+    n, d = np.array([-np.sin(a), np.cos(a), 0.0]), np.array([np.cos(a), np.sin(a), 0.0])
+    ball = fm.RigidBody("ball", mass=M, inertia=np.full(3, 0.4 * M * R ** 2), position=R * n)
+    slope = fm.Contact("slope", "ground", "ball", kind="sphere-plane", normal=n, radius=R, friction=mu)
+    sol = fm.simulate(fm.Model([ball], forces=[fm.Gravity((0, -G, 0))], contacts=[slope]), 0.5, h)
+    down = -(sol.body("ball").velocity @ d)
+    gain = 5 / 7 * G * np.sin(a) if mu == 1.0 else G * (np.sin(a) - mu * np.cos(a))
+    k = np.arange(1, sol.t.size)
+    assert np.abs(down[1:] - (gain * (k - 1) * h + G * np.sin(a) * h)).max() <= 1e-14
+    assert np.abs(sol.body("ball").position @ n - R).max() <= 1e-15
+    assert sol.meta["energy_balance"] < 1e-14
+
+
 def test_the_node_hold_is_still_there_as_an_option():
     """resting="node": the hold at the nodes (the ball sinks by up to g h^2 / 2 within an element); a
     wrong value is refused, naming it."""

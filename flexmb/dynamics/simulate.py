@@ -56,7 +56,7 @@ class SimulationOptions:
     ``"error"`` (refuse the model); ``step_error``: the local error estimate of error-controlled
     steps, ``"history"`` (from the last nodes, no extra solve) or ``"doubling"`` (step doubling,
     1.5 solved elements per recorded one), see :mod:`flexmb.dynamics.variants.step_control`;
-    ``resting``: how a frictionless plane contact that comes to rest is held, ``"constraint"`` (a
+    ``resting``: how a plane contact that comes to rest is held, ``"constraint"`` (a
     constraint row of the time element while its reaction is compressive, :mod:`flexmb.dynamics.impact.resting`)
     or ``"node"`` (a velocity-level hold at the nodes only: it sinks by ``|a_n| h^2 / 2`` within an element).
     """

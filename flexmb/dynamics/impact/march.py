@@ -24,12 +24,13 @@ A step (:meth:`EventMonitor.step`, in place of the plain fixed step):
    element that ended at the impact; independent of h; the remaining bounces of the geometric series
    take at most ``2 v_rest / (|a_n| (1 - e))``), the contact becomes *resting*: the rebound is removed
    (a plastic impact).  A contact closed at the start of an element, not leaving, and pressed in during
-   it rests as well.  A contact with a constraint row (:mod:`flexmb.dynamics.impact.resting`: frictionless,
-   plane) then holds its gap at zero as a constraint of the elements (the element that pressed it in is
+   it rests as well.  A contact with a constraint row (:mod:`flexmb.dynamics.impact.resting`: a plane not on
+   an interface) then holds its gap at zero as a constraint of the elements (the element that pressed it in is
    solved again with the row); after each element its reaction is checked and where it would pull the
    contact lifts off (the element shortened to the reaction's zero, the row switched off at its end);
    an impact at a node solves the resting rows as plastic unilateral contacts (rows off), and a contact
-   leaving after it lifts off.  The others are held at every node by the same impact solve with the law
+   leaving after it lifts off; a rough one gets Coulomb's tangential impulse at every node, bounded by
+   ``mu`` times the row's normal impulse over the element.  The others are held at every node by the same impact solve with the law
    ``v_n+ >= -g / h`` (``g <= 0``: the element's penetration, closed over the next element: a bounded
    penetration ``|a_n| h^2 / 2``, no drift) and ``P >= 0``: a unilateral constraint that pushes while it
    must and never pulls; they open when their gap at a node exceeds ``tol``.
@@ -49,7 +50,7 @@ from flexmb.dynamics.impact.events import check_gaps, friction_rows, gap_tol, re
 from flexmb.dynamics.impact.flight import first_crossing, predict
 from flexmb.dynamics.impact.geometry import ContactSet, ImpulseSet
 from flexmb.dynamics.impact.resting import (ROW, first_pull, pull_values, row_joints, row_reactions, rows_held,
-                                           switch_rows)
+                                           switch_rows, tangential_hold)
 from flexmb.dynamics.impact.terms import impact_terms
 from flexmb.dynamics.impact.solve import after_impact, solve_impact
 from flexmb.dynamics.node.constraints import node_velocity
@@ -103,6 +104,7 @@ class EventMonitor:
         self.row = row_joints(cm)  # each contact's constraint row (joint index; -1: held at the nodes)
         self.q_mid = np.full(self.cs.m, np.nan)  # the rows' mean reactions over the last element [N]
         self.changes: list = []  # [t, contact, 1 (comes to rest) / 0 (lifts off)] of the rows
+        self.h_last = 0.0  # the last element's length [s] (the rows' normal impulse: q_mid h_last)
         self._geo = None
         self._end = None
         if check:  # (not on resume: a resting contact's penetration is part of the state)
@@ -167,6 +169,7 @@ class EventMonitor:
                 g1, J1 = self.cs.normal_rows(cm, out.end)
                 v1 = J1 @ node_velocity(cm, out.end)
         self.acc = (v1 - v0) / h  # the normal accelerations over the element (the next prediction, the rest rule)
+        self.h_last = h
         self._end = (out.end.t, g1, J1)  # the next step's start (an impact leaves the positions)
         run.commit(out, run.h)
         if off.any():
@@ -233,7 +236,7 @@ class EventMonitor:
         Q = row_reactions(run.system.lay, out.U, self.row[idx])
         none = np.zeros(self.cs.m, bool)
         if pull_values(te, Q, before).min() >= -qtol:
-            self._keep(idx, Q.mean(axis=1))
+            self._keep(idx, Q @ te.b)
             return out, out.end.t - st.t, none
         tau = first_pull(te, Q, before)
         first = float(tau.min())
@@ -249,7 +252,7 @@ class EventMonitor:
         trial = run.solve_element(st, hm, run.w, run.prev)
         self.solves += 1
         Q = row_reactions(run.system.lay, trial.U, self.row[idx])
-        self._keep(idx, Q.mean(axis=1))
+        self._keep(idx, Q @ te.b)
         return trial, hm, opens
 
     def _keep(self, idx: NDArray, mean: NDArray) -> None:
@@ -304,6 +307,15 @@ class EventMonitor:
             self._rows_on(run, st.t, new)
         if np.any(self.resting & (self.row < 0)):
             w = self._hold(run, st, w)
+        rough = self.resting & (self.row >= 0) & (cs.mu > 0) & np.isfinite(self.q_mid) & (self.h_last > 0)
+        if rough.any():  # Coulomb at the node, the cone of the row's normal impulse over the last element
+            idx = np.nonzero(rough)[0]
+            T, _ = cs.tangent_rows(cm, st, idx)
+            w_plus, P = tangential_hold(cm, st, w, T, cs.mu[idx] * np.maximum(self.q_mid[idx], 0.0) * self.h_last)
+            if np.any(P):
+                loss = -float(np.einsum("kj,kjv,v->", P, T, w_plus + w)) / 2.0
+                self._add_work(run, "contact impacts", -loss)
+                w = w_plus
         if w is not run.w:
             run.st = after_impact(cm, st, w)
             run.w = w
@@ -384,7 +396,7 @@ class EventMonitor:
         """Checkpoint record (``ckpt/events/...``), with the recorder's pending impact work."""
         out = {"resting": self.resting.copy(), "applied": self.applied.copy(), "acc": self.acc.copy(),
                "counters": np.array([self.solves, self.n_impacts], dtype=float), "sink": np.array([self.sink]),
-               "q_mid": self.q_mid.copy(),
+               "q_mid": self.q_mid.copy(), "h_last": np.array([self.h_last]),
                **self.arrays(run.cm)}
         if run.rec._pending is not None:  # noqa: SLF001 (the impact work not yet at a node: part of the state)
             out["pending"] = np.asarray(run.rec._pending, dtype=float)
@@ -399,6 +411,7 @@ class EventMonitor:
         self.rows = [list(r) for r in np.array(ex["events/table"])]
         if "q_mid" in ex:
             self.q_mid = np.array(ex["q_mid"], dtype=float)
+            self.h_last = float(np.array(ex["h_last"])[0])
         self.changes = [list(r) for r in np.array(ex.get("events/resting", np.zeros((0, 3))))]
         switch_rows(run, self.row[self.resting & (self.row >= 0)], True)  # the rows of the resting contacts
         self.joint_rows = list(np.array(ex["events/joint_impulse"], dtype=float))

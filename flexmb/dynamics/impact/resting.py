@@ -1,7 +1,7 @@
 """Resting contacts as constraint rows of the time element (issue 21, "persistent contact").
 
-A frictionless plane contact (sphere-plane or point-plane, the plane on the ground or on a body, the
-sphere's centre on a body or an interface) is compiled with the model as a hidden joint
+A plane contact (sphere-plane or point-plane, the plane on the ground or on a body, the sphere's
+centre on a body or an interface) is compiled with the model as a hidden joint
 :class:`ContactRow` named ``"contact:<name>"``: frame A on the plane, its origin lifted by the radius
 along the normal and its z axis the normal; frame B at the sphere's centre.  Its relative position
 component ``s_z`` is the gap ``g = n . (x_b - x_a) - r``.  While the contact is open every component of
@@ -17,9 +17,12 @@ keeps the row; one that would pull (below ``-qtol``) is a *lift-off*: the elemen
 start to the length where the end reaction crosses zero (regula falsi on the element length,
 :meth:`flexmb.dynamics.impact.march.EventMonitor`), the node is committed and the row switched off.
 
+Friction (``mu > 0``) on a resting row: Coulomb at the nodes (:func:`tangential_hold`), the tangential
+impulse bounded by ``mu`` times the row's normal impulse over the element that ended there (Moreau's
+time stepping for the tangential part; the normal one is the row's, inside the element).
+
 Not rows (they keep the node hold of :mod:`flexmb.dynamics.impact.march`, ``v_n+ >= -g / h`` at every
-node): rough contacts (``friction > 0``: the Coulomb impulse at the nodes needs the normal impulse of the
-node hold), sphere-sphere contacts (their normal turns with the centres: not one component of a joint),
+node): sphere-sphere contacts (their normal turns with the centres: not one component of a joint),
 planes on an interface of a flexible body (an attachment frame on an interface sits at the interface
 point: no radius offset).  ``docs/theory.md`` section 13.
 """
@@ -52,9 +55,8 @@ class ContactRow(Joint):
 
 
 def takes_row(contact) -> bool:
-    """Whether ``contact`` rests as a constraint row (module doc: frictionless, plane, plane not on an
-    interface)."""
-    return contact.plane and contact.friction == 0 and not isinstance(contact.body_a, tuple)
+    """Whether ``contact`` rests as a constraint row (module doc: a plane, not on an interface)."""
+    return contact.plane and not isinstance(contact.body_a, tuple)
 
 
 def with_contact_rows(model):
@@ -109,6 +111,48 @@ def rows_held(cm, joints: NDArray):
         yield
     finally:
         cm.jnt_constrained[joints, ROW] = keep
+
+
+def tangential_hold(cm, st, w: NDArray, T: NDArray, mu_pn: NDArray) -> tuple[NDArray, NDArray]:
+    """Coulomb friction at a node for resting rows: the tangential impulses ``P (k, 2)`` with ``|P_c| <= cap_c``
+    (``mu_pn (k,)``: ``mu`` times the row's normal impulse over the element that ended here) that stop the
+    slip ``T w`` (``T (k, 2, nv)``, the contacts' tangential rows) or oppose it at the cone's edge, and the
+    velocities after them (projected: the rows hold the normal).  Block Gauss-Seidel over the contacts on
+    the tangential Delassus matrix ``W = T dPi M^-1 T^T`` (:func:`~.solve.delassus`); per contact the 2 x 2
+    problem exactly (:func:`disk_block`).  Returns ``(w+, P)``."""
+    from flexmb.dynamics.impact.solve import delassus, projected
+    from flexmb.dynamics.node.constraints import node_velocities
+
+    k = T.shape[0]
+    Tf = T.reshape(2 * k, cm.nv)
+    v = Tf @ w
+    P = np.zeros(2 * k)
+    if not np.any(v) or not np.any(mu_pn > 0):
+        return w, P.reshape(k, 2)
+    W = delassus(cm, st, Tf, w)
+    for _ in range(500):
+        last = P.copy()
+        for c in range(k):
+            s = slice(2 * c, 2 * c + 2)
+            P[s] = disk_block(W[s, s], v[s] + W[s] @ P - W[s, s] @ P[s], mu_pn[c])
+        if np.abs(P - last).max() <= 1e-14 * max(np.abs(P).max(), 1e-300):
+            break
+    return projected(cm, st, w + node_velocities(cm, st, Tf.T @ P))[0], P.reshape(k, 2)
+
+
+def disk_block(W: NDArray, b: NDArray, cap: float) -> NDArray:
+    """The tangential impulse ``(2,)`` of one contact with the Delassus block ``W (2, 2)``, the slip ``b
+    (2,)`` without it and the bound ``|P| <= cap``: sticking ``W P = -b`` inside the disk, else sliding
+    ``P = -cap s`` with the slip after it ``y = b + W P`` along ``s``.  The impacts' Coulomb block
+    (:func:`~.friction.contact_block`) with a unit normal impulse decoupled from the tangential rows and
+    ``mu = cap``: the one implementation of the sliding law."""
+    from flexmb.dynamics.impact.friction import contact_block
+
+    if cap <= 0.0 or not np.any(b):
+        return np.zeros(2)
+    W3 = np.zeros((3, 3))
+    W3[0, 0], W3[1:, 1:] = 1.0, W
+    return contact_block(W3, np.r_[-1.0, b], cap)[1:]
 
 
 def row_reactions(lay, U: NDArray, joints: NDArray) -> NDArray:

@@ -91,6 +91,13 @@ def test_the_node_hold_is_still_there_as_an_option():
     assert sol.joint_names == ()  # no rows compiled
     with pytest.raises(fm.ModelError, match="resting='glue'"):
         fm.simulate(ball_model(), 1.0, 0.1, options=fm.SimulationOptions(resting="glue"))
+    # a joint already named as the contact's row: refused, naming both
+    base = ball_model()
+    ring = fm.RigidBody("ring", mass=0.1, inertia=(1e-3, 1e-3, 1e-3), position=(0, 1.1, 0))
+    pin = fm.Spherical("contact:floor", "ball", "ring", point=(0, 1.1, 0))
+    model = fm.Model([*base.bodies, ring], [pin], base.forces, contacts=base.contacts)
+    with pytest.raises(fm.ModelError, match="Contact 'floor': its resting row is the joint 'contact:floor'"):
+        fm.simulate(model, 0.1, 0.01)
 
 
 def test_a_ball_on_a_table_lifts_off_when_the_table_falls_faster_than_g():

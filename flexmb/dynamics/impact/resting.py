@@ -35,6 +35,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JQ
+from flexmb.errors import ModelError
 from flexmb.model.frames import Frame
 from flexmb.model.model import Joint
 from flexmb.model.model import _frame_from_axes  # noqa: PLC2701 (a joint's frame from its axis: the one construction)
@@ -62,10 +63,14 @@ def takes_row(contact) -> bool:
 def with_contact_rows(model):
     """``model`` with a :class:`ContactRow` appended to its joints for every contact that
     :func:`takes_row` (the model itself when there is none)."""
-    rows = []
+    rows, taken = [], {j.name for j in model.joints}
     for c in model.contacts:
         if not takes_row(c):
             continue
+        if PREFIX + c.name in taken:
+            raise ModelError(f"Contact {c.name!r}: its resting row is the joint {PREFIX + c.name!r}, a name a joint of "
+                             f"the model already has; rename that joint or the contact (or run with "
+                             f"SimulationOptions(resting='node'))")
         n = np.asarray(c.normal, dtype=float)
         A = _frame_from_axes(n, None, kind=ContactRow.kind)  # z = n, as a joint given by its axis
         rows.append(ContactRow(PREFIX + c.name, c.body_a, c.body_b, frame_a=Frame(c.point_a + c.radius * n, A),

@@ -61,6 +61,22 @@ def test_a_ball_slides_down_a_frictionless_slope_on_its_row(h):
     assert sol.meta["energy_balance"] < 1e-14
 
 
+def test_a_ball_rests_on_a_turning_table():
+    """The plane on a body that turns (a table driven about the vertical at 3 rad/s), a frictionless ball
+    resting on it off the axis: no tangential force, so the ball stays where it is while the plane turns
+    under it (to round-off), pressing with M g (frame A turns with the table), at h = 0.05 and 0.5 s."""
+    table = fm.RigidBody("table", mass=5.0, inertia=(0.5, 1.0, 0.5), position=(0, 0, 0))
+    ball = fm.RigidBody("ball", mass=M, inertia=np.full(3, 0.4 * M * R ** 2), position=(0.3, R, 0.0))
+    spin = fm.Revolute("spin", "ground", "table", point=(0, 0, 0), axis=(0, 1, 0), angle=lambda t: 3.0 * t)
+    top = fm.Contact("top", "table", "ball", kind="sphere-plane", normal=(0, 1, 0), radius=R)
+    model = fm.Model([table, ball], [spin], [fm.Gravity((0, -G, 0))], contacts=[top])
+    for h in (0.05, 0.5):
+        sol = fm.simulate(model, 3.0, h, p=2)
+        assert sol.extra["events/resting"].tolist() == [[0.0, 0.0, 1.0]] and sol.meta["lift_offs"] == 0
+        assert np.abs(sol.body("ball").position - [0.3, R, 0.0]).max() <= 1e-15
+        assert np.abs(sol.joint("contact:top").force[1:, 2] - M * G).max() <= 1e-12
+
+
 @pytest.mark.parametrize("mu", [1.0, 0.05])
 def test_a_ball_rolls_or_slides_down_a_rough_slope(mu):
     """Rough slope (angle a = 0.3): the row holds the normal inside the elements, Coulomb acts at the nodes

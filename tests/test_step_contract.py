@@ -50,6 +50,57 @@ def test_compiled_model_data_are_read_only():
             getattr(cm, name).reshape(-1)[:1] = 1
 
 
+def test_a_selection_is_frozen_and_changes_by_new_objects():
+    """The kept constraint equations are a frozen Selection of the model's full set (read-only masks, the
+    compiled model's own masks read-only too): dropping a universal joint's cross condition frees its
+    moment about z, ``changed`` switches rows off and on again, and every choice has its own key."""
+    from dataclasses import FrozenInstanceError
+
+    import flexmb as fm
+    from flexmb.dynamics.node.selection import Selection
+
+    bodies = [fm.RigidBody("a", mass=1.0, inertia=(1, 1, 1), position=(1, 0, 0))]
+    model = fm.Model(bodies, [fm.Universal("u", "ground", "a", point=(0, 0, 0), axis=(1, 0, 0), axis2=(0, 1, 0))], [])
+    cm = compile_model(model)
+    full = Selection.full(cm)
+    assert Selection.full(cm) is full and full.is_full and full.universal[0]
+    for a in (full.constrained, full.universal, cm.jnt_constrained, cm.jnt_universal):
+        with pytest.raises(ValueError, match="read-only"):
+            a.reshape(-1)[:1] = False
+    with pytest.raises(FrozenInstanceError):
+        full.dropped = ((0, 2),)
+    cross = full.dropping([(0, "cross")])
+    assert not cross.universal[0] and cross.constrained[0].tolist() == [True] * 3 + [False] * 3
+    two = cross.changed(drop=[(0, 1)])
+    assert two.dropped == ((0, "cross"), (0, 1)) and not two.constrained[0, 1]
+    back = two.changed(keep=[(0, "cross"), (0, 1)])
+    assert back.is_full and back.key == full.key and len({full.key, cross.key, two.key}) == 3
+    assert np.array_equal(cm.jnt_constrained, full.constrained)  # the model's set is untouched
+    with pytest.raises(ValueError, match="not a constraint equation"):
+        cross.dropping([(0, 3)])  # phi_x of a universal joint is free
+
+
+def test_a_given_selection_must_drop_the_redundant_count():
+    """``Run.start(..., selection=)`` replaces the run's choice of dropped equations (a parallelogram
+    four-bar: 3 redundant out-of-plane equations); a selection that drops fewer is refused by name."""
+    import sys
+    from pathlib import Path
+
+    from flexmb.dynamics.node.selection import Selection
+    from flexmb.errors import ModelError
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_redundancy_reselect import parallelogram
+
+    model = parallelogram(90.0)
+    full = Selection.full(compile_model(model))
+    forced = full.dropping([(1, 3), (1, 4), (2, 4)])
+    run = Run.start(model, 0.02, 0.01, 2, 0.0, SimulationOptions(), selection=forced)
+    assert run.selection is forced and run.system.lay.selection is forced
+    with pytest.raises(ModelError, match="drops 2 equation.*3 redundant"):
+        Run.start(model, 0.02, 0.01, 2, 0.0, SimulationOptions(), selection=full.dropping([(1, 3), (1, 4)]))
+
+
 def test_rotation_slots_are_not_set_on_the_layout():
     """The root checks' rotation indices are kept in the model's named cache, not as a private attribute
     set on the Layout from outside; they are the bodies' theta and the joints' phi slots."""

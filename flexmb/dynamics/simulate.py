@@ -19,8 +19,10 @@ from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
 from flexmb.dynamics.io.interrupts import setup_interrupted
 from flexmb.dynamics.node.least_norm import add_least_norm, reaction_set
-from flexmb.dynamics.node.redundancy import (apply_dropped, detect_redundant, dropped_violation, format_labels, init_selection,
-                                             monitor_node, null_basis, pad_monitor_stats, redundancy_meta)
+from flexmb.dynamics.node.monitor import RedundancyMonitor
+from flexmb.dynamics.node.redundancy import (constrained_labels, detect_redundant, dropped_violation, format_labels,
+                                             null_basis, pad_monitor_stats)
+from flexmb.dynamics.node.selection import Selection
 from flexmb.dynamics.energy import energy_drift_report, is_conservative
 from flexmb.dynamics.modal_range import check_initial
 from flexmb.dynamics.energy_audit import ElementAudit, balance_report, model_energy
@@ -193,19 +195,24 @@ PROGRESS_LOG_SECONDS = 10.0
 class Run:
     """One simulation in progress: the compiled model, the engine state and the results so far."""
 
-    def __init__(self, model, t_end, h, te, t0, options):
+    def __init__(self, model, t_end, h, te, t0, options, selection: Selection | None = None,
+                 monitor: RedundancyMonitor | None = None):
         self.model, self.t_end, self.h, self.te, self.t0, self.options = model, t_end, h, te, t0, options
         self.cm = compile_model(model)
         x_init, R_init, _ = initial_configuration(self.cm)
-        _handle_redundancy(self.cm, SimpleNamespace(x=x_init, R=R_init), options, t0)
-        self.system = ElementSystem(self.cm, te)
+        #: the watch over the choice of dropped loop equations (flexmb.dynamics.node.monitor)
+        self.monitor = monitor if monitor is not None else RedundancyMonitor()
+        #: the kept constraint equations (flexmb.dynamics.node.selection.Selection; changed only by select)
+        self.selection = _handle_redundancy(self.cm, SimpleNamespace(x=x_init, R=R_init), options, t0, self.monitor,
+                                            selection)
+        self.system = ElementSystem(self.cm, te, selection=self.selection)
         self.solver = linear_solver(options.linear_solver)
-        self.rec = Recorder(self.cm, te)
+        self.rec = Recorder(self.cm, te, self.selection)
         self.system.audit = ElementAudit(self)  # every element's energy balance (dynamics/energy_audit.py)
         #: symmetric projection of the node momenta (TimeElement transport="symmetric"), else None
         self.projection = SymmetricProjection(self.cm, te) if symmetric_projection(te) else None
         self.singular_t: list[float] = []  # start times of elements converged in the residual (newton.py)
-        if self.cm.redundant_labels:  # redundant loops: the choice of dropped equations is monitored
+        if self.selection.dropped:  # redundant loops: the choice of dropped equations is monitored
             self.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
         self._plain_lay = None  # the recorder's own layout (its index replay separate from Newton's)
         self.prev = None
@@ -227,14 +234,19 @@ class Run:
         self.stages = STAGES
 
     @classmethod
-    def start(cls, model, t_end, h, p, t0, options, stages: Stages | None = None) -> "Run":
+    def start(cls, model, t_end, h, p, t0, options, stages: Stages | None = None, *,
+              selection: Selection | None = None, monitor: RedundancyMonitor | None = None) -> "Run":
         """A run of ``model`` from ``t0`` to ``t_end`` with elements of length ``h`` and order ``p`` (the
         arguments of :func:`simulate`, checked there); ``stages``: the step's replaceable parts
-        (:class:`~flexmb.dynamics.step.advance.Stages`, for tests and instrumentation)."""
-        run = cls(model, t_end, h, time_element(p), t0, options)
+        (:class:`~flexmb.dynamics.step.advance.Stages`, for tests and instrumentation); ``selection``: the
+        equations to drop at t0 instead of the run's own choice (a
+        :class:`~flexmb.dynamics.node.selection.Selection` of the model's compiled constraint set, dropping as
+        many equations as are redundant); ``monitor``: the watch over that choice
+        (:class:`~flexmb.dynamics.node.monitor.RedundancyMonitor`, e.g. ``reselect_tol=0`` never revises it)."""
+        run = cls(model, t_end, h, time_element(p), t0, options, selection, monitor)
         if stages is not None:
             run.stages = stages
-        run.st, w0 = initial_state(run.cm, t0)
+        run.st, w0 = initial_state(run.cm, t0, run.selection)
         run.magnitudes = model_magnitudes(run.cm, run.st, w0, t0, t_end)
         log.debug("Newton scales: %s", run.magnitudes)
         run.scale = unknown_scales(run.cm, run.system.lay, run.magnitudes, h, consistent_transport(run.te))
@@ -330,19 +342,19 @@ class Run:
         if not self.cm.nj or self.te.p < 2:
             return None
         if self._plain_lay is None:
-            self._plain_lay = make_layout(self.cm, self.te.p)
+            self._plain_lay = make_layout(self.cm, self.te.p, self.selection)
         return self.system.gauss_xb(st, h, U, self._plain_lay)
 
     def _check_dropped(self) -> None:
         """The equations dropped as redundant must stay satisfied (they are implied by the others at a
         generic configuration); a violation beyond the assembly tolerance means the choice was wrong.
         Then the conditioning of the kept loop equations is monitored (:meth:`_monitor_kept`)."""
-        worst = dropped_violation(self.cm, self.st)
+        worst = dropped_violation(self.cm, self.st, self.selection)
         if worst is not None and worst[0] > 1.0:
             v, j, c = worst
             name = self.cm.model.joints[j].name
             comp = COMPONENT_NAMES[c] if isinstance(c, int) else c
-            since = self.cm.redundancy.events[-1][0] if self.cm.redundancy.events else self.t0
+            since = self.monitor.since(self.t0)
             pad_monitor_stats(self.rec.stats)  # the partial results attached to the error stay consistent
             raise ConstraintViolationError(
                 f"joint {name!r} component {comp}, dropped at t = {since:.6g} as redundant, is violated by {v:.3g} x "
@@ -354,13 +366,26 @@ class Run:
         self._monitor_kept()
 
     def _monitor_kept(self) -> None:
-        """The choice of dropped equations at the new node (:func:`flexmb.dynamics.node.redundancy.monitor_node`:
-        stats, re-selection); after a re-selection the Jacobian pattern and the layout's index record
-        are rebuilt (the constitutive rows of the swapped components change)."""
-        if monitor_node(self.cm, self.st, self.rec.stats, len(self.rec.t), self.tolerances is not None):
-            self.system.pattern = None
-            self.system.lay = make_layout(self.cm, self.te.p)
-            self._plain_lay = None
+        """The choice of dropped equations at the new node (:meth:`flexmb.dynamics.node.monitor.RedundancyMonitor.node`:
+        stats, re-selection, adopted by :meth:`select`)."""
+        new = self.monitor.node(self.cm, self.st, self.selection, self.rec.stats, len(self.rec.t),
+                                self.tolerances is not None)
+        if new is not None:
+            self.select(new)
+
+    def select(self, selection: Selection) -> None:
+        """Keep the constraint equations of ``selection`` (:class:`~flexmb.dynamics.node.selection.Selection`)
+        from the next element on: the Jacobian pattern and the layouts' index records are rebuilt (the
+        law rows of the swapped components change); the recorder and the node projection read the new
+        selection.  The documented way to switch constraint rows on and off during a run
+        (``run.select(run.selection.changed(drop=..., keep=...))``)."""
+        if selection.key == self.selection.key and selection.dropped == self.selection.dropped:
+            return
+        self.selection = selection
+        self.rec.selection = selection
+        self.system.pattern = None
+        self.system.lay = make_layout(self.cm, self.te.p, selection)
+        self._plain_lay = None
 
     def _end_tol(self) -> float:
         """How close to ``t_end`` a node counts as the end [s]."""
@@ -432,7 +457,7 @@ class Run:
             "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
             "unknowns_end": 6 * cm.nb + cm.nv + 12 * cm.nj, "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
             "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
-            **redundancy_meta(cm),
+            **self.monitor.meta(cm),
         }
         singular = self.singular_t
         meta["singular_elements"] = len(singular)  # elements accepted on the residual (newton.py, singular positions)
@@ -449,20 +474,25 @@ class Run:
         meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
         if self.events is not None:
             meta.update(self.events.meta(self.events.cs.names))
-        with reaction_set(cm):  # the full constraint set after a re-selection
-            sol = rec.solution(meta)
+        sol = rec.solution(meta, reaction_set(cm, self.monitor, self.selection))  # the full set after a re-selection
         if self.events is not None:  # the impacts (Solution.events)
             sol.extra.update(self.events.arrays(cm))
-        return add_least_norm(cm, sol, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs
+        return add_least_norm(cm, sol, self.monitor, self.selection, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs
 
 
-def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:
+def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float, monitor: RedundancyMonitor,
+                       given: Selection | None = None) -> Selection:
+    """The run's initial :class:`~flexmb.dynamics.node.selection.Selection`: the model's full constraint set
+    without its redundant equations (:func:`~flexmb.dynamics.node.redundancy.detect_redundant`), or the one
+    ``given`` (checked: it must drop as many loop equations as are redundant); sets up ``monitor``."""
     if options.redundant not in ("resolve", "error"):
         raise ValueError(f"SimulationOptions.redundant={options.redundant!r}; use 'resolve' or 'error'")
-    init_selection(cm)
+    full = Selection.full(cm)
     dep, inconsistent = detect_redundant(cm, st, t0)
+    if given is not None:
+        dep = _given_selection(cm, given, dep)
     if not dep:
-        return
+        return full
 
     def fmt(labels):
         return format_labels(cm, labels)
@@ -484,6 +514,22 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
         "components set to zero (the motion is unaffected; reactions are one particular solution; the "
         "conditioning of the kept equations is monitored and the choice revised if it degrades)", len(dep), txt,
     )
-    apply_dropped(cm, dep)
-    cm.redundancy.initial = list(dep)
-    cm.redundancy.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
+    sel = given if given is not None else full.dropping(dep)
+    monitor.initial = list(sel.dropped)
+    monitor.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
+    return sel
+
+
+def _given_selection(cm: CompiledModel, given: Selection, dep: list) -> list:
+    """The dropped labels of a selection given to :meth:`Run.start`, checked against the model: the same
+    full constraint set, and as many dropped equations as the model has redundant ones (ModelError)."""
+    if not isinstance(given, Selection) or given.nj != cm.nj or not (
+            np.array_equal(given.full_constrained, cm.jnt_constrained)
+            and np.array_equal(given.full_universal, cm.jnt_universal)):
+        raise ModelError(f"Run.start(selection={given!r}): not a Selection of this model's constraint equations; "
+                         f"make one with Selection.full(compile_model(model)).dropping(labels)")
+    if len(given.dropped) != len(dep) or not set(given.dropped) <= set(constrained_labels(cm)):
+        raise ModelError(f"Run.start(selection=...) drops {len(given.dropped)} equation(s) "
+                         f"({format_labels(cm, given.dropped) or '-'}); the model has {len(dep)} redundant ones "
+                         f"({format_labels(cm, dep) or '-'}): drop as many, from its closed loops")
+    return list(given.dropped)

@@ -26,7 +26,7 @@ import numpy as np
 
 from flexmb.dynamics.io.checkpoint_files import Appender, Stored, read
 from flexmb.dynamics.io.fingerprint import describe, differences, fingerprint
-from flexmb.dynamics.node.redundancy import constrained_labels, constraint_violation, redundancy_meta
+from flexmb.dynamics.node.redundancy import constrained_labels, constraint_violation
 from flexmb.dynamics.solve.scales import Magnitudes
 from flexmb.dynamics.step.outcome import ElementPiece
 from flexmb.errors import FlexmbError, ModelError
@@ -110,7 +110,7 @@ def _settings(run) -> dict:
     """The run's settings (JSON): how it was started, its changes of model, the dropped equations."""
     return {"checkpoint": {"p": run.te.p, "transport": run.te.transport, "h": run.h, "t0": run.t0, "t_end": run.t_end,
                            "options": dataclasses.asdict(run.options)},
-            "model_changes": run.model_changes, **redundancy_meta(run.cm)}
+            "model_changes": run.model_changes, **run.monitor.meta(run.cm)}
 
 
 def _model_file(run, path) -> dict:
@@ -235,7 +235,6 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     """A run (``run_class``: :class:`~flexmb.dynamics.simulate.Run`, built with options of
     ``options_class``) restored from a checkpoint, ready to ``go``; ``model``: None for the one the
     checkpoint holds; another model is refused unless ``allow_model_change`` (see the module)."""
-    from flexmb.dynamics.node.redundancy import restore_selection
     from flexmb.dynamics.solve.newton import NewtonOptions
     from flexmb.dynamics.time_elements import TimeElement, time_element
     from flexmb.model.model import Model
@@ -256,7 +255,9 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     run = run_class(model, float(info["t_end"]), float(info["h"]), te, float(info["t0"]), options)
     run.model_changes = list(stored.meta.get("model_changes", []))
     _check_model(run, stored, allow_model_change)
-    restore_selection(run.cm, stored.meta)  # the dropped equations may have been re-selected during the run
+    labels = run.monitor.restore(run.cm, stored.meta)  # the dropped equations may have been re-selected during the run
+    if set(labels) != set(run.selection.dropped):
+        run.select(run.selection.dropping(labels))
     if t_end is not None:
         if not t_end > float(ex["ckpt/st/t"]):
             raise ModelError(f"t_end={t_end!r} must lie after the checkpoint's time {float(ex['ckpt/st/t']):.6g} s")

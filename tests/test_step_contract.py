@@ -35,17 +35,20 @@ def test_compiled_model_takes_no_attribute_from_outside():
     compiled model (``cm._speed_columns = ...``, as eight modules did) now fails loudly."""
     cm = compile_model(pendulum_model())
     assert isinstance(cm.cache, ModelCache)
-    with pytest.raises(AttributeError):
+    with pytest.raises((AttributeError, TypeError)):  # (frozen slots dataclass: TypeError on Python 3.11)
         cm._speed_columns = None
-    with pytest.raises(AttributeError):
+    with pytest.raises((AttributeError, TypeError)):
         cm.anything_new = 1
+    with pytest.raises(AttributeError):  # frozen: FrozenInstanceError
+        cm.jnt_constrained = cm.jnt_constrained.copy()
 
 
 def test_compiled_model_data_are_read_only():
     """The model's compiled arrays cannot be written after compilation (its joints' laws, bodies'
-    velocity offsets, gravity); the constraint masks are the redundancy selection's (the run's)."""
+    velocity offsets, gravity, the full constraint masks: a run's choice is its own Selection)."""
     cm = compile_model(pendulum_model())
-    for name in ("jnt_k", "jnt_c", "jnt_ref", "gravity", "vel_off", "group_of", "jnt_a", "jnt_b"):
+    for name in ("jnt_k", "jnt_c", "jnt_ref", "gravity", "vel_off", "group_of", "jnt_a", "jnt_b", "jnt_constrained",
+                 "jnt_universal"):
         with pytest.raises(ValueError, match="read-only"):
             getattr(cm, name).reshape(-1)[:1] = 1
 
@@ -99,6 +102,24 @@ def test_a_given_selection_must_drop_the_redundant_count():
     assert run.selection is forced and run.system.lay.selection is forced
     with pytest.raises(ModelError, match="drops 2 equation.*3 redundant"):
         Run.start(model, 0.02, 0.01, 2, 0.0, SimulationOptions(), selection=full.dropping([(1, 3), (1, 4)]))
+
+
+def test_node_kernel_arguments_have_one_type():
+    """The node frames and the projector's target are read-only whatever side is the ground (the ground
+    side's arrays were kept read-only, a body's writable: each node kernel compiled once per mix, 13
+    overloads of ``violation`` in one test session); the projection of a pendulum node compiles each
+    kernel for one signature."""
+    from flexmb.dynamics.node import kernels as nk
+    from flexmb.dynamics.node.projection import NodeFrames, node_projector
+
+    run = Run.start(pendulum_model(), 1.0, 0.05, 2, 0.0, SimulationOptions())
+    fr = NodeFrames(run.cm, run.st, run.selection)
+    assert not any(a.flags.writeable for a in fr.sides)
+    proj = node_projector(run.cm, run.selection)
+    assert not proj.target(run.cm, 0.0).flags.writeable
+    run.step()  # the dense projection: one compiled call (xa ... wb are its arguments 4 to 13)
+    sig = nk.project_dense.signatures
+    assert sig and all(str(s[k]).startswith("readonly") for s in sig for k in range(4, 14))
 
 
 def test_rotation_slots_are_not_set_on_the_layout():

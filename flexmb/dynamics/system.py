@@ -61,12 +61,15 @@ class ModelCache:
     drive_targets: object = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CompiledModel:
-    """A model compiled into arrays.  ``groups``: one body-type group per body type present (model
-    body indices in ``group.bodies``); ``vel_off (nb,)`` offsets of each body's velocity
-    coordinates in the global velocity vector of length ``nv``; ``att_a``, ``att_b``: the joints'
-    attachment sets (:class:`~flexmb.dynamics.elements.attachments.AttachmentSet`); joint laws as arrays."""
+    """A model compiled into arrays, immutable (frozen; its arrays read-only).  ``groups``: one body-type
+    group per body type present (model body indices in ``group.bodies``); ``vel_off (nb,)`` offsets of
+    each body's velocity coordinates in the global velocity vector of length ``nv``; ``att_a``, ``att_b``:
+    the joints' attachment sets (:class:`~flexmb.dynamics.elements.attachments.AttachmentSet`); joint laws
+    as arrays; ``jnt_constrained``, ``jnt_universal`` the joints' full constraint set (a run keeps a
+    :class:`~flexmb.dynamics.node.selection.Selection` of it).  Derived data are kept in ``cache``
+    (:class:`ModelCache`, slots keyed by what they depend on)."""
 
     model: Model
     nb: int
@@ -183,23 +186,22 @@ def compile_model(model: Model) -> CompiledModel:
             springs.append(f)
         else:
             raise ModelError(f"unknown force element {f!r}; use Gravity, PointForce, PointTorque or SpringDamper")
-    cm = CompiledModel(
+    for a in (group_of, vel_off, ja, jb, kk, cc, ref, g, cons, univ):
+        a.flags.writeable = False  # the model's data
+    # built in two stages (the attachment sets and the force elements read the bodies' data)
+    bodies = CompiledModel(
         model=model, nb=nb, nj=nj, groups=groups, group_of=group_of, vel_off=vel_off, nv=nv,
         jnt_a=ja, jnt_b=jb, jnt_constrained=cons, jnt_k=kk, jnt_c=cc, jnt_ref=ref, jnt_universal=univ,
         jnt_drives=drives, gravity=g, point_forces=pf, point_torques=pt,
         spring_names=[s.name for s in springs], length_scale=model.size,
     )
     has_site = any(s is not None for s in sa + sb)
-    cm.att_a = AttachmentSet(cm, ja, pa, Aa, sa if has_site else None)
-    cm.att_b = AttachmentSet(cm, jb, pb, Ab, sb if has_site else None)
-    x0, R0, _ = initial_configuration(cm)
-    st0 = ElementStart(t=0.0, x=x0, R=R0, pi=np.zeros(cm.nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
+    joints = replace(bodies, att_a=AttachmentSet(bodies, ja, pa, Aa, sa if has_site else None),
+                     att_b=AttachmentSet(bodies, jb, pb, Ab, sb if has_site else None))
+    x0, R0, _ = initial_configuration(joints)
+    st0 = ElementStart(t=0.0, x=x0, R=R0, pi=np.zeros(nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
                        lam=np.zeros((0, 6)), acc=np.zeros((0, 3)))
-    cm.forces = compile_forces(cm, pf, pt, springs, st0)
-    for a in (cm.group_of, cm.vel_off, cm.jnt_a, cm.jnt_b, cm.jnt_k, cm.jnt_c, cm.jnt_ref, cm.gravity, cm.jnt_constrained,
-              cm.jnt_universal):
-        a.flags.writeable = False  # the model's data
-    return cm
+    return replace(joints, forces=compile_forces(joints, pf, pt, springs, st0), cache=ModelCache())
 
 
 @dataclass

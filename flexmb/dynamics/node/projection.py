@@ -67,8 +67,11 @@ class NodeFrames:
     __slots__ = ("xa", "Ra", "Ba", "ca", "wa", "xb", "Rb", "Bb", "cb", "wb", "universal", "_RaT", "_d", "_ncross")
 
     def __init__(self, cm, st, sel: Selection | None = None):
-        self.xa, self.Ra, self.Ba, self.ca, self.wa = cm.att_a.node_frames(cm, st)
-        self.xb, self.Rb, self.Bb, self.cb, self.wb = cm.att_b.node_frames(cm, st)
+        # read-only views, whatever the attachments return (the ground side's are kept read-only arrays):
+        # one argument type for every node kernel (a mix compiled each kernel once per read-only/writable
+        # combination)
+        self.xa, self.Ra, self.Ba, self.ca, self.wa = map(_read_only, cm.att_a.node_frames(cm, st))
+        self.xb, self.Rb, self.Bb, self.cb, self.wb = map(_read_only, cm.att_b.node_frames(cm, st))
         self.universal = (sel if sel is not None else Selection.full(cm)).any_universal
         self._RaT = self._d = self._ncross = None
 
@@ -95,6 +98,13 @@ class NodeFrames:
     def sides(self) -> tuple:
         """The arguments of the compiled node kernels: ``(xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb)``."""
         return self.xa, self.Ra, self.xb, self.Rb, self.Ba, self.ca, self.wa, self.Bb, self.cb, self.wb
+
+
+def _read_only(a: NDArray) -> NDArray:
+    """A read-only C-contiguous view of ``a`` (a copy only when ``a`` is not C-contiguous)."""
+    v = np.ascontiguousarray(a).view()
+    v.flags.writeable = False
+    return v
 
 
 def node_frames(cm, st, sel: Selection | None = None) -> NodeFrames:
@@ -412,15 +422,16 @@ class NodeProjector:
         return self._labels
 
     def target(self, cm, t: float) -> NDArray:
-        """Right-hand side of ``G w = target`` at ``t``: the drive rates of driven components."""
+        """Right-hand side of ``G w = target`` at ``t``: the drive rates of driven components (read-only,
+        like the frames: one argument type for the kernels)."""
         if not self.drv_row.size:
             return self._no_target
-        out = np.zeros(self.n)
-        if self.drv_row.size:
-            from flexmb.dynamics.elements.joints import drive_targets
+        from flexmb.dynamics.elements.joints import drive_targets
 
-            _, rate = drive_targets(cm, np.array([t]))
-            out[self.drv_row] = rate[self.drv_j, self.drv_c, 0]
+        out = np.zeros(self.n)
+        _, rate = drive_targets(cm, np.array([t]))
+        out[self.drv_row] = rate[self.drv_j, self.drv_c, 0]
+        out.flags.writeable = False
         return out
 
     def matrix_values(self, cm, st, fr: NodeFrames, Mi: NDArray) -> NDArray:

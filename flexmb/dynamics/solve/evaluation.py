@@ -88,6 +88,11 @@ class ElementSystem:
         self.pattern: Pattern | None = None
         self.n_eval = 0
         self.t_eval = 0.0
+        #: counters for tests and profiles (observed, not steering): the elements whose Newton the
+        #: evaluator's compiled loop answered / the general loop ran (:meth:`newton`), and the
+        #: residual-only evaluations (:meth:`residual`)
+        self.newton_calls = {"compiled": 0, "general": 0}
+        self.n_residual_only = 0
         #: step halvings (t, h, reason), repeated as WARNING when they end in a failure
         self.halvings: list = []
         self.general = GeneralEvaluator()
@@ -155,6 +160,7 @@ class ElementSystem:
 
     def residual(self, U: NDArray, st, h: float) -> NDArray:
         """Residual only (see :meth:`evaluate`)."""
+        self.n_residual_only += 1
         return self.evaluate(U, st, h, jacobian=False)[0]
 
     def newton(self, st, h: float, U0: NDArray, scale: NDArray, factor, options):
@@ -162,7 +168,9 @@ class ElementSystem:
         or the evaluator's compiled loop of the same iteration where it has one and answers."""
         r = self.evaluator.newton(self, st, h, U0, scale, factor, options)
         if r is not None:
+            self.newton_calls["compiled"] += 1
             return r
+        self.newton_calls["general"] += 1
         return newton_solve(lambda U: self.evaluate(U, st, h), U0, scale, factor, options,
                             residual=lambda U: self.residual(U, st, h))
 

@@ -184,3 +184,31 @@ def test_symmetric_projection_resolves_through_the_singular_node_checks():
         run.step()
     assert run.st.t == pytest.approx(0.1, abs=1e-12)
     assert run.st.self_stresses is not None and run.st.self_stresses[1] is not None
+
+
+def test_the_run_state_is_one_object_saved_whole():
+    """Everything a run changes lives in one RunState (the run's attributes are its fields); what a
+    checkpoint writes of it (its arrays and its growing lists) restores another run of the same model,
+    which then goes on bit for bit like the first (pendulum, p = 2, 3 + 3 elements)."""
+    from types import SimpleNamespace
+
+    from flexmb.dynamics.step.state import RunState
+
+    def start():
+        return Run.start(pendulum_model(), 1.0, 0.05, 2, 0.0, SimulationOptions())
+
+    run = start()
+    for _ in range(3):
+        run.step()
+    assert isinstance(run.state, RunState) and run.st is run.state.st and run.rec is run.state.rec
+    assert run.selection is run.state.selection and run.n_el == run.state.n_el == 3
+    saved = run.state.arrays(run)
+    saved.update({k: np.array(v) for k, v in run.state.history().items()})
+    other = start()
+    other.state.restore(other, saved, SimpleNamespace(path="(memory)", old_format=False))
+    assert other.n_el == 3 and other.st.t == run.st.t
+    for r in (run, other):
+        for _ in range(3):
+            r.step()
+    assert np.array_equal(run.st.x, other.st.x) and np.array_equal(run.st.pi, other.st.pi)
+    assert np.array_equal(np.array(run.rec.pos), np.array(other.rec.pos))

@@ -67,11 +67,11 @@ class NodeFrames:
     __slots__ = ("xa", "Ra", "Ba", "ca", "wa", "xb", "Rb", "Bb", "cb", "wb", "universal", "_RaT", "_d", "_ncross")
 
     def __init__(self, cm, st, sel: Selection | None = None):
-        # read-only views, whatever the attachments return (the ground side's are kept read-only arrays):
-        # one argument type for every node kernel (a mix compiled each kernel once per read-only/writable
-        # combination)
-        self.xa, self.Ra, self.Ba, self.ca, self.wa = map(_read_only, cm.att_a.node_frames(cm, st))
-        self.xb, self.Rb, self.Bb, self.cb, self.wb = map(_read_only, cm.att_b.node_frames(cm, st))
+        fa, fb = cm.att_a.node_frames(cm, st), cm.att_b.node_frames(cm, st)
+        for a in fa + fb:  # read-only, like the ground side's arrays (kept by the attachments): one argument
+            a.flags.writeable = False  # type for every node kernel (a mix compiled each once per combination)
+        self.xa, self.Ra, self.Ba, self.ca, self.wa = fa
+        self.xb, self.Rb, self.Bb, self.cb, self.wb = fb
         self.universal = (sel if sel is not None else Selection.full(cm)).any_universal
         self._RaT = self._d = self._ncross = None
 
@@ -98,13 +98,6 @@ class NodeFrames:
     def sides(self) -> tuple:
         """The arguments of the compiled node kernels: ``(xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb)``."""
         return self.xa, self.Ra, self.xb, self.Rb, self.Ba, self.ca, self.wa, self.Bb, self.cb, self.wb
-
-
-def _read_only(a: NDArray) -> NDArray:
-    """A read-only C-contiguous view of ``a`` (a copy only when ``a`` is not C-contiguous)."""
-    v = np.ascontiguousarray(a).view()
-    v.flags.writeable = False
-    return v
 
 
 def node_frames(cm, st, sel: Selection | None = None) -> NodeFrames:

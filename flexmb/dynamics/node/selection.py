@@ -49,6 +49,8 @@ class Selection:
     full_constrained: NDArray = field(default=None, repr=False)
     full_universal: NDArray = field(default=None, repr=False)
     key: bytes = field(init=False, repr=False)
+    #: whether a universal joint keeps its cross condition (the node frames' cross axis)
+    any_universal: bool = field(init=False, repr=False)
 
     def __post_init__(self):
         cons, univ = _frozen(self.constrained), _frozen(self.universal)
@@ -60,7 +62,7 @@ class Selection:
                              f"{full_u.shape}); expected (nj, 6) and (nj,)")
         for name, value in (("constrained", cons), ("universal", univ), ("full_constrained", full_c),
                             ("full_universal", full_u), ("dropped", tuple(_label(j, c) for j, c in self.dropped)),
-                            ("key", cons.tobytes() + univ.tobytes())):
+                            ("key", cons.tobytes() + univ.tobytes()), ("any_universal", bool(univ.any()))):
             object.__setattr__(self, name, value)
 
     @classmethod
@@ -74,11 +76,6 @@ class Selection:
     @property
     def nj(self) -> int:
         return self.constrained.shape[0]
-
-    @property
-    def any_universal(self) -> bool:
-        """Whether a universal joint keeps its cross condition (the node frames' cross axis)."""
-        return bool(self.universal.any())
 
     def dropping(self, labels) -> "Selection":
         """The full set with the equations ``labels`` (``(joint, component)`` pairs) dropped, whatever

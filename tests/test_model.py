@@ -218,7 +218,7 @@ def test_a_dropped_equation_that_drifts_stops_the_run():
 
     model = _parallelogram_at_change_point()
     run = Run.start(model, 0.1, 0.01, 1, 0.0, SimulationOptions())
-    labels = run.cm.redundant_labels
+    labels = run.selection.dropped
     assert labels
     j, c = labels[0]
     if c < 3:

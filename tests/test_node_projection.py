@@ -22,14 +22,14 @@ import scipy.sparse.linalg as spla
 
 import flexmb as fm
 from flexmb import rotations as rot
-from flexmb.dynamics.io import recorder as recorder_mod
 from flexmb.dynamics.node.constraints import node_velocities, project_node
 from flexmb.dynamics.elements.joints import drive_targets
 from flexmb.dynamics.node.reactions import RECORD_WIDTH, node_reactions
 
 
 # ------------------------------------------------------------------------------ previous code path
-def old_velocity_constraint_matrix(cm, st):
+def old_velocity_constraint_matrix(cm, st, sel=None):
+    """``G`` and its labels for the kept equations of the selection ``sel`` (None: the model's full set)."""
     n = cm.nj
     xa, Ra = cm.att_a.node_pose(cm, st)
     xb, Rb = cm.att_b.node_pose(cm, st)
@@ -45,7 +45,8 @@ def old_velocity_constraint_matrix(cm, st):
     ncross = rot.cross(Ra[:, :, 0], Rb[:, :, 1])
     Cb[:, 6, 3:] = ncross
     Ca[:, 6, 3:] = -ncross
-    mask = np.concatenate([cm.jnt_constrained, cm.jnt_universal[:, None]], axis=1)
+    cons, univ = (cm.jnt_constrained, cm.jnt_universal) if sel is None else (sel.constrained, sel.universal)
+    mask = np.concatenate([cons, univ[:, None]], axis=1)
     jj, cc = np.nonzero(mask)
     row_of = -np.ones((n, 7), dtype=np.int64)
     row_of[jj, cc] = np.arange(jj.size)
@@ -75,11 +76,11 @@ def old_inverse_mass(cm, st):
     return sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(cm.nv, cm.nv))
 
 
-def old_node_velocity(cm, st):
+def old_node_velocity(cm, st, sel=None):
     """(w, mu, labels) as computed before (``st.lam`` is zero at every recorded node: gauge reset)."""
     assert not np.any(st.lam)
     w = node_velocities(cm, st, st.pi)
-    G, labels = old_velocity_constraint_matrix(cm, st)
+    G, labels = old_velocity_constraint_matrix(cm, st, sel)
     _, rate = drive_targets(cm, np.array([st.t]))
     jl = np.array([j for j, _ in labels])
     cl = np.array([c if isinstance(c, int) else 0 for _, c in labels])
@@ -193,33 +194,37 @@ def _close(a, b, what, rel=1e-12):
 MU_REL = {"pendulum": 1e-16 * 4e9}
 
 
+def _recorded_run(model, t_end, h, p):
+    """A fixed-step run stepped here: its Solution, its recorder, its constraint selection and a copy of
+    every recorded node (each step records its end node; no halved steps in these runs)."""
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+    from flexmb.fe.spd_solve import blas_threads
+
+    def copy(st):
+        out = st.copy()
+        out.lam_end = None if st.lam_end is None else st.lam_end.copy()
+        return out
+
+    with blas_threads(1):
+        run = Run.start(model, t_end, h, p, 0.0, SimulationOptions())
+        states = [copy(run.st)]
+        while not run.done():
+            run.step()
+            states.append(copy(run.st))
+        return run.solution(), run.rec, run.selection, states
+
+
 @pytest.mark.parametrize("name", list(MODELS))
-def test_recorded_nodes_equal_the_previous_code_path(name, monkeypatch):
+def test_recorded_nodes_equal_the_previous_code_path(name):
     model, t_end, h, p = MODELS[name]()
-    states, recs = [], []
-    node = recorder_mod.Recorder.node
-    solution = recorder_mod.Recorder.solution
-
-    def node_spy(self, st):
-        states.append(st.copy())
-        states[-1].lam_end = None if st.lam_end is None else st.lam_end.copy()
-        return node(self, st)
-
-    def solution_spy(self, meta):
-        recs.append(self)
-        return solution(self, meta)
-
-    monkeypatch.setattr(recorder_mod.Recorder, "node", node_spy)
-    monkeypatch.setattr(recorder_mod.Recorder, "solution", solution_spy)
-    sol = fm.simulate(model, t_end, h, p=p)
-    rec = recs[0]
+    sol, rec, sel, states = _recorded_run(model, t_end, h, p)
     cm = rec.cm
     assert len(states) == sol.t.size and len(rec.imp_t) == sol.t.size  # no halved steps in these runs
     if name == "fourbar":
         assert len(sol.meta["redundant_constraints"]) == 3
     ke, vel, om, vrel, imp, w2max = [], [], [], [], [], 0.0
     for st in states:
-        w, mu, labels = old_node_velocity(cm, st)
+        w, mu, labels = old_node_velocity(cm, st, sel)
         qdot, record = old_record(cm, st, w, mu, labels)
         ke.append(sum(g.kinetic_energy(st, w[g.vel_cols]) for g in cm.groups))
         out = [g.frame_output(st, w[g.vel_cols]) for g in cm.groups]
@@ -228,8 +233,8 @@ def test_recorded_nodes_equal_the_previous_code_path(name, monkeypatch):
         vrel.append(qdot)
         imp.append(record)
         # the new projection satisfies the velocity constraints to round-off of the unprojected velocities
-        nv = project_node(cm, st)
-        G, _ = old_velocity_constraint_matrix(cm, st)
+        nv = project_node(cm, st, sel=sel)
+        G, _ = old_velocity_constraint_matrix(cm, st, sel)
         w2max = max(w2max, np.abs(nv.w2).max())
         assert np.abs(G @ nv.w - G @ w).max() <= 1e-14 * np.abs(G).max() * max(np.abs(nv.w2).max(), 1.0)
     # velocities: w = w2 - M^-1 G^T mu is known to round-off of w2 (the pendulum's bob removes a 2e7 rad/s
@@ -242,7 +247,7 @@ def test_recorded_nodes_equal_the_previous_code_path(name, monkeypatch):
     _close(sol.joint_rel_velocity, vrel, "joint relative velocities", rel)
     _close(np.array(rec.imp), imp, "reaction records", rel)
     fn, mn = node_reactions(cm, np.array(rec.imp_t), np.array(imp),
-                            np.array(rec.imp_el).reshape(-1, cm.nj, 6 * p - 3), np.array(rec.imp_out) > 0.5, rec.te)
+                            np.array(rec.imp_el).reshape(-1, cm.nj, 6 * p - 3), np.array(rec.imp_out) > 0.5, rec.te, sel)
     _close(sol.joint_force, fn, "node reaction forces", rel)
     _close(sol.joint_moment, mn, "node reaction moments", rel)
 

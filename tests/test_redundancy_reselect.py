@@ -25,6 +25,10 @@ import pytest
 
 import flexmb as fm
 import flexmb.dynamics.node.redundancy as redundancy_module
+from flexmb.dynamics.node.monitor import RedundancyMonitor
+from flexmb.dynamics.node.selection import Selection
+from flexmb.dynamics.simulate import Run, SimulationOptions
+from flexmb.dynamics.system import compile_model
 
 
 def planar_bar(name, p, q, vp, vq, m=1.0):
@@ -73,7 +77,7 @@ def test_reactions_stay_physical_from_start_angles_where_they_spiked(theta0):
     assert q.shape == sol.stats["h"].shape and np.all((q > 0.1) & (q <= 1.0 + 1e-12))
 
 
-def test_a_degrading_choice_is_reselected(caplog, monkeypatch):
+def test_a_degrading_choice_is_reselected(caplog):
     """From 150 deg the choice made at t0 (O1:s_z, O1:phi_x, A:phi_y: the first rows of the ties) becomes
     singular at t = pi / 12 s: without re-selection the moments reach 554 N m (quality 0.0037 at the
     node t = 0.26 s); with it, one re-selection at t = 0.17 s (quality 0.18 -> 0.38; WARNING, stats,
@@ -91,8 +95,8 @@ def test_a_degrading_choice_is_reselected(caplog, monkeypatch):
     assert any("re-selected" in r.getMessage() for r in caplog.records)
     assert max_moment(sol) < 40.0
     assert max_moment(fm.simulate(model, 0.35, 0.005, p=2)) < 40.0
-    monkeypatch.setattr(redundancy_module, "RESELECT_TOL", 0.0)  # monitoring only, no re-selection
-    stuck = fm.simulate(model, 0.35, 0.01, p=2)
+    # monitoring only, no re-selection: the monitor's option
+    stuck = Run.start(model, 0.35, 0.01, 2, 0.0, SimulationOptions(), monitor=RedundancyMonitor(reselect_tol=0.0)).go()
     assert stuck.meta["redundancy_reselections"] == []
     assert max_moment(stuck) > 300.0 and stuck.stats["redundancy_quality"].min() < 0.01  # 10 x the good choices
     assert np.abs(stuck.body_position - sol.body_position).max() < 1e-7
@@ -135,7 +139,7 @@ def test_least_norm_reactions_do_not_depend_on_the_choice():
 
 
 def _choice(cm, Gs, labels):
-    rank, order, _, _ = redundancy_module._rank_select(Gs)
+    rank, order, _, _ = redundancy_module.rank_select(Gs)
     return redundancy_module.format_labels(cm, [labels[r] for r in sorted(order[rank:])])
 
 
@@ -159,14 +163,14 @@ def test_the_choice_at_a_tie_does_not_depend_on_round_off(theta0):
     rng = np.random.default_rng(7)
     for _ in range(20):
         assert _choice(cm, Gs * (1.0 + 1e-15 * rng.standard_normal(Gs.shape)), labels) == expected
-    rank, _, _, N = redundancy_module._rank_select(Gs)
+    rank, _, _, N = redundancy_module.rank_select(Gs)
     for _ in range(20):
         Q, _ = np.linalg.qr(rng.standard_normal((N.shape[1],) * 2))
         drop = redundancy_module._pivot_rows(N @ Q)
         assert redundancy_module.format_labels(cm, [labels[r] for r in drop]) == expected
 
 
-def test_least_norm_reactions_do_not_depend_on_a_choice_in_turning_frames(monkeypatch):
+def test_least_norm_reactions_do_not_depend_on_a_choice_in_turning_frames():
     """From 90 deg with A:phi_x, A:phi_y, B:phi_y dropped (forced here: the choice LAPACK's tie-break made
     on one machine; it never degrades, quality 0.30) against the reversed model (O2's out-of-plane
     equations dropped): the least-norm moments agree to 1e-9 N m (measured 7e-14).  A's components live
@@ -177,8 +181,8 @@ def test_least_norm_reactions_do_not_depend_on_a_choice_in_turning_frames(monkey
     model = parallelogram(90.0)
     rev = fm.Model(list(model.bodies), list(model.joints)[::-1], list(model.forces))
     b = fm.simulate(rev, 0.35, 0.01, p=2)
-    monkeypatch.setattr(redundancy_module, "_pivot_rows", lambda N: np.array([8, 9, 14]))  # A:phi_x, A:phi_y, B:phi_y
-    a = fm.simulate(model, 0.35, 0.01, p=2)
+    forced = Selection.full(compile_model(model)).dropping([(1, 3), (1, 4), (2, 4)])  # A:phi_x, A:phi_y, B:phi_y
+    a = Run.start(model, 0.35, 0.01, 2, 0.0, SimulationOptions(), selection=forced).go()
     assert a.meta["redundant_constraints"] == [["A", "3"], ["A", "4"], ["B", "4"]] and not a.meta["redundancy_reselections"]
     assert np.abs(a.joint_moment[:, 1, :2]).max() == 0.0  # the reported particular solution: zero there
     for key, tol in (("joint_moment_least_norm", 1e-9), ("joint_force_least_norm", 1e-6)):

@@ -189,3 +189,71 @@ def test_resume_across_rest_and_lift_off_is_bit_identical(tmp_path, t_stop):
     for k, v in full.extra.items():
         assert np.array_equal(v, rest.extra[k]), k
     assert full.meta["energy_balance"] == rest.meta["energy_balance"]
+
+
+def _mechanism_with_balls(z_drop: float):
+    """The parallelogram four-bar of tests/test_redundancy_reselect.py (3 redundant equations; from 150 deg
+    its choice is re-selected once, at t = 0.16..0.17 s) with two balls beside it on the floor z = 0 (gravity
+    -z): one resting from the start, one dropped from ``z_drop`` (radius R, mass M, restitution 0.5)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_redundancy_reselect import parallelogram
+
+    mech = parallelogram(150.0)
+    inertia = np.full(3, 0.4 * M * R ** 2)
+    balls = [fm.RigidBody("sits", mass=M, inertia=inertia, position=(3.0, 0, R)),
+             fm.RigidBody("drops", mass=M, inertia=inertia, position=(3.0, 1.0, z_drop))]
+    contacts = [fm.Contact(b.name, "ground", b.name, kind="sphere-plane", normal=(0, 0, 1), radius=R, restitution=0.5)
+                for b in balls]
+    return fm.Model(list(mech.bodies) + balls, mech.joints, mech.forces, contacts=contacts)
+
+
+def test_a_reselection_of_redundant_loop_equations_leaves_the_contact_rows_alone():
+    """The redundancy monitor never takes a contact row for a loop equation: the re-selection of the
+    parallelogram's dropped equations at t = 0.16 s keeps the resting ball's row on (its gap zero to
+    round-off, its reaction M g) and the flying ball's row off (free fall z0 - g t^2 / 2 to round-off
+    through the re-selection, landing at sqrt(2 (z0 - R) / g) = 0.30 s); the choices recorded name no
+    contact row, and the mechanism's reactions stay those of a good choice (< 40 N m, as without the
+    balls)."""
+    z0 = 0.55
+    sol = fm.simulate(_mechanism_with_balls(z0), 0.35, 0.01, p=2)
+    (event,) = sol.meta["redundancy_reselections"]
+    assert 0.1 < event["t"] < 0.3
+    names = [n for n, _ in sol.meta["redundant_constraints"] + event["dropped"] + event["before"]]
+    assert len(names) == 9 and not any(n.startswith("contact:") for n in names)
+    sits = sol.body("sits").position[:, 2]
+    assert np.abs(sits - R).max() <= 1e-14
+    # (the first node's reaction is the rest node's)
+    assert np.abs(sol.joint("contact:sits").force[1:, 2] - M * 9.81).max() <= 1e-10 * M * 9.81
+    t_land = np.sqrt(2 * (z0 - R) / 9.81)
+    assert sol.events[0]["contact"] == "drops" and sol.events[0]["t"] == pytest.approx(t_land, abs=1e-9)
+    flight = sol.t <= t_land
+    assert sol.t[flight][-1] > event["t"]
+    drop = sol.body("drops").position[flight, 2]
+    assert np.abs(drop - (z0 - 9.81 * sol.t[flight] ** 2 / 2)).max() <= 1e-12
+    mech = [i for i, n in enumerate(sol.joint_names) if not n.startswith("contact:")]
+    assert np.linalg.norm(sol.joint_moment[:, mech], axis=2).max() < 40.0
+
+
+def test_contact_rows_are_switched_equations_outside_the_loops():
+    """A pendulum whose bob rests on the floor: the bob's contact row closes the graph ground - revolute -
+    bob - row - ground, yet it is no loop joint (the redundancy analysis never sees it); its gap equation
+    is in the model's full set as a switched equation, dropped by the run's selection while the contact
+    is open (at the start)."""
+    from flexmb.dynamics.node.redundancy import loop_joints
+    from flexmb.dynamics.node.selection import Selection
+    from flexmb.dynamics.system import compile_model
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+
+    bob = fm.RigidBody("bob", mass=M, inertia=np.full(3, 0.4 * M * R ** 2), position=(1.0, R, 0))
+    pivot = fm.Revolute("pivot", "ground", "bob", point=(0, R, 0), axis=(0, 0, 1))
+    floor = fm.Contact("floor", "ground", "bob", kind="sphere-plane", normal=(0, 1, 0), radius=R)
+    model = fm.Model([bob], [pivot], [fm.Gravity((0, -G, 0))], contacts=[floor])
+    cm = compile_model(model, contact_rows=True)
+    assert [j.name for j in cm.model.joints] == ["pivot", "contact:floor"]
+    assert cm.jnt_constrained[1].tolist() == [False, False, True, False, False, False]
+    assert Selection.full(cm).switched == ((1, 2),) and loop_joints(cm).size == 0
+    run = Run.start(model, 0.1, 0.01, 1, 0.0, SimulationOptions())
+    assert run.selection.dropped == ((1, 2),) and run.selection.redundant == () and run.selection.switched_off == ((1, 2),)

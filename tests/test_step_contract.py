@@ -35,19 +35,91 @@ def test_compiled_model_takes_no_attribute_from_outside():
     compiled model (``cm._speed_columns = ...``, as eight modules did) now fails loudly."""
     cm = compile_model(pendulum_model())
     assert isinstance(cm.cache, ModelCache)
-    with pytest.raises(AttributeError):
+    with pytest.raises((AttributeError, TypeError)):  # (frozen slots dataclass: TypeError on Python 3.11)
         cm._speed_columns = None
-    with pytest.raises(AttributeError):
+    with pytest.raises((AttributeError, TypeError)):
         cm.anything_new = 1
+    with pytest.raises(AttributeError):  # frozen: FrozenInstanceError
+        cm.jnt_constrained = cm.jnt_constrained.copy()
 
 
 def test_compiled_model_data_are_read_only():
     """The model's compiled arrays cannot be written after compilation (its joints' laws, bodies'
-    velocity offsets, gravity); the constraint masks are the redundancy selection's (the run's)."""
+    velocity offsets, gravity, the full constraint masks: a run's choice is its own Selection)."""
     cm = compile_model(pendulum_model())
-    for name in ("jnt_k", "jnt_c", "jnt_ref", "gravity", "vel_off", "group_of", "jnt_a", "jnt_b"):
+    for name in ("jnt_k", "jnt_c", "jnt_ref", "gravity", "vel_off", "group_of", "jnt_a", "jnt_b", "jnt_constrained",
+                 "jnt_universal"):
         with pytest.raises(ValueError, match="read-only"):
             getattr(cm, name).reshape(-1)[:1] = 1
+
+
+def test_a_selection_is_frozen_and_changes_by_new_objects():
+    """The kept constraint equations are a frozen Selection of the model's full set (read-only masks, the
+    compiled model's own masks read-only too): dropping a universal joint's cross condition frees its
+    moment about z, ``changed`` switches rows off and on again, and every choice has its own key."""
+    from dataclasses import FrozenInstanceError
+
+    import flexmb as fm
+    from flexmb.dynamics.node.selection import Selection
+
+    bodies = [fm.RigidBody("a", mass=1.0, inertia=(1, 1, 1), position=(1, 0, 0))]
+    model = fm.Model(bodies, [fm.Universal("u", "ground", "a", point=(0, 0, 0), axis=(1, 0, 0), axis2=(0, 1, 0))], [])
+    cm = compile_model(model)
+    full = Selection.full(cm)
+    assert Selection.full(cm) is full and full.is_full and full.universal[0]
+    for a in (full.constrained, full.universal, cm.jnt_constrained, cm.jnt_universal):
+        with pytest.raises(ValueError, match="read-only"):
+            a.reshape(-1)[:1] = False
+    with pytest.raises(FrozenInstanceError):
+        full.dropped = ((0, 2),)
+    cross = full.dropping([(0, "cross")])
+    assert not cross.universal[0] and cross.constrained[0].tolist() == [True] * 3 + [False] * 3
+    two = cross.changed(drop=[(0, 1)])
+    assert two.dropped == ((0, "cross"), (0, 1)) and not two.constrained[0, 1]
+    back = two.changed(keep=[(0, "cross"), (0, 1)])
+    assert back.is_full and back.key == full.key and len({full.key, cross.key, two.key}) == 3
+    assert np.array_equal(cm.jnt_constrained, full.constrained)  # the model's set is untouched
+    with pytest.raises(ValueError, match="not a constraint equation"):
+        cross.dropping([(0, 3)])  # phi_x of a universal joint is free
+
+
+def test_a_given_selection_must_drop_the_redundant_count():
+    """``Run.start(..., selection=)`` replaces the run's choice of dropped equations (a parallelogram
+    four-bar: 3 redundant out-of-plane equations); a selection that drops fewer is refused by name."""
+    import sys
+    from pathlib import Path
+
+    from flexmb.dynamics.node.selection import Selection
+    from flexmb.errors import ModelError
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_redundancy_reselect import parallelogram
+
+    model = parallelogram(90.0)
+    full = Selection.full(compile_model(model))
+    forced = full.dropping([(1, 3), (1, 4), (2, 4)])
+    run = Run.start(model, 0.02, 0.01, 2, 0.0, SimulationOptions(), selection=forced)
+    assert run.selection is forced and run.system.lay.selection is forced
+    with pytest.raises(ModelError, match="drops 2 equation.*3 redundant"):
+        Run.start(model, 0.02, 0.01, 2, 0.0, SimulationOptions(), selection=full.dropping([(1, 3), (1, 4)]))
+
+
+def test_node_kernel_arguments_have_one_type():
+    """The node frames and the projector's target are read-only whatever side is the ground (the ground
+    side's arrays were kept read-only, a body's writable: each node kernel compiled once per mix, 13
+    overloads of ``violation`` in one test session); the projection of a pendulum node compiles each
+    kernel for one signature."""
+    from flexmb.dynamics.node import kernels as nk
+    from flexmb.dynamics.node.projection import NodeFrames, node_projector
+
+    run = Run.start(pendulum_model(), 1.0, 0.05, 2, 0.0, SimulationOptions())
+    fr = NodeFrames(run.cm, run.st, run.selection)
+    assert not any(a.flags.writeable for a in fr.sides)
+    proj = node_projector(run.cm, run.selection)
+    assert not proj.target(run.cm, 0.0).flags.writeable
+    run.step()  # the dense projection: one compiled call (xa ... wb are its arguments 4 to 13)
+    sig = nk.project_dense.signatures
+    assert sig and all(str(s[k]).startswith("readonly") for s in sig for k in range(4, 14))
 
 
 def test_rotation_slots_are_not_set_on_the_layout():
@@ -112,3 +184,31 @@ def test_symmetric_projection_resolves_through_the_singular_node_checks():
         run.step()
     assert run.st.t == pytest.approx(0.1, abs=1e-12)
     assert run.st.self_stresses is not None and run.st.self_stresses[1] is not None
+
+
+def test_the_run_state_is_one_object_saved_whole():
+    """Everything a run changes lives in one RunState (the run's attributes are its fields); what a
+    checkpoint writes of it (its arrays and its growing lists) restores another run of the same model,
+    which then goes on bit for bit like the first (pendulum, p = 2, 3 + 3 elements)."""
+    from types import SimpleNamespace
+
+    from flexmb.dynamics.step.state import RunState
+
+    def start():
+        return Run.start(pendulum_model(), 1.0, 0.05, 2, 0.0, SimulationOptions())
+
+    run = start()
+    for _ in range(3):
+        run.step()
+    assert isinstance(run.state, RunState) and run.st is run.state.st and run.rec is run.state.rec
+    assert run.selection is run.state.selection and run.n_el == run.state.n_el == 3
+    saved = run.state.arrays(run)
+    saved.update({k: np.array(v) for k, v in run.state.history().items()})
+    other = start()
+    other.state.restore(other, saved, SimpleNamespace(path="(memory)", old_format=False))
+    assert other.n_el == 3 and other.st.t == run.st.t
+    for r in (run, other):
+        for _ in range(3):
+            r.step()
+    assert np.array_equal(run.st.x, other.st.x) and np.array_equal(run.st.pi, other.st.pi)
+    assert np.array_equal(np.array(run.rec.pos), np.array(other.rec.pos))

@@ -1,7 +1,9 @@
 """The time-finite-element engine.  A run, stage by stage (the module that does each):
 
-1. compile      :mod:`.system`: the immutable :class:`~flexmb.Model` into arrays named by entity, the
-                initial state; :mod:`.layout`: where every unknown of a time element lives, the
+1. compile      :mod:`.system`: the immutable :class:`~flexmb.Model` into a frozen CompiledModel (arrays
+                named by entity, read-only), the initial state; :mod:`.node.selection`: the kept
+                constraint equations (a frozen Selection; the run drops the redundant ones);
+                :mod:`.layout`: where every unknown of a time element lives (``lay.selection``), the
                 Jacobian's sparsity pattern (built once); :mod:`.time_elements`: the time element.
 2. predict      :mod:`.march.marching` (``predict``) and :mod:`.march.rotation_predictor`: the initial
                 guess of an element's internal unknowns.
@@ -18,8 +20,9 @@
 6. root checks  :mod:`.variants.root_checks` (``refusal``): a root that is not the motion is refused
                 (a :class:`~.step.outcome.Refusal`) and the step halved.
 7. node         :mod:`.node.constraints`, :mod:`.node.projection`: the node velocities projected on
-                the velocity constraints; :mod:`.node.redundancy`: dependent loop equations;
-                :mod:`.node.reactions`: joint reactions at the nodes.
+                the velocity constraints of the run's selection; :mod:`.node.redundancy`: dependent
+                loop equations, :mod:`.node.monitor`: the run's watch over their choice (a new
+                Selection, adopted by ``Run.select``); :mod:`.node.reactions`: joint reactions at the nodes.
 8. record       :mod:`.io.recorder` (results), :mod:`.energy_audit` (every element's energy
                 balance), :mod:`.modal_range` (modal bodies beyond their range),
                 :mod:`.io.checkpoint` (resumable state).
@@ -31,7 +34,10 @@ end check) -> root checks, halving on failure; an :class:`~.step.outcome.Element
 wrap the solve and return the same ElementOutcome: :mod:`.variants` (singular nodes, symmetric
 projection, which re-runs the solve stage from its own start nodes, error-controlled steps, root
 checks).  The step's replaceable parts (predict, rotations, Newton, root checks) are
-:class:`.step.advance.Stages`, the contract through which tests steer the solver.  The driver is
-:mod:`.simulate` (``simulate``, ``resume``).  Data derived from the compiled model are kept in its
-named :class:`~.system.ModelCache`.
+:class:`.step.advance.Stages`, the contract through which tests steer the solver (with
+``Run.start(..., selection=, monitor=)`` for the constraint choice; the element system counts its Newton
+calls).  The driver is :mod:`.simulate` (``simulate``, ``resume``); everything a run changes is one
+:class:`.step.state.RunState` (``run.state``), which :mod:`.io.checkpoint` saves and restores whole.
+Data derived from the compiled model are kept in its named :class:`~.system.ModelCache` (keyed by the
+selection where they depend on it).
 """

@@ -77,7 +77,7 @@ ROUNDOFF = 1e-8
 
 
 # ---------------------------------------------------------------------------- contributors
-def contributors(cm) -> tuple[tuple[str, ...], NDArray]:
+def contributors(cm, sel=None) -> tuple[tuple[str, ...], NDArray]:
     """Labels of the work terms of a compiled model and their category (index in :data:`CATEGORIES`),
     in the order of :func:`element_work`: drives, loads, joint dampers, spring-dampers, modal damping."""
     labels, cat = [], []
@@ -89,7 +89,7 @@ def contributors(cm) -> tuple[tuple[str, ...], NDArray]:
     for ld in cm.forces.loads:
         labels.append(ld.owner)
         cat.append(1)
-    for j, c in _damped_joint_components(cm):
+    for j, c in _damped_joint_components(cm, sel):
         labels.append(f"damper of joint {names[j]!r} ({comp[c]})")
         cat.append(2)
     S = cm.forces.springs
@@ -104,11 +104,16 @@ def contributors(cm) -> tuple[tuple[str, ...], NDArray]:
     return tuple(labels + more), np.array(cat + more_cat, dtype=np.int64)
 
 
-def _damped_joint_components(cm) -> list:
+def _damped_joint_components(cm, sel=None) -> list:
+    """The damped free components ``[(joint, component)]`` under the constraint selection ``sel``
+    (:class:`~flexmb.dynamics.node.selection.Selection`; None: the model's full set)."""
+    from flexmb.dynamics.node.selection import Selection
+
     if not cm.nj:
         return []
-    free = ~np.asarray(cm.jnt_constrained, bool) & (np.asarray(cm.jnt_c) != 0)
-    free &= ~np.asarray(cm.jnt_universal, bool)[:, None]
+    sel = sel if sel is not None else Selection.full(cm)
+    free = ~sel.constrained & (np.asarray(cm.jnt_c) != 0)
+    free &= ~sel.universal[:, None]
     return [(int(j), int(c)) for j, c in zip(*np.nonzero(free))]
 
 
@@ -155,7 +160,7 @@ def element_power(system, st, h: float, U: NDArray) -> NDArray:
     else:
         ek = None
     if cm.nj:
-        for j, c in _damped_joint_components(cm):
+        for j, c in _damped_joint_components(cm, system.lay.selection):
             q = Jv[j, :, JS + c] if c < 3 else Jv[j, :, JPHI + c - 3] + st.acc[j, c - 3]
             cq = -(Jv[j, :, JQ + c] + cm.jnt_k[j, c] * (q - cm.jnt_ref[j, c]))
             rows.append(-cq * cq / cm.jnt_c[j, c])

@@ -3,8 +3,6 @@ store, one time element after the other, with step halving and retry when Newton
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 import logging
 import time as _time
 from dataclasses import dataclass
@@ -21,8 +19,10 @@ from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
 from flexmb.dynamics.io.interrupts import setup_interrupted
 from flexmb.dynamics.node.least_norm import add_least_norm, reaction_set
-from flexmb.dynamics.node.redundancy import (apply_dropped, detect_redundant, dropped_violation, format_labels, init_selection,
-                                             monitor_node, null_basis, pad_monitor_stats, redundancy_meta)
+from flexmb.dynamics.node.monitor import RedundancyMonitor
+from flexmb.dynamics.node.redundancy import (constrained_labels, detect_redundant, dropped_violation, format_labels,
+                                             null_basis, pad_monitor_stats)
+from flexmb.dynamics.node.selection import Selection
 from flexmb.dynamics.energy import energy_drift_report, is_conservative
 from flexmb.dynamics.modal_range import check_initial
 from flexmb.dynamics.energy_audit import ElementAudit, balance_report, model_energy
@@ -33,6 +33,7 @@ from flexmb.dynamics.solve.newton import NewtonOptions
 from flexmb.dynamics.io.recorder import Recorder
 from flexmb.dynamics.step.advance import STAGES, Stages, advance, solve_element
 from flexmb.dynamics.step.outcome import ElementOutcome, ElementPiece
+from flexmb.dynamics.step.state import RunState
 from flexmb.dynamics.variants.step_control import StepControl
 from flexmb.dynamics.variants.symmetric_projection import SymmetricProjection, symmetric_projection
 from flexmb.dynamics.solve.scales import adapted, body_lengths, model_magnitudes, unknown_scales
@@ -196,51 +197,84 @@ SLIVER = 1e-3
 PROGRESS_LOG_SECONDS = 10.0
 
 
-class Run:
-    """One simulation in progress: the compiled model, the engine state and the results so far."""
+def _state_attribute(name: str) -> property:
+    """``run.<name>``: the attribute ``name`` of the run's :class:`~flexmb.dynamics.step.state.RunState`."""
 
-    def __init__(self, model, t_end, h, te, t0, options):
+    def get(run):
+        return getattr(run.state, name)
+
+    def set_(run, value):
+        setattr(run.state, name, value)
+
+    return property(get, set_, doc=f"``state.{name}`` (:class:`~flexmb.dynamics.step.state.RunState`)")
+
+
+class Run:
+    """One simulation in progress: its settings (model, times, time element, options), the compiled model
+    and the element system, and its state (:attr:`state`, a :class:`~flexmb.dynamics.step.state.RunState`:
+    the node, the results so far, the constraint selection, the counters), which the run reads and writes
+    as its own attributes (``run.st`` is ``run.state.st``) and the checkpoint saves whole."""
+
+    def __init__(self, model, t_end, h, te, t0, options, selection: Selection | None = None,
+                 monitor: RedundancyMonitor | None = None):
         self.model, self.t_end, self.h, self.te, self.t0, self.options = model, t_end, h, te, t0, options
         self.cm = compile_model(model, contact_rows=getattr(options, "resting", "constraint") == "constraint")
         x_init, R_init, _ = initial_configuration(self.cm)
-        _handle_redundancy(self.cm, SimpleNamespace(x=x_init, R=R_init), options, t0)
-        self.system = ElementSystem(self.cm, te)
+        monitor = monitor if monitor is not None else RedundancyMonitor()
+        selection = _handle_redundancy(self.cm, SimpleNamespace(x=x_init, R=R_init), options, t0, monitor, selection)
+        redundant = bool(selection.redundant)
+        # the switched equations (the contacts' rows, flexmb.dynamics.impact.resting) start off: the event
+        # monitor keeps a row while its contact rests
+        if selection.switched:
+            selection = selection.changed(drop=selection.switched)
+        #: everything the run changes as it marches (flexmb.dynamics.step.state.RunState)
+        self.state = RunState(selection=selection, monitor=monitor, rec=Recorder(self.cm, te, selection),
+                              projection=SymmetricProjection(self.cm, te) if symmetric_projection(te) else None)
+        self.system = ElementSystem(self.cm, te, selection=selection)
         self.solver = linear_solver(options.linear_solver)
-        self.rec = Recorder(self.cm, te)
         self.system.audit = ElementAudit(self)  # every element's energy balance (dynamics/energy_audit.py)
-        #: symmetric projection of the node momenta (TimeElement transport="symmetric"), else None
-        self.projection = SymmetricProjection(self.cm, te) if symmetric_projection(te) else None
-        self.singular_t: list[float] = []  # start times of elements converged in the residual (newton.py)
-        if self.cm.redundant_labels:  # redundant loops: the choice of dropped equations is monitored
-            self.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
+        if redundant:  # redundant loops: the choice of dropped equations is monitored
+            self.state.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
         self._plain_lay = None  # the recorder's own layout (its index replay separate from Newton's)
-        self.prev = None
-        self.n_el = 0
-        self.wall = 0.0
-        self.fac_time = 0.0
-        self.stopped_by = None
-        #: changes of model when resumed with allow_model_change (flexmb.dynamics.io.checkpoint)
-        self.model_changes: list[dict] = []
-        #: (rtol, atol) for error-controlled steps, None for fixed steps
-        self.tolerances = None
-        #: the step controller (flexmb.dynamics.variants.step_control.StepControl) of error-controlled runs
-        self.control = None
         #: lever length of each body [m] (error measure of rotations)
         self.lever = body_lengths(self.cm)
-        #: contacts and impulses (flexmb.dynamics.impact.march.EventMonitor), None without them
-        self.events = None
         #: the step's replaceable parts (flexmb.dynamics.step.advance.Stages): tests and instrumentation
         self.stages = STAGES
 
+    # the run's state as its own attributes (flexmb.dynamics.step.state.RunState documents them)
+    st = _state_attribute("st")
+    w = _state_attribute("w")
+    prev = _state_attribute("prev")
+    scale = _state_attribute("scale")
+    magnitudes = _state_attribute("magnitudes")
+    selection = _state_attribute("selection")
+    monitor = _state_attribute("monitor")
+    rec = _state_attribute("rec")
+    control = _state_attribute("control")
+    tolerances = _state_attribute("tolerances")
+    projection = _state_attribute("projection")
+    events = _state_attribute("events")
+    n_el = _state_attribute("n_el")
+    wall = _state_attribute("wall")
+    fac_time = _state_attribute("fac_time")
+    singular_t = _state_attribute("singular_t")
+    stopped_by = _state_attribute("stopped_by")
+    model_changes = _state_attribute("model_changes")
+
     @classmethod
-    def start(cls, model, t_end, h, p, t0, options, stages: Stages | None = None) -> "Run":
+    def start(cls, model, t_end, h, p, t0, options, stages: Stages | None = None, *,
+              selection: Selection | None = None, monitor: RedundancyMonitor | None = None) -> "Run":
         """A run of ``model`` from ``t0`` to ``t_end`` with elements of length ``h`` and order ``p`` (the
         arguments of :func:`simulate`, checked there); ``stages``: the step's replaceable parts
-        (:class:`~flexmb.dynamics.step.advance.Stages`, for tests and instrumentation)."""
-        run = cls(model, t_end, h, time_element(p), t0, options)
+        (:class:`~flexmb.dynamics.step.advance.Stages`, for tests and instrumentation); ``selection``: the
+        equations to drop at t0 instead of the run's own choice (a
+        :class:`~flexmb.dynamics.node.selection.Selection` of the model's compiled constraint set, dropping as
+        many equations as are redundant); ``monitor``: the watch over that choice
+        (:class:`~flexmb.dynamics.node.monitor.RedundancyMonitor`, e.g. ``reselect_tol=0`` never revises it)."""
+        run = cls(model, t_end, h, time_element(p), t0, options, selection, monitor)
         if stages is not None:
             run.stages = stages
-        run.st, w0 = initial_state(run.cm, t0)
+        run.st, w0 = initial_state(run.cm, t0, run.selection)
         run.magnitudes = model_magnitudes(run.cm, run.st, w0, t0, t_end)
         log.debug("Newton scales: %s", run.magnitudes)
         run.scale = unknown_scales(run.cm, run.system.lay, run.magnitudes, h, consistent_transport(run.te))
@@ -252,21 +286,21 @@ class Run:
         try:
             return self.solver(A)
         finally:
-            self.fac_time += _time.perf_counter() - t
+            self.state.fac_time += _time.perf_counter() - t
 
     def step(self) -> None:
         """Advance one time element (subdivided when Newton fails) and record it; with tolerances,
         one error-controlled step (:mod:`flexmb.dynamics.variants.step_control`)."""
-        if self.control is not None:
-            return self.control.step(self)
-        if self.events is not None:  # contacts and impulses: events located (flexmb/dynamics/impact/march.py)
-            return self.events.step(self)
-        out = self.solve_element(self.st, self.next_h(), self.w, self.prev)  # predict -> solve -> end values
+        if self.state.control is not None:
+            return self.state.control.step(self)
+        if self.state.events is not None:  # contacts and impulses: events located (flexmb/dynamics/impact/march.py)
+            return self.state.events.step(self)
+        out = self.solve_element(self.state.st, self.next_h(), self.state.w, self.state.prev)  # predict -> solve -> end values
         self.commit(out, self.h)  # record -> node projection -> Newton's scales -> dropped equations
 
     def next_h(self) -> float:
         """The next fixed-step element's length [s]."""
-        rest = self.t_end - self.st.t
+        rest = self.t_end - self.state.st.t
         # the last element takes what is left when that is at most SLIVER longer than h: node times are
         # sums of h whose round-off (1e-7 s after 240,000 steps of 0.0987 s) would leave a sliver element
         # of 1e-7 s at the end, on which Newton stalls (its multipliers of 1 / h)
@@ -278,8 +312,8 @@ class Run:
         fails; :mod:`flexmb.dynamics.step.advance`), wrapped by the symmetric projection when the time
         element asks for it (which re-solves the element from its own start nodes through the solve
         stage, :func:`flexmb.dynamics.step.advance.solve_element`)."""
-        system, scale, factor, options, stages = self.system, self.scale, self.factor, self.options, self.stages
-        if self.projection is not None:  # symmetric projection of the node momenta (issue 8 section 3)
+        system, scale, factor, options, stages = self.system, self.state.scale, self.factor, self.options, self.stages
+        if self.state.projection is not None:  # symmetric projection of the node momenta (issue 8 section 3)
 
             def solve(start, U0):  # a warm re-solve passes the root checks like every solved element (the
                 # energy audit books its work there)
@@ -288,7 +322,7 @@ class Run:
                     out.refusal = stages.refusal(system, U0, out)
                 return out
 
-            return self.projection.step(
+            return self.state.projection.step(
                 self, st, h, lambda start: advance(system, start, h, w, prev, scale, factor, options, stages), solve)
         return advance(system, st, h, w, prev, scale, factor, options, stages)
 
@@ -298,22 +332,22 @@ class Run:
         scales to a step ``h_scale`` and check the dropped constraint equations."""
         self._record(out)
         if local_error is not None:
-            self.rec.stats["local_error"].extend([local_error] * len(out.pieces))
-        self.prev = out.last
-        self.st = out.end
-        self.w = self.rec.node(out.end)
-        self.n_el += 1
+            self.state.rec.stats["local_error"].extend([local_error] * len(out.pieces))
+        self.state.prev = out.last
+        self.state.st = out.end
+        self.state.w = self.state.rec.node(out.end)
+        self.state.n_el += 1
         self._adapt_scales(out.U, h_scale)
         self._check_dropped()
 
     def _adapt_scales(self, U, h: float) -> None:
         """Newton's absolute scales follow the motion (speeds and joint reactions of the last element),
         never below the model's own magnitudes (:mod:`flexmb.dynamics.solve.scales`)."""
-        mag = adapted(self.magnitudes, self.cm, self.system.lay, self.w, U)
-        self.scale = unknown_scales(self.cm, self.system.lay, mag, h, consistent_transport(self.te))
+        mag = adapted(self.state.magnitudes, self.cm, self.system.lay, self.state.w, U)
+        self.state.scale = unknown_scales(self.cm, self.system.lay, mag, h, consistent_transport(self.te))
 
     def _record(self, out: ElementOutcome) -> None:
-        te, lay, rec = self.te, self.system.lay, self.rec
+        te, lay, rec = self.te, self.system.lay, self.state.rec
         for k, piece in enumerate(out.pieces):
             s_start, hh, UU, rr = piece.start, piece.h, piece.U, piece.result
             if k:  # the start of the second half of a halved step
@@ -328,7 +362,7 @@ class Run:
             rec.stats["residual"].append(rr.error)
             rec.stats["retries"].append(out.halvings)
             if np.isfinite(rr.residual):  # converged in the residual: a (nearly) rank-deficient matrix
-                self.singular_t.append(s_start.t)
+                self.state.singular_t.append(s_start.t)
 
     def _gauss_xb(self, st: ElementStart, h: float, U: NDArray) -> NDArray | None:
         """B's origins of the joints at the Gauss points of an element (nj, p, 3); None when the
@@ -336,44 +370,57 @@ class Run:
         if not self.cm.nj or self.te.p < 2:
             return None
         if self._plain_lay is None:
-            self._plain_lay = make_layout(self.cm, self.te.p)
+            self._plain_lay = make_layout(self.cm, self.te.p, self.state.selection)
         return self.system.gauss_xb(st, h, U, self._plain_lay)
 
     def _check_dropped(self) -> None:
         """The equations dropped as redundant must stay satisfied (they are implied by the others at a
         generic configuration); a violation beyond the assembly tolerance means the choice was wrong.
         Then the conditioning of the kept loop equations is monitored (:meth:`_monitor_kept`)."""
-        worst = dropped_violation(self.cm, self.st)
+        worst = dropped_violation(self.cm, self.state.st, self.state.selection)
         if worst is not None and worst[0] > 1.0:
             v, j, c = worst
             name = self.cm.model.joints[j].name
             comp = COMPONENT_NAMES[c] if isinstance(c, int) else c
-            since = self.cm.redundancy.events[-1][0] if self.cm.redundancy.events else self.t0
-            pad_monitor_stats(self.rec.stats)  # the partial results attached to the error stay consistent
+            since = self.state.monitor.since(self.t0)
+            pad_monitor_stats(self.state.rec.stats)  # the partial results attached to the error stay consistent
             raise ConstraintViolationError(
                 f"joint {name!r} component {comp}, dropped at t = {since:.6g} as redundant, is violated by {v:.3g} x "
-                f"the assembly tolerance at t = {self.st.t:.6g} s: the equations chosen as redundant are not implied "
+                f"the assembly tolerance at t = {self.state.st.t:.6g} s: the equations chosen as redundant are not implied "
                 f"by the others in this configuration (a singular configuration at the start?). Start the model away "
                 f"from singular positions, remove the redundant joint components (e.g. revolute -> spherical or "
                 f"universal), or use SimulationOptions(redundant='error') to see the dependent equations",
-                time=self.st.t)
+                time=self.state.st.t)
         self._monitor_kept()
 
     def _monitor_kept(self) -> None:
-        """The choice of dropped equations at the new node (:func:`flexmb.dynamics.node.redundancy.monitor_node`:
-        stats, re-selection); after a re-selection the Jacobian pattern and the layout's index record
-        are rebuilt (the constitutive rows of the swapped components change)."""
-        if monitor_node(self.cm, self.st, self.rec.stats, len(self.rec.t), self.tolerances is not None):
-            self.system.pattern = None
-            self.system.lay = make_layout(self.cm, self.te.p)
-            self._plain_lay = None
+        """The choice of dropped equations at the new node (:meth:`flexmb.dynamics.node.monitor.RedundancyMonitor.node`:
+        stats, re-selection, adopted by :meth:`select`)."""
+        new = self.state.monitor.node(self.cm, self.state.st, self.state.selection, self.state.rec.stats, len(self.state.rec.t),
+                                self.state.tolerances is not None)
+        if new is not None:
+            self.select(new)
+
+    def select(self, selection: Selection) -> None:
+        """Keep the constraint equations of ``selection`` (:class:`~flexmb.dynamics.node.selection.Selection`)
+        from the next element on: the Jacobian pattern and the layouts' index records are rebuilt (the
+        law rows of the swapped components change); the recorder and the node projection read the new
+        selection.  The documented way to switch constraint rows on and off during a run
+        (``run.select(run.selection.changed(drop=..., keep=...))``)."""
+        if selection.key == self.state.selection.key and selection.dropped == self.state.selection.dropped:
+            return
+        self.state.selection = selection
+        self.state.rec.selection = selection
+        self.system.pattern = None
+        self.system.lay = make_layout(self.cm, self.te.p, selection)
+        self._plain_lay = None
 
     def _end_tol(self) -> float:
         """How close to ``t_end`` a node counts as the end [s]."""
         return 1e-12 * max(1.0, abs(self.t_end))
 
     def done(self) -> bool:
-        return self.st.t >= self.t_end - self._end_tol()
+        return self.state.st.t >= self.t_end - self._end_tol()
 
     def go(self, *, show_progress=None, checkpoint=None, checkpoint_every=60.0, on_step=None) -> Solution:
 
@@ -382,31 +429,31 @@ class Run:
         # the target is checked before the run (flexmb.dynamics.io.checkpoint_files.check_target)
         ck = None if checkpoint is None else Checkpoints(checkpoint, checkpoint_every, self)
         last_log = _time.perf_counter()
-        start_wall = _time.perf_counter() - self.wall
-        t_start = self.st.t
+        start_wall = _time.perf_counter() - self.state.wall
+        t_start = self.state.st.t
         bar_on = progress_enabled() if show_progress is None else bool(show_progress)
         try:
             # one BLAS thread: the run's dense algebra is small (node blocks, the redundancy monitor's
             # SVDs), where threads cost more than they give: an 80 x 96 SVD took 500 ms with two
             # OpenBLAS threads on a loaded 2-core machine, 5 ms with one
             with blas_threads(1), progress(self.t_end - self.t0, desc="simulate", enabled=show_progress) as bar:
-                bar.update(self.st.t - self.t0)
+                bar.update(self.state.st.t - self.t0)
                 while not self.done():
-                    t_prev = self.st.t
+                    t_prev = self.state.st.t
                     self.step()
-                    bar.update(self.st.t - t_prev)
+                    bar.update(self.state.st.t - t_prev)
                     now = _time.perf_counter()
-                    self.wall = now - start_wall
+                    self.state.wall = now - start_wall
                     if ck is not None and ck.due():
                         ck.write(self)
                     if not bar_on and now - last_log >= PROGRESS_LOG_SECONDS:
-                        frac = (self.st.t - t_start) / max(self.t_end - t_start, 1e-300)
+                        frac = (self.state.st.t - t_start) / max(self.t_end - t_start, 1e-300)
                         eta = (now - start_wall) * (1.0 / max(frac, 1e-12) - 1.0)
                         log.info("simulate: t = %.6g of %.6g s (%.0f %%), %d elements, %.0f s elapsed, ETA %.0f s",
-                                 self.st.t, self.t_end, 100 * frac, self.n_el, self.wall, eta)
+                                 self.state.st.t, self.t_end, 100 * frac, self.state.n_el, self.state.wall, eta)
                         last_log = now
-                    if on_step is not None and stop_requested(on_step(self.st.t, self.node_state()), self.st.t):
-                        self.stopped_by = "on_step"
+                    if on_step is not None and stop_requested(on_step(self.state.st.t, self.node_state()), self.state.st.t):
+                        self.state.stopped_by = "on_step"
                         break
         except (ConvergenceError, ConstraintViolationError) as exc:
             exc.solution = self.solution()
@@ -418,57 +465,65 @@ class Run:
             if ck is not None:
                 ck.save_on_failure(self)
             raise SimulationInterrupted(
-                f"simulation interrupted at t = {self.st.t:.6g} s; the results up to there are in the exception's "
+                f"simulation interrupted at t = {self.state.st.t:.6g} s; the results up to there are in the exception's "
                 f"`solution`" + (f" and in {checkpoint} (continue with flexmb.resume)" if checkpoint else ""),
                 sol) from None
-        self.wall = _time.perf_counter() - start_wall
+        self.state.wall = _time.perf_counter() - start_wall
         if ck is not None:
             ck.write(self)
         return self.solution()
 
     def node_state(self) -> SimpleNamespace:
-        return self.rec.node_state()  # read-only views (io/recorder.py)
+        return self.state.rec.node_state()  # read-only views (io/recorder.py)
 
     def solution(self) -> Solution:
         cm, te, lay, system = self.cm, self.te, self.system.lay, self.system
         meta = {
             "flexmb_version": __version__, "units": self.model.units, "time_element": te.p, "order": te.order,
-            "h": self.h, "t0": self.t0, "t_end": self.t_end, "t_reached": float(self.st.t),
-            "complete": bool(self.done()), "stopped_by": self.stopped_by,
+            "h": self.h, "t0": self.t0, "t_end": self.t_end, "t_reached": float(self.state.st.t),
+            "complete": bool(self.done()), "stopped_by": self.state.stopped_by,
             "n_bodies": cm.nb, "n_joints": cm.nj, "unknowns_internal": lay.size,
             "unknowns_end": 6 * cm.nb + cm.nv + 12 * cm.nj, "jacobian_nnz": system.pattern.nnz if system.pattern else 0,
-            "wall_time": self.wall, "evaluation_time": system.t_eval, "factorization_time": self.fac_time,
-            **redundancy_meta(cm),
+            "wall_time": self.state.wall, "evaluation_time": system.t_eval, "factorization_time": self.state.fac_time,
+            **self.state.monitor.meta(cm),
         }
-        singular = self.singular_t
+        singular = self.state.singular_t
         meta["singular_elements"] = len(singular)  # elements accepted on the residual (newton.py, singular positions)
         if singular:
             log.info("%d time elements passed a (nearly) singular Newton matrix, converged in the residual with "
                      "least-norm corrections (first at t = %.6g s): a singular position of a closed loop; "
                      "meta['singular_elements'] counts them", len(singular), singular[0])
-        if self.control is not None:
-            meta.update(self.control.meta())
-        if self.model_changes:  # resumed with another model (resume(..., allow_model_change=True))
-            meta["model_changes"] = self.model_changes
-        rec = self.rec
+        if self.state.control is not None:
+            meta.update(self.state.control.meta())
+        if self.state.model_changes:  # resumed with another model (resume(..., allow_model_change=True))
+            meta["model_changes"] = self.state.model_changes
+        rec = self.state.rec
         meta.update(energy_drift_report(cm, np.array(rec.t), np.array(rec.ke), np.array(rec.pe), model_energy(self)))
         meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
-        if self.events is not None:
-            meta.update(self.events.meta(self.events.cs.names))
-        with reaction_set(cm), (nullcontext() if self.events is None else self.events.rows_held(cm)):
-            sol = rec.solution(meta)  # the full constraint set after a re-selection; the contact rows held
-        if self.events is not None:  # the impacts (Solution.events)
-            sol.extra.update(self.events.arrays(cm))
-        return add_least_norm(cm, sol, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs
+        if self.state.events is not None:
+            meta.update(self.state.events.meta(self.state.events.cs.names))
+        held = reaction_set(cm, self.state.monitor, self.state.selection)  # the full set after a re-selection
+        if self.state.events is not None:  # the contact rows held: a row switched off carried its reaction before
+            held = self.state.events.rows_held(held)
+        sol = rec.solution(meta, held)
+        if self.state.events is not None:  # the impacts (Solution.events)
+            sol.extra.update(self.state.events.arrays(cm))
+        return add_least_norm(cm, sol, self.state.monitor, self.state.selection, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs
 
 
-def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float = 0.0) -> None:
+def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: float, monitor: RedundancyMonitor,
+                       given: Selection | None = None) -> Selection:
+    """The run's initial :class:`~flexmb.dynamics.node.selection.Selection`: the model's full constraint set
+    without its redundant equations (:func:`~flexmb.dynamics.node.redundancy.detect_redundant`), or the one
+    ``given`` (checked: it must drop as many loop equations as are redundant); sets up ``monitor``."""
     if options.redundant not in ("resolve", "error"):
         raise ValueError(f"SimulationOptions.redundant={options.redundant!r}; use 'resolve' or 'error'")
-    init_selection(cm)
+    full = Selection.full(cm)
     dep, inconsistent = detect_redundant(cm, st, t0)
+    if given is not None:
+        dep = _given_selection(cm, given, dep)
     if not dep:
-        return
+        return full
 
     def fmt(labels):
         return format_labels(cm, labels)
@@ -490,6 +545,27 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
         "components set to zero (the motion is unaffected; reactions are one particular solution; the "
         "conditioning of the kept equations is monitored and the choice revised if it degrades)", len(dep), txt,
     )
-    apply_dropped(cm, dep)
-    cm.redundancy.initial = list(dep)
-    cm.redundancy.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
+    sel = given if given is not None else full.dropping(dep)
+    monitor.initial = list(sel.redundant)
+    monitor.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
+    return sel
+
+
+def _given_selection(cm: CompiledModel, given: Selection, dep: list) -> list:
+    """The dropped labels of a selection given to :meth:`Run.start`, checked against the model: the same
+    full constraint set, and as many dropped equations as the model has redundant ones (ModelError).  The
+    switched equations (contact rows: :attr:`~flexmb.dynamics.node.selection.Selection.switched`) are not
+    counted: they are not redundancy (the run switches them itself, off at the start)."""
+    if not isinstance(given, Selection) or given.nj != cm.nj or not (
+            np.array_equal(given.full_constrained, cm.jnt_constrained)
+            and np.array_equal(given.full_universal, cm.jnt_universal)):
+        raise ModelError(f"Run.start(selection={given!r}): not a Selection of this model's constraint equations; "
+                         f"make one with Selection.full(compile_model(model, contact_rows=...)).dropping(labels) "
+                         f"(contact_rows=True for a model with plane contacts and SimulationOptions(resting="
+                         f"'constraint'), the default)")
+    mine = given.redundant
+    if len(mine) != len(dep) or not set(mine) <= set(constrained_labels(cm)):
+        raise ModelError(f"Run.start(selection=...) drops {len(mine)} equation(s) "
+                         f"({format_labels(cm, mine) or '-'}); the model has {len(dep)} redundant ones "
+                         f"({format_labels(cm, dep) or '-'}): drop as many, from its closed loops")
+    return list(mine)

@@ -9,7 +9,8 @@ Arrays (``nb`` bodies, ``nj`` joints; index ``nb`` stands for the ground in join
   centre of mass in body frames (for the ground: inertial coordinates); ``jnt_Aa, jnt_Ab (nj,3,3)``
   attachment frame orientations in the body frames.
 * ``jnt_constrained (nj,6) bool``; ``jnt_k, jnt_c, jnt_ref (nj,6)`` linear force laws of the free
-  components; ``jnt_universal (nj,) bool``.
+  components; ``jnt_universal (nj,) bool``: the joints' full constraint set (read-only; a run keeps a
+  :class:`~flexmb.dynamics.node.selection.Selection` of it).
 """
 from __future__ import annotations
 
@@ -50,14 +51,25 @@ class ModelCache:
     plain_layouts: dict = field(default_factory=dict)
     #: indices of the rotation unknowns by layout ``(p, size)`` (:func:`flexmb.dynamics.variants.root_checks.rotation_slots`)
     rotation_slots: dict = field(default_factory=dict)
+    #: the model's full constraint selection (:meth:`flexmb.dynamics.node.selection.Selection.full`)
+    full_selection: object = None
+    #: loop joints and the monitor's node interval (:func:`flexmb.dynamics.node.redundancy.loop_structure`)
+    loops: object = None
+    #: the full loop set's SVD at the last node asked about (:func:`flexmb.dynamics.node.redundancy.node_svd`)
+    node_svd: object = None
+    #: the drives' values at the last constraint points (:func:`flexmb.dynamics.elements.joints.constraint_targets`)
+    drive_targets: object = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CompiledModel:
-    """A model compiled into arrays.  ``groups``: one body-type group per body type present (model
-    body indices in ``group.bodies``); ``vel_off (nb,)`` offsets of each body's velocity
-    coordinates in the global velocity vector of length ``nv``; ``att_a``, ``att_b``: the joints'
-    attachment sets (:class:`~flexmb.dynamics.elements.attachments.AttachmentSet`); joint laws as arrays."""
+    """A model compiled into arrays, immutable (frozen; its arrays read-only).  ``groups``: one body-type
+    group per body type present (model body indices in ``group.bodies``); ``vel_off (nb,)`` offsets of
+    each body's velocity coordinates in the global velocity vector of length ``nv``; ``att_a``, ``att_b``:
+    the joints' attachment sets (:class:`~flexmb.dynamics.elements.attachments.AttachmentSet`); joint laws
+    as arrays; ``jnt_constrained``, ``jnt_universal`` the joints' full constraint set (a run keeps a
+    :class:`~flexmb.dynamics.node.selection.Selection` of it).  Derived data are kept in ``cache``
+    (:class:`ModelCache`, slots keyed by what they depend on)."""
 
     model: Model
     nb: int
@@ -82,10 +94,6 @@ class CompiledModel:
     att_a: object = None
     att_b: object = None
     forces: object = None
-    #: the redundancy selection (:func:`flexmb.dynamics.node.redundancy.init_selection`), None before it
-    redundancy: object = field(default=None, repr=False)
-    #: the constraint equations dropped as redundant, ``[(joint, component)]``
-    redundant_labels: list = field(default_factory=list, repr=False)
     #: derived data kept for reuse (:class:`ModelCache`); no other attribute can be added (slots)
     cache: ModelCache = field(default_factory=ModelCache, repr=False)
 
@@ -185,22 +193,22 @@ def compile_model(model: Model, contact_rows: bool = False) -> CompiledModel:
             springs.append(f)
         else:
             raise ModelError(f"unknown force element {f!r}; use Gravity, PointForce, PointTorque or SpringDamper")
-    cm = CompiledModel(
+    for a in (group_of, vel_off, ja, jb, kk, cc, ref, g, cons, univ):
+        a.flags.writeable = False  # the model's data
+    # built in two stages (the attachment sets and the force elements read the bodies' data)
+    bodies = CompiledModel(
         model=model, nb=nb, nj=nj, groups=groups, group_of=group_of, vel_off=vel_off, nv=nv,
         jnt_a=ja, jnt_b=jb, jnt_constrained=cons, jnt_k=kk, jnt_c=cc, jnt_ref=ref, jnt_universal=univ,
         jnt_drives=drives, gravity=g, point_forces=pf, point_torques=pt,
         spring_names=[s.name for s in springs], length_scale=model.size,
     )
     has_site = any(s is not None for s in sa + sb)
-    cm.att_a = AttachmentSet(cm, ja, pa, Aa, sa if has_site else None)
-    cm.att_b = AttachmentSet(cm, jb, pb, Ab, sb if has_site else None)
-    x0, R0, _ = initial_configuration(cm)
-    st0 = ElementStart(t=0.0, x=x0, R=R0, pi=np.zeros(cm.nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
+    joints = replace(bodies, att_a=AttachmentSet(bodies, ja, pa, Aa, sa if has_site else None),
+                     att_b=AttachmentSet(bodies, jb, pb, Ab, sb if has_site else None))
+    x0, R0, _ = initial_configuration(joints)
+    st0 = ElementStart(t=0.0, x=x0, R=R0, pi=np.zeros(nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
                        lam=np.zeros((0, 6)), acc=np.zeros((0, 3)))
-    cm.forces = compile_forces(cm, pf, pt, springs, st0)
-    for a in (cm.group_of, cm.vel_off, cm.jnt_a, cm.jnt_b, cm.jnt_k, cm.jnt_c, cm.jnt_ref, cm.gravity):
-        a.flags.writeable = False  # the model's data (the constraint masks: the redundancy selection)
-    return cm
+    return replace(joints, forces=compile_forces(joints, pf, pt, springs, st0), cache=ModelCache())
 
 
 @dataclass
@@ -228,7 +236,7 @@ class ElementStart:
     extra: dict = field(default_factory=dict)
     #: the closed loops' self-stresses at this node, ``(selection key, found)``: ``found`` as
     #: :func:`flexmb.dynamics.variants.singular_node.self_stresses` returns it (None: a regular node) for the
-    #: constraint selection ``key`` (:func:`flexmb.dynamics.node.projection.selection_key`); set by the
+    #: constraint selection ``key`` (:attr:`flexmb.dynamics.node.selection.Selection.key`); set by the
     #: singular-node check of the element that ends here, read by the node projection; None: not checked
     self_stresses: tuple | None = field(default=None, repr=False, compare=False)
 
@@ -260,13 +268,17 @@ def initial_configuration(cm: CompiledModel):
 
 
 
-def initial_state(cm: CompiledModel, t0: float = 0.0):
+def initial_state(cm: CompiledModel, t0: float = 0.0, sel=None):
     """Element-start state at ``t0`` from the model's initial conditions.
 
     Returns ``(start, w0)``: the :class:`ElementStart` and the body velocities ``w0 (nv,)``, after
     checking that the joints are assembled and projecting the initial velocities onto the joint
-    constraints.
+    constraints kept by ``sel`` (:class:`~flexmb.dynamics.node.selection.Selection`; None: the model's
+    full set).
     """
+    from flexmb.dynamics.node.selection import Selection
+
+    sel = sel if sel is not None else Selection.full(cm)
     from flexmb.dynamics.elements.joints import drive_targets
 
     model = cm.model
@@ -286,10 +298,10 @@ def initial_state(cm: CompiledModel, t0: float = 0.0):
         # assembly check on the constrained components (vectorized; message for the worst joints)
         tgt, _ = drive_targets(cm, np.array([t0]))
         q = np.concatenate([s, phi], axis=1)
-        err = np.where(cm.jnt_constrained, q - tgt[..., 0], 0.0)
+        err = np.where(sel.constrained, q - tgt[..., 0], 0.0)
         tol = np.concatenate([np.full(3, model.assembly_tol * cm.length_scale), np.full(3, model.assembly_tol)])
         bad = np.abs(err) > tol
-        cross = np.where(cm.jnt_universal, Rr[:, 0, 1], 0.0)
+        cross = np.where(sel.universal, Rr[:, 0, 1], 0.0)
         bad_cross = np.abs(cross) > model.assembly_tol
         for j in np.nonzero(bad.any(axis=1) | bad_cross)[0][:1]:
             jt = model.joints[j]
@@ -308,6 +320,6 @@ def initial_state(cm: CompiledModel, t0: float = 0.0):
             if comp >= 3:
                 acc[j, comp - 3] = float(f(t0))
     st.s, st.Rr, st.acc = s, Rr, acc
-    w0 = project_velocities(cm, st, w0, t0)
+    w0 = project_velocities(cm, st, w0, t0, sel)
     st.pi = node_momenta(cm, st, w0)
     return st, w0

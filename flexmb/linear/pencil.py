@@ -87,8 +87,7 @@ def frozen(cm: CompiledModel, t: float) -> CompiledModel:
             ld = SimpleNamespace(**{**vars(ld), "value": (lambda tt, state, fn=fn: fn(t, state))})
         loads.append(ld)
     out = replace(cm, jnt_drives=drives, forces=SimpleNamespace(**{**vars(cm.forces), "loads": loads}),
-                  cache=ModelCache(), redundancy=None, redundant_labels=[])  # a fresh cache, and no redundancy
-    # selection (the copy never carried the run's one)
+                  cache=ModelCache())  # a fresh cache (the full constraint set: no run's selection)
     return out
 
 

@@ -73,24 +73,27 @@ def _grid(nj: int, p: int):
     return J2, I2, J3, K3, P3
 
 
-def law_data(cm) -> SimpleNamespace:
-    """The joints' laws as the kernels read them, kept on the compiled model until the constrained set
-    changes (redundancy resolution): ``kind (nj, 6)`` (:func:`~flexmb.dynamics.elements.joint_law.component_kinds`),
-    ``k``, ``c``, ``ref (nj, 6)`` contiguous; the components of each Jacobian block: held ``(jh, mh)``,
-    free ``(jf, mf)``, damped free ``(jd, md)`` and ``damped (nj,)`` (joints with one), universal
-    joints ``ju``."""
-    key = (cm.jnt_constrained.tobytes(), cm.jnt_universal.tobytes())
+def law_data(cm, sel=None) -> SimpleNamespace:
+    """The joints' laws as the kernels read them under the constraint selection ``sel`` (the layout's,
+    ``lay.selection``: :class:`~flexmb.dynamics.node.selection.Selection`; None: the model's full set),
+    kept in ``cm.cache`` until the selection changes (redundancy resolution): ``kind (nj, 6)``
+    (:func:`~flexmb.dynamics.elements.joint_law.component_kinds`), ``k``, ``c``, ``ref (nj, 6)``
+    contiguous; the components of each Jacobian block: held ``(jh, mh)``, free ``(jf, mf)``, damped free
+    ``(jd, md)`` and ``damped (nj,)`` (joints with one), universal joints ``ju``."""
+    from flexmb.dynamics.node.selection import Selection
+
+    sel = sel if sel is not None else Selection.full(cm)
     hit = cm.cache.joint_laws
-    if hit is None or hit.key != key:
-        kind = component_kinds(cm.jnt_constrained, cm.jnt_universal)
+    if hit is None or hit.key != sel.key:
+        kind = component_kinds(sel.constrained, sel.universal)
         c = np.ascontiguousarray(cm.jnt_c, dtype=float)
         jd, md = np.nonzero((kind == FREE) & (c != 0))
         damped = np.zeros(cm.nj, bool)
         damped[jd] = True
-        hit = SimpleNamespace(key=key, kind=kind, k=np.ascontiguousarray(cm.jnt_k, dtype=float), c=c,
+        hit = SimpleNamespace(key=sel.key, kind=kind, k=np.ascontiguousarray(cm.jnt_k, dtype=float), c=c,
                               ref=np.ascontiguousarray(cm.jnt_ref, dtype=float), held=np.nonzero(kind == HELD),
                               free=np.nonzero(kind == FREE), damp=(jd, md), damped=damped,
-                              any_damped=bool(jd.size), ju=np.nonzero(cm.jnt_universal)[0], grids={})
+                              any_damped=bool(jd.size), ju=np.nonzero(sel.universal)[0], grids={})
         cm.cache.joint_laws = hit
     return hit
 
@@ -141,11 +144,10 @@ def constraint_targets(cm, t_cons: np.ndarray) -> np.ndarray:
     writable array like every other kernel argument: one compiled signature)."""
     if not cm.jnt_drives:
         return _zeros_targets(cm.nj, t_cons.size)
-    law = law_data(cm)
     key = t_cons.tobytes()
-    hit = getattr(law, "targets", None)
+    hit = cm.cache.drive_targets
     if hit is None or hit[0] != key:
-        hit = law.targets = (key, drive_targets(cm, t_cons)[0])
+        hit = cm.cache.drive_targets = (key, drive_targets(cm, t_cons)[0])
     return hit[1]
 
 
@@ -181,7 +183,7 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     p = te.p
     r = res[lay.joint_off:].reshape(nj, p, JOINT_SLOTS)
     J2, I2, J3, K3, P3 = _grid(nj, p)
-    law = law_data(cm)
+    law = law_data(cm, lay.selection)
 
     # ------------------------------------------------------------------ attachment frames and velocities
     Pa = cm.att_a.pose(ek, "cons")

@@ -135,7 +135,7 @@ class EventMonitor:
             h = predict(g0[flying], v0[flying], self.acc[flying], h)
         out = run.solve_element(st, h, run.w, run.prev)
         g1, J1 = self.cs.normal_rows(cm, out.end)
-        v1 = J1 @ node_velocity(cm, out.end)
+        v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
         if h < h_full and np.any(flying & (g1 > tol) & (v1 < 0)):
             # landed short (a_n varied): re-solve beyond the impact, the location finishes it (no sliver
             # element after a short landing)
@@ -145,7 +145,7 @@ class EventMonitor:
                 out = run.solve_element(st, h, run.w, run.prev)
                 self.solves += 1
                 g1, J1 = self.cs.normal_rows(cm, out.end)
-                v1 = J1 @ node_velocity(cm, out.end)
+                v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
         # closed at the start, not leaving, pressed during the element: it rests
         starting = ~self.resting & ~flying & (g1 < -tol)
         self.resting |= starting
@@ -154,12 +154,12 @@ class EventMonitor:
             out = run.solve_element(st, h, run.w, run.prev)
             self.solves += 1
             g1, J1 = self.cs.normal_rows(cm, out.end)
-            v1 = J1 @ node_velocity(cm, out.end)
+            v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
         cand = flying & ((g1 < -tol) | np.isfinite(first_crossing(g0, v0, g1, v1, h, tol)))
         if cand.any():
             out, h = self._locate(run, st, h, out, cand, (g0, v0, g1, v1))
             g1, J1 = self.cs.normal_rows(cm, out.end)
-            v1 = J1 @ node_velocity(cm, out.end)
+            v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
         held = self.resting & (self.row >= 0)
         off = np.zeros(self.cs.m, bool)
         if held.any():  # the rows' reactions: compressive -> kept; pulling -> lift-off located, the row opens
@@ -167,7 +167,7 @@ class EventMonitor:
             out, h, off = self._lift_off(run, st, h, out, held)
             if out is not solved:
                 g1, J1 = self.cs.normal_rows(cm, out.end)
-                v1 = J1 @ node_velocity(cm, out.end)
+                v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
         self.acc = (v1 - v0) / h  # the normal accelerations over the element (the next prediction, the rest rule)
         self.h_last = h
         self._end = (out.end.t, g1, J1)  # the next step's start (an impact leaves the positions)
@@ -208,7 +208,7 @@ class EventMonitor:
             trial = run.solve_element(st, hm, run.w, run.prev)
             self.solves += 1
             gm, J = cs.normal_rows(cm, trial.end, idx)
-            gm, vm = gm[idx], J @ node_velocity(cm, trial.end)
+            gm, vm = gm[idx], J @ node_velocity(cm, trial.end, sel=run.selection)
             if gm.min() < -tol or (gm.min() > tol and np.isfinite(first_crossing(glo, vlo, gm, vm, hm - lo, tol)).any()):
                 hi, ghi, vhi = hm, gm, vm  # beyond the surface at hm, or dipped in before it
             elif gm.min() > tol:
@@ -280,19 +280,19 @@ class EventMonitor:
         if p is None and (impulses_only or not self.cs.m or (not self.resting.any()
                                                               and self._gaps(cm, st).min() > gap_tol(cm))):
             return  # nothing closed, nothing due
-        out, _ = resolve(cm, _Open(cs, self.resting), st, w, p)
+        out, _ = resolve(cm, _Open(cs, self.resting), st, w, p, run.selection)
         rows = self.resting & (self.row >= 0)
         if (len(out.contacts) or p is not None) and rows.any():
             # the rows would hold as bilateral joints in the impact: it is solved with them as plastic contacts
             switch_rows(run, self.row[rows], False)
             self.resting &= ~rows
-            out, _ = resolve(cm, _Open(cs, self.resting, rows), st, w, p)
+            out, _ = resolve(cm, _Open(cs, self.resting, rows), st, w, p, run.selection)
         if len(out.contacts) or p is not None:
             rest = out.contacts[(out.v_plus < self._v_rest(run, out)) & (out.P > 0)] if len(out.contacts) else []
             if len(rest):  # too slow to bounce again within a few elements: the impact is plastic, the contact rests
                 plastic = rows.copy()
                 plastic[rest] = True
-                out, _ = resolve(cm, _Open(cs, self.resting, plastic), st, w, p)
+                out, _ = resolve(cm, _Open(cs, self.resting, plastic), st, w, p, run.selection)
                 self.resting[rest] = True
             self._record(run, out, st)
             w = out.w_plus
@@ -302,7 +302,7 @@ class EventMonitor:
                 switch_rows(run, self.row[rows & self.resting], True)
                 self.changes.extend([float(st.t), float(k), 0.0] for k in np.nonzero(rows & ~self.resting)[0])
         new = self.resting & (self.row >= 0)
-        new[new] = ~cm.jnt_constrained[self.row[new], ROW]
+        new[new] = ~run.selection.constrained[self.row[new], ROW]
         if new.any():
             self._rows_on(run, st.t, new)
         if np.any(self.resting & (self.row < 0)):
@@ -311,7 +311,8 @@ class EventMonitor:
         if rough.any():  # Coulomb at the node, the cone of the row's normal impulse over the last element
             idx = np.nonzero(rough)[0]
             T, _ = cs.tangent_rows(cm, st, idx)
-            w_plus, P = tangential_hold(cm, st, w, T, cs.mu[idx] * np.maximum(self.q_mid[idx], 0.0) * self.h_last)
+            w_plus, P = tangential_hold(cm, st, w, T, cs.mu[idx] * np.maximum(self.q_mid[idx], 0.0) * self.h_last,
+                                        run.selection)
             if np.any(P):
                 loss = -float(np.einsum("kj,kjv,v->", P, T, w_plus + w)) / 2.0
                 self._add_work(run, "contact impacts", -loss)
@@ -342,7 +343,7 @@ class EventMonitor:
         if np.all(J[idx] @ w + bias >= 0.0):
             return w
         out = solve_impact(cm, st, w, idx, J[idx], np.zeros(idx.size), None, bias=bias,
-                           friction=friction_rows(cm, cs, st, idx))
+                           friction=friction_rows(cm, cs, st, idx), sel=run.selection)
         self._add_work(run, "contact impacts", -out.energy_lost)
         return out.w_plus
 
@@ -388,9 +389,10 @@ class EventMonitor:
                 "lift_offs": int(sum(1 for c in self.changes if c[2] == 0.0)),
                 "resting_contacts": [n for n, r in zip(names, self.resting) if r]}
 
-    def rows_held(self, cm):
-        """Context: the node reactions recovered with every contact row held (:func:`~.resting.rows_held`)."""
-        return rows_held(cm, self.row[self.row >= 0])
+    def rows_held(self, sel):
+        """The selection ``sel`` with every contact row held: the one the node reactions are recovered
+        in (:func:`~.resting.rows_held`)."""
+        return rows_held(sel, self.row[self.row >= 0])
 
     def state(self, run) -> dict:
         """Checkpoint record (``ckpt/events/...``), with the recorder's pending impact work."""
@@ -413,7 +415,6 @@ class EventMonitor:
             self.q_mid = np.array(ex["q_mid"], dtype=float)
             self.h_last = float(np.array(ex["h_last"])[0])
         self.changes = [list(r) for r in np.array(ex.get("events/resting", np.zeros((0, 3))))]
-        switch_rows(run, self.row[self.resting & (self.row >= 0)], True)  # the rows of the resting contacts
         self.joint_rows = list(np.array(ex["events/joint_impulse"], dtype=float))
         if "pending" in ex:
             run.rec._pending = np.array(ex["pending"], dtype=float)  # noqa: SLF001 (see state)

@@ -4,12 +4,15 @@ A plane contact (sphere-plane or point-plane, the plane on the ground or on a bo
 centre on a body or an interface) is compiled with the model as a hidden joint
 :class:`ContactRow` named ``"contact:<name>"``: frame A on the plane, its origin lifted by the radius
 along the normal and its z axis the normal; frame B at the sphere's centre.  Its relative position
-component ``s_z`` is the gap ``g = n . (x_b - x_a) - r``.  While the contact is open every component of
-the row is free with a zero law (no reaction, the row only follows the motion); while it *rests*, ``s_z``
-is a constrained component (``g = 0`` at the element's constraint points, the end node included) whose
-reaction ``Qbar_z`` (the normal force on the sphere, frame A = the plane's normal, N) is a primary
-unknown of the element like every joint reaction.  The switch is :func:`switch_rows` (the one place
-where the constraint masks change for contacts).
+component ``s_z`` is the gap ``g = n . (x_b - x_a) - r``.  ``s_z`` is the row's one constraint equation in the model's
+full set (``cm.jnt_constrained``), a *switched* one
+(:attr:`~flexmb.dynamics.node.selection.Selection.switched`: never dropped nor judged as redundant).  The
+run's :class:`~flexmb.dynamics.node.selection.Selection` drops it while the contact is open (every
+component of the row free with a zero law: no reaction, the row only follows the motion; every row at
+the start) and keeps it while the contact *rests* (``g = 0`` at the element's constraint points, the end
+node included), its reaction ``Qbar_z`` (the normal force on the sphere, frame A = the plane's normal,
+N) then a primary unknown of the element like every joint reaction.  The switch is :func:`switch_rows`
+(the one place where a contact changes the run's selection: ``run.select``).
 
 After every element with a resting row the reaction is checked (:func:`row_reactions`,
 :func:`end_reaction`): at the Gauss points and extrapolated to the element's end.  A compressive reaction
@@ -28,7 +31,6 @@ point: no radius offset).  ``docs/theory.md`` section 13.
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -52,7 +54,9 @@ class ContactRow(Joint):
     open; ``s_z`` (the gap) constrained while it rests (:func:`switch_rows`)."""
 
     kind = "contact"
-    constrained = (False,) * 6
+    constrained = (False, False, True, False, False, False)  # the gap (ROW), kept while the contact rests
+    #: its equation is switched by the impact stage (flexmb.dynamics.node.selection: never redundant)
+    switched = True
 
 
 def takes_row(contact) -> bool:
@@ -84,47 +88,38 @@ def row_joints(cm) -> NDArray:
     return np.array([index.get(PREFIX + c.name, -1) for c in cm.model.contacts], dtype=np.int64)
 
 
+def row_labels(joints: NDArray) -> list:
+    """The constraint labels ``(joint, ROW)`` of the contact rows ``joints``."""
+    return [(int(j), ROW) for j in np.asarray(joints, dtype=np.int64)]
+
+
 def switch_rows(run, joints: NDArray, on: bool) -> None:
-    """Switch the contact rows of ``joints`` on (the gap held) or off (free) in ``run``'s compiled model:
-    the constraint mask, the redundancy selection's full set (its re-selection starts from it), and the
-    element's Jacobian pattern and index record (rebuilt, as after a re-selection).  The one place where
-    a contact changes the constraint masks."""
-    from flexmb.dynamics.solve.evaluation import make_layout
-
+    """Switch the contact rows of ``joints`` on (the gap held) or off (free) in ``run``: its selection
+    keeps or drops their gap equations (``run.select``, which rebuilds the element's Jacobian pattern
+    and index records, as after a re-selection).  The one place where a contact changes the kept
+    constraint equations."""
     joints = np.asarray(joints, dtype=np.int64)
-    cm = run.cm
-    if not joints.size or np.all(cm.jnt_constrained[joints, ROW] == on):
+    sel = run.selection
+    if not joints.size or np.all(sel.constrained[joints, ROW] == on):
         return
-    cm.jnt_constrained[joints, ROW] = on
-    red = cm.redundancy
-    if red is not None:
-        red.cons0[joints, ROW] = on
-    run.system.pattern = None
-    run.system.lay = make_layout(cm, run.te.p)
-    run._plain_lay = None  # noqa: SLF001 (the recorder's layout replays the old index record)
+    labels = row_labels(joints)
+    run.select(sel.changed(keep=labels) if on else sel.changed(drop=labels))
 
 
-@contextmanager
-def rows_held(cm, joints: NDArray):
-    """Context in which the contact rows ``joints`` count as constrained (the constraint mask only): the
-    node reactions of a run are recovered from the element impulses with the rows held, since a row
-    that was switched off during the run carried its reaction before (while open its impulse is zero)."""
-    joints = np.asarray(joints, dtype=np.int64)
-    keep = cm.jnt_constrained[joints, ROW].copy()
-    try:
-        cm.jnt_constrained[joints, ROW] = True
-        yield
-    finally:
-        cm.jnt_constrained[joints, ROW] = keep
+def rows_held(sel, joints: NDArray):
+    """The selection ``sel`` with the contact rows ``joints`` kept: the node reactions of a run are
+    recovered from the element impulses with the rows held, since a row that was switched off during
+    the run carried its reaction before (while open its impulse is zero)."""
+    return sel.changed(keep=row_labels(joints))
 
 
-def tangential_hold(cm, st, w: NDArray, T: NDArray, mu_pn: NDArray) -> tuple[NDArray, NDArray]:
+def tangential_hold(cm, st, w: NDArray, T: NDArray, mu_pn: NDArray, sel=None) -> tuple[NDArray, NDArray]:
     """Coulomb friction at a node for resting rows: the tangential impulses ``P (k, 2)`` with ``|P_c| <= cap_c``
     (``mu_pn (k,)``: ``mu`` times the row's normal impulse over the element that ended here) that stop the
     slip ``T w`` (``T (k, 2, nv)``, the contacts' tangential rows) or oppose it at the cone's edge, and the
     velocities after them (projected: the rows hold the normal).  Block Gauss-Seidel over the contacts on
     the tangential Delassus matrix ``W = T dPi M^-1 T^T`` (:func:`~.solve.delassus`); per contact the 2 x 2
-    problem exactly (:func:`disk_block`).  Returns ``(w+, P)``."""
+    problem exactly (:func:`disk_block`); ``sel``: the run's kept joint constraints.  Returns ``(w+, P)``."""
     from flexmb.dynamics.impact.solve import delassus, projected
     from flexmb.dynamics.node.constraints import node_velocities
 
@@ -134,7 +129,7 @@ def tangential_hold(cm, st, w: NDArray, T: NDArray, mu_pn: NDArray) -> tuple[NDA
     P = np.zeros(2 * k)
     if not np.any(v) or not np.any(mu_pn > 0):
         return w, P.reshape(k, 2)
-    W = delassus(cm, st, Tf, w)
+    W = delassus(cm, st, Tf, w, sel)
     for _ in range(500):
         last = P.copy()
         for c in range(k):
@@ -142,7 +137,7 @@ def tangential_hold(cm, st, w: NDArray, T: NDArray, mu_pn: NDArray) -> tuple[NDA
             P[s] = disk_block(W[s, s], v[s] + W[s] @ P - W[s, s] @ P[s], mu_pn[c])
         if np.abs(P - last).max() <= 1e-14 * max(np.abs(P).max(), 1e-300):
             break
-    return projected(cm, st, w + node_velocities(cm, st, Tf.T @ P))[0], P.reshape(k, 2)
+    return projected(cm, st, w + node_velocities(cm, st, Tf.T @ P), sel)[0], P.reshape(k, 2)
 
 
 def disk_block(W: NDArray, b: NDArray, cap: float) -> NDArray:

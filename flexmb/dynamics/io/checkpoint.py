@@ -1,6 +1,7 @@
 """Checkpoints of a running simulation: the results so far plus everything the engine needs to go
-on bit-identically (element-start state, predictor history, convergence scales, the sparse LU's
-column ordering, recorder lists, counters, options and, when it can be pickled, the model).
+on bit-identically: the run's state whole (:class:`~flexmb.dynamics.step.state.RunState`: element-start
+state, predictor history, convergence scales, recorder lists, counters, the dropped equations), the
+sparse LU's column ordering, the options and, when it can be pickled, the model.
 
 A checkpoint is a directory (:mod:`flexmb.dynamics.io.checkpoint_files`): each write appends the
 history recorded since the previous one and replaces a small state file, so its cost is
@@ -26,15 +27,10 @@ import numpy as np
 
 from flexmb.dynamics.io.checkpoint_files import Appender, Stored, read
 from flexmb.dynamics.io.fingerprint import describe, differences, fingerprint
-from flexmb.dynamics.node.redundancy import constrained_labels, constraint_violation, redundancy_meta
-from flexmb.dynamics.solve.scales import Magnitudes
-from flexmb.dynamics.step.outcome import ElementPiece
+from flexmb.dynamics.node.redundancy import constrained_labels, constraint_violation
 from flexmb.errors import FlexmbError, ModelError
 
 log = logging.getLogger(__name__)
-
-_STATE_FIELDS = ("x", "R", "pi", "s", "Rr", "lam", "acc")
-
 
 def _pickle_model(model) -> bytes | None:
     try:
@@ -50,67 +46,10 @@ def _pickle_model(model) -> bytes | None:
             return None
 
 
-def _state_arrays(prefix: str, st) -> dict:
-    out = {f"{prefix}/{k}": np.asarray(getattr(st, k)) for k in _STATE_FIELDS}
-    out[f"{prefix}/t"] = np.asarray(float(st.t))
-    if st.lam_end is not None:
-        out[f"{prefix}/lam_end"] = np.asarray(st.lam_end)
-    for k, v in st.extra.items():
-        out[f"{prefix}/extra/{k}"] = np.asarray(v)
-    return out
-
-
-def _state_from(prefix: str, ex: dict):
-    from flexmb.dynamics.system import ElementStart
-
-    kw = {k: np.array(ex[f"{prefix}/{k}"]) for k in _STATE_FIELDS}
-    extra = {k[len(prefix) + 7:]: np.array(v) for k, v in ex.items() if k.startswith(f"{prefix}/extra/")}
-    lam_end = np.array(ex[f"{prefix}/lam_end"]) if f"{prefix}/lam_end" in ex else None
-    return ElementStart(t=float(ex[f"{prefix}/t"]), lam_end=lam_end, extra=extra, **kw)
-
-
-def engine_state(run) -> dict:
-    """The engine state of ``run`` as named arrays (bounded in size: no history)."""
-    ex = _state_arrays("ckpt/st", run.st)
-    if run.prev is not None:
-        U_prev, st_prev, h_prev = run.prev.U, run.prev.start, run.prev.h
-        ex["ckpt/prev/U"] = np.asarray(U_prev)
-        ex["ckpt/prev/h"] = np.asarray(float(h_prev))
-        ex.update(_state_arrays("ckpt/prev/st", st_prev))
-    ex["ckpt/w"] = np.asarray(run.w)
-    ex["ckpt/scale"] = np.asarray(run.scale)
-    if getattr(run, "projection", None) is not None:  # symmetric projection: its predictor history
-        ex.update(run.projection.state())
-    ex["ckpt/magnitudes"] = run.magnitudes.as_array()
-    q = getattr(run.solver, "_q", None)
-    if q is not None:
-        ex["ckpt/solver_q"] = np.asarray(q)
-    if getattr(run, "control", None) is not None:  # error-controlled steps (flexmb.dynamics.variants.step_control)
-        ex.update({f"ckpt/control/{k}": v for k, v in run.control.state().items()})
-    if getattr(run, "events", None) is not None:  # contacts and impulses: the event state, its own record
-        ex.update({f"ckpt/events/{k}": v for k, v in run.events.state(run).items()})
-    ex["ckpt/counters"] = np.array([run.n_el, run.wall, run.fac_time, run.system.t_eval, run.system.n_eval], dtype=float)
-    for name in run.rec.REPLACED:  # the recorder's running values (energy audit), stored whole
-        ex[f"ckpt/rec/{name}"] = np.asarray(getattr(run.rec, name), dtype=float)
-    return ex
-
-
-def history(run) -> dict:
-    """The growing lists of ``run`` (the recorder's, its statistics, body-type node outputs, the
-    elements accepted at a singular matrix): key -> the live list (rows are only ever appended)."""
-    out = {f"ckpt/rec/{name}": value for name, value in vars(run.rec).items()
-           if isinstance(value, list) and name not in run.rec.REPLACED}
-    out.update({f"ckpt/stats/{name}": value for name, value in run.rec.stats.items()})
-    out.update({f"ckpt/body/{k}": v for k, v in run.rec.body_extra.items()})  # modal coordinates, interfaces
-    out["ckpt/singular_t"] = run.singular_t
-    return out
-
-
 def _settings(run) -> dict:
     """The run's settings (JSON): how it was started, its changes of model, the dropped equations."""
     return {"checkpoint": {"p": run.te.p, "transport": run.te.transport, "h": run.h, "t0": run.t0, "t_end": run.t_end,
-                           "options": dataclasses.asdict(run.options)},
-            "model_changes": run.model_changes, **redundancy_meta(run.cm)}
+                           "options": dataclasses.asdict(run.options)}, **run.state.meta(run.cm)}
 
 
 def _model_file(run, path) -> dict:
@@ -144,7 +83,7 @@ class Checkpoints:
         """Append what ``run`` recorded since the previous write and replace the state; a write the
         file system refuses stops the run: :class:`CheckpointWriteError` with its results."""
         try:
-            self.files.write(history(run), engine_state(run), _settings(run), lambda: _model_file(run, self.path))
+            self.files.write(run.state.history(), run.state.arrays(run), _settings(run), lambda: _model_file(run, self.path))
         except OSError as exc:
             err = CheckpointWriteError(
                 f"checkpoint {str(self.path)!r}: writing failed at t = {run.st.t:.6g} s ({type(exc).__name__}: {exc}); the "
@@ -219,7 +158,8 @@ def _check_assembled(run, stored: Stored) -> None:
     """The joints must hold at the resumed node to the model's assembly tolerance."""
     from flexmb.dynamics.layout import COMPONENT_NAMES
 
-    v, j, c = constraint_violation(run.cm, run.st, constrained_labels(run.cm))
+    open_rows = set(run.selection.switched_off)  # a contact row switched off: the contact is open
+    v, j, c = constraint_violation(run.cm, run.st, [lab for lab in constrained_labels(run.cm) if lab not in open_rows])
     if v <= 1.0:
         return
     name = run.cm.model.joints[j].name
@@ -235,7 +175,6 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     """A run (``run_class``: :class:`~flexmb.dynamics.simulate.Run`, built with options of
     ``options_class``) restored from a checkpoint, ready to ``go``; ``model``: None for the one the
     checkpoint holds; another model is refused unless ``allow_model_change`` (see the module)."""
-    from flexmb.dynamics.node.redundancy import restore_selection
     from flexmb.dynamics.solve.newton import NewtonOptions
     from flexmb.dynamics.time_elements import TimeElement, time_element
     from flexmb.model.model import Model
@@ -257,55 +196,17 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     run = run_class(model, float(info["t_end"]), float(info["h"]), te, float(info["t0"]), options)
     run.model_changes = list(stored.meta.get("model_changes", []))
     _check_model(run, stored, allow_model_change)
-    restore_selection(run.cm, stored.meta)  # the dropped equations may have been re-selected during the run
+    labels = run.monitor.restore(run.cm, stored.meta)  # the dropped equations may have been re-selected during the run
+    if set(labels) != set(run.selection.redundant):  # (the switched contact rows: RunState.restore)
+        run.select(run.selection.changed(keep=run.selection.redundant, drop=labels))
     if t_end is not None:
         if not t_end > float(ex["ckpt/st/t"]):
             raise ModelError(f"t_end={t_end!r} must lie after the checkpoint's time {float(ex['ckpt/st/t']):.6g} s")
         run.t_end = float(t_end)
-    restore(run, ex, stored)
+    run.state.restore(run, ex, stored)  # the run's state, whole (flexmb.dynamics.step.state.RunState)
     _check_assembled(run, stored)
     if getattr(run, "resumed_with_other_model", False):
         log.warning("resuming %s at t = %.6g s with another model (allow_model_change=True): %s", stored.path,
                     run.st.t, describe(run.model_changes[-1]["differences"]))
     run.checkpoint_source = dataclasses.replace(stored, arrays={}, model_blob=None)  # what the next write continues
     return run
-
-
-def restore(run, ex: dict, stored: Stored) -> None:
-    """Set ``run``'s engine state and history from a checkpoint's arrays ``ex``."""
-    run.st = _state_from("ckpt/st", ex)
-    if "ckpt/prev/U" in ex:
-        run.prev = ElementPiece(_state_from("ckpt/prev/st", ex), float(ex["ckpt/prev/h"]), np.array(ex["ckpt/prev/U"]))
-    run.w = np.array(ex["ckpt/w"])
-    run.scale = np.array(ex["ckpt/scale"])
-    if getattr(run, "projection", None) is not None:  # symmetric projection: its predictor history
-        run.projection.restore(ex)
-    run.magnitudes = Magnitudes.from_array(ex["ckpt/magnitudes"])
-    if "ckpt/solver_q" in ex and hasattr(run.solver, "adopt_ordering"):
-        run.solver.adopt_ordering(np.array(ex["ckpt/solver_q"]))
-    if run.cm.nj and "ckpt/rec/imp" not in ex and ex.get("ckpt/rec/t", np.zeros(0)).size:
-        raise FlexmbError(f"the checkpoint {stored.path} was written by an older flexmb without the impulse records the "
-                          f"node reactions need; re-run the simulation from the start")
-    if "ckpt/control/scalars" in ex:
-        from flexmb.dynamics.variants.step_control import StepControl
-
-        run.control = StepControl.restore(run, {k[len("ckpt/control/"):]: np.array(v) for k, v in ex.items()
-                                                if k.startswith("ckpt/control/")})
-        run.tolerances = (run.control.rtol, run.control.atol)
-    for name, value in vars(run.rec).items():
-        if isinstance(value, list) and f"ckpt/rec/{name}" in ex:
-            setattr(run.rec, name, list(np.array(ex[f"ckpt/rec/{name}"])))
-    for name in run.rec.stats:
-        run.rec.stats[name] = list(np.array(ex.get(f"ckpt/stats/{name}", [])))
-    # body-type node outputs (flexible bodies: modal coordinates, interface motion)
-    body = (("modal/", "modal_rate/", "interface/"), 0) if stored.old_format else (("ckpt/body/",), len("ckpt/body/"))
-    run.rec.body_extra = {k[body[1]:]: list(np.array(v)) for k, v in ex.items() if k.startswith(body[0])}
-    if "ckpt/events/resting" in ex:  # contacts and impulses (flexmb.dynamics.impact.march)
-        from flexmb.dynamics.impact.march import EventMonitor
-
-        run.events = EventMonitor(run, check=False)
-        run.events.restore(run, {k[len("ckpt/events/"):]: v for k, v in ex.items() if k.startswith("ckpt/events/")})
-    n_el, run.wall, run.fac_time, run.system.t_eval, n_eval = np.array(ex["ckpt/counters"]).tolist()
-    run.n_el, run.system.n_eval = int(n_el), int(n_eval)
-    if "ckpt/singular_t" in ex:  # elements accepted at a (nearly) singular matrix (meta['singular_elements'])
-        run.singular_t = np.array(ex["ckpt/singular_t"]).tolist()

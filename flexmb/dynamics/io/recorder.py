@@ -39,8 +39,11 @@ class Recorder:
     #: list attributes replaced at every node, not appended to (a checkpoint stores them whole)
     REPLACED = ("energy_span", "worst_jump")
 
-    def __init__(self, cm: CompiledModel, te: TimeElement):
+    def __init__(self, cm: CompiledModel, te: TimeElement, selection=None):
         self.cm, self.te = cm, te
+        #: the run's constraint selection (:class:`~flexmb.dynamics.node.selection.Selection`; None: the
+        #: model's full set), which the node projection reads; the run replaces it on a re-selection
+        self.selection = selection
         self.t, self.pos, self.rotm, self.vel, self.om = [], [], [], [], []
         self.srel, self.rrel, self.vrel, self.lam = [], [], [], []
         self.ke, self.pe = [], []
@@ -52,7 +55,7 @@ class Recorder:
         self.stats = {k: [] for k in ("t_start", "h", "iterations", "rate", "factorizations", "residual", "retries")}
         # energy audit (flexmb.dynamics.energy_audit): cumulative work per contributor at each node (nc,),
         # the run's energy span and the element where the balance jumped most (lists: checkpointed)
-        self.audit_labels, self.audit_category = contributors(cm)
+        self.audit_labels, self.audit_category = contributors(cm, selection)
         self.work = []
         self.energy_span = []
         self.worst_jump = []
@@ -72,7 +75,7 @@ class Recorder:
                 and all(np.array_equal(a, b) for a, b in zip(hit[1], key))):
             return hit[2]
         cm = self.cm
-        nv = project_node(cm, st)
+        nv = project_node(cm, st, sel=self.selection)
         w = nv.w
         extra = {}
         pos = np.zeros((cm.nb, 3))
@@ -178,20 +181,23 @@ class Recorder:
             self.force.append(Jv[:, i, JQ:JQ + 3].copy())
             self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
 
-    def reactions(self):
+    def reactions(self, sel=None):
         """Node reactions ``(force, moment)`` (n_out, nj, 3) of the output nodes
-        (:func:`~flexmb.dynamics.node.reactions.node_reactions`, with the model's current constraint set)."""
+        (:func:`~flexmb.dynamics.node.reactions.node_reactions`) for the constraint selection ``sel``
+        (default: the recorder's)."""
         nj = self.cm.nj
         return node_reactions(self.cm, np.array(self.imp_t), np.array(self.imp),
                               np.array(self.imp_el).reshape(-1, nj, 6 * self.te.p - 3), np.array(self.imp_out) > 0.5,
-                              self.te)
+                              self.te, sel if sel is not None else self.selection)
 
-    def solution(self, meta: dict) -> Solution:
+    def solution(self, meta: dict, reaction_sel=None) -> Solution:
+        """The results so far; the node reactions recovered for the selection ``reaction_sel`` (default:
+        the recorder's)."""
         cm = self.cm
         nj = cm.nj
         kw = {}
         if nj:
-            fn, mn = self.reactions()
+            fn, mn = self.reactions(reaction_sel)
             kw = dict(
                 joint_names=tuple(j.name for j in cm.model.joints),
                 joint_types=tuple(j.kind for j in cm.model.joints),

@@ -62,7 +62,7 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
     if cm.nj:
         Jv[..., JS:JS + 3] = st.s[:, None]
         Jv[..., JLAM:JLAM + 6] = st.lam[:, None]
-        fr = node_frames(cm, st)
+        fr = node_frames(cm, st, getattr(lay, "selection", None))  # (the cross axis: the layout's selection)
         for slot, nu in zip((JNA, JNB), attachment_velocities(fr, w)):
             Jv[..., slot:slot + 6] = nu[:, None]
         # the relative rotation consistent with the bodies' constant-velocity rotations (theta = c h omega):

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import COMPONENT_NAMES
+from flexmb.dynamics.node.selection import Selection
 from flexmb.dynamics.node.projection import (NodeFrames, body_rates, generalized, inverse_mass_blocks, node_frames,
                                              node_projector, rate_blocks)
 
@@ -45,20 +46,23 @@ def translational_columns(cm) -> NDArray:
     return out
 
 
-def velocity_constraint_matrix(cm, st, joints: NDArray | None = None):
+def velocity_constraint_matrix(cm, st, sel=None, joints: NDArray | None = None):
     """Sparse velocity-level constraint matrix ``G (n_c, nv)`` on the body velocities (set-up: the
     redundancy test; the node projection never assembles it, :mod:`flexmb.dynamics.node.projection`).
 
     Row ``(j, comp)`` is the rate of the constrained relative coordinate ``comp`` of joint ``j``
     (velocity of B's origin relative to frame A, relative angular velocity; frame A components);
     for a universal joint the row ``(j, "cross")`` is the rate of ``x_A . y_B``.  ``joints``
-    restricts the rows to a subset of joints.  Returns ``G`` (CSR) and the row labels.
+    restricts the rows to a subset of joints; ``sel`` the kept equations
+    (:class:`~flexmb.dynamics.node.selection.Selection`; None: the model's full set).  Returns ``G``
+    (CSR) and the row labels.
     """
+    sel = sel if sel is not None else Selection.full(cm)
     js = np.arange(cm.nj) if joints is None else np.asarray(joints, dtype=int)
     n = cm.nj
-    fr = NodeFrames(cm, st)
+    fr = NodeFrames(cm, st, sel)
     Cb, Ca = rate_blocks(fr)
-    mask = np.concatenate([cm.jnt_constrained, cm.jnt_universal[:, None]], axis=1)
+    mask = np.concatenate([sel.constrained, sel.universal[:, None]], axis=1)
     sel = np.zeros(n, bool)
     sel[js] = True
     mask &= sel[:, None]
@@ -82,14 +86,15 @@ def velocity_constraint_matrix(cm, st, joints: NDArray | None = None):
     return G, labels
 
 
-def project_velocities(cm, st, w0, t0):
-    """Project initial velocities onto the velocity constraints in the mass metric; log the change."""
+def project_velocities(cm, st, w0, t0, sel=None):
+    """Project initial velocities onto the velocity constraints of the selection ``sel`` (None: the
+    model's full set) in the mass metric; log the change."""
     if not cm.nj:
         return w0
-    proj = node_projector(cm)
+    proj = node_projector(cm, sel)
     if proj.n == 0:
         return w0
-    fr = NodeFrames(cm, st)
+    fr = NodeFrames(cm, st, sel)
     viol = body_rates(fr, w0)[proj.jj, proj.cc] - proj.target(cm, t0)
     scale = max(np.abs(w0).max(initial=0.0), 1.0)
     if np.abs(viol).max() <= 1e-12 * scale:
@@ -130,7 +135,7 @@ class NodeVelocity:
         return [] if self._proj is None else self._proj.labels
 
 
-def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
+def project_node(cm, st, Lam: NDArray | None = None, *, sel=None) -> NodeVelocity:
     """Body velocities at a node: ``M w = pi + Lambda`` projected onto the velocity constraints.
 
     The end momenta of an index-3 scheme satisfy the velocity constraints only to O(h^2); the
@@ -138,16 +143,18 @@ def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
     inertia, e.g. point masses, where 1/J amplifies it).  Output only: the state is unchanged.
     ``w = w2 - M^-1 G^T mu`` with ``mu`` the rows' multipliers, for the reactions
     (:mod:`flexmb.dynamics.node.reactions`); :mod:`flexmb.dynamics.node.projection` has the method.
+    ``sel``: the kept equations (:class:`~flexmb.dynamics.node.selection.Selection`; None: the model's
+    full set).
     """
     if not cm.nj:
         p = st.pi if Lam is None else st.pi + Lam
         w = node_velocities(cm, st, p)
         return NodeVelocity(w, p, w, None, None, None, None)
-    fr = node_frames(cm, st)
+    fr = node_frames(cm, st, sel)
     if Lam is None:
         Lam = multiplier_momenta(cm, st, st.lam, fr)
     p = st.pi + Lam
-    proj = node_projector(cm)
+    proj = node_projector(cm, sel)
     if proj.n == 0:
         w2 = node_velocities(cm, st, p)
         return NodeVelocity(w2, p, w2, None, None, proj, fr)
@@ -155,8 +162,8 @@ def project_node(cm, st, Lam: NDArray | None = None) -> NodeVelocity:
     return NodeVelocity(w, p, w2, mu, loc, proj, fr)
 
 
-def node_velocity(cm, st, Lam: NDArray | None = None, *, multiplier: bool = False):
+def node_velocity(cm, st, Lam: NDArray | None = None, *, multiplier: bool = False, sel=None):
     """Projected body velocities ``w (nv,)`` at a node (:func:`project_node`); with
     ``multiplier=True`` returns ``(w, mu, labels)`` (``mu`` None when nothing was projected)."""
-    r = project_node(cm, st, Lam)
+    r = project_node(cm, st, Lam, sel=sel)
     return (r.w, r.mu, r.labels) if multiplier else r.w

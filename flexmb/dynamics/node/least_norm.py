@@ -4,11 +4,9 @@ equations were dropped: the least-norm reactions (:func:`least_norm_reactions`, 
 re-selection (:func:`reaction_set`).  The choice itself: :mod:`flexmb.dynamics.node.redundancy`."""
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 import numpy as np
 
-from flexmb.dynamics.node.redundancy import full_set
+from flexmb.dynamics.node.selection import Selection
 
 
 def least_norm_reactions(cm, labels, N, force, moment):
@@ -34,31 +32,30 @@ def least_norm_reactions(cm, labels, N, force, moment):
     return force, moment
 
 
-def reaction_set(cm):
-    """Context in which to recover a run's node reactions: after a re-selection, the full constraint
-    set (a component dropped now was kept before: its reaction comes from the impulses, not from a
-    zero law; while it was dropped its impulse was zero anyway); otherwise nothing changes."""
-    red = getattr(cm, "redundancy", None)
-    return full_set(cm) if red is not None and red.events else nullcontext()
+def reaction_set(cm, monitor, sel):
+    """The constraint selection in which to recover a run's node reactions: after a re-selection (the
+    run's ``monitor`` has events), the full constraint set (a component dropped now was kept before: its
+    reaction comes from the impulses, not from a zero law; while it was dropped its impulse was zero
+    anyway); otherwise the run's selection ``sel``."""
+    return Selection.full(cm) if monitor is not None and monitor.events else sel
 
 
-def add_least_norm(cm, sol, recover=None):
+def add_least_norm(cm, sol, monitor, sel, recover=None):
     """Add the least-norm node reactions of a model with dropped equations to ``sol.extra``
     (``joint_force_least_norm``, ``joint_moment_least_norm``, (nt, nj, 3), frame A like
     ``joint_force``; :func:`least_norm_reactions`), independent of the choice of dropped equations.
-    Only when the dependences are known at every output node; returns ``sol``.  ``recover() -> (force,
-    moment)``, called with the full set, recovers the dropped components from the impulses too (the
-    reported ones take their zero law at the node: in a turning frame A that differs between choices by
-    the recovery's O(h^2p), 2e-4 N m on the parallelogram)."""
-    red = getattr(cm, "redundancy", None)
-    if (red is None or not cm.redundant_labels or red.nulls is None or len(red.nulls) != sol.t.size
+    Only when the dependences are known at every output node (``monitor.nulls``, the run's
+    :class:`~flexmb.dynamics.node.monitor.RedundancyMonitor`; ``sel`` its current selection); returns
+    ``sol``.  ``recover(selection) -> (force, moment)``, called with the full set, recovers the dropped
+    components from the impulses too (the reported ones take their zero law at the node: in a turning
+    frame A that differs between choices by the recovery's O(h^2p), 2e-4 N m on the parallelogram)."""
+    if (monitor is None or not sel.redundant or monitor.nulls is None or len(monitor.nulls) != sol.t.size
             or sol.joint_force is None):
         return sol
     force, moment = sol.joint_force, sol.joint_moment
-    if recover is not None and not red.events:  # after a re-selection they are recovered with the full set
-        with full_set(cm):
-            force, moment = recover()
-    out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(red.nulls, force, moment)]
+    if recover is not None and not monitor.events:  # after a re-selection they are recovered with the full set
+        force, moment = recover(Selection.full(cm))
+    out = [least_norm_reactions(cm, lab, N, f, m) for (lab, N), f, m in zip(monitor.nulls, force, moment)]
     sol.extra.update(sol._checked_extra({"joint_force_least_norm": np.array([f for f, _ in out]),
                                          "joint_moment_least_norm": np.array([m for _, m in out])}))
     return sol

@@ -47,6 +47,7 @@ from numpy.typing import NDArray
 from flexmb import rotations as rot
 from flexmb.dynamics.elements.joint_law import node_rate_rows, node_rate_wrench, node_rates
 from flexmb.dynamics.node import kernels as nk
+from flexmb.dynamics.node.selection import Selection
 
 #: largest number of constraint rows factored as a dense matrix (measured crossover, see module doc)
 DENSE_ROWS = 60
@@ -60,14 +61,18 @@ class NodeFrames:
     cb (nj, cw)``, ``wa, wb (nj,)`` the columns used (0 on the ground)
     (:meth:`~flexmb.dynamics.elements.attachments.AttachmentSet.node_frames`); derived once on request:
     ``RaT`` (``Ra^T``), ``d = xb - xa``, ``ncross = x_A x y_B`` (the axis of a universal joint's cross
-    condition; zero when the model has no universal joint)."""
+    condition; zero when the selection ``sel`` keeps no universal joint's cross condition; ``sel`` None:
+    the model's full constraint set, :class:`~flexmb.dynamics.node.selection.Selection`)."""
 
     __slots__ = ("xa", "Ra", "Ba", "ca", "wa", "xb", "Rb", "Bb", "cb", "wb", "universal", "_RaT", "_d", "_ncross")
 
-    def __init__(self, cm, st):
-        self.xa, self.Ra, self.Ba, self.ca, self.wa = cm.att_a.node_frames(cm, st)
-        self.xb, self.Rb, self.Bb, self.cb, self.wb = cm.att_b.node_frames(cm, st)
-        self.universal = bool(cm.jnt_universal.any())
+    def __init__(self, cm, st, sel: Selection | None = None):
+        fa, fb = cm.att_a.node_frames(cm, st), cm.att_b.node_frames(cm, st)
+        for a in fa + fb:  # read-only, like the ground side's arrays (kept by the attachments): one argument
+            a.flags.writeable = False  # type for every node kernel (a mix compiled each once per combination)
+        self.xa, self.Ra, self.Ba, self.ca, self.wa = fa
+        self.xb, self.Rb, self.Bb, self.cb, self.wb = fb
+        self.universal = (sel if sel is not None else Selection.full(cm)).any_universal
         self._RaT = self._d = self._ncross = None
 
     @property
@@ -95,17 +100,19 @@ class NodeFrames:
         return self.xa, self.Ra, self.xb, self.Rb, self.Ba, self.ca, self.wa, self.Bb, self.cb, self.wb
 
 
-def node_frames(cm, st) -> NodeFrames:
-    """The :class:`NodeFrames` of node ``st``, computed once per node: kept on ``st`` with the
-    arrays they were computed from (positions, rotations, body-type end values), so that the gauge
-    reset of the end values and the node's output (projection, reactions) share them; a node whose
-    arrays were replaced gets fresh frames.  The frames do not depend on the momenta or multipliers."""
+def node_frames(cm, st, sel: Selection | None = None) -> NodeFrames:
+    """The :class:`NodeFrames` of node ``st`` under the selection ``sel``, computed once per node: kept
+    on ``st`` with the arrays they were computed from (positions, rotations, body-type end values), so
+    that the gauge reset of the end values and the node's output (projection, reactions) share them; a
+    node whose arrays were replaced gets fresh frames.  The frames do not depend on the momenta or
+    multipliers."""
     key = (st.x, st.R, tuple(st.extra.values()))
     hit = getattr(st, "_node_frames", None)
+    universal = (sel if sel is not None else Selection.full(cm)).any_universal
     if hit is not None and hit[0][0] is key[0] and hit[0][1] is key[1] and len(hit[0][2]) == len(key[2]) \
-            and all(a is b for a, b in zip(hit[0][2], key[2])):
+            and all(a is b for a, b in zip(hit[0][2], key[2])) and hit[1].universal == universal:
         return hit[1]
-    fr = NodeFrames(cm, st)
+    fr = NodeFrames(cm, st, sel)
     st._node_frames = (key, fr)
     return fr
 
@@ -337,11 +344,12 @@ class NodeProjector:
     pattern and ordering of ``G M^-1 G^T`` (built once; rebuilt by :func:`node_projector` when the
     set of constrained components changes, e.g. after redundant equations are dropped)."""
 
-    def __init__(self, cm, backend: str = "auto"):
-        self.key = selection_key(cm)
+    def __init__(self, cm, sel: Selection, backend: str = "auto"):
+        #: the selection's key (:class:`~flexmb.dynamics.node.selection.Selection`)
+        self.key = sel.key
         #: the factorization backend asked for (:data:`BACKENDS`; the one chosen: ``factor.backend``)
         self.backend = backend
-        mask = np.concatenate([cm.jnt_constrained, cm.jnt_universal[:, None]], axis=1)
+        mask = np.concatenate([sel.constrained, sel.universal[:, None]], axis=1)
         self.jj, self.cc = np.nonzero(mask)
         self.n = self.jj.size
         self._labels = None
@@ -387,7 +395,7 @@ class NodeProjector:
         """At a node on a singular configuration of the loops (``found``, or looked up): the rows'
         multipliers by :func:`deflated_solve` (no component along the self-stresses); else None."""
         if found is False:
-            found = _singular_node(cm, st)
+            found = _singular_node(st, self.key)
         if found is None:
             return None
         labels, n, _ = found
@@ -407,15 +415,16 @@ class NodeProjector:
         return self._labels
 
     def target(self, cm, t: float) -> NDArray:
-        """Right-hand side of ``G w = target`` at ``t``: the drive rates of driven components."""
+        """Right-hand side of ``G w = target`` at ``t``: the drive rates of driven components (read-only,
+        like the frames: one argument type for the kernels)."""
         if not self.drv_row.size:
             return self._no_target
-        out = np.zeros(self.n)
-        if self.drv_row.size:
-            from flexmb.dynamics.elements.joints import drive_targets
+        from flexmb.dynamics.elements.joints import drive_targets
 
-            _, rate = drive_targets(cm, np.array([t]))
-            out[self.drv_row] = rate[self.drv_j, self.drv_c, 0]
+        out = np.zeros(self.n)
+        _, rate = drive_targets(cm, np.array([t]))
+        out[self.drv_row] = rate[self.drv_j, self.drv_c, 0]
+        out.flags.writeable = False
         return out
 
     def matrix_values(self, cm, st, fr: NodeFrames, Mi: NDArray) -> NDArray:
@@ -473,7 +482,7 @@ class NodeProjector:
             return w, w2, mu, loc
         n = self.n
         w2, A, mu, loc, w = np.empty(cm.nv), np.zeros((n, n)), np.empty(n), np.empty((cm.nj, 7)), np.empty(cm.nv)
-        singular = _singular_node(cm, st)
+        singular = _singular_node(st, self.key)
         if singular is not None:
             tol = np.inf  # the compiled Cholesky declines: the matrix and the violation for the deflated solve
         xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
@@ -489,13 +498,13 @@ class NodeProjector:
         return w, w2, mu, loc
 
 
-def _singular_node(cm, st):
+def _singular_node(st, key: bytes):
     """The self-stresses of the loops at a node on a singular configuration, as the node carries them
     (``st.self_stresses``, set by the singular-node check of the element that ended there,
-    :func:`flexmb.dynamics.variants.singular_node.node_self_stresses`) for the current constraint
-    selection, or None (a regular node, or not checked)."""
+    :func:`flexmb.dynamics.variants.singular_node.node_self_stresses`) for the constraint selection of
+    key ``key``, or None (a regular node, or not checked)."""
     hit = getattr(st, "self_stresses", None)
-    return hit[1] if hit is not None and hit[0] == selection_key(cm) else None
+    return hit[1] if hit is not None and hit[0] == key else None
 
 
 def deflated_solve(A: NDArray, b: NDArray, rs: NDArray, V: NDArray) -> NDArray:
@@ -542,20 +551,16 @@ def apply_blocks(cm, blocks: NDArray, x: NDArray) -> NDArray:
     return out
 
 
-def selection_key(cm) -> bytes:
-    """A key of the constraint selection (the constrained and universal masks): data computed for
-    one selection are recomputed when it changes."""
-    return cm.jnt_constrained.tobytes() + cm.jnt_universal.tobytes()
-
-
-def node_projector(cm, backend: str | None = None) -> NodeProjector:
-    """The model's :class:`NodeProjector` (built at the first call, kept in ``cm.cache``; rebuilt when the
-    constraint selection changes).  ``backend``: the factorization of ``G M^-1 G^T`` (:data:`BACKENDS`;
-    default: the cached projector's, at first ``"auto"``); a projector built with another backend replaces
-    the cached one, and the model's later projections use it (tests compare the backends so)."""
+def node_projector(cm, sel: Selection | None = None, backend: str | None = None) -> NodeProjector:
+    """The :class:`NodeProjector` of the selection ``sel`` (None: the model's full set) (built at the first
+    call, kept in ``cm.cache``; rebuilt when the selection changes).  ``backend``: the factorization of
+    ``G M^-1 G^T`` (:data:`BACKENDS`; default: the cached projector's, at first ``"auto"``); a projector
+    built with another backend replaces the cached one, and the model's later projections use it (tests
+    compare the backends so)."""
+    sel = sel if sel is not None else Selection.full(cm)
     proj = cm.cache.node_projector
     want = backend if backend is not None else (proj.backend if proj is not None else "auto")
-    if proj is None or proj.key != selection_key(cm) or proj.backend != want:
-        proj = NodeProjector(cm, want)
+    if proj is None or proj.key != sel.key or proj.backend != want:
+        proj = NodeProjector(cm, sel, want)
         cm.cache.node_projector = proj
     return proj

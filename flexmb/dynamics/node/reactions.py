@@ -37,6 +37,7 @@ from numpy.typing import ArrayLike, NDArray
 from flexmb import rotations as rot
 from flexmb.dynamics.kernels import _jit
 from flexmb.dynamics.node.projection import NodeFrames, joint_wrench
+from flexmb.dynamics.node.selection import Selection
 from flexmb.dynamics.time_elements import once_per_time_element
 
 __all__ = ["projection_impulse", "node_record", "element_record", "node_reactions", "local_weights", "values_at",
@@ -46,13 +47,14 @@ __all__ = ["projection_impulse", "node_record", "element_record", "node_reaction
 RECORD_WIDTH = 33
 
 
-def projection_impulse(cm, st, mu: NDArray | None, labels) -> NDArray:
+def projection_impulse(cm, st, mu: NDArray | None, labels, sel=None) -> NDArray:
     """Joint impulses ``(nj, 6)`` (force; moment at B's origin; inertial components) of the
     node-velocity projection ``w = w2 - M^-1 G^T mu``: the generalized momenta ``-G^T mu`` written as
     multipliers, ``multiplier_momenta(dlam) = -G^T mu``.
 
     ``mu (n_rows,)``, ``labels`` the rows of :func:`~flexmb.dynamics.node.constraints.velocity_constraint_matrix`
-    (``(joint, component)`` in frame A, or ``(joint, "cross")`` for a universal joint).
+    (``(joint, component)`` in frame A, or ``(joint, "cross")`` for a universal joint); ``sel`` their
+    :class:`~flexmb.dynamics.node.selection.Selection` (None: the model's full set).
     """
     if mu is None or len(labels) == 0:
         return np.zeros((cm.nj, 6))
@@ -60,7 +62,7 @@ def projection_impulse(cm, st, mu: NDArray | None, labels) -> NDArray:
     comp = np.array([c if isinstance(c, int) else 6 for _, c in labels], dtype=np.int64)
     loc = np.zeros((cm.nj, 7))
     loc[jl, comp] = mu
-    return -joint_wrench(NodeFrames(cm, st), loc)
+    return -joint_wrench(NodeFrames(cm, st, sel), loc)
 
 
 def node_record(cm, st, nv, qdot: NDArray | None = None) -> NDArray:
@@ -262,7 +264,7 @@ def _stencil_weights(t: NDArray, k: NDArray, te) -> tuple[NDArray, NDArray]:
     return e0, w
 
 
-def node_reactions(cm, t: NDArray, rec: NDArray, el: NDArray, output: NDArray, te) -> tuple[NDArray, NDArray]:
+def node_reactions(cm, t: NDArray, rec: NDArray, el: NDArray, output: NDArray, te, sel=None) -> tuple[NDArray, NDArray]:
     """Reaction force and moment of every joint at the output nodes.
 
     Parameters
@@ -278,6 +280,10 @@ def node_reactions(cm, t: NDArray, rec: NDArray, el: NDArray, output: NDArray, t
         The nodes of the :class:`~flexmb.results.solution.Solution`.
     te : TimeElement
         The run's time element (order ``p``).
+    sel : Selection, optional
+        The constraint equations whose reactions are recovered
+        (:class:`~flexmb.dynamics.node.selection.Selection`; the others take their free law at the
+        node); None: the model's full set.
 
     Returns
     -------
@@ -324,11 +330,12 @@ def node_reactions(cm, t: NDArray, rec: NDArray, el: NDArray, output: NDArray, t
     moment = np.einsum("kjed,kje->kjd", Ra, Q[..., 3:])
     # free components: the joint law at the node (exact relation); universal: moment along x_A x y_B
     law = rec[k, :, 24:30]
-    free = ~cm.jnt_constrained & ~cm.jnt_universal[:, None]
+    sel = sel if sel is not None else Selection.full(cm)
+    free = ~sel.constrained & ~sel.universal[:, None]
     force = np.where(free[None, :, :3], law[..., :3], force)
     moment = np.where(free[None, :, 3:], law[..., 3:], moment)
-    if cm.jnt_universal.any():
-        u = np.nonzero(cm.jnt_universal)[0]
+    if sel.universal.any():
+        u = np.nonzero(sel.universal)[0]
         ex = np.broadcast_to(np.array([1.0, 0.0, 0.0]), (k.size, u.size, 3))
         nrm = rot.cross(ex, rec[k][:, u, 30:33])
         nrm /= np.linalg.norm(nrm, axis=-1, keepdims=True)

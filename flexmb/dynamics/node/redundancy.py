@@ -2,26 +2,27 @@
 
 * set-up: which joints lie on loops (:func:`loop_joints`), the rank decision in a scaled metric at a
   generic configuration and the choice of the equations to drop (:func:`detect_redundant`,
-  :func:`scaled_loop_matrix`), dropping them (:func:`apply_dropped`);
+  :func:`scaled_loop_matrix`, :func:`rank_select`); dropping them makes a new
+  :class:`~flexmb.dynamics.node.selection.Selection`;
 * during the run, at every node: the violation of the dropped equations (:func:`dropped_violation`;
-  :func:`constraint_violation` of any set, all of them when a run resumes from a checkpoint),
-  the quality of the choice and its revision (:func:`choice_quality`, :func:`monitor_node`);
+  :func:`constraint_violation` of any set, all of them when a run resumes from a checkpoint), the full
+  set's SVD (:func:`node_svd`) from which the run's :class:`~flexmb.dynamics.node.monitor.RedundancyMonitor`
+  judges the choice and revises it;
 * output: the dependences' null basis for the least-norm reactions (:func:`null_basis`; the reactions:
-  :mod:`flexmb.dynamics.node.least_norm`), ``meta`` entries, checkpoint restore.
+  :mod:`flexmb.dynamics.node.least_norm`).
 
 ``docs/theory.md`` (section 4, redundant constraints) states the criteria and the measured numbers.
 """
 from __future__ import annotations
 
 import logging
-from contextlib import contextmanager
-
 import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.node.constraints import velocity_constraint_matrix
 from flexmb.dynamics.elements.joints import drive_targets
 from flexmb.dynamics.layout import COMPONENT_NAMES
+from flexmb.dynamics.node.selection import Selection
 
 log = logging.getLogger(__name__)
 
@@ -31,18 +32,22 @@ def loop_joints(cm) -> NDArray:
 
     Joints of a tree (bridges of the body graph) can never be redundant; only the loop joints
     need a rank test.  Leaves of the graph are pruned until only cycles (and paths between them)
-    remain.
+    remain.  Joints whose equations are switched by another stage (a contact's row,
+    :attr:`~flexmb.dynamics.node.selection.Selection.switched`) are not edges of the graph: a contact
+    row is on while the contact rests and off while it is open, whatever the loops' dependences, so it
+    is never a candidate to drop as redundant (nor a part of the dependences the monitor judges).
     """
     from collections import deque
 
     n_nodes = cm.nb + 1
-    ja, jb = cm.jnt_a, cm.jnt_b
-    deg = np.bincount(np.concatenate([ja, jb]), minlength=n_nodes)
-    incident: list[list[int]] = [[] for _ in range(n_nodes)]
-    for j, (a, b) in enumerate(zip(ja.tolist(), jb.tolist())):
-        incident[a].append(j)
-        incident[b].append(j)
     alive = np.ones(cm.nj, bool)
+    alive[[j for j, _ in Selection.full(cm).switched]] = False
+    ja, jb = cm.jnt_a, cm.jnt_b
+    deg = np.bincount(np.concatenate([ja[alive], jb[alive]]), minlength=n_nodes)
+    incident: list[list[int]] = [[] for _ in range(n_nodes)]
+    for j in np.nonzero(alive)[0].tolist():
+        incident[ja[j]].append(j)
+        incident[jb[j]].append(j)
     queue = deque(np.nonzero(deg == 1)[0].tolist())
     while queue:
         v = queue.popleft()
@@ -68,7 +73,7 @@ DEPENDENT_TOL = 1e-8
 #: an independent set this close to dependent (below it, above DEPENDENT_TOL) is kept with a WARNING:
 #: its equations hold the motion through lever arms of < 1e-6 of the natural ones
 NEAR_DEPENDENT_TOL = 1e-6
-#: the choice of the dropped equations is revised when its quality (:func:`choice_quality`: 1 for
+#: the choice of the dropped equations is revised when its quality (:meth:`~flexmb.dynamics.node.monitor.RedundancyMonitor.quality`: 1 for
 #: a kept set as well conditioned as the full set's dependence allows, 0 for a singular one; the
 #: reactions are within 1 / quality of the least-norm ones) falls below RESELECT_TOL and a fresh
 #: choice is RESELECT_GAIN times better
@@ -114,13 +119,14 @@ def column_magnitudes(cm, st) -> NDArray:
     return mag
 
 
-def scaled_loop_matrix(cm, st, js):
+def scaled_loop_matrix(cm, st, js, sel=None):
     """The velocity constraint matrix of joints ``js`` in the scaled metric, dense:
     ``Gs = Dr G Dc`` with ``Dr = 1/L`` on translational rows, 1 on rotational ones, and
     ``Dc = 1 / column_magnitudes`` so that every entry is a dimensionless rate of O(1) when it is a
     real lever and round-off when it is round-off.  Returns ``(Gs, labels, cols, colscale)`` with
-    ``cols`` the velocity columns touched and ``colscale (nv,)`` the column scaling ``Dc``."""
-    G, labels = velocity_constraint_matrix(cm, st, joints=js)
+    ``cols`` the velocity columns touched and ``colscale (nv,)`` the column scaling ``Dc``.  ``sel``: the
+    kept equations (:class:`~flexmb.dynamics.node.selection.Selection`; None: the model's full set)."""
+    G, labels = velocity_constraint_matrix(cm, st, sel, joints=js)
     cols = np.unique(G.indices)
     Gs = G[:, cols].toarray()
     rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in labels])
@@ -130,7 +136,7 @@ def scaled_loop_matrix(cm, st, js):
     return Gs, labels, cols, colscale
 
 
-def _rank_select(Gs, svd=None):
+def rank_select(Gs, svd=None):
     """Rank decision and choice of the rows to drop, from the SVD of ``Gs`` ``(n_rows, n_cols)``.
 
     The rank counts the singular values above :data:`DEPENDENT_TOL` of the largest; the left null
@@ -176,7 +182,7 @@ def _pivot_rows(N) -> NDArray:
     return np.sort(np.array(chosen, dtype=int))
 
 
-def _quality(N, drop) -> float:
+def drop_quality(N, drop) -> float:
     """Smallest singular value of ``N[drop]`` (``N`` orthonormal): 1 when the dropped rows carry the
     dependences cleanly, 0 when the kept rows are singular.  With the dropped reaction components set
     to zero, the reactions differ from the least-norm ones by at most |their dropped part| / this."""
@@ -199,7 +205,7 @@ def _dependent_rows(cm, st, js, tol: float = DEPENDENT_TOL):
     """Rank decision on the loop constraints at ``st`` in the scaled metric:
     ``(Gs, labels, cols, rank, pivots, colscale)``."""
     Gs, labels, cols, colscale = scaled_loop_matrix(cm, st, js)
-    rank, piv, _, _ = _rank_select(Gs)
+    rank, piv, _, _ = rank_select(Gs)
     return Gs, labels, cols, rank, piv, colscale
 
 
@@ -316,13 +322,13 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
     return [labels[r] for r in dep], inconsistent
 
 
-def dropped_violation(cm, st):
-    """Position-level violation of the dropped (redundant) constraint equations at a node
-    (:func:`constraint_violation` of ``cm.redundant_labels``), or None when nothing was dropped."""
-    labels = getattr(cm, "redundant_labels", [])
-    if not labels:
+def dropped_violation(cm, st, sel):
+    """Position-level violation of the equations the selection ``sel`` drops as redundant at a node
+    (:func:`constraint_violation` of ``sel.redundant``: a switched-off contact row is open, its gap is
+    not implied by the others), or None when nothing was dropped so."""
+    if not sel.redundant:
         return None
-    return constraint_violation(cm, st, labels)
+    return constraint_violation(cm, st, sel.redundant)
 
 
 def constrained_labels(cm) -> list:
@@ -368,198 +374,52 @@ def constraint_violation(cm, st, labels):
 
 
 # ---------------------------------------------------------------------------------------------- during the run
-def init_selection(cm) -> None:
-    """Remember the model's full constraint set (before anything is dropped) and its loop joints on
-    ``cm.redundancy``; :func:`apply_dropped` and :func:`reselect` start from it."""
+def loop_structure(cm):
+    """The model's loop joints ``js`` (:func:`loop_joints`) and ``every``: the loop matrix is examined at
+    every node up to :data:`MONITOR_SIZE` entries, at every ``every``-th node above (kept in ``cm.cache``)."""
     from types import SimpleNamespace
 
-    js = loop_joints(cm) if cm.nj else np.zeros(0, int)
-    n_rows = int(np.count_nonzero(cm.jnt_constrained[js]) + np.count_nonzero(cm.jnt_universal[js]))
-    every = int(np.ceil(n_rows * 6 * (cm.nb + 1) / MONITOR_SIZE)) if js.size else 1
-    cm.redundancy = SimpleNamespace(js=js, cons0=cm.jnt_constrained.copy(), univ0=cm.jnt_universal.copy(),
-                                    events=[], every=max(every, 1), last=None, null=None, nulls=None)
-    cm.redundant_labels = []
-
-
-def apply_dropped(cm, labels) -> None:
-    """Drop the equations ``labels`` ((joint, component) pairs) from the model's full set: each becomes
-    a free component with an ideal law (reaction component zero); a universal joint's cross condition
-    becomes a free moment about z."""
-    red = getattr(cm, "redundancy", None)
-    if red is None:
-        init_selection(cm)
-        red = cm.redundancy
-    cm.jnt_constrained[:] = red.cons0
-    cm.jnt_universal[:] = red.univ0
-    for j, c in labels:
-        if isinstance(c, int):
-            cm.jnt_constrained[j, c] = False
-        else:  # universal cross condition: make it a plain free moment about z
-            cm.jnt_universal[j] = False
-            cm.jnt_constrained[j] = [True, True, True, False, False, False]
-    cm.redundant_labels = [(int(j), c) for j, c in labels]
-
-
-@contextmanager
-def full_set(cm):
-    """Context in which the joints hold their full constraint set (nothing dropped, the universal
-    joints as compiled)."""
-    red = cm.redundancy
-    cons, univ = cm.jnt_constrained.copy(), cm.jnt_universal.copy()
-    try:
-        cm.jnt_constrained[:] = red.cons0
-        cm.jnt_universal[:] = red.univ0
-        yield
-    finally:
-        cm.jnt_constrained[:] = cons
-        cm.jnt_universal[:] = univ
+    hit = cm.cache.loops
+    if hit is None:
+        js = loop_joints(cm) if cm.nj else np.zeros(0, int)
+        n_rows = int(np.count_nonzero(cm.jnt_constrained[js]) + np.count_nonzero(cm.jnt_universal[js]))
+        every = int(np.ceil(n_rows * 6 * (cm.nb + 1) / MONITOR_SIZE)) if js.size else 1
+        hit = cm.cache.loops = SimpleNamespace(js=js, every=max(every, 1))
+    return hit
 
 
 def _full_loop_matrix(cm, st):
     """The scaled loop matrix of the model's full constraint set (nothing dropped) and its labels."""
-    with full_set(cm):
-        Gs, labels, _, _ = scaled_loop_matrix(cm, st, cm.redundancy.js)
+    Gs, labels, _, _ = scaled_loop_matrix(cm, st, loop_structure(cm).js)
     return Gs, labels
 
 
 def node_svd(cm, st):
     """``(Gs, labels, U, sv)``: the scaled loop matrix of the full constraint set at the node ``st`` and
-    its SVD (``full_matrices=True``), remembered for the last node asked about (by identity): the
-    singular-node check of an element's end node (:mod:`flexmb.dynamics.variants.singular_node`) and the monitor
-    at that node (:func:`choice_quality`) share one SVD."""
-    red = cm.redundancy
-    memo = getattr(red, "svd_memo", None)
+    its SVD (``full_matrices=True``), remembered for the last node asked about (by identity, in
+    ``cm.cache``): the singular-node check of an element's end node (:mod:`flexmb.dynamics.variants.singular_node`)
+    and the redundancy monitor at that node (:mod:`flexmb.dynamics.node.monitor`) share one SVD."""
+    memo = cm.cache.node_svd
     if memo is not None and memo[0] is st:
         return memo[1]
     Gs, labels = _full_loop_matrix(cm, st)
     U, sv = np.linalg.svd(Gs, full_matrices=True)[:2] if Gs.size else (np.eye(Gs.shape[0]), np.zeros(0))
-    red.svd_memo = (st, (Gs, labels, U, sv))
-    return red.svd_memo[1]
-
-
-def choice_quality(cm, st):
-    """How good the current choice of dropped equations is at ``st``, and a fresh choice.
-
-    Returns ``(quality, kappa, fresh, fresh_quality)``: ``quality`` in [0, 1] (:func:`_quality` of
-    the dropped rows in the left null space of the full scaled loop matrix: the reactions are
-    within 1 / quality of the least-norm ones), ``kappa`` the full set's conditioning (its smallest
-    kept singular value over the largest: small near a singular configuration of the mechanism,
-    whatever the choice), ``fresh`` the labels :func:`_rank_select` would drop here and their
-    quality.  When the number of dependences at ``st`` differs from the current choice's (``st`` is
-    a singular configuration) the quality is not defined: ``(nan, kappa, None, 0)``.
-    """
-    red = getattr(cm, "redundancy", None)
-    if red is None or red.js.size == 0:
-        return 1.0, 1.0, None, 0.0
-    Gs, labels, U, sv = node_svd(cm, st)
-    rank, order, sv, N = _rank_select(Gs, (U, sv))
-    red.null = (labels, N)  # for the least-norm reactions (:func:`flexmb.dynamics.node.least_norm.least_norm_reactions`)
-    kappa = float(sv[rank - 1] / sv[0]) if rank else 1.0
-    if N.shape[1] != len(cm.redundant_labels):
-        return float("nan"), kappa, None, 0.0
-    if N.shape[1] == 0:
-        return 1.0, kappa, None, 0.0
-    index = {lab: r for r, lab in enumerate(labels)}
-    current = [index[(j, c)] for j, c in cm.redundant_labels]
-    drop = np.sort(order[rank:])
-    return _quality(N, current), kappa, [labels[r] for r in drop], _quality(N, drop)
-
-
-def restore_selection(cm, meta: dict) -> bool:
-    """Re-apply the dropped equations recorded in a run's ``meta`` (``redundant_constraints``: the
-    choice made at t0, ``redundancy_reselections``: its revisions; a checkpoint written after a
-    re-selection); True if that changed the compiled model's choice."""
-    if cm.redundancy is None:  # no selection made (init_selection not run)
-        return False
-    names = {jn.name: j for j, jn in enumerate(cm.model.joints)}
-    labels = [(names[n], int(c) if c.isdigit() else c) for n, c in meta.get("redundant_constraints", [])]
-    events = []
-    for e in meta.get("redundancy_reselections", []):
-        lab = [[(names[n], int(c) if c.isdigit() else c) for n, c in e[k]] for k in ("before", "dropped")]
-        events.append((float(e["t"]), lab[0], lab[1], *map(float, e["quality"])))
-    cm.redundancy.events = events
-    if events:  # meta["redundant_constraints"] is the choice made at t0; the current one is the last event's
-        labels = events[-1][2]
-    if set(labels) == set(cm.redundant_labels):
-        return False
-    apply_dropped(cm, labels)
-    return True
+    cm.cache.node_svd = (st, (Gs, labels, U, sv))
+    return cm.cache.node_svd[1]
 
 
 def null_basis(cm, st):
     """``(labels, N)``: the full loop set's row labels and its left null space ``N (n_rows, n_dep)``
     (orthonormal, scaled metric) at ``st``."""
     Gs, labels = _full_loop_matrix(cm, st)
-    return labels, _rank_select(Gs)[3]
-
-
-# ---------------------------------------------------------------------------------------------- run hooks
-def monitor_node(cm, st, stats: dict, n_nodes: int, controlled: bool) -> bool:
-    """The choice of dropped equations at a new node of a run (``n_nodes`` recorded so far).
-
-    Records ``stats["constraint_conditioning"]`` (the full set's smallest kept singular value over
-    the largest, scaled metric: small near a singular configuration) and
-    ``stats["redundancy_quality"]`` (:func:`choice_quality`: 1 when the dropped equations carry the
-    dependences cleanly, 0 when the kept ones are singular and the reactions blow up like its
-    inverse) for the elements that ended here.  When the quality is below :data:`RESELECT_TOL` and a
-    fresh choice here is :data:`RESELECT_GAIN` times better, the dropped set is re-selected for the
-    following elements (WARNING for the first, INFO after; ``stats["reselected"]`` = 1 on the element
-    that ended here; ``cm.redundancy.events``) and True is returned: the caller rebuilds the Jacobian
-    pattern.  The node multipliers ``lam`` are the joints' full wrenches whatever is dropped, so the
-    newly kept equations start from them; their reaction components are unknowns of the next
-    element.  Keeps the dependences of every output node for :func:`add_least_norm` (not with
-    error-controlled steps, ``controlled``, whose middle nodes are not seen here).
-    """
-    if "constraint_conditioning" not in stats:
-        return False
-    red = cm.redundancy
-    if red.every > 1 and red.last is not None and n_nodes % red.every:  # large loop sets: every k-th node
-        quality, kappa, fresh, fresh_q = *red.last, None, 0.0
-    else:
-        quality, kappa, fresh, fresh_q = choice_quality(cm, st)
-        red.last = (quality, kappa)
-    switched = 0
-    if fresh is not None and quality < RESELECT_TOL and fresh_q > RESELECT_GAIN * quality:
-        old = list(cm.redundant_labels)
-        apply_dropped(cm, fresh)
-        red.events.append((float(st.t), old, list(fresh), quality, fresh_q))
-        switched = 1
-        # the first re-selection is a WARNING; a mechanism that turns may need one every half turn
-        (log.warning if len(red.events) == 1 else log.info)(
-            "t = %.6g s: the kept closed-loop constraint equations are becoming singular (quality of the "
-            "choice of redundant equations %.2e: the reactions may be %.0f x the least-norm ones); the "
-            "redundant equations are re-selected: %s dropped instead of %s (quality %.2f)",
-            st.t, quality, 1.0 / max(quality, 1e-300), format_labels(cm, fresh), format_labels(cm, old), fresh_q)
-    if red.nulls is not None:  # the dependences at every output node, for the least-norm reactions
-        if red.every > 1 or controlled or n_nodes - len(red.nulls) != 1:
-            red.nulls = None  # not at every node (large loop sets, error-controlled steps, resumed run)
-        else:
-            red.nulls.append(red.null)
-    n_new = len(stats["t_start"]) - len(stats["constraint_conditioning"])
-    stats["constraint_conditioning"].extend([kappa] * n_new)
-    stats["redundancy_quality"].extend([quality] * n_new)
-    stats["reselected"].extend([0] * (n_new - 1) + [switched] if n_new else [])
-    return bool(switched)
+    return labels, rank_select(Gs)[3]
 
 
 def pad_monitor_stats(stats: dict) -> None:
     """Give the elements recorded since the last monitored node NaN monitor entries (a run stopped
-    before :func:`monitor_node` saw their end node), so that the partial results stay consistent."""
+    before :meth:`~flexmb.dynamics.node.monitor.RedundancyMonitor.node` saw their end node), so that the partial results stay consistent."""
     if "constraint_conditioning" not in stats:
         return
     n_new = len(stats["t_start"]) - len(stats["constraint_conditioning"])
     for key, fill in (("constraint_conditioning", np.nan), ("redundancy_quality", np.nan), ("reselected", 0)):
         stats[key].extend([fill] * n_new)
-
-
-def redundancy_meta(cm) -> dict:
-    """``meta`` entries of a run: ``redundant_constraints`` (the choice made at t0, [joint name,
-    component]) and ``redundancy_reselections`` (t, dropped, before, quality before and after)."""
-    red = getattr(cm, "redundancy", None)
-
-    def names(labels):
-        return [[cm.model.joints[j].name, str(c)] for j, c in labels]
-
-    return {"redundant_constraints": names(getattr(red, "initial", getattr(cm, "redundant_labels", []))),
-            "redundancy_reselections": [{"t": t, "dropped": names(new), "before": names(old), "quality": [k0, k1]}
-                                        for t, old, new, k0, k1 in getattr(red, "events", [])]}

@@ -33,9 +33,16 @@ JOINT_EQUATIONS = {JS: "relative position", JPHI: "relative rotation", JLAM: "mu
                    JQ: "joint law", JNA: "attachment velocity a", JNB: "attachment velocity b"}
 
 
-def make_layout(cm, p: int, replay: bool = True) -> Layout:
+def make_layout(cm, p: int, selection=None, replay: bool = True) -> Layout:
+    """The element layout of order ``p`` for the constraint selection ``selection`` (``lay.selection``,
+    which the joint laws read: :class:`~flexmb.dynamics.node.selection.Selection`; None: the model's
+    full set); ``replay``: with index replay (:class:`~flexmb.dynamics.layout.ReplayLayout`)."""
+    from flexmb.dynamics.node.selection import Selection
+
     cls = ReplayLayout if replay else Layout
-    return cls(cm.body_slots(), cm.group_of, cm.nj, p)
+    lay = cls(cm.body_slots(), cm.group_of, cm.nj, p)
+    lay.selection = selection if selection is not None else Selection.full(cm)
+    return lay
 
 
 class GeneralEvaluator:
@@ -71,15 +78,21 @@ class ElementSystem:
     ``evaluator``: ``"auto"`` (the fused evaluator where it applies, :meth:`FusedEvaluator.applies`,
     else the general one) or ``"general"``; chosen here, once."""
 
-    def __init__(self, cm, te, evaluator: str = "auto"):
+    def __init__(self, cm, te, evaluator: str = "auto", selection=None):
         if evaluator not in ("auto", "general"):
             raise ValueError(f"evaluator={evaluator!r}; use 'auto' or 'general'")
         self.cm = cm
         self.te = te
-        self.lay = make_layout(cm, te.p)
+        #: the layout of the run's constraint selection (``selection``; None: the model's full set)
+        self.lay = make_layout(cm, te.p, selection)
         self.pattern: Pattern | None = None
         self.n_eval = 0
         self.t_eval = 0.0
+        #: counters for tests and profiles (observed, not steering): the elements whose Newton the
+        #: evaluator's compiled loop answered / the general loop ran (:meth:`newton`), and the
+        #: residual-only evaluations (:meth:`residual`)
+        self.newton_calls = {"compiled": 0, "general": 0}
+        self.n_residual_only = 0
         #: step halvings (t, h, reason), repeated as WARNING when they end in a failure
         self.halvings: list = []
         self.general = GeneralEvaluator()
@@ -147,6 +160,7 @@ class ElementSystem:
 
     def residual(self, U: NDArray, st, h: float) -> NDArray:
         """Residual only (see :meth:`evaluate`)."""
+        self.n_residual_only += 1
         return self.evaluate(U, st, h, jacobian=False)[0]
 
     def newton(self, st, h: float, U0: NDArray, scale: NDArray, factor, options):
@@ -154,7 +168,9 @@ class ElementSystem:
         or the evaluator's compiled loop of the same iteration where it has one and answers."""
         r = self.evaluator.newton(self, st, h, U0, scale, factor, options)
         if r is not None:
+            self.newton_calls["compiled"] += 1
             return r
+        self.newton_calls["general"] += 1
         return newton_solve(lambda U: self.evaluate(U, st, h), U0, scale, factor, options,
                             residual=lambda U: self.residual(U, st, h))
 

@@ -106,9 +106,10 @@ class FusedEvaluator:
         return (sa, sb, np.ascontiguousarray(S.k, dtype=float), np.ascontiguousarray(S.c, dtype=float),
                 np.ascontiguousarray(S.L0, dtype=float), _pairs(sa, sb))
 
-    def _laws(self) -> tuple:
-        """The joints' laws and the components of each law block (again when the constrained set changes)."""
-        law = law_data(self.cm)
+    def _laws(self, sel) -> tuple:
+        """The joints' laws and the components of each law block under the selection ``sel`` (the
+        layout's; again when it changes)."""
+        law = law_data(self.cm, sel)
         if self._law is None or self._law_key is not law.key:
             self._law_key = law.key
             (jh, mh), (jf, mf), (jd, md) = law.held, law.free, law.damp
@@ -131,7 +132,7 @@ class FusedEvaluator:
         mass, J0, g, bsl = self.body_const
         # (the node states' arrays are contiguous: made by the end values, the initial state, a checkpoint)
         body = (st.x, st.R, st.pi.reshape(self.nb, 6), mass, J0, g, bsl, self._bs[1], self.grp.slots)
-        law = self._laws()
+        law = self._laws(lay.selection)
         tgt = constraint_targets(cm, st.t + h * te.tau_c) if cm.jnt_drives else self._no_targets
         jt = (st.s, st.lam, st.Rr, st.acc, tgt) + law
         if cm.forces.loads:

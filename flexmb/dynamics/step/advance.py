@@ -146,6 +146,6 @@ def advance(system, st: ElementStart, h: float, w: NDArray, prev: ElementPiece |
     log.info("Newton failed at t=%.6g (h=%.3g: %s); halving the step", st.t, h, message)
     system.halvings.append((st.t, h, message))
     first = advance(system, st, h / 2, w, None, scale, factor, options, stages, depth + 1)
-    w_mid = node_velocity(cm, first.end)
+    w_mid = node_velocity(cm, first.end, sel=system.lay.selection)
     second = advance(system, first.end, h / 2, w_mid, first.last, scale, factor, options, stages, depth + 1)
     return ElementOutcome(second.end, first.pieces + second.pieces, max(first.halvings, second.halvings))

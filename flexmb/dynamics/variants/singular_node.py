@@ -78,32 +78,25 @@ _PLAIN = ("; a plain root keeps the motion to Newton's tolerance, but the reacti
           "a component along the self-stress, which the motion does not determine (a smaller step or p = 3 avoids it)")
 
 
-def _loop_rows(cm):
-    """Loop joints of the model (``cm.redundancy.js``, set up by ``init_selection``), or None."""
-    red = getattr(cm, "redundancy", None)
-    if red is None or red.js.size == 0:
-        return None
-    return red
-
-
-def self_stresses(cm, st, tol: float = SINGULAR_NODE_TOL):
+def self_stresses(cm, st, sel, tol: float = SINGULAR_NODE_TOL):
     """Self-stresses of the kept loop constraint rows at a node ``st``: ``(labels, n, ratio)`` with the
     row labels ``(joint, component)`` (component 0-5, ``"cross"`` for a universal joint), ``n (rows,
     k)`` orthonormal in the scaled metric (:func:`flexmb.dynamics.node.redundancy.scaled_loop_matrix`:
     forces x L, moments) and the smallest singular value over the largest; None when that ratio is
-    at least ``tol`` (a regular node) or the model has no loop."""
-    from flexmb.dynamics.node.redundancy import node_svd, scaled_loop_matrix
+    at least ``tol`` (a regular node) or the model has no loop.  ``sel``: the kept rows
+    (:class:`~flexmb.dynamics.node.selection.Selection`)."""
+    from flexmb.dynamics.node.redundancy import loop_structure, node_svd, scaled_loop_matrix
 
-    red = _loop_rows(cm)
-    if red is None or red.every > 1:
+    loops = loop_structure(cm)
+    if loops.js.size == 0 or loops.every > 1:
         return None
     # the full set's SVD (shared with the redundancy monitor at this node): generically of rank
     # n_rows - n_dropped; a singular configuration loses one more
     Gf, _, _, svf = node_svd(cm, st)
-    r = Gf.shape[0] - len(cm.redundant_labels)
+    r = Gf.shape[0] - len(sel.redundant)  # (a switched contact row is not in the loop set)
     if r <= 0 or (r <= svf.size and svf[r - 1] >= tol * max(float(svf[0]), 1e-300)):
         return None
-    Gs, labels, _, _ = scaled_loop_matrix(cm, st, red.js)
+    Gs, labels, _, _ = scaled_loop_matrix(cm, st, loops.js, sel)
     if Gs.size == 0:
         return None
     sv = np.linalg.svd(Gs, compute_uv=False)
@@ -126,17 +119,15 @@ def _superlu(A):
     return lu.solve
 
 
-def node_self_stresses(cm, st):
-    """:func:`self_stresses` of the node ``st`` under the current constraint selection, kept on the node
+def node_self_stresses(cm, st, sel):
+    """:func:`self_stresses` of the node ``st`` under the constraint selection ``sel``, kept on the node
     (``st.self_stresses``): the end node of an element is the start node of the next one, and the node
     projection (:mod:`flexmb.dynamics.node.projection`) deflates its multipliers along them."""
-    from flexmb.dynamics.node.projection import selection_key
-
-    key = selection_key(cm)
+    key = sel.key
     hit = st.self_stresses
     if hit is not None and hit[0] == key:
         return hit[1]
-    found = self_stresses(cm, st)
+    found = self_stresses(cm, st, sel)
     st.self_stresses = (key, found)
     return found
 
@@ -255,7 +246,7 @@ def solve(system, st, h: float, U0: NDArray, scale: NDArray, factor, options, ne
     ``newton(system, st, h, U0, scale, factor, newton_options)`` (default:
     :meth:`flexmb.dynamics.solve.evaluation.ElementSystem.newton`; the run's
     :class:`~flexmb.dynamics.step.advance.Stages`)."""
-    found = node_self_stresses(system.cm, st)
+    found = node_self_stresses(system.cm, st, system.lay.selection)
     r = _bordered(system, st, h, U0, scale, options, found, "start") if found is not None else None
     if r is not None:
         return ElementPiece(st, h, r.U, r, released="start")
@@ -276,21 +267,21 @@ def check_end(system, piece: ElementPiece, end, U0: NDArray, scale: NDArray, opt
     ``released="end"``, the Newton counts of both solves).  The self-stresses of the outcome's end node are
     left on it (:func:`node_self_stresses`) for the next element and the node projection.  A piece solved
     with the start node's rows released keeps its end node (no end check)."""
-    cm, st, h, r = system.cm, piece.start, piece.h, piece.result
+    cm, st, h, r, sel = system.cm, piece.start, piece.h, piece.result, system.lay.selection
     if piece.released == "start":
-        node_self_stresses(cm, end)  # for the next element, which starts there
+        node_self_stresses(cm, end, sel)  # for the next element, which starts there
         return ElementOutcome(end, [piece])
     if end is None:
         # Newton may fail outright when the end node is singular (a row of three parallelograms, three
         # self-stresses at once, p = 3: diverging): the predictor's end node tells
-        found = self_stresses(cm, end_values(U0))
+        found = self_stresses(cm, end_values(U0), sel)
     else:
-        found = node_self_stresses(cm, end)
+        found = node_self_stresses(cm, end, sel)
     r2 = _bordered(system, st, h, U0, scale, options, found, "end") if found is not None else None
     if r2 is None:
         return ElementOutcome(end, [piece])
     for k in ("n_residual", "n_jacobian", "n_factor", "iterations"):
         setattr(r2, k, getattr(r2, k) + getattr(r, k))
     end = end_values(r2.U)
-    node_self_stresses(cm, end)  # for the next element, which starts there
+    node_self_stresses(cm, end, sel)  # for the next element, which starts there
     return ElementOutcome(end, [ElementPiece(st, h, r2.U, r2, released="end")])

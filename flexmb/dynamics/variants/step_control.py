@@ -211,6 +211,7 @@ class StepControl:
         if estimator not in ESTIMATORS:
             raise ModelError(f"SimulationOptions(step_error={estimator!r}): use one of {ESTIMATORS}")
         self.rtol, self.atol = float(rtol), float(atol)
+        self._run = run  # its constraint selection (which a re-selection replaces)
         self.estimator = estimator
         self.p = run.te.p
         self.k = 2 * self.p + 1  # err ~ h^k (local error per step)
@@ -233,7 +234,7 @@ class StepControl:
 
     # ------------------------------------------------------------------ node data and error measures
     def _node(self, cm, st, w=None) -> tuple:
-        w = node_velocity(cm, st) if w is None else w
+        w = node_velocity(cm, st, sel=self._run.selection) if w is None else w
         return (st.t, st.x.copy(), st.R.copy(), w[self._vcols], w[self._ocols])
 
     def _scaled(self, dx: NDArray, dr: NDArray, x: NDArray, lever: NDArray) -> float:
@@ -249,7 +250,7 @@ class StepControl:
         is removed, orthogonally in the lever-scaled metric (rotations x lever)."""
         if not cm.nj:
             return d
-        G, _ = velocity_constraint_matrix(cm, st)
+        G, _ = velocity_constraint_matrix(cm, st, self._run.selection)
         if G.shape[0] == 0:
             return d
         nb = cm.nb
@@ -361,7 +362,7 @@ class StepControl:
             out = run.solve_element(run.st, h, run.w, run.prev)
             self.solved += len(out.pieces)
             end = out.end
-            w_end = node_velocity(cm, end)
+            w_end = node_velocity(cm, end, sel=run.selection)
             err, err_dense, length = self.history_estimate(self.history[-self.m:] + [self._node(cm, end, w_end)],
                                                            run.lever, dense, cm, end)
             err *= self._budget(run.st.t, h) * self.cal
@@ -397,7 +398,7 @@ class StepControl:
             mid, end = first.end, second.end
             self.solved += len(whole.pieces) + len(first.pieces) + len(second.pieces)
             whole = whole.end
-            w_end = node_velocity(cm, end)
+            w_end = node_velocity(cm, end, sel=run.selection)
             scale = 2.0 ** (2 * p) - 1.0
             dx = (whole.x - end.x) / scale
             dr = rot.log(whole.R @ np.swapaxes(end.R, 1, 2)) / scale
@@ -473,7 +474,7 @@ class StepControl:
         """Two elements of ``h`` [s] from the run's node (the first after ``prev``): their
         :class:`~flexmb.dynamics.step.outcome.ElementOutcome` and the node velocities between them."""
         first = run.solve_element(run.st, h, run.w, prev)
-        w_mid = node_velocity(run.cm, first.end)
+        w_mid = node_velocity(run.cm, first.end, sel=run.selection)
         return first, run.solve_element(first.end, h, w_mid, first.last), w_mid
 
     def _calibration_pair(self, run) -> float | None:

@@ -55,19 +55,20 @@ def symmetric_projection(te) -> bool:
     return getattr(te, "transport", "node") == "symmetric"
 
 
-def constraint_impulse(cm, st, loc: NDArray) -> NDArray:
+def constraint_impulse(cm, st, loc: NDArray, sel=None) -> NDArray:
     """``G^T nu (nv,)``: row multipliers ``loc (nj, 7)`` (:class:`~flexmb.dynamics.node.projection.NodeProjector`
-    rows, frame A) as generalized momenta of the bodies at node ``st``."""
-    fr = node_frames(cm, st)
+    rows of the selection ``sel``, frame A) as generalized momenta of the bodies at node ``st``."""
+    fr = node_frames(cm, st, sel)
     return generalized(cm, fr, joint_wrench(fr, loc))
 
 
-def end_violation(cm, st, p: NDArray):
+def end_violation(cm, st, p: NDArray, sel=None):
     """``(mu (n,), loc (nj, 7))``: the projector's multipliers ``(G M^-1 G^T)^-1 (G M^-1 p - target)`` of the
-    momenta ``p (nv,)`` at node ``st`` (None, None when the rows are singular)."""
-    proj = node_projector(cm)
+    momenta ``p (nv,)`` at node ``st`` for the rows of the selection ``sel`` (None, None when the rows are
+    singular)."""
+    proj = node_projector(cm, sel)
     Mi = inverse_mass_blocks(cm, st)
-    _, mu, loc = proj.project(cm, st, apply_blocks(cm, Mi, p), node_frames(cm, st), Mi=Mi)
+    _, mu, loc = proj.project(cm, st, apply_blocks(cm, Mi, p), node_frames(cm, st, sel), Mi=Mi)
     return mu, loc
 
 
@@ -93,6 +94,8 @@ class SymmetricProjection:
     #: largest number of outer iterations per element
     max_outer: int = 30
     outer: list = field(default_factory=list)
+    #: the run's constraint selection for the element in progress (set by :meth:`step`)
+    sel: object = None
 
     def step(self, run, st, h: float, advance, solve):
         """One element from ``st`` with the symmetric projection: the
@@ -107,7 +110,8 @@ class SymmetricProjection:
         extrapolated linearly from the last two elements.  Pendulum, T/24, outer iterations (element
         solves) per element: p = 1 / 2 / 3: 4.4 / 3.8 / 3.75 (with the chord ``2 I``: 4.9 / 4.7 / 4.6)."""
         cm, te = self.cm, self.te
-        proj = node_projector(cm)
+        self.sel = run.selection
+        proj = node_projector(cm, self.sel)
         if cm.nj == 0 or proj.n == 0:
             return advance(st)
         e0 = float(te.end[0])
@@ -119,7 +123,7 @@ class SymmetricProjection:
         tol = run.options.newton.tol
         for k in range(self.max_outer):
             start = st.copy()
-            start.pi = st.pi + e0 * constraint_impulse(cm, st, self._loc(nu))
+            start.pi = st.pi + e0 * constraint_impulse(cm, st, self._loc(nu), self.sel)
             out = self._solve(start, U, advance, solve)
             end, U = out.end, out.U
             if len(out.pieces) > 1:  # the element was halved: its pieces are not projected
@@ -127,7 +131,7 @@ class SymmetricProjection:
                          "are not projected", st.t)
                 self.hist.clear()
                 return out
-            mu = end_violation(cm, end, end.pi + constraint_impulse(cm, end, self._loc(nu)))[0]
+            mu = end_violation(cm, end, end.pi + constraint_impulse(cm, end, self._loc(nu), self.sel), self.sel)[0]
             if mu is None:  # singular rows at the end node: keep the element as solved
                 log.info("symmetric projection: singular velocity constraints at t=%.6g; not projected", end.t)
                 self.hist.clear()
@@ -168,7 +172,7 @@ class SymmetricProjection:
         the element record (:meth:`flexmb.dynamics.io.recorder.Recorder.internal`).  Measured on the
         pendulum (T/24 -> T/48, largest error of the pin force against 3 m g cos(theta)): p = 2
         4.4e-2 -> 2.9e-3 N (order 3.9; without the impulses 0.16 -> 0.054 N), p = 3 2.8e-3 -> 1.6e-4 N."""
-        f1, f2 = node_frames(self.cm, st), node_frames(self.cm, end)
+        f1, f2 = node_frames(self.cm, st, self.sel), node_frames(self.cm, end, self.sel)
         j1, j2 = joint_wrench(f1, loc), joint_wrench(f2, loc)
         first = e0 * np.concatenate([j1[:, :3], j1[:, 3:] + np.cross(f1.xb - f2.xb, j1[:, :3])], axis=1)
         if end.lam_end is not None:
@@ -191,12 +195,12 @@ class SymmetricProjection:
         the end node's constraint rows (``2 I`` when the rows do not turn over the element)."""
         cm = self.cm
         n = sc.size
-        mu0 = end_violation(cm, end, np.zeros(cm.nv))[0]
+        mu0 = end_violation(cm, end, np.zeros(cm.nv), self.sel)[0]
         Jc = np.eye(n)
         for k in range(n):
             nu = np.zeros(n)
             nu[k] = sc[k]
-            Jc[:, k] += (end_violation(cm, end, constraint_impulse(cm, st, self._loc(nu)))[0] - mu0) / sc
+            Jc[:, k] += (end_violation(cm, end, constraint_impulse(cm, st, self._loc(nu), self.sel), self.sel)[0] - mu0) / sc
         return np.linalg.inv(Jc)
 
     def _predict(self, n: int, h: float) -> NDArray:
@@ -209,7 +213,7 @@ class SymmetricProjection:
 
     def _loc(self, nu: NDArray) -> NDArray:
         """The rows' multipliers ``nu (n,)`` as ``(nj, 7)``."""
-        proj = node_projector(self.cm)
+        proj = node_projector(self.cm, self.sel)
         loc = np.zeros((self.cm.nj, 7))
         loc[proj.jj, proj.cc] = nu
         return loc

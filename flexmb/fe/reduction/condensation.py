@@ -98,9 +98,9 @@ class QuarticCondensation:
         Factor on that coupling (1: exact to fourth order; below 1 when "auto" had to reduce it to
         keep the truncated quartic form non-negative; 0: membrane coupling).
     kappa : ndarray, shape (nm,)
-        ``sqrt(Bk_ii . K_c^+ Bk_ii / g_ii . K_c^+ g_ii)`` per mode (incompatible modes' parts included): ~1e-3-3e-2 for bending and
-        torsion shapes of a beam (the geometric part is of order (thickness/length)^2), ~0.5 for an
-        axial (membrane) shape. Soft under "auto": ``kappa < KAPPA_SOFT``.
+        ``sqrt(Bk_ii . K_c^+ Bk_ii / g_ii . K_c^+ g_ii)`` per mode (the incompatible modes' parts
+        included): ~1e-3-3e-2 for bending and torsion shapes of a beam (the geometric part is of order
+        (thickness/length)^2), ~0.5 for an axial (membrane) shape. Soft under "auto": ``kappa < KAPPA_SOFT``.
     form_minimum : dict
         :func:`quartic_form_minimum` (energy per unit |q|^4) of the ``"relaxed"`` and ``"raw"`` forms.
     pair_correction : ndarray, shape (P, P)

@@ -205,11 +205,14 @@ def geometric_condensation(ks: NDArray[np.float64], recovery: NDArray[np.float64
     """
     c, m3, k3 = recovery.shape
     k, m = k3 // 3, m3 // 3
-    s5 = recovery.reshape(c, m, 3, k, 3)
     uu, ua, aa = ks[:, :k, :k], ks[:, :k, k:], ks[:, k:, k:]
-    out = np.einsum("cmlai,cmn,cnlbj->caibj", s5, aa, s5, optimize=True)
-    cross = np.einsum("cam,cmibj->caibj", ua, s5, optimize=True)
-    out -= cross + cross.transpose(0, 3, 4, 1, 2)
-    for i in range(3):
-        out[:, :, i, :, i] += uu
-    return out
+    s = recovery.reshape(c, m, 3, k3)
+    out = np.zeros((c, k3, k3))
+    for comp in range(3):  # the component-comp rows of S: (c, m, 3k)
+        sl = s[:, :, comp, :]
+        out += np.matmul(sl.transpose(0, 2, 1), np.matmul(aa, sl))
+        cross = np.matmul(ua, sl)  # (c, k, 3k)
+        out[:, comp::3, :] -= cross
+        out[:, :, comp::3] -= cross.transpose(0, 2, 1)
+        out[:, comp::3, comp::3] += uu
+    return out.reshape(c, k, 3, k, 3)

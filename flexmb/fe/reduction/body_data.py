@@ -514,6 +514,9 @@ def build_flexible_body(
         # turning exactly (flexmb.fe.reduction.stiffening.rigid_face_pair_displacements); absent in data built
         # before the faces' locking was removed
         relaxation_interfaces="exact rotation",
+        # G, H, pair loads and preloads of hex8/wedge6 cells from the Green strain of the enhanced field
+        # (incompatible modes; docs/theory.md 11.1); absent in data built before they were consistent
+        incompatible_stiffening="enhanced",
         damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
         unassembled=[e.as_dict() for e in getattr(mesh, "unassembled", ())],
         stresses=("nodal and points" if rotational else "nodal") if stresses else None,

@@ -43,6 +43,7 @@ import numpy as np
 import scipy.optimize as sopt
 from numpy.typing import NDArray
 
+from flexmb.dynamics.impact.geometry import contact_points, point_label
 from flexmb.dynamics.impact.friction import FrictionFailure, coulomb_impulses, coulomb_violation
 from flexmb.dynamics.node.constraints import node_momenta, node_velocities
 from flexmb.dynamics.node.projection import body_rates, joint_wrench, node_frames, node_projector
@@ -198,7 +199,7 @@ def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: 
         if bad.any():
             k = int(np.nonzero(bad)[0][0])
             raise ConvergenceError(
-                f"impact at t = {st.t:.6g} s: Newton's law could not be met at contact #{int(contacts[k])} "
+                f"impact at t = {st.t:.6g} s: Newton's law could not be met at contact {point_label(cm.model, contacts[k])} "
                 f"(normal velocity after {y[k] - e[k] * v_minus[k]:.3g} m/s against {-e[k] * v_minus[k]:.3g} required, "
                 f"impulse {P[k]:.3g} N s): the contacts are dependent (a rank-deficient Delassus matrix) in a way "
                 f"the impulses cannot satisfy", time=st.t)
@@ -241,9 +242,9 @@ def _rough(cm, st, w0, contacts, J, e, v_minus, bias, mu, T):
     except FrictionFailure as err:
         bad = (err.k, err.why)
     if bad is not None:
-        c = int(contacts[bad[0]]) if bad[0] >= 0 else -1
+        c = point_label(cm.model, contacts[bad[0]]) if bad[0] >= 0 else "#-1"
         raise ConvergenceError(f"impact at t = {st.t:.6g} s: Newton's and Coulomb's laws could not be met at contact "
-                               f"#{c} (friction {mu[bad[0]]:.6g}): {bad[1]}; no impact solved", time=st.t)
+                               f"{c} (friction {mu[bad[0]]:.6g}): {bad[1]}; no impact solved", time=st.t)
     P, Pt = np.zeros(k), np.zeros((k, 2))
     for c, sl in enumerate(blocks):
         P[c] = Pall[sl][0]
@@ -256,11 +257,12 @@ def _energy_guard(cm, st, contacts, loss, T_minus, work, e) -> None:
     """ConvergenceError when the contacts created energy (Newton + Coulomb, solve module doc)."""
     if loss.sum() >= -1e-12 * (abs(T_minus) + abs(work) + 1e-300):
         return
-    names = [cm.model.contacts[int(c)].name for c in contacts]
+    points = contact_points(cm.model)
+    names = [point_label(cm.model, c, points) for c in contacts]
     worst = int(np.argmin(loss))
     raise ConvergenceError(
         f"impact at t = {st.t:.6g} s: Newton's restitution with Coulomb friction would create {-loss.sum():.6g} J "
-        f"(contacts {names}; {names[worst]!r}: restitution {e[worst]:.3g}, energy {-loss[worst]:.6g} J created; kinetic "
+        f"(contacts {', '.join(names)}; {names[worst]}: restitution {e[worst]:.3g}, energy {-loss[worst]:.6g} J created; kinetic "
         f"energy before {T_minus:.6g} J): the known inconsistency of Newton's kinematic law with friction when "
         f"the tangential and normal motions are coupled; lower the restitution (e = 0 never creates energy) or "
         f"the friction coefficient", time=st.t)

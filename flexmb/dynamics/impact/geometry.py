@@ -123,7 +123,7 @@ def rows(cm, B: NDArray, cols: NDArray, width: NDArray, wrench: NDArray) -> NDAr
     g = np.einsum("kic,ki->kc", B, wrench)  # (m, cw)
     used = np.arange(B.shape[2])[None, :] < width[:, None]
     k = np.broadcast_to(np.arange(m)[:, None], used.shape)
-    np.add.at(out, (k[used], cols[used]), g[used])
+    out[k[used], cols[used]] = g[used]  # a body's columns are distinct: each (row, column) once
     return out
 
 
@@ -200,9 +200,10 @@ def tangent_basis(n: NDArray) -> NDArray:
 def _relative_rows(cm, fa, fb, la, lb, idx: NDArray, d: NDArray) -> NDArray:
     """``(k, nv)``: rows of ``d . (v_cb - v_ca)`` for the contacts ``idx``, the directions ``d (k, 3)``
     (inertial), the contact point moving with each side (levers ``la``, ``lb``)."""
-    Ja = rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([d, cross(la[idx], d)], axis=1))
     Jb = rows(cm, fb[2][idx], fb[3][idx], fb[4][idx], np.concatenate([d, cross(lb[idx], d)], axis=1))
-    return Jb - Ja
+    if not fa[4][idx].any():  # side a on the ground (a floor): no columns
+        return Jb
+    return Jb - rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([d, cross(la[idx], d)], axis=1))
 
 
 class ImpulseSet:

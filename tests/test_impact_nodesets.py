@@ -154,3 +154,23 @@ def test_vectorized_crossing_and_prediction_match_the_per_contact_forms():
                 best = min([best] + [t.real for t in np.atleast_1d(r) if abs(t.imag) < 1e-300 and 0 < t.real < best
                                      and vv + aa * t.real < 0])
         assert predict(g0, v0, a, h) == pytest.approx(best, rel=1e-12, abs=1e-15)
+
+
+def test_rigid_sphere_on_node_spheres(data):
+    """sphere-sphere: a rigid ball dropped on one node of the top face (a sphere of radius r_b at each node
+    of "zmax"): only the node under it takes part, the ball's momentum jump is that node's impulse along the
+    line of centres, e = 1 keeps the kinetic energy."""
+    top = data.node_set("zmax")
+    n = int(top[np.argmin(np.abs(data.points[top, 0] - 0.5) + np.abs(data.points[top, 1] - 0.02))])
+    ra, rb = 0.05, 0.001
+    c = data.points[n] + np.array([0.0, 0.0, ra + rb])
+    ball = fm.RigidBody("ball", mass=0.3, inertia=np.full(3, 3e-4), position=c, velocity=(0, 0, -2.0))
+    bar = fm.FlexibleBody("bar", data)
+    hit = fm.Contact("hit", "ball", "bar", kind="sphere-sphere", radius_a=ra, radius=rb, nodes="zmax", restitution=1.0)
+    r = fm.impact(fm.Model([ball, bar], contacts=[hit]))
+    assert list(r.node_impulse["hit"]) == [n]
+    P = r.node_impulse["hit"][n]
+    dv = r.velocity_after["ball"] - r.velocity_before["ball"]
+    assert P > 0 and np.allclose(0.3 * dv, [0, 0, P], rtol=0, atol=1e-12 * P)  # the ball gets -P n_ab, n_ab = -e_z
+    assert abs(r.kinetic_energy_after - r.kinetic_energy_before) <= 1e-12 * r.kinetic_energy_before
+    assert r.modal_rate_after["bar"].any()  # the node's deflection modes are struck

@@ -16,8 +16,8 @@ implementation: :meth:`~flexmb.dynamics.node.projection.NodeProjector.project`),
 and the Delassus matrix ``D = J (dPi) M^-1 J^T`` (``m x m``, symmetric positive semi-definite; its
 columns are projections of unit contact impulses).  The complementarity problem is the convex QP
 ``min 1/2 P^T D P + q^T P, P >= 0`` with ``q = v0 + e v-``, solved as the non-negative least squares
-problem ``min |A P - b|`` (``A^T A = D`` from the eigen-decomposition of ``D``, ``A^T b = -q``:
-``scipy.optimize.nnls``, an active-set method, finite).  The joints' impulses are the projection's
+problem dual to it (the least-distance problem ``min |u|, G u >= -q``, ``G G^T = D``, Lawson and Hanson's
+NNLS form: ``scipy.optimize.nnls``, an active-set method, finite; exact for a singular ``D``).  The joints' impulses are the projection's
 multipliers of the final ``w+`` (force; moment at B's origin; inertial), written in the joint's
 frame A like the joint reactions.
 
@@ -156,15 +156,26 @@ def delassus(cm, st, J: NDArray, w0: NDArray) -> NDArray:
 
 def newton_lcp(D: NDArray, q: NDArray) -> NDArray:
     """``P >= 0`` with ``y = D P + q >= 0``, ``P . y = 0`` for ``D`` symmetric positive semi-definite:
-    the minimum of ``1/2 P^T D P + q^T P`` over ``P >= 0`` by NNLS on ``D = A^T A``."""
+    the minimum of ``1/2 P^T D P + q^T P`` over ``P >= 0``, as the dual of the least-distance problem
+    ``min 1/2 |u|^2, G u >= -q`` with ``G G^T = D`` (``G = V sqrt(lam)``, null directions of ``D`` dropped),
+    solved by one NNLS (Lawson and Hanson 1974, ch. 23): ``z >= 0`` minimizing ``|E z - f|``, ``E = (G^T; -q^T)``,
+    ``f = (0, .., 0, 1)``, then ``P = z / (1 + q . z)``.  Exact also for a singular ``D`` whose ``q`` has a part
+    outside its range (dependent contacts with unequal targets: the nodes of a face, a resting contact's
+    bias), which NNLS on ``D = A^T A`` alone would drop; ``D`` and ``q`` are scaled to unit size first."""
     if q.size == 0:
         return np.zeros(0)
     lam, V = np.linalg.eigh(D)
-    keep = lam > 1e-12 * max(float(lam.max()), 0.0)
-    A = np.sqrt(lam[keep])[:, None] * V[:, keep].T
-    b = -(V[:, keep].T @ q) / np.sqrt(lam[keep])
-    P, _ = sopt.nnls(A, b, maxiter=50 * max(q.size, 1))
-    return P
+    dmax, qmax = max(float(lam.max()), 1e-300), max(float(np.abs(q).max()), 1e-300)
+    keep = lam > 1e-12 * dmax
+    G = V[:, keep] * np.sqrt(lam[keep] / dmax)  # (k, r), G G^T = D / dmax
+    E = np.vstack([G.T, -q[None, :] / qmax])
+    f = np.zeros(E.shape[0])
+    f[-1] = 1.0
+    z, _ = sopt.nnls(E, f, maxiter=50 * max(q.size, 1))
+    s = 1.0 + float(q @ z) / qmax
+    if not s > 1e-12:  # infeasible targets (cannot happen for contacts that can all separate): no impulse
+        return np.zeros(q.size)
+    return z / s * (qmax / dmax)
 
 
 def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: NDArray | None = None,

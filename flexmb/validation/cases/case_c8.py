@@ -7,8 +7,10 @@ ground plane z = 0, each node of the contact's set a contact point (``Contact(..
 1. Impact at frozen positions, flat, approach speed ``V``, the contact on the four bottom corner nodes
    (node indices): the closed form of the reduced model (as C4) with the FE mass matrix projected on
    the basis, ``M_r = T^T M_FE T``, the nodes' normal rows ``J = e_z^T T_n``, all four closing,
-   ``D = J M_r^-1 J^T``, ``P = -(1 + e) D^-1 J z-``, ``dz = M_r^-1 J^T P`` (e = 0 and 1): the node
-   impulses, the frame and modal velocity jumps, Newton's law at every node, the FE nodes' momentum
+   ``D = J M_r^-1 J^T``, ``D P = -(1 + e) J z-``, ``dz = M_r^-1 J^T P`` (e = 0 and 1): ``D`` has rank 3 (no
+   mode twists the bar, so the corners' twist pattern ``(+, -, -, +)`` of impulses does no work and the
+   node impulses are not unique), so the impulse per end (the sum of its two corners, unique), the frame
+   and modal velocity jumps, Newton's law at every node, the FE nodes' momentum
    change equal to the contact impulses (linear and angular: no other impulse acts) and the energy
    balance ``T- = T+ + loss`` (e = 1: ``T+ = T-``).
 2. The same bar on its whole face set ``"zmin"`` (18 nodes, the set by name): the Delassus matrix is
@@ -21,7 +23,7 @@ ground plane z = 0, each node of the contact's set a contact point (``Contact(..
    ``d`` above the ground under gravity: the first event is at that node, at ``sqrt(2 d / g)`` (free
    fall: uniform gravity does not load the mean-axis modes).
 4. In the march, flat on the four corner nodes, e = 0.8, 0.3 s of bouncing and chatter of the
-   vibrating ends: the first impact's node impulses against item 1's closed form at
+   vibrating ends: the first impact's impulse per end against item 1's closed form at
    ``V = sqrt(2 g d)``, and the energy balance ``|E - E0 - W| / scale`` (``W``: the impacts' loss) to
    1e-9 (the bar does not turn: its modal motion is linear, which the time element conserves).
 """
@@ -65,8 +67,15 @@ def closed_form(Mr, T, nodes, e: float, v: float):
     z = np.zeros(T.shape[1])
     z[2] = -v
     Dm = J @ np.linalg.solve(Mr, J.T)
-    P = -(1 + e) * np.linalg.solve(Dm, J @ z)
+    P = -(1 + e) * np.linalg.lstsq(Dm, J @ z, rcond=1e-10)[0]  # D may be singular (4 corners: rank 3)
     return P, np.linalg.solve(Mr, J.T @ P), J
+
+
+def end_sums(data, nodes, P):
+    """``(2,)``: the impulses summed over the nodes at x = 0 and at x = 1: unique where the node impulses are
+    not (4 corners: the twist pattern (+, -, -, +) is in D's null space, as no mode twists the bar)."""
+    x = np.asarray(data.points, dtype=float)[nodes, 0]
+    return np.array([P[x < 0.5].sum(), P[x >= 0.5].sum()])
 
 
 def run(ctx):
@@ -86,8 +95,9 @@ def run(ctx):
         vp, vm = J @ z, J @ z0
         dp = Mfe @ (T @ (z - z0))
         metrics += [
-            dict(name=f"e = {e:g}, 4 corners: node impulses, max |P - P_closed| / max P (all > 0: {bool(P.min() > 0)})",
-                 value=np.abs(Pf - P).max() / P.max(), reference=0.0, tolerance=1e-10, kind="max"),
+            dict(name=f"e = {e:g}, 4 corners: impulse per end, max |P - P_closed| / max P (all > 0: {bool(P.min() > 0)})",
+                 value=np.abs(end_sums(data, corner, Pf) - end_sums(data, corner, P)).max() / P.max(), reference=0.0,
+                 tolerance=1e-10, kind="max"),
             dict(name=f"e = {e:g}, 4 corners: frame and modal velocity jumps, max error / max jump",
                  value=np.abs(z - z0 - dz).max() / np.abs(dz).max(), reference=0.0, tolerance=1e-10, kind="max"),
             dict(name=f"e = {e:g}, 4 corners: Newton's law, max |v+ + e v-| / V", value=np.abs(vp + e * vm).max() / V,
@@ -149,9 +159,10 @@ def run(ctx):
     sol = fm.simulate(fm.Model([bar], forces=[grav], contacts=[floor(corner, 0.8)]), 0.3, 0.01)
     P, _, _ = closed_form(Mr, T, corner, 0.8, np.sqrt(2 * G * D0))
     ev1 = {ev["node"]: ev["normal_impulse"] for ev in sol.events if ev["impact"] == 1}
+    P1 = np.array([ev1.get(int(n), 0.0) for n in corner])
     metrics += [
-        dict(name="march, corners e = 0.8: first impact's node impulses vs closed form, max relative error",
-             value=max(abs(ev1.get(int(n), 0.0) - p) / P.max() for n, p in zip(corner, P)), reference=0.0,
+        dict(name="march, corners e = 0.8: first impact's impulse per end vs closed form, max relative error",
+             value=np.abs(end_sums(data, corner, P1) - end_sums(data, corner, P)).max() / P.max(), reference=0.0,
              tolerance=1e-9, kind="max"),
         dict(name=f"march, corners e = 0.8: energy balance |E - E0 - W| / scale over {sol.meta['impacts']} impacts",
              value=sol.meta["energy_balance"], reference=0.0, tolerance=1e-9, kind="max"),

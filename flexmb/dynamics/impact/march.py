@@ -162,9 +162,11 @@ class EventMonitor:
         idx = np.nonzero(cand)[0]
         lo, glo, vlo = 0.0, ends[0][idx], ends[1][idx]
         hi, ghi, vhi = h, ends[2][idx], ends[3][idx]
-        width = np.inf
+        width, out_hi = np.inf, out
         for _ in range(MAX_LOCATE):
             s = float(first_crossing(glo, vlo, ghi, vhi, hi - lo, tol).min())
+            if not np.isfinite(s) and ghi.min() > tol:  # the dip was the long cubic's (a vibrating body): the
+                return out_hi, hi  # bracket's cubic has none, every gap sampled is open: a plain element
             bisect = not (0.0 < s < hi - lo) or hi - lo > 0.5 * width  # no crossing, or the last step stalled
             width = hi - lo
             hm = lo + (0.5 * (hi - lo) if bisect else s)
@@ -173,7 +175,7 @@ class EventMonitor:
             gm, J = cs.normal_rows(cm, trial.end, idx)
             gm, vm = gm[idx], J @ node_velocity(cm, trial.end)
             if gm.min() < -tol or (gm.min() > tol and np.isfinite(first_crossing(glo, vlo, gm, vm, hm - lo, tol)).any()):
-                hi, ghi, vhi = hm, gm, vm  # beyond the surface at hm, or dipped in before it
+                hi, ghi, vhi, out_hi = hm, gm, vm, trial  # beyond the surface at hm, or dipped in before it
             elif gm.min() > tol:
                 lo, glo, vlo = hm, gm, vm
             else:
@@ -277,8 +279,8 @@ class EventMonitor:
                         "|a_n| h^2 / 2 within an element; the positions there are not to be trusted: use a "
                         "smaller h (meta['resting_sink'])", self.sink, SINK_WARN, self._cm.length_scale)
         return {"impacts": self.n_impacts, "event_solves": self.solves, "contact_names": list(names),
-                "gap_tol": gap_tol(self._cm), "resting_sink": self.sink,
-                "resting_contacts": [n for n, r in zip(names, self.resting) if r]}
+                "contact_nodes": self.cs.node.tolist(), "gap_tol": gap_tol(self._cm), "resting_sink": self.sink,
+                "resting_contacts": list(dict.fromkeys(n for n, r in zip(names, self.resting) if r))}
 
     def state(self, run) -> dict:
         """Checkpoint record (``ckpt/events/...``), with the recorder's pending impact work."""

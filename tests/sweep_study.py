@@ -7,6 +7,7 @@ whose outputs were computed (``finished.txt``: key and time); ``build`` hangs fo
 listed in ``hang.txt`` while that file exists."""
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import signal
 import subprocess
@@ -15,9 +16,24 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "sweep_pendulum.py"
+
+
+
+def needs(*modules: str):
+    """Skip mark for tests that need the `sweep` extra's modules, found without importing them: pandas,
+    dask.distributed and pyarrow cost each pytest process ~4 s of CPU to import at collection."""
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(bool(missing), reason=f"needs {', '.join(missing)} (pip install -e '.[sweep]')")
+
+
+def pandas():
+    """pandas, imported when a test uses it (not at collection)."""
+    return importlib.import_module("pandas")
+
 
 STUDY = """
 import os, time, importlib.util

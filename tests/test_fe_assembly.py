@@ -155,9 +155,10 @@ def test_stiffness_of_single_tet4_against_hand_value():
 
 
 def test_geometric_stiffness_uniaxial_hand_values():
-    """Unit cube hex8 under sigma_xx = s: K_sigma[a,b] = s int dNa/dx dNb/dx dV (times I3)."""
+    """Unit cube hex8 under sigma_xx = s: K_sigma[a,b] = s int dNa/dx dNb/dx dV (times I3). The plain
+    (trilinear) element: with incompatible modes the field is the enhanced one (test_fe_incompatible.py)."""
     s = 3.0e6
-    mesh = structured_box((1, 1, 1), (1, 1, 1), "hexahedron", material=STEEL)
+    mesh = structured_box((1, 1, 1), (1, 1, 1), "hexahedron", material=STEEL).with_formulation("hexahedron", "plain")
     n_qp = ELEMENTS["hexahedron"].stiffness_rule.n_points
     stress = {"hexahedron": np.zeros((1, n_qp, 6))}
     stress["hexahedron"][..., 0] = s

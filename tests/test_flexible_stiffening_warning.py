@@ -93,3 +93,27 @@ def test_data_built_before_the_fix_is_flagged(caplog):
     with caplog.at_level(logging.WARNING, logger="flexmb"):
         fm.FlexibleBody("bar", old, stiffening="preload")
     assert not [r for r in caplog.records if "older flexmb" in r.getMessage()]
+
+
+def test_hex8_data_built_before_the_enhanced_stiffening_is_flagged(caplog):
+    """hex8/wedge6 stiffening data built before G, H and the preloads came from the enhanced field's
+    energy (its relaxed quartic term 0.79-0.93 of the elastica on one-layer meshes) carry no
+    `incompatible_stiffening` setting: a stiffened body made from it warns; hex20 data never does."""
+    mesh = structured_box((L, 0.02, 0.02), (8, 1, 1), "hexahedron", origin=(0, -0.01, -0.01),
+                          material=fm.Material(E=70e9, nu=0.3, rho=2700.0))
+    data = build_flexible_body(mesh, interfaces=["xmin", "xmax"], n_modes=4)
+    assert data.settings["incompatible_stiffening"] == "enhanced"
+    old = replace(data, settings={k: v for k, v in data.settings.items() if k != "incompatible_stiffening"})
+
+    def flagged(d, stiffening):
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="flexmb"):
+            fm.FlexibleBody("bar", d, stiffening=stiffening)
+        return [r for r in caplog.records if "hexahedron cells" in r.getMessage()]
+
+    assert not flagged(data, "full")
+    assert flagged(old, "full") and flagged(old, "preload")
+    assert not flagged(old, "none")
+    hex20 = _data(8)
+    assert not flagged(replace(hex20, settings={k: v for k, v in hex20.settings.items()
+                                                if k != "incompatible_stiffening"}), "full")

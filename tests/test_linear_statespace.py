@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-import scipy.signal as signal
 
 import flexmb as fm
 from flexmb.errors import ModelError
@@ -39,6 +38,8 @@ def test_pendulum_pivot_reaction_transfer_function():
     ss = lin.state_space(["pin:mz", "push:x", "bob:x"],
                          ["pin:fx", "pin:fy", "pin:mz", ("bob", (0, 0, 0), "x"), ("bob", (0, 0, 0), "vx"),
                           ("bob", (0.0, 0.3, 0.0), "x")])
+    import scipy.signal as signal  # here, not at collection: ~1 s of CPU in every pytest process
+
     signal.StateSpace(*ss)  # scipy takes it
     I = Jc + m * L**2
     assert abs(ss[3][0, 0] - m * L / I) < 1e-12  # D: a torque accelerates the bob at once
@@ -77,6 +78,8 @@ def test_double_pendulum_response_against_simulate():
     lin = fm.linearize(eq)
     ss = lin.state_space(["push:x"], [("b2", tuple(r), "x"), ("b2", tuple(r), "vx"), "p1:fx", "b2:theta_z"])
     sol = fm.simulate(double_pendulum(push=(eps, 0.0, 0.0)), 2.0, 0.005, p=3)
+    import scipy.signal as signal
+
     _, y, _ = signal.lsim(ss, np.full(sol.t.size, eps), sol.t)
     b2 = sol.body("b2")
     R0 = np.asarray(eq.model.bodies[1].orientation)

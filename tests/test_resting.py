@@ -257,3 +257,22 @@ def test_contact_rows_are_switched_equations_outside_the_loops():
     assert Selection.full(cm).switched == ((1, 2),) and loop_joints(cm).size == 0
     run = Run.start(model, 0.1, 0.01, 1, 0.0, SimulationOptions())
     assert run.selection.dropped == ((1, 2),) and run.selection.redundant == () and run.selection.switched_off == ((1, 2),)
+
+
+def test_a_ball_rests_on_its_row_beside_a_contact_at_node_sets():
+    """The rows are per contact, the event monitor's state per contact point: a contact at the 18 nodes
+    of a flexible bar's bottom face (listed first, 18 points, no row: node sets keep the node hold) and a
+    ball resting on the floor (point 18, its row): the ball's row holds (gap 0, reaction M g), the switch
+    names its point, the bar falls freely (z0 - g t^2 / 2 at its centre: it never reaches the floor)."""
+    mesh = fm.structured_box((1.0, 0.04, 0.04), (8, 1, 1), "hexahedron", origin=(0, -0.02, -0.02),
+                             material=fm.Material(E=70e9, nu=0.3, rho=2700.0))
+    bar = fm.FlexibleBody("bar", fm.build_flexible_body(mesh, n_modes=2), position=(0, 0, 5.0))
+    ball = fm.RigidBody("ball", mass=M, inertia=np.full(3, 0.4 * M * R ** 2), position=(3.0, 0, R))
+    contacts = [fm.Contact("under", "ground", "bar", kind="point-plane", nodes="zmin"),
+                fm.Contact("floor", "ground", "ball", kind="sphere-plane", normal=(0, 0, 1), radius=R)]
+    sol = fm.simulate(fm.Model([bar, ball], forces=[fm.Gravity((0, 0, -G))], contacts=contacts), 0.3, 0.01)
+    assert sol.meta["contact_names"][18] == "floor" and sol.extra["events/resting"].tolist() == [[0.0, 18.0, 1.0]]
+    assert np.abs(sol.body("ball").position[:, 2] - R).max() <= 1e-14
+    assert np.abs(sol.joint("contact:floor").force[1:, 2] - M * G).max() <= 1e-10 * M * G
+    assert np.abs(sol.body("bar").position[:, 2] - (5.0 - G * sol.t ** 2 / 2)).max() <= 1e-10
+    assert sol.meta["resting_contacts"] == ["floor"] and not sol.events

@@ -303,11 +303,16 @@ def test_pair_loads_are_the_mixed_derivative_of_the_fe_energy(beam, bending):
     assert 1e-4 < np.abs(Bk).max() / np.abs(Bm).max() < 0.1
 
 
-def test_relaxed_quartic_equals_quartic_for_a_basis_holding_every_dof():
-    """Complement empty: H_rel == H (both couplings); the auto choice keeps the full coupling."""
+@pytest.mark.parametrize("formulation", ["plain", "incompatible"])
+def test_relaxed_quartic_equals_quartic_for_a_basis_holding_every_dof(formulation):
+    """Complement empty: H_rel == H (both couplings); the auto choice keeps the full coupling. With
+    incompatible modes the only relaxation left is that of the internal modes (element unknowns that
+    no nodal basis holds): exactly the internal part of pair_quadrature, not zero."""
     from flexmb.fe.reduction.condensation import quartic_condensation
+    from flexmb.fe.reduction.stiffening import pair_quadrature
 
     mesh = structured_box((0.2, 0.05, 0.05), (2, 1, 1), "hexahedron", material=STEEL)
+    mesh = mesh.with_formulation("hexahedron", formulation)
     K, M = fe.assemble_stiffness(mesh), fe.assemble_mass(mesh)
     root = mesh.node_sets["root"]
     free = np.setdiff1d(np.arange(K.shape[0]), (3 * root[:, None] + np.arange(3)).ravel())
@@ -316,11 +321,18 @@ def test_relaxed_quartic_equals_quartic_for_a_basis_holding_every_dof():
     shapes[free] = np.eye(free.size) + 0.3 * rng.standard_normal((free.size, free.size))  # any full basis
     basis = ModalBasis(kind="clamped", shapes=shapes, omega2=np.ones(free.size), rigid_modes=np.zeros((K.shape[0], 0)),
                        settings={"fixed_nodes": root.tolist()})
+    _, _, _, Ci = pair_quadrature(mesh, shapes, loads=True, internal=True)
+    assert (Ci is None) == (formulation == "plain")
     for coupling in ("full", "membrane"):
         qc = quartic_condensation(K, M, mesh, basis, coupling=coupling)
-        assert np.abs(qc.pair_correction).max() < 1e-9 * np.abs(qc.raw).max()
-        assert np.abs(qc.relaxed - qc.raw).max() < 1e-9 * np.abs(qc.raw).max()
-    assert quartic_condensation(K, M, mesh, basis).coupling in ("full", "mixed")
+        internal = 0.0 if Ci is None else Ci[0] + (Ci[1] + Ci[1].T + Ci[2] if coupling == "full" else 0.0)
+        assert np.abs(qc.pair_correction - internal).max() < 1e-9 * np.abs(qc.raw).max()
+        if Ci is not None:
+            assert np.abs(internal).max() > 1e-3 * np.abs(qc.raw).max()
+        else:
+            assert np.abs(qc.relaxed - qc.raw).max() < 1e-9 * np.abs(qc.raw).max()
+    if Ci is None:  # nothing to relax: every mode counts as soft
+        assert quartic_condensation(K, M, mesh, basis).coupling in ("full", "mixed")
     assert np.abs(qc.raw - red.modal_quartic_stiffness(mesh, shapes)).max() < 1e-12 * np.abs(qc.raw).max()
 
 

@@ -14,16 +14,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pd = pytest.importorskip("pandas")
-distributed = pytest.importorskip("distributed")
-pytest.importorskip("pyarrow")
+from sweep_study import Study, kill, needs, pandas  # noqa: E402
+
+pytestmark = needs("pandas", "distributed", "pyarrow")
 
 import flexmb as fm  # noqa: E402
 from flexmb.errors import FlexmbError  # noqa: E402
 from flexmb.studies import parameter_key, parameter_sets  # noqa: E402
 from flexmb.studies.deps import MissingDependencyError  # noqa: E402
 from flexmb.studies.parameters import parse_grid_option  # noqa: E402
-from sweep_study import Study, kill  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +41,8 @@ LENGTHS = [0.5, 1.0, 2.0]
 @pytest.fixture(scope="module")
 def client():
     from flexmb.studies import local_cluster
+
+    import distributed
 
     with local_cluster(2) as cluster, distributed.Client(cluster) as c:
         assert all(addr.startswith("tcp://127.0.0.1:") for addr in c.scheduler_info(n_workers=-1)["workers"])
@@ -196,7 +197,7 @@ def test_parameter_sets_grids_tables_and_keys():
     sets = fm.grid(omega=fm.linear_range(100, 150, 6), m=[0, 0.0378])
     assert len(sets) == 12 and sets[0] == {"omega": 100.0, "m": 0} and sets[1] == {"omega": 100.0, "m": 0.0378}
     assert fm.log_range(1e-3, 1e-1, 3) == [1e-3, 1e-2, 1e-1]
-    table = pd.DataFrame({"L": [1.0, 2.0], "p": np.array([2, 3])})
+    table = pandas().DataFrame({"L": [1.0, 2.0], "p": np.array([2, 3])})
     assert parameter_sets(table) == [{"L": 1.0, "p": 2}, {"L": 2.0, "p": 3}]
     assert type(parameter_sets(table)[0]["p"]) is int  # numpy scalars become plain Python values
     assert parameter_key({"L": 1, "p": 2}) == parameter_key({"p": 2.0, "L": 1.0}) != parameter_key({"L": 1.5, "p": 2})
@@ -240,7 +241,7 @@ def test_cli_sweep_writes_store_table_and_plot(tmp_path, capsys, monkeypatch):
     # halving the step divides the period error by ~2^6 (nodal order 6 of p = 3)
     err = df.groupby("steps_per_period")["period_error"].mean()
     assert 40 < err[16] / err[32] < 90
-    pd.DataFrame({"length": [0.5, 1.0]}).to_csv(tmp_path / "sets.csv", index=False)
+    pandas().DataFrame({"length": [0.5, 1.0]}).to_csv(tmp_path / "sets.csv", index=False)
     assert main(["sweep", str(study), "--table", "sets.csv", "--scheduler", "sync", "--out", "t.parquet",
                  "--no-plot"]) == 0
     assert fm.load_results(tmp_path / "t.parquet")["period"].tolist() == pytest.approx(

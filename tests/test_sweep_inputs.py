@@ -20,8 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pd = pytest.importorskip("pandas")
-pytest.importorskip("pyarrow")
+from sweep_study import needs, pandas  # noqa: E402
+
+pytestmark = needs("pandas", "pyarrow")
 
 import flexmb as fm  # noqa: E402
 from flexmb.errors import FlexmbError  # noqa: E402
@@ -82,8 +83,8 @@ CORPUS = [
     (lambda: fm.studies.parameter_sets([1.0]), ["parameters[0] = 1.0", "not a dict"]),
     (lambda: fm.studies.parameter_sets("length=1"), ["parameters='length=1'", "dict of lists"]),
     (lambda: fm.studies.parameter_sets({"length", "m"}), ["parameters=", "set"]),
-    (lambda: fm.studies.parameter_sets(pd.DataFrame({"length": []})), ["no parameter set"]),
-    (lambda: fm.studies.parameter_sets(pd.DataFrame({"status": [1.0]})), ["'status'", "result column"]),
+    (lambda: fm.studies.parameter_sets(pandas().DataFrame({"length": []})), ["no parameter set"]),
+    (lambda: fm.studies.parameter_sets(pandas().DataFrame({"status": [1.0]})), ["'status'", "result column"]),
     (lambda: fm.studies.parameter_sets([{1: 2.0}]), ["parameter name 1", "not a string"]),
     # ranges
     (lambda: fm.linear_range(1, 2, 1), ["linear_range(1, 2, 1)", "n=1", "stop=2.0"]),

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pandas")
-pytest.importorskip("distributed")
+from sweep_study import needs  # noqa: E402
+
+pytestmark = needs("pandas", "distributed")
 
 from flexmb.errors import ModelError  # noqa: E402
 from flexmb.studies import mainscript  # noqa: E402

@@ -15,15 +15,15 @@ import time
 import numpy as np
 import pytest
 
-pd = pytest.importorskip("pandas")
-pytest.importorskip("pyarrow")
+from sweep_study import EXAMPLE, ROOT, Study, exact_period, kill, needs, pandas  # noqa: E402
+
+pytestmark = needs("pandas", "pyarrow")
 
 import flexmb as fm  # noqa: E402
 from flexmb.studies import parameter_key  # noqa: E402
 from flexmb.studies.store import ResultStore, StoreError  # noqa: E402
 
 from flexmb.studies.store import FINGERPRINT  # noqa: E402
-from sweep_study import EXAMPLE, ROOT, Study, exact_period, kill  # noqa: E402
 
 
 def test_finished_runs_survive_a_kill_within_a_second(tmp_path):
@@ -164,7 +164,7 @@ def test_a_store_that_did_not_record_its_study_is_refused_until_kept(tmp_path):
     ex, store = _example(), tmp_path / "old.parquet"
     store.mkdir()
     (store / "study.json").write_text(json.dumps({"parameters": ["length"], "flexmb_version": "0.1.0"}))
-    pd.DataFrame([{"length": 1.0, "period": 2.0, "status": "ok", "key": parameter_key({"length": 1.0})}]).to_parquet(
+    pandas().DataFrame([{"length": 1.0, "period": 2.0, "status": "ok", "key": parameter_key({"length": 1.0})}]).to_parquet(
         store / "part-00000000000000000001-1-00001.parquet")
     kw = dict(scheduler=None, store=store, progress=False)
     with pytest.raises(StoreError, match=r"holds 1 run\(s\).*what changed: not recorded"):

@@ -13,7 +13,10 @@ validated when defined (re-exported by :mod:`flexmb.model` and :mod:`flexmb`).
 Points follow the force elements' convention: in the body frame relative to the body's reference
 point (for the ground: inertial coordinates).  A flexible body takes part at an interface
 ``(body, interface)``: the contact point (a plane's point, a sphere's centre) is the interface point
-and moves with the body's deformation; the modal velocities then jump too.
+and moves with the body's deformation; the modal velocities then jump too.  Or, on side b, at the
+nodes of its FE mesh (``nodes=``: a node set's name or node indices): every node is a contact point
+(a point, or a sphere of ``radius`` centred at the node) at ``x + R (X_n + Phi_n q)``, each with its own
+gap, impulse and resting state (:func:`contact_nodes`).
 
 The equations: ``docs/theory.md``, section "Impacts"; the solve: :mod:`flexmb.dynamics.impact`.
 """
@@ -23,12 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
 from flexmb.model.checks import _shown, body_name as _body_name, number, vec3 as _vec3
 from flexmb.model.frames import GROUND
 
-__all__ = ["Impulse", "Contact", "CONTACT_KINDS", "check_impulsive"]
+__all__ = ["Impulse", "Contact", "CONTACT_KINDS", "check_impulsive", "contact_nodes"]
 
 #: kinds of contact: which side carries what
 CONTACT_KINDS = {
@@ -93,6 +97,14 @@ class Contact:
     Coulomb's coefficient ``mu >= 0`` at impacts (0: frictionless; resting contacts hold the normal
     velocity only).  Initially interpenetrating bodies (``g < 0`` at the start
     of a run beyond the model's assembly tolerance) are refused when the run starts.
+
+    ``nodes``: side b at FE nodes of the flexible body ``body_b`` (its plain name): the name of a node
+    set of its data (:meth:`~flexmb.fe.reduction.body_data.FlexibleBodyData.node_set`: the mesh's sets,
+    e.g. a structured box's faces ``"zmin"``, or an interface's) or node indices ``(k,)``.  Every node is
+    a point (``"point-plane"``) or the centre of a sphere of ``radius`` (``"sphere-plane"``,
+    ``"sphere-sphere"``), moving with the deformation; ``point_b`` stays zero.  The spheres turn with the
+    body frame (the nodes' small rotations are left out: exact for the normal impulses; with friction a
+    sphere's slip misses the local rotation of the mesh times its radius).
     """
 
     name: str
@@ -106,6 +118,7 @@ class Contact:
     radius_a: float = 0.0
     restitution: float = 0.0
     friction: float = 0.0
+    nodes: Any = None
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
@@ -155,10 +168,77 @@ class Contact:
                 raise ModelError(f"{owner}: point_{side}={point.tolist()} on the interface "
                                  f"{getattr(self, f'body_{side}')!r}: the contact sits at the interface point; "
                                  f"leave point_{side} at (0, 0, 0)")
+        if self.nodes is not None:
+            object.__setattr__(self, "nodes", _node_spec(owner, self.nodes))
+            if isinstance(self.body_b, tuple):
+                raise ModelError(f"{owner}: nodes={_nodes_text(self.nodes)} with body_b={self.body_b!r}: the nodes are the "
+                                 f"body's own; give body_b={self.body_b[0]!r} (a node set may name the interface's nodes)")
+            if np.any(self.point_b):
+                raise ModelError(f"{owner}: point_b={self.point_b.tolist()} with nodes={_nodes_text(self.nodes)}: the contact "
+                                 f"points are the nodes; leave point_b at (0, 0, 0)")
 
     @property
     def plane(self) -> bool:
         return self.kind != "sphere-sphere"
+
+
+def _nodes_text(value: Any) -> str:
+    """``nodes=`` for a message: a set's name quoted, indices as a list."""
+    return _shown(value.tolist() if isinstance(value, np.ndarray) else value)
+
+
+def _node_spec(owner: str, value: Any) -> Any:
+    """``nodes=`` as a non-empty set name or a read-only array of distinct node indices ``>= 0`` (the
+    range is checked against the body's mesh, :func:`contact_nodes`)."""
+    fix = "give the name of a node set of body_b's data (e.g. 'zmin') or node indices such as [0, 4, 7]"
+    if isinstance(value, str):
+        if not value:
+            raise ModelError(f"{owner}: nodes='' is empty; {fix}")
+        return value
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):
+        a = np.asarray([object()])
+    whole = a.dtype.kind == "f" and bool(np.all(np.isfinite(a))) and bool(np.all(a == np.round(a)))
+    if isinstance(value, (bytes, bool)) or (a.size and a.dtype.kind not in "iu" and not whole) or a.ndim > 1:
+        raise ModelError(f"{owner}: nodes={_shown(value)} is neither a node set's name nor node indices; {fix}")
+    idx = a.astype(np.int64).reshape(-1)
+    if not idx.size:
+        raise ModelError(f"{owner}: nodes={_shown(value)} is empty: a contact needs at least one node; {fix}")
+    if idx.min() < 0 or np.unique(idx).size != idx.size:
+        raise ModelError(f"{owner}: nodes={_shown(value)} must be distinct node indices >= 0; give each node once")
+    idx.flags.writeable = False
+    return idx
+
+
+def contact_nodes(model, c: Contact) -> NDArray | None:
+    """The FE node indices ``(k,)`` of contact ``c``'s side b (None: a single contact point), checked
+    against the model: ``body_b`` a flexible body, the set known and not empty, the indices within its
+    mesh (ModelError naming the contact, the value and the fix)."""
+    if c.nodes is None:
+        return None
+    owner = f"Contact {c.name!r}"
+    body = model.bodies[model.body_index(c.body_b)]
+    data = getattr(body, "data", None)
+    if data is None or not hasattr(data, "node_set"):
+        raise ModelError(f"{owner}: nodes={_nodes_text(c.nodes)} on {c.body_b!r}, a {type(body).__name__}: node sets belong "
+                         f"to flexible bodies (FE meshes); give point_b (and radius) for a rigid body, or make "
+                         f"{c.body_b!r} a FlexibleBody")
+    if isinstance(c.nodes, str):
+        try:
+            idx = data.node_set(c.nodes)
+        except ModelError as exc:  # named by the model's body (the data's own name may differ)
+            text = str(exc).replace(f"body {data.name!r}", f"flexible body {c.body_b!r} (data {data.name!r})", 1)
+            raise ModelError(f"{owner}: nodes={c.nodes!r}: {text}") from None
+        if not idx.size:
+            raise ModelError(f"{owner}: nodes={c.nodes!r}: the node set of body {c.body_b!r} is empty; give a set "
+                             f"with nodes")
+        return idx
+    n = data.n_nodes
+    if c.nodes.max() >= n:
+        raise ModelError(f"{owner}: nodes={_nodes_text(c.nodes)}: node {int(c.nodes.max())} is outside the mesh of "
+                         f"{c.body_b!r} ({n} nodes, 0 .. {n - 1}); give indices into its data's points")
+    return np.asarray(c.nodes, dtype=np.int64)
 
 
 def check_impulsive(model, contacts, impulses) -> tuple[tuple, tuple]:
@@ -190,4 +270,6 @@ def check_impulsive(model, contacts, impulses) -> tuple[tuple, tuple]:
                 raise ModelError(f"{owner}: {side}={value!r} is not a body of the model; known bodies: {sorted(names)}"
                                  + (" and 'ground'" if side == "body_a" else ""))
             check_site(model, owner, side, value, joint=False)
+        if isinstance(c, Contact):
+            contact_nodes(model, c)
     return out[0], out[1]

@@ -56,6 +56,29 @@ def _warn_locked_relaxation(owner: str, data) -> None:
         "flexmb.build_flexible_body (or `flexmb modes`), or use stiffening='preload'", owner, data.name, rigid)
 
 
+#: cell types assembled with condensed incompatible modes by default (hex8, wedge6)
+_ENHANCED_CELLS = ("hexahedron", "wedge")
+
+
+def _warn_inconsistent_enhanced(owner: str, data) -> None:
+    """Log a WARNING when a stiffened body's data holds hex8/wedge6 cells and was built before their
+    stiffening data (``G``, ``H``, pair loads, preloads) came from one energy, the Green strain of the
+    enhanced field (``settings["incompatible_stiffening"]`` absent): its relaxed quartic energy then
+    converged to a wrong limit on one-layer meshes (0.79-0.93 of the elastica, 20-80 elements) and its
+    ``G`` differed by up to 7 % (docs/theory.md 11.1).  Rebuilding the data fixes it."""
+    settings = data.settings or {}
+    if settings.get("incompatible_stiffening") == "enhanced" or data.geometric_stiffness is None:
+        return
+    cells = [t for t in (data.cells or {}) if t in _ENHANCED_CELLS]
+    if not cells:
+        return
+    logger.warning(
+        "%s: its data (%r) holds %s cells and was built by an older flexmb whose stiffening data of "
+        "these cells (G, H, preloads) did not come from one energy (relaxed quartic term 7-21 %% off the "
+        "elastica on one-layer meshes); rebuild it with flexmb.build_flexible_body (or `flexmb modes`), "
+        "or use stiffening='none'", owner, data.name, "/".join(cells))
+
+
 def select_modes(data, modes) -> Any:
     """The data set restricted to the modal coordinates ``modes`` (indices into the data's modes).
 
@@ -246,6 +269,8 @@ class FlexibleBody:
                              f"preloads=True); rebuild the data or use stiffening='none'")
         if nm and self.stiffening == "full":
             _warn_locked_relaxation(owner, data)
+        if nm and self.stiffening != "none":
+            _warn_inconsistent_enhanced(owner, data)
         for key in ("position", "velocity", "angular_velocity"):
             object.__setattr__(self, key, _vec3(key, getattr(self, key), owner))
         object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, owner))

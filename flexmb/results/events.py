@@ -20,12 +20,14 @@ def event_list(sol) -> list[dict]:
     """One dict per contact and impact, in time order: ``t`` [s], ``contact`` (name; None for a prescribed
     impulse alone), ``normal_impulse``, ``tangential_impulse`` [N s] (0: frictionless), ``v_minus``,
     ``v_plus`` (normal velocity before and after [m/s]), ``energy_lost`` [J], ``kinetic_energy_before``,
-    ``kinetic_energy_after`` [J] (the whole impact's), ``impact`` (its number, from 1) and
-    ``joint_impulse`` ``{joint: (force (3,), moment (3,))}``."""
+    ``kinetic_energy_after`` [J] (the whole impact's), ``impact`` (its number, from 1),
+    ``joint_impulse`` ``{joint: (force (3,), moment (3,))}`` and ``node`` (the FE node of a contact at
+    nodes, one row per node; None otherwise)."""
     table = sol.extra.get("events/table")
     if table is None:
         return []
     names = sol.meta.get("contact_names", [])
+    nodes = sol.meta.get("contact_nodes", [-1] * len(names))  # the FE node of a contact point (-1: none)
     joints = sol.extra.get("events/joint_impulse", np.zeros((0, 0, 6)))
     out = []
     for row in np.asarray(table):
@@ -33,7 +35,8 @@ def event_list(sol) -> list[dict]:
         k, i = int(r["contact"]), int(r["impact"]) - 1
         jimp = {n: (joints[i, j, :3].copy(), joints[i, j, 3:].copy()) for j, n in enumerate(sol.joint_names)} \
             if i < len(joints) else {}
-        out.append(dict(t=r["t"], contact=names[k] if k >= 0 else None, normal_impulse=r["P"],
+        out.append(dict(t=r["t"], contact=names[k] if k >= 0 else None,
+                        node=int(nodes[k]) if k >= 0 and nodes[k] >= 0 else None, normal_impulse=r["P"],
                         tangential_impulse=r["P_t"], v_minus=r["v_minus"], v_plus=r["v_plus"], energy_lost=r["loss"],
                         kinetic_energy_before=r["T_minus"], kinetic_energy_after=r["T_plus"], impact=i + 1,
                         joint_impulse=jimp))

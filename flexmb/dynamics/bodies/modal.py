@@ -195,7 +195,7 @@ class FlexibleBodies:
             if s is None:
                 continue
             body = self.src[local[k]]
-            f = body.interface(s)
+            f = s if hasattr(s, "modal_map") else body.interface(s)  # an interface's name, or a site with its map
             mm = np.asarray(f.modal_map, dtype=float)
             Pt[k, :, :body.n_modes] = mm[:3]
             Pr[k, :, :body.n_modes] = mm[3:]

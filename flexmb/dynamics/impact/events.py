@@ -45,11 +45,14 @@ def check_gaps(cm, cs, st) -> None:
     tol = gap_tol(cm)
     bad = np.nonzero(g < -tol)[0]
     if bad.size:
-        k = int(bad[0])
-        c = cm.model.contacts[k]
-        raise ModelError(f"Contact {c.name!r}: bodies {c.body_a!r} and {c.body_b!r} interpenetrate at t = {st.t:.6g} s "
+        same = bad[cs.owner[bad] == cs.owner[bad[0]]]  # the first contact in, its deepest point
+        k = int(same[np.argmin(g[same])])
+        c = cm.model.contacts[int(cs.owner[k])]
+        at = "" if cs.node[k] < 0 else f" at node {int(cs.node[k])} ({same.size} of its nodes in)"
+        raise ModelError(f"Contact {c.name!r}: bodies {c.body_a!r} and {c.body_b!r} interpenetrate{at} at t = {st.t:.6g} s "
                          f"(gap {g[k]:.6g} m, tolerance {tol:.3g} m); move {c.body_b!r} by at least {-g[k]:.6g} m "
-                         f"along the contact normal, or check point_a/point_b/normal/radius")
+                         f"along the contact normal, or check point_a/point_b/normal/radius"
+                         + ("/nodes" if cs.node[k] >= 0 else ""))
 
 
 def active_contacts(cm, cs, st, w: NDArray, every_closed: bool = False):

@@ -6,7 +6,16 @@ plane's point or sphere's centre (on a flexible body: the interface point, movin
 an impulse at its point.  At a node the attachments give ``x (m, 3)``, ``R (m, 3, 3)`` and the
 velocity maps ``nu = (v, omega) = B w[cols]`` (inertial components).
 
-Contact ``k`` (``m`` contacts), unit normal ``n_k`` from side a to side b:
+*Contact points*: a contact with ``nodes`` (FE nodes of a flexible body on side b) is one contact point
+per node, each an attachment at the node's undeformed point ``X_n`` whose modal map is the node's
+mode-shape rows ``(Phi_n; 0)`` (:class:`NodeSite`), so that it sits at ``x + R (X_n + Phi_n q)`` and moves
+with ``v + omega x R (X_n + Phi_n q) + R Phi_n q'``: the same attachment machinery as an interface, no
+rotation of the node (none is needed for a point or a sphere's normal).  Every array of a
+:class:`ContactSet` runs over the contact points (``m``; ``owner (m,)`` the contact, ``node (m,)`` the
+node or -1), so that the gaps, the normal rows, the events and the resting state are per node, all
+evaluated in one batched call.
+
+Contact point ``k`` (``m`` points), unit normal ``n_k`` from side a to side b:
 
 * sphere/point - plane: ``n = R_a n_a``, ``g = n . (x_b - x_a) - r_b``, the contact point
   ``c = x_b - r_b n``;
@@ -24,10 +33,13 @@ inertial axis least aligned with ``n``), ``t_2 = n x t_1``; the sphere's radius 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.elements.attachments import AttachmentSet
+from flexmb.model.contacts import contact_nodes
 from flexmb.model.flexible import site_frame
 from flexmb.model.frames import Frame
 from flexmb.rotations.so3 import cross
@@ -36,20 +48,68 @@ from flexmb.rotations.so3 import cross
 PLANE, SPHERES = 0, 1
 
 
-def _attachments(cm, sides, points) -> AttachmentSet:
+@dataclass(frozen=True)
+class NodeSite:
+    """An attachment at FE node ``node`` of a flexible body: its undeformed point ``position (3,)`` [m]
+    (body frame) and ``modal_map (6, nm)``: the node's mode-shape rows ``Phi_n`` [m per unit modal
+    coordinate] over zero rotation rows (the body type reads it as it reads an interface's)."""
+
+    node: int
+    position: NDArray
+    modal_map: NDArray
+
+
+def contact_points(model) -> tuple[NDArray, NDArray]:
+    """``(owner (m,), node (m,))``: the contact points of the model's contacts, in contact order: one per
+    contact, or one per node of a contact with ``nodes`` (``node`` -1 for the others)."""
+    owner, node = [], []
+    for k, c in enumerate(model.contacts):
+        idx = contact_nodes(model, c)
+        idx = np.array([-1]) if idx is None else idx
+        owner.append(np.full(idx.size, k, dtype=np.int64))
+        node.append(idx)
+    if not owner:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(owner), np.concatenate(node).astype(np.int64)
+
+
+def point_label(model, k: int, points: tuple | None = None) -> str:
+    """``"'floor'"`` or ``"'floor' at node 17"``: contact point ``k`` named for a message."""
+    owner, node = contact_points(model) if points is None else points
+    name = repr(model.contacts[int(owner[k])].name)
+    return name if node[k] < 0 else f"{name} at node {int(node[k])}"
+
+
+def _attachments(cm, sides, points, sites=None) -> AttachmentSet:
     """An :class:`AttachmentSet` at ``points`` (body frames; the ground: inertial) of ``sides`` (body
-    names, ``(body, interface)`` or ``"ground"``), the interface sides at their interface point."""
+    names, ``(body, interface)`` or ``"ground"``), the interface sides at their interface point;
+    ``sites``: a :class:`NodeSite` (or None) per entry, the entry then at its node."""
     model = cm.model
-    body, pts, sites = [], [], []
-    for side, p in zip(sides, points):
+    body, pts, out = [], [], []
+    for k, (side, p) in enumerate(zip(sides, points)):
         i = model.body_index(side)
         body.append(cm.nb if i < 0 else i)
+        if sites is not None and sites[k] is not None:
+            pts.append(sites[k].position)
+            out.append(sites[k])
+            continue
         fr = site_frame(model, side, Frame(p))
         pts.append(fr.origin)
-        sites.append(fr.site)
-    has_site = any(s is not None for s in sites)
-    return AttachmentSet(cm, np.array(body, dtype=np.int64), np.array(pts).reshape(-1, 3), None,
-                         sites if has_site else None)
+        out.append(fr.site)
+    has_site = any(s is not None for s in out)
+    return AttachmentSet(cm, np.array(body, dtype=np.int64), np.array(pts, dtype=float).reshape(-1, 3), None,
+                         out if has_site else None)
+
+
+def _node_sites(model, owner: NDArray, node: NDArray) -> list:
+    """A :class:`NodeSite` per contact point on FE nodes (None for the others)."""
+    sites = [None] * owner.size
+    for k in np.nonzero(node >= 0)[0]:  # set-up only
+        data = model.bodies[model.body_index(model.contacts[int(owner[k])].body_b)].data
+        n = int(node[k])
+        phi = np.asarray(data.mode_shapes[n], dtype=float)
+        sites[k] = NodeSite(n, np.asarray(data.points[n], dtype=float), np.vstack([phi, np.zeros_like(phi)]))
+    return sites
 
 
 def rows(cm, B: NDArray, cols: NDArray, width: NDArray, wrench: NDArray) -> NDArray:
@@ -63,27 +123,37 @@ def rows(cm, B: NDArray, cols: NDArray, width: NDArray, wrench: NDArray) -> NDAr
     g = np.einsum("kic,ki->kc", B, wrench)  # (m, cw)
     used = np.arange(B.shape[2])[None, :] < width[:, None]
     k = np.broadcast_to(np.arange(m)[:, None], used.shape)
-    np.add.at(out, (k[used], cols[used]), g[used])
+    out[k[used], cols[used]] = g[used]  # a body's columns are distinct: each (row, column) once
     return out
 
 
 class ContactSet:
-    """The model's contacts compiled: both sides' attachments, kinds, radii, plane normals in side
-    a's frame ``normal_a (m, 3)``, restitution ``e (m,)``, names."""
+    """The model's contacts compiled as ``m`` contact points (module doc): both sides' attachments,
+    kinds, radii, plane normals in side a's frame ``normal_a (m, 3)``, restitution ``e (m,)``, friction
+    ``mu (m,)``, the contact's name ``names (m,)``, the contact ``owner (m,)`` and the FE node ``node (m,)``
+    (-1: not at a node)."""
 
     def __init__(self, cm):
-        contacts = cm.model.contacts
-        self.m = len(contacts)
-        self.names = tuple(c.name for c in contacts)
-        self.kind = np.array([PLANE if c.plane else SPHERES for c in contacts], dtype=np.int64)
-        self.r_a = np.array([c.radius_a for c in contacts], dtype=float)
-        self.r_b = np.array([c.radius for c in contacts], dtype=float)
-        self.normal_a = np.array([c.normal for c in contacts], dtype=float).reshape(-1, 3)
-        self.e = np.array([c.restitution for c in contacts], dtype=float)
-        self.mu = np.array([c.friction for c in contacts], dtype=float)
+        model = cm.model
+        contacts = model.contacts
+        self.owner, self.node = contact_points(model)
+        self.m = self.owner.size
+        per = [contacts[int(k)] for k in self.owner]
+        self.names = tuple(c.name for c in per)
+        self.kind = np.array([PLANE if c.plane else SPHERES for c in per], dtype=np.int64)
+        self.r_a = np.array([c.radius_a for c in per], dtype=float)
+        self.r_b = np.array([c.radius for c in per], dtype=float)
+        self.normal_a = np.array([c.normal for c in per], dtype=float).reshape(-1, 3)
+        self.e = np.array([c.restitution for c in per], dtype=float)
+        self.mu = np.array([c.friction for c in per], dtype=float)
         if self.m:
-            self.att_a = _attachments(cm, [c.body_a for c in contacts], [c.point_a for c in contacts])
-            self.att_b = _attachments(cm, [c.body_b for c in contacts], [c.point_b for c in contacts])
+            self.att_a = _attachments(cm, [c.body_a for c in per], [c.point_a for c in per])
+            self.att_b = _attachments(cm, [c.body_b for c in per], [c.point_b for c in per],
+                                      _node_sites(model, self.owner, self.node) if np.any(self.node >= 0) else None)
+
+    def label(self, model, k: int) -> str:
+        """Contact point ``k`` named for a message (:func:`point_label`)."""
+        return point_label(model, k, (self.owner, self.node))
 
     def geometry(self, cm, st):
         """At node ``st``: gaps ``g (m,)`` [m], unit normals ``n (m, 3)``, the frames of both sides
@@ -130,9 +200,10 @@ def tangent_basis(n: NDArray) -> NDArray:
 def _relative_rows(cm, fa, fb, la, lb, idx: NDArray, d: NDArray) -> NDArray:
     """``(k, nv)``: rows of ``d . (v_cb - v_ca)`` for the contacts ``idx``, the directions ``d (k, 3)``
     (inertial), the contact point moving with each side (levers ``la``, ``lb``)."""
-    Ja = rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([d, cross(la[idx], d)], axis=1))
     Jb = rows(cm, fb[2][idx], fb[3][idx], fb[4][idx], np.concatenate([d, cross(lb[idx], d)], axis=1))
-    return Jb - Ja
+    if not fa[4][idx].any():  # side a on the ground (a floor): no columns
+        return Jb
+    return Jb - rows(cm, fa[2][idx], fa[3][idx], fa[4][idx], np.concatenate([d, cross(la[idx], d)], axis=1))
 
 
 class ImpulseSet:

@@ -101,7 +101,8 @@ class EventMonitor:
         self.solves = 0
         self.n_impacts = 0
         self.sink = 0.0  # deepest penetration of a resting contact at a node [m] (|a_n| h^2 / 2 per element)
-        self.row = row_joints(cm)  # each contact's constraint row (joint index; -1: held at the nodes)
+        # each contact point's constraint row (joint index; -1: held at the nodes, e.g. the points of a node set)
+        self.row = row_joints(cm)[self.cs.owner]
         self.q_mid = np.full(self.cs.m, np.nan)  # the rows' mean reactions over the last element [N]
         self.changes: list = []  # [t, contact, 1 (comes to rest) / 0 (lifts off)] of the rows
         self.h_last = 0.0  # the last element's length [s] (the rows' normal impulse: q_mid h_last)
@@ -199,9 +200,11 @@ class EventMonitor:
         idx = np.nonzero(cand)[0]
         lo, glo, vlo = 0.0, ends[0][idx], ends[1][idx]
         hi, ghi, vhi = h, ends[2][idx], ends[3][idx]
-        width = np.inf
+        width, out_hi = np.inf, out
         for _ in range(MAX_LOCATE):
             s = float(first_crossing(glo, vlo, ghi, vhi, hi - lo, tol).min())
+            if not np.isfinite(s) and ghi.min() > tol:  # the dip was the long cubic's (a vibrating body): the
+                return out_hi, hi  # bracket's cubic has none, every gap sampled is open: a plain element
             bisect = not (0.0 < s < hi - lo) or hi - lo > 0.5 * width  # no crossing, or the last step stalled
             width = hi - lo
             hm = lo + (0.5 * (hi - lo) if bisect else s)
@@ -210,7 +213,7 @@ class EventMonitor:
             gm, J = cs.normal_rows(cm, trial.end, idx)
             gm, vm = gm[idx], J @ node_velocity(cm, trial.end, sel=run.selection)
             if gm.min() < -tol or (gm.min() > tol and np.isfinite(first_crossing(glo, vlo, gm, vm, hm - lo, tol)).any()):
-                hi, ghi, vhi = hm, gm, vm  # beyond the surface at hm, or dipped in before it
+                hi, ghi, vhi, out_hi = hm, gm, vm, trial  # beyond the surface at hm, or dipped in before it
             elif gm.min() > tol:
                 lo, glo, vlo = hm, gm, vm
             else:
@@ -368,8 +371,8 @@ class EventMonitor:
 
     def arrays(self, cm) -> dict:
         """``Solution.extra`` arrays: ``events/table (n, 10)`` (:data:`EVENT_COLUMNS`), ``events/joint_impulse
-        (n_impacts, nj, 6)``, ``events/resting (n, 3)``: the constraint rows switched, ``(t, contact, 1: on
-        (the contact rests) / 0: off (it lifts off))``."""
+        (n_impacts, nj, 6)``, ``events/resting (n, 3)``: the constraint rows switched, ``(t, contact point (as
+        in the table: meta['contact_names']), 1: on (the contact rests) / 0: off (it lifts off))``."""
         table = np.array(self.rows, dtype=float).reshape(-1, len(EVENT_COLUMNS))
         joints = np.array(self.joint_rows, dtype=float).reshape(len(self.joint_rows), cm.nj, 6)
         return {"events/table": table, "events/joint_impulse": joints,
@@ -385,9 +388,9 @@ class EventMonitor:
                         "|a_n| h^2 / 2 within an element; the positions there are not to be trusted: use a "
                         "smaller h (meta['resting_sink'])", self.sink, SINK_WARN, self._cm.length_scale)
         return {"impacts": self.n_impacts, "event_solves": self.solves, "contact_names": list(names),
-                "gap_tol": gap_tol(self._cm), "resting_sink": self.sink,
+                "contact_nodes": self.cs.node.tolist(), "gap_tol": gap_tol(self._cm), "resting_sink": self.sink,
                 "lift_offs": int(sum(1 for c in self.changes if c[2] == 0.0)),
-                "resting_contacts": [n for n, r in zip(names, self.resting) if r]}
+                "resting_contacts": list(dict.fromkeys(n for n, r in zip(names, self.resting) if r))}
 
     def rows_held(self, sel):
         """The selection ``sel`` with every contact row held: the one the node reactions are recovered

@@ -27,7 +27,8 @@ time stepping for the tangential part; the normal one is the row's, inside the e
 Not rows (they keep the node hold of :mod:`flexmb.dynamics.impact.march`, ``v_n+ >= -g / h`` at every
 node): sphere-sphere contacts (their normal turns with the centres: not one component of a joint),
 planes on an interface of a flexible body (an attachment frame on an interface sits at the interface
-point: no radius offset).  ``docs/theory.md`` section 13.
+point: no radius offset), contacts at FE node sets (``nodes=``: one contact point per node, a row each
+would need a node attachment per point).  ``docs/theory.md`` section 13.
 """
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ class ContactRow(Joint):
 
 def takes_row(contact) -> bool:
     """Whether ``contact`` rests as a constraint row (module doc: a plane, not on an interface)."""
-    return contact.plane and not isinstance(contact.body_a, tuple)
+    return contact.plane and not isinstance(contact.body_a, tuple) and contact.nodes is None
 
 
 def with_contact_rows(model):
@@ -83,7 +84,8 @@ def with_contact_rows(model):
 
 
 def row_joints(cm) -> NDArray:
-    """``(m,)``: the joint index of each contact's row in the compiled model, -1 where it has none."""
+    """``(n_contacts,)``: the joint index of each of the model's contacts' row in the compiled model, -1
+    where it has none (a contact's points: index it with ``ContactSet.owner``)."""
     index = {jt.name: j for j, jt in enumerate(cm.model.joints) if isinstance(jt, ContactRow)}
     return np.array([index.get(PREFIX + c.name, -1) for c in cm.model.contacts], dtype=np.int64)
 

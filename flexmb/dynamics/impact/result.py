@@ -25,8 +25,12 @@ class ImpactResult:
     * ``velocity_before``, ``velocity_after``, ``angular_velocity_before``, ``angular_velocity_after``:
       ``{body: (3,)}`` the body frame origin's velocity and the angular velocity (inertial);
     * ``modal_rate_before``, ``modal_rate_after``: ``{flexible body: (nm,)}``;
-    * ``contact_impulse``: ``{contact: P}`` normal impulses [N s] (zero where a closed contact separates);
-    * ``friction_impulse``: ``{contact: (3,)}`` tangential (Coulomb) impulses on body_b, inertial [N s];
+    * ``contact_impulse``: ``{contact: P}`` normal impulses [N s] (zero where a closed contact separates;
+      a contact at FE nodes: the sum over its nodes);
+    * ``node_impulse``: ``{contact: {node: P}}`` the normal impulse [N s] at each node of a contact at FE
+      nodes that took part (``Contact(..., nodes=)``);
+    * ``friction_impulse``: ``{contact: (3,)}`` tangential (Coulomb) impulses on body_b, inertial [N s]
+      (summed over the nodes);
     * ``joint_impulse``: ``{joint: (force (3,), moment (3,))}`` [N s, N m s], the impulse of A on B,
       moment about B's origin, in frame A's components (like the joint reactions);
     * ``kinetic_energy_before``, ``kinetic_energy_after``, ``energy_lost`` (contacts) and ``work``
@@ -52,6 +56,8 @@ class ImpactResult:
     #: ``{body: (3,)}`` the body frame origins and ``{body: (3, 3)}`` rotations at the impact
     position: dict
     rotation: dict
+    #: ``{contact: {node: P}}`` [N s]: the contacts at FE nodes, per node
+    node_impulse: dict
 
     def point_velocity(self, body: str, point, after: bool = True) -> NDArray:
         """Velocity ``(3,)`` of the body-frame point ``point`` (relative to the body's reference point,
@@ -67,6 +73,24 @@ def _body_outputs(rec, cm, st):
     modal = {k.split("/", 1)[1]: np.array(v) for k, v in vals.extra.items() if k.startswith("modal_rate/")}
     return ({n: vals.vel[i].copy() for i, n in enumerate(names)}, {n: vals.om[i].copy() for i, n in enumerate(names)},
             modal, {n: vals.pos[i].copy() for i, n in enumerate(names)}, {n: vals.rotm[i].copy() for i, n in enumerate(names)})
+
+
+def _per_contact(cs, points: NDArray, values: NDArray) -> dict:
+    """``{contact: value}`` summed over each contact's points ``points (k,)`` (values ``(k, ...)``)."""
+    out: dict = {}
+    for k, v in zip(points, values):
+        name = cs.names[k]
+        out[name] = out[name] + v if name in out else (float(v) if np.ndim(v) == 0 else np.array(v, dtype=float))
+    return out
+
+
+def _per_node(cs, out: ImpactOutcome) -> dict:
+    """``{contact: {node: P}}`` of the points at FE nodes in the impact."""
+    res: dict = {}
+    for k, P in zip(out.contacts, out.P):
+        if cs.node[k] >= 0:
+            res.setdefault(cs.names[k], {})[int(cs.node[k])] = float(P)
+    return res
 
 
 def impact(model, t0: float = 0.0) -> ImpactResult:
@@ -94,8 +118,8 @@ def impact(model, t0: float = 0.0) -> ImpactResult:
     return ImpactResult(
         outcome=out, velocity_before=vb, velocity_after=va, angular_velocity_before=ob, angular_velocity_after=oa,
         modal_rate_before=qb, modal_rate_after=qa,
-        contact_impulse={cs.names[k]: float(P) for k, P in zip(out.contacts, out.P)}, rounds=rounds,
-        friction_impulse={cs.names[k]: f.copy() for k, f in zip(out.contacts, out.friction_impulse)},
+        contact_impulse=_per_contact(cs, out.contacts, out.P), rounds=rounds, node_impulse=_per_node(cs, out),
+        friction_impulse=_per_contact(cs, out.contacts, out.friction_impulse),
         joint_impulse={n: (out.joint_impulse[j, :3].copy(), out.joint_impulse[j, 3:].copy()) for j, n in enumerate(names)},
         kinetic_energy_before=out.T_minus, kinetic_energy_after=out.T_plus, energy_lost=out.energy_lost, work=out.work,
         position=pos, rotation=rotm)

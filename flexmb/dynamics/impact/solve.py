@@ -16,8 +16,8 @@ implementation: :meth:`~flexmb.dynamics.node.projection.NodeProjector.project`),
 and the Delassus matrix ``D = J (dPi) M^-1 J^T`` (``m x m``, symmetric positive semi-definite; its
 columns are projections of unit contact impulses).  The complementarity problem is the convex QP
 ``min 1/2 P^T D P + q^T P, P >= 0`` with ``q = v0 + e v-``, solved as the non-negative least squares
-problem ``min |A P - b|`` (``A^T A = D`` from the eigen-decomposition of ``D``, ``A^T b = -q``:
-``scipy.optimize.nnls``, an active-set method, finite).  The joints' impulses are the projection's
+problem dual to it (the least-distance problem ``min |u|, G u >= -q``, ``G G^T = D``, Lawson and Hanson's
+NNLS form: ``scipy.optimize.nnls``, an active-set method, finite; exact for a singular ``D``).  The joints' impulses are the projection's
 multipliers of the final ``w+`` (force; moment at B's origin; inertial), written in the joint's
 frame A like the joint reactions.
 
@@ -43,6 +43,7 @@ import numpy as np
 import scipy.optimize as sopt
 from numpy.typing import NDArray
 
+from flexmb.dynamics.impact.geometry import contact_points, point_label
 from flexmb.dynamics.impact.friction import FrictionFailure, coulomb_impulses, coulomb_violation
 from flexmb.dynamics.node.constraints import node_momenta, node_velocities
 from flexmb.dynamics.node.projection import body_rates, joint_wrench, node_frames, node_projector
@@ -156,15 +157,26 @@ def delassus(cm, st, J: NDArray, w0: NDArray, sel=None) -> NDArray:
 
 def newton_lcp(D: NDArray, q: NDArray) -> NDArray:
     """``P >= 0`` with ``y = D P + q >= 0``, ``P . y = 0`` for ``D`` symmetric positive semi-definite:
-    the minimum of ``1/2 P^T D P + q^T P`` over ``P >= 0`` by NNLS on ``D = A^T A``."""
+    the minimum of ``1/2 P^T D P + q^T P`` over ``P >= 0``, as the dual of the least-distance problem
+    ``min 1/2 |u|^2, G u >= -q`` with ``G G^T = D`` (``G = V sqrt(lam)``, null directions of ``D`` dropped),
+    solved by one NNLS (Lawson and Hanson 1974, ch. 23): ``z >= 0`` minimizing ``|E z - f|``, ``E = (G^T; -q^T)``,
+    ``f = (0, .., 0, 1)``, then ``P = z / (1 + q . z)``.  Exact also for a singular ``D`` whose ``q`` has a part
+    outside its range (dependent contacts with unequal targets: the nodes of a face, a resting contact's
+    bias), which NNLS on ``D = A^T A`` alone would drop; ``D`` and ``q`` are scaled to unit size first."""
     if q.size == 0:
         return np.zeros(0)
     lam, V = np.linalg.eigh(D)
-    keep = lam > 1e-12 * max(float(lam.max()), 0.0)
-    A = np.sqrt(lam[keep])[:, None] * V[:, keep].T
-    b = -(V[:, keep].T @ q) / np.sqrt(lam[keep])
-    P, _ = sopt.nnls(A, b, maxiter=50 * max(q.size, 1))
-    return P
+    dmax, qmax = max(float(lam.max()), 1e-300), max(float(np.abs(q).max()), 1e-300)
+    keep = lam > 1e-12 * dmax
+    G = V[:, keep] * np.sqrt(lam[keep] / dmax)  # (k, r), G G^T = D / dmax
+    E = np.vstack([G.T, -q[None, :] / qmax])
+    f = np.zeros(E.shape[0])
+    f[-1] = 1.0
+    z, _ = sopt.nnls(E, f, maxiter=50 * max(q.size, 1))
+    s = 1.0 + float(q @ z) / qmax
+    if not s > 1e-12:  # infeasible targets (cannot happen for contacts that can all separate): no impulse
+        return np.zeros(q.size)
+    return z / s * (qmax / dmax)
 
 
 def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: NDArray | None = None,
@@ -200,7 +212,7 @@ def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: 
         if bad.any():
             k = int(np.nonzero(bad)[0][0])
             raise ConvergenceError(
-                f"impact at t = {st.t:.6g} s: Newton's law could not be met at contact #{int(contacts[k])} "
+                f"impact at t = {st.t:.6g} s: Newton's law could not be met at contact {point_label(cm.model, contacts[k])} "
                 f"(normal velocity after {y[k] - e[k] * v_minus[k]:.3g} m/s against {-e[k] * v_minus[k]:.3g} required, "
                 f"impulse {P[k]:.3g} N s): the contacts are dependent (a rank-deficient Delassus matrix) in a way "
                 f"the impulses cannot satisfy", time=st.t)
@@ -243,9 +255,9 @@ def _rough(cm, st, w0, contacts, J, e, v_minus, bias, mu, T, sel=None):
     except FrictionFailure as err:
         bad = (err.k, err.why)
     if bad is not None:
-        c = int(contacts[bad[0]]) if bad[0] >= 0 else -1
+        c = point_label(cm.model, contacts[bad[0]]) if bad[0] >= 0 else "#-1"
         raise ConvergenceError(f"impact at t = {st.t:.6g} s: Newton's and Coulomb's laws could not be met at contact "
-                               f"#{c} (friction {mu[bad[0]]:.6g}): {bad[1]}; no impact solved", time=st.t)
+                               f"{c} (friction {mu[bad[0]]:.6g}): {bad[1]}; no impact solved", time=st.t)
     P, Pt = np.zeros(k), np.zeros((k, 2))
     for c, sl in enumerate(blocks):
         P[c] = Pall[sl][0]
@@ -258,11 +270,12 @@ def _energy_guard(cm, st, contacts, loss, T_minus, work, e) -> None:
     """ConvergenceError when the contacts created energy (Newton + Coulomb, solve module doc)."""
     if loss.sum() >= -1e-12 * (abs(T_minus) + abs(work) + 1e-300):
         return
-    names = [cm.model.contacts[int(c)].name for c in contacts]
+    points = contact_points(cm.model)
+    names = [point_label(cm.model, c, points) for c in contacts]
     worst = int(np.argmin(loss))
     raise ConvergenceError(
         f"impact at t = {st.t:.6g} s: Newton's restitution with Coulomb friction would create {-loss.sum():.6g} J "
-        f"(contacts {names}; {names[worst]!r}: restitution {e[worst]:.3g}, energy {-loss[worst]:.6g} J created; kinetic "
+        f"(contacts {', '.join(names)}; {names[worst]}: restitution {e[worst]:.3g}, energy {-loss[worst]:.6g} J created; kinetic "
         f"energy before {T_minus:.6g} J): the known inconsistency of Newton's kinematic law with friction when "
         f"the tangential and normal motions are coupled; lower the restitution (e = 0 never creates energy) or "
         f"the friction coefficient", time=st.t)

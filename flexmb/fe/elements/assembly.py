@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
 from flexmb.fe.elements import mixed
-from flexmb.fe.elements.incompatible import condensation
+from flexmb.fe.elements.incompatible import condensation, geometric_condensation, internal_modes
 from flexmb.fe.elements.solid import get_element
 from flexmb.fe.elements.solid_kernels import (
     Materials, Pattern, chunks, enhanced, geometry, lame, pattern, voigt_to_tensor,
@@ -195,12 +195,15 @@ def assemble_mass(mesh: FEMesh, materials: Materials = None) -> sp.csr_array:
 
 
 def assemble_geometric_stiffness(
-    mesh: FEMesh, stresses: Mapping[str, NDArray[np.float64]]
+    mesh: FEMesh, stresses: Mapping[str, NDArray[np.float64]], materials: Materials = None
 ) -> sp.csr_array:
     """Geometric (stress-stiffening) matrix of a given stress state.
 
     K_sigma = sum_e int_e G^T S G dV, S = blockdiag(sigma, sigma, sigma), i.e.
-    K_sigma[3a+i, 3b+j] = delta_ij int dN_a/dx_k sigma_kl dN_b/dx_l dV.
+    K_sigma[3a+i, 3b+j] = delta_ij int dN_a/dx_k sigma_kl dN_b/dx_l dV; for hex8 and wedge6 with
+    incompatible modes the same form over the enhanced field (nodal functions and internal modes,
+    the modes following their condensation ``alpha = -S u_e``): ``T^T K_sigma(ext) T``, the
+    first-order change of the condensed tangent stiffness under the prestress (docs/theory.md 11.1).
 
     Shells: the same form over the mid-surface with the membrane force ``N = t sigma`` (in-plane
     part of their stress); beams: the axial force ``N = A sigma_xx`` on the axis (with Wagner's
@@ -213,21 +216,29 @@ def assemble_geometric_stiffness(
         Cauchy stress (Pa) in Voigt order [xx, yy, zz, yz, xz, xy] at the stiffness quadrature
         points of each cell type (shells: their stress points, beams: one point), as returned by
         :func:`element_stresses`.
+    materials : optional
+        Overrides ``mesh.materials`` (see :func:`assemble_stiffness`): the condensation of the
+        incompatible modes depends on them; pass those the stresses were computed with.
 
     Returns
     -------
     K_sigma : scipy.sparse.csr_array, shape (n_dofs, n_dofs)
         Symmetric (N/m in SI); linear in ``stresses``.
     """
-    k3 = _solid_geometric_stiffness(mesh, stresses)
+    k3 = _solid_geometric_stiffness(mesh, stresses, materials)
     if not (mesh.shells or mesh.beams):
         return mixed.embed_solid(mesh, k3)
     return sp.csr_array(mixed.embed_solid(mesh, k3) + mixed.structural_matrix(mesh, "Kg", stresses=stresses))
 
 
-def _solid_geometric_stiffness(mesh: FEMesh, stresses: Mapping[str, NDArray[np.float64]]) -> sp.csr_array:
+def _solid_geometric_stiffness(mesh: FEMesh, stresses: Mapping[str, NDArray[np.float64]],
+                               materials: Materials = None) -> sp.csr_array:
+    """K_sigma of the solid cells: isotropic 3x3 blocks, unless a cell type has incompatible modes,
+    whose enhanced field gives full blocks (:func:`.incompatible.geometric_condensation`)."""
     pat = pattern(mesh)
-    acc = np.zeros(pat.nnz)
+    blocks = any(enhanced(mesh, t) for t in mesh.cells)
+    acc = np.zeros((pat.nnz, 3, 3) if blocks else pat.nnz)
+    fields = mesh.cell_materials(materials) if blocks else None
     for t, conn in mesh.cells.items():
         elem = get_element(t)
         rule = elem.stiffness_rule
@@ -240,17 +251,33 @@ def _solid_geometric_stiffness(mesh: FEMesh, stresses: Mapping[str, NDArray[np.f
                 f"assemble_geometric_stiffness: stresses[{t!r}] has shape {s_all.shape}, expected "
                 f"{(len(conn), rule.n_points, 6)} (cells, quadrature points, Voigt); use element_stresses()."
             )
-        for sl in chunks(len(conn), k):
+        has_modes = enhanced(mesh, t)
+        for sl in chunks(len(conn), k, 9 if has_modes else 1):
             det_j, g = geometry(mesh, t, sl, rule.points)
-            c, q = det_j.shape
+            modes = None
+            if has_modes:  # the internal modes' gradients join the nodal ones, then T^T (.) T
+                lam, mu = lame(fields[t][sl])
+                modes = internal_modes(elem, mesh.points[conn[sl]], g, det_j, rule.weights, lam, mu)
+                g = np.concatenate([g, modes.gradients], axis=2)
+            c, q, kk, _ = g.shape
             s = voigt_to_tensor(s_all[sl]) * (det_j * rule.weights)[:, :, None, None]
-            gs = np.einsum("cqad,cqde->cqae", g, s)  # (c, q, k, 3)
-            a = gs.transpose(0, 2, 1, 3).reshape(c, k, 3 * q)
-            b = g.transpose(0, 2, 1, 3).reshape(c, k, 3 * q)
-            ke = np.matmul(a, b.transpose(0, 2, 1))  # (c, k, k)
-            s0 = sl.start * k * k
-            acc += np.bincount(pat.slot[t][s0 : s0 + ke.size], weights=ke.ravel(), minlength=pat.nnz)
-    return pat.isotropic(acc)
+            gs = np.einsum("cqad,cqde->cqae", g, s)  # (c, q, kk, 3)
+            a = gs.transpose(0, 2, 1, 3).reshape(c, kk, 3 * q)
+            b = g.transpose(0, 2, 1, 3).reshape(c, kk, 3 * q)
+            ke = np.matmul(a, b.transpose(0, 2, 1))  # (c, kk, kk)
+            slots = pat.slot[t][sl.start * k * k : sl.stop * k * k]
+            if modes is not None:
+                kb = geometric_condensation(ke, modes.recovery)
+                for i in range(3):
+                    for j in range(3):
+                        acc[:, i, j] += np.bincount(slots, weights=kb[:, :, i, :, j].ravel(), minlength=pat.nnz)
+            elif blocks:
+                add = np.bincount(slots, weights=ke.ravel(), minlength=pat.nnz)
+                for i in range(3):
+                    acc[:, i, i] += add
+            else:
+                acc += np.bincount(slots, weights=ke.ravel(), minlength=pat.nnz)
+    return pat.blocks(acc) if blocks else pat.isotropic(acc)
 
 
 # ============================================================================================

@@ -122,6 +122,10 @@ class FlexibleBodyData:
         sha256 of the source mesh file.
     settings : dict
         Reduction settings (JSON-serializable).
+    node_sets : dict of str to ndarray of int, shape (k,)
+        The mesh's named node sets (0-based indices into ``points``), e.g. the faces of a structured
+        box; where contacts act on the body (``Contact(..., nodes="bottom")``).  Empty in files
+        written before format version 2 (:meth:`node_set` then finds the interfaces' sets only).
     """
 
     name: str
@@ -151,6 +155,7 @@ class FlexibleBodyData:
     source: str | None = None
     source_checksum: str | None = None
     settings: dict = field(default_factory=dict)
+    node_sets: dict = field(default_factory=dict)
 
     # ---------------------------------------------------------------- sizes and access
     @property
@@ -178,6 +183,19 @@ class FlexibleBodyData:
             if f.name == name:
                 return f
         raise ModelError(f"body {self.name!r} has no interface {name!r}; it has {[f.name for f in self.interfaces]}.")
+
+    def node_set(self, name: str) -> NDArray[np.int64]:
+        """The node indices ``(k,)`` of the node set ``name``: a set of the mesh, else the node set of the
+        interface ``name``; a ModelError naming the body, the set and the sets it has when neither exists."""
+        if name in self.node_sets:
+            return np.asarray(self.node_sets[name], dtype=np.int64).reshape(-1)
+        for f in self.interfaces:
+            if f.name == name:
+                return np.asarray(f.nodes, dtype=np.int64).reshape(-1)
+        have = sorted(set(self.node_sets) | {f.name for f in self.interfaces})
+        raise ModelError(f"body {self.name!r} has no node set {name!r}; its node sets are {have}"
+                         + ("" if self.node_sets else " (interfaces only: data built or saved before flexmb kept the "
+                            "mesh's node sets; rebuild it with flexmb.build_flexible_body to get them all)"))
 
     def _modal(self, eta: ArrayLike, what: str) -> NDArray[np.float64]:
         """``eta`` as nm finite modal coordinates, else a ModelError naming ``what``."""
@@ -514,6 +532,9 @@ def build_flexible_body(
         # turning exactly (flexmb.fe.reduction.stiffening.rigid_face_pair_displacements); absent in data built
         # before the faces' locking was removed
         relaxation_interfaces="exact rotation",
+        # G, H, pair loads and preloads of hex8/wedge6 cells from the Green strain of the enhanced field
+        # (incompatible modes; docs/theory.md 11.1); absent in data built before they were consistent
+        incompatible_stiffening="enhanced",
         damping=json.loads(json.dumps(damping, default=lambda o: np.asarray(o).tolist())),
         unassembled=[e.as_dict() for e in getattr(mesh, "unassembled", ())],
         stresses=("nodal and points" if rotational else "nodal") if stresses else None,
@@ -545,4 +566,5 @@ def build_flexible_body(
         source=src,
         source_checksum=getattr(mesh, "checksum", None),
         settings=settings,
+        node_sets={k: np.asarray(v, dtype=np.int64).reshape(-1) for k, v in getattr(mesh, "node_sets", {}).items()},
     )

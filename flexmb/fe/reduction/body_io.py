@@ -19,7 +19,9 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "read_npz", "write_npz"]
 
 #: tag and version written into every file
 FORMAT = "flexmb.FlexibleBodyData"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: version 2: the mesh's node sets (``node_set/<i>``, names in ``meta["node_sets"]``); version 1 files load
+#: without them
 
 _INVARIANT_FIELDS = tuple(f.name for f in fields(InertiaInvariants))
 #: arrays stored only when computed (absent entries load as None; older files lack the last three)
@@ -44,6 +46,7 @@ def write_npz(data, path) -> Path:
         units=data.units, source=data.source, source_checksum=data.source_checksum, settings=data.settings,
         cell_types=list(data.cells), preload_names=list(PRELOAD_NAMES),
         interfaces=[dict(name=f.name, kind=f.kind, is_reference=bool(f.is_reference)) for f in data.interfaces],
+        node_sets=list(data.node_sets),
     )
     arrays: dict[str, NDArray] = dict(
         meta=np.array(json.dumps(meta)),
@@ -57,6 +60,8 @@ def write_npz(data, path) -> Path:
         arrays[f"interface/{i}/position"] = f.position
         arrays[f"interface/{i}/weights"] = f.weights
         arrays[f"interface/{i}/modal_map"] = f.modal_map
+    for i, nodes in enumerate(data.node_sets.values()):
+        arrays[f"node_set/{i}"] = np.asarray(nodes, dtype=np.int64)
     for name in _INVARIANT_FIELDS:
         arrays[f"invariants/{name}"] = np.asarray(getattr(data.invariants, name))
     for key in _OPTIONAL_ARRAYS:
@@ -118,7 +123,7 @@ def read_npz(cls, path: Path):
         **{key: arr.get(key) for key in _OPTIONAL_ARRAYS}, energy_factors=_stored_factors(arr), points=arr["points"],
         cells={t: arr[f"cells/{t}"] for t in meta["cell_types"]},
         units=meta["units"], source=meta["source"], source_checksum=meta["source_checksum"],
-        settings=settings,
+        settings=settings, node_sets={n: arr[f"node_set/{i}"] for i, n in enumerate(meta.get("node_sets", ()))},
     )
     check_data(out, str(path), error=MeshImportError)  # shapes, NaN, negative omega2: named here
     if out.energy_factors is None and out.geometric_stiffness is not None:  # checked data only

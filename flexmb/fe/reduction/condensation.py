@@ -21,7 +21,10 @@ response to the load ``b_ij``), and lowers the quartic term by ``1/8 (sum q q b)
 
     H_rel[i,j,k,l] = H[i,j,k,l] - b_ij . K_c^+ b_kl
 
-with the same 1/8 and the same index symmetries as ``H``.
+with the same 1/8 and the same index symmetries as ``H``. Cells with incompatible modes (hex8,
+wedge6) add the second-order relaxation of their internal modes, element unknowns decoupled from
+``v`` at second order: ``- sum_e b_alpha,ij . K_aa^-1 b_alpha,kl`` with the same coupling
+(:func:`flexmb.fe.reduction.stiffening.pair_quadrature` with ``internal=True``; docs/theory.md 11.1).
 
 Rigid interface faces that turn. A rigid (RBE2-like) interface ties its nodes to the frame by the
 linearized rigid motion, and the complement keeps that tie; but the frame turns by ``exp(Phi_r q)``,
@@ -95,14 +98,15 @@ class QuarticCondensation:
         Factor on that coupling (1: exact to fourth order; below 1 when "auto" had to reduce it to
         keep the truncated quartic form non-negative; 0: membrane coupling).
     kappa : ndarray, shape (nm,)
-        ``sqrt(Bk_ii . K_c^+ Bk_ii / g_ii . K_c^+ g_ii)`` per mode: ~1e-3-3e-2 for bending and
-        torsion shapes of a beam (the geometric part is of order (thickness/length)^2), ~0.5 for an
-        axial (membrane) shape. Soft under "auto": ``kappa < KAPPA_SOFT``.
+        ``sqrt(Bk_ii . K_c^+ Bk_ii / g_ii . K_c^+ g_ii)`` per mode (the incompatible modes' parts
+        included): ~1e-3-3e-2 for bending and torsion shapes of a beam (the geometric part is of order
+        (thickness/length)^2), ~0.5 for an axial (membrane) shape. Soft under "auto": ``kappa < KAPPA_SOFT``.
     form_minimum : dict
         :func:`quartic_form_minimum` (energy per unit |q|^4) of the ``"relaxed"`` and ``"raw"`` forms.
     pair_correction : ndarray, shape (P, P)
         ``b_ij . K_c^+ b_kl`` over the pairs ``i <= j`` (``np.triu_indices(nm)`` order) for the chosen
-        coupling, symmetric; ``relaxed = expand(Hp - pair_correction)``.
+        coupling, plus the internal modes' ``sum_e b_alpha,ij . K_aa^-1 b_alpha,kl`` (hex8, wedge6),
+        symmetric; ``relaxed = expand(Hp - pair_correction)``.
     relaxed_fraction : float
         Trace ratio ``tr(Hp - C) / tr(Hp)``: how much of the raw quartic energy survives (about 1
         when the basis holds the relaxation fields, ~1e-3 for a bending-only cantilever basis).
@@ -111,7 +115,8 @@ class QuarticCondensation:
     pair_displacements : ndarray, shape (P, 3 n_nodes) or None
         ``v_ij = K_c^+ (b_ij + K s_ij) - s_ij`` (m per unit q^2; ``s_ij`` the turning rigid faces'
         second-order motion, zero without them) of the chosen coupling, kept only on request: the
-        relaxed field outside the shapes is ``v(q) = -1/2 sum_ij q_i q_j v_ij`` (sum over all i, j).
+        relaxed field outside the shapes is ``v(q) = -1/2 sum_ij q_i q_j v_ij`` (sum over all i, j;
+        nodal values: the incompatible modes' second-order part is not kept).
     seconds : dict
         Wall time of the quadrature pass, the static solves and the positivity check.
     cubic_correction : ndarray, shape (nm, nm, nm)
@@ -270,7 +275,7 @@ def quartic_condensation(
         raise ModelError(f"quartic_condensation: `coupling` = {coupling!r}; use 'auto', 'full' or 'membrane'.")
     nm = basis.n_modes
     t0 = time.perf_counter()
-    Hp, Bm, Bk = pair_quadrature(mesh, basis.shapes, materials, loads=True)
+    Hp, Bm, Bk, Ci = pair_quadrature(mesh, basis.shapes, materials, loads=True, internal=True)
     # second-order motion of the rigid faces that turn (exact rotation of the interface frames)
     S = rigid_face_pair_displacements(mesh.points, basis) if nm else None
     dmap = getattr(mesh, "dof_map", None)
@@ -291,6 +296,9 @@ def quartic_condensation(
     diag = np.flatnonzero(iu == ju)
     e_m = np.abs(np.einsum("pi,pi->p", (Bm if KS is None else Bm + KS)[diag], Vm[diag]))  # complement energies of each mode's own pair loads
     e_k = np.abs(np.einsum("pi,pi->p", Bk[diag], Vk[diag]))
+    if Ci is not None:  # and of the incompatible modes' second-order relaxation
+        e_m = e_m + np.abs(Ci[0][diag, diag])
+        e_k = e_k + np.abs(Ci[2][diag, diag])
     # g_ii . K_c^+ g_ii <= Hp[ii, ii] (Schur complement): round-off below 1e-12 of the raw diagonal
     tiny = 1e-300 + 1e-12 * float(np.abs(np.diag(Hp)).max(initial=0.0))
     kappa = np.sqrt(e_k / np.maximum(e_m, tiny)) * (np.maximum(e_m, e_k) > tiny)
@@ -303,6 +311,9 @@ def quartic_condensation(
         scale = float(np.abs(C).max(initial=0.0))
         asym = float(np.abs(C - C.T).max(initial=0.0) / scale) if scale > 0 else 0.0
         C = 0.5 * (C + C.T)
+        if Ci is not None:  # the incompatible modes relax with the same coupling (solid_pairs)
+            mk = mask * Ci[1]
+            C = C + Ci[0] + mk + mk.T + mask * Ci[2] * mask.T
         if S is not None:  # the face part of the field, s_ij K s_kl + b_ij . s_kl + s_ij . b_kl, is not minimized over
             BS = B @ S.T
             C = C - (S @ KS.T + BS + BS.T)

@@ -68,8 +68,8 @@ def check_data(data, where: str, *, error: type[Exception] = ModelError) -> None
     Checked: the shapes of every array against ``nm = len(omega2)`` modes and ``n_nodes =
     len(points)`` nodes (``mode_shapes`` (n_nodes, 3, nm), interface ``modal_map`` (6, nm), the
     invariants, G, H, the preloads, the stresses); finite values everywhere; ``omega2 >= 0`` (to
-    round-off) and ``frequencies = sqrt(omega2) / 2 pi``; ``mass > 0``; interface nodes and cell
-    node indices within ``0 .. n_nodes - 1``.
+    round-off) and ``frequencies = sqrt(omega2) / 2 pi``; ``mass > 0``; interface nodes, node sets and
+    cell node indices within ``0 .. n_nodes - 1``.
     """
     fix = ("rebuild it with flexmb.build_flexible_body (or `flexmb modes`) and save it again"
            if error is MeshImportError else "build the data with flexmb.build_flexible_body")
@@ -119,6 +119,10 @@ def check_data(data, where: str, *, error: type[Exception] = ModelError) -> None
         pos = np.asarray(f.position, dtype=float)
         if pos.shape != (3,) or not np.all(np.isfinite(pos)):
             fail(f"interface {f.name!r}: `position` = {np.asarray(f.position).tolist()!r} must be a finite point (3,)")
+    for name, nodes in (getattr(data, "node_sets", None) or {}).items():
+        nodes = np.asarray(nodes)
+        if nodes.size and (nodes.dtype.kind not in "iu" or nodes.min() < 0 or nodes.max() >= nn):
+            fail(f"node set {name!r} names node {nodes.max().item()!r} outside 0 .. {nn - 1}")
     for t, c in (data.cells or {}).items():
         c = np.asarray(c)
         if c.size and (c.min() < 0 or c.max() >= nn):

@@ -230,7 +230,7 @@ def _projected_geometric_stiffness(mesh, shapes, U, materials) -> NDArray[np.flo
     P = np.asarray(shapes, dtype=float)
     out = np.empty((U.shape[0], P.shape[1], P.shape[1]))
     for c in range(U.shape[0]):  # loop over load cases
-        Ks = fe.assemble_geometric_stiffness(mesh, fe.element_stresses(mesh, U[c], materials))
+        Ks = fe.assemble_geometric_stiffness(mesh, fe.element_stresses(mesh, U[c], materials), materials)
         g = P.T @ (Ks @ P)
         out[c] = 0.5 * (g + g.T)
     return out

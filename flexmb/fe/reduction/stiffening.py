@@ -17,7 +17,8 @@ polynomial ::
 
 All three integrals use the element stiffness quadrature rule, so the identity holds to round-off
 for the FE field (the FE total-Lagrangian SVK energy of the nodal displacement ``Phi q`` with that
-rule). ``G`` is symmetric in (i, j); ``H`` in (i, j), in (k, l) and under (i, j) <-> (k, l). Units:
+rule; for hex8 and wedge6 with incompatible modes, of the enhanced field with the internal modes at
+their linear condensation, docs/theory.md 11.1). ``G`` is symmetric in (i, j); ``H`` in (i, j), in (k, l) and under (i, j) <-> (k, l). Units:
 U in J; each coefficient is energy per unit q^2, q^3, q^4 (for mass-normalized shapes q is in
 kg^1/2 m and K = diag(omega2) in 1/s^2). See docs/theory.md, "Modal geometric stiffening data".
 
@@ -49,12 +50,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-#: rows x pair-columns of the quadrature-point matrix handled per chunk in modal_quartic_stiffness
-#: (bounds its temporaries to roughly 3 x QUARTIC_CHUNK_ENTRIES x 8 bytes)
-QUARTIC_CHUNK_ENTRIES = 4_000_000
-
-_VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
 
 
 def _fe():
@@ -94,7 +89,7 @@ def modal_geometric_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArra
     nm = P.shape[1]
     G = np.empty((nm, nm, nm))
     for k in range(nm):  # loop over modes: each is one vectorized stress + assembly pass
-        Ks = fe.assemble_geometric_stiffness(mesh, fe.element_stresses(mesh, P[:, k], materials))
+        Ks = fe.assemble_geometric_stiffness(mesh, fe.element_stresses(mesh, P[:, k], materials), materials)
         g = P.T @ (Ks @ P)
         G[k] = 0.5 * (g + g.T)
     return G
@@ -114,7 +109,7 @@ def modal_quartic_stiffness(mesh, shapes: ArrayLike, materials=None) -> NDArray[
     Cost: about ``7 n_qp P^2`` flops (``n_qp`` quadrature points of the mesh), linear in the mesh
     size; measured 1.4 s for nm = 30 (P = 465) on the shipped connecting rod (tet10, 6,704 points,
     2 shared cores), i.e. ~0.2 ms per point; memory ``P^2 + nm^4`` doubles plus the chunk
-    (:data:`QUARTIC_CHUNK_ENTRIES`).
+    (:data:`flexmb.fe.reduction.solid_pairs.QUARTIC_CHUNK_ENTRIES`).
 
     Parameters
     ----------
@@ -145,10 +140,10 @@ def expand_pairs(Hp: NDArray[np.float64], nm: int) -> NDArray[np.float64]:
     return Hp[idx[:, :, None, None], idx[None, None, :, :]]
 
 
-def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = False):
+def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = False, internal: bool = False):
     """Quadrature pass over the index pairs ``i <= j`` of the shapes: quartic pair matrix and pair loads.
 
-    Returns ``(Hp, Bm, Bk)``:
+    Returns ``(Hp, Bm, Bk)``, and ``(Hp, Bm, Bk, Ci)`` with ``internal``:
 
     * ``Hp`` (P, P), ``P = nm (nm + 1) / 2`` pairs in ``np.triu_indices(nm)`` order:
       ``Hp[p(i,j), p(k,l)] = int E_nl(i,j) : C : E_nl(k,l) dV`` (:func:`modal_quartic_stiffness`
@@ -164,103 +159,38 @@ def pair_quadrature(mesh, shapes: ArrayLike, materials=None, *, loads: bool = Fa
       (``g_ij = int B^T C E_nl(i,j) dV``, the membrane part; the second, geometric-stiffness part is
       of relative order (thickness / length)^2 in a slender beam). Node-major, N per unit q^2.
       ``Bm[p(i,j)] = g_ij``, ``Bk[p(i,j)] = K_sigma(sigma_i) phi_j + K_sigma(sigma_j) phi_i``.
+    * ``Ci`` (3, P, P) or None: the second-order relaxation of the incompatible modes of hex8/wedge6
+      cells, ``[bm_a . K_aa^-1 bm_a, bk_a . K_aa^-1 bm_a, bk_a . K_aa^-1 bk_a]`` summed over the cells
+      (:mod:`flexmb.fe.reduction.solid_pairs`): with the pair loads ``bm_a + w bk_a`` on the internal modes
+      the relaxed quartic term loses ``Ci[0] + w (Ci[1] + Ci[1]^T) + w^2 Ci[2]``. None without such cells.
 
-    Vectorized over cells and quadrature points in chunks (:data:`QUARTIC_CHUNK_ENTRIES`); the
-    pair loads are scattered to the nodes with one sparse product per chunk. Shapes and loads are on
-    ``mesh.dof_map``: the solid cells use the translations, shells and beams add their membrane Green
-    strain (:func:`flexmb.fe.reduction.structural_pairs.structural_pair_quadrature`).
+    Fields, gradients and strains of the cells with incompatible modes are those of their enhanced
+    field (docs/theory.md 11.1), so that ``K``, ``G`` (:func:`modal_geometric_stiffness`), ``H`` and the
+    pair loads are derivatives of one energy.
+
+    Vectorized over cells and quadrature points in chunks; the pair loads are scattered to the nodes
+    with one sparse product per chunk. Shapes and loads are on ``mesh.dof_map``: the solid cells use
+    the translations (:func:`flexmb.fe.reduction.solid_pairs.solid_pair_quadrature`), shells and beams
+    add their membrane Green strain (:func:`flexmb.fe.reduction.structural_pairs.structural_pair_quadrature`).
     """
-    import scipy.sparse as sp
-
-    from flexmb.fe.elements.solid import get_element, isoparametric_map
+    from flexmb.fe.reduction.solid_pairs import solid_pair_quadrature
 
     P_all = np.asarray(shapes, dtype=float)
     dmap = getattr(mesh, "dof_map", None)
     structural = dmap is not None and dmap.has_rotations
     P = P_all[dmap.translations().ravel()] if structural else P_all
-    n_nodes = mesh.n_nodes
-    nm = P.shape[1]
-    Pn = P.reshape(n_nodes, 3, nm)
-    iu, ju = np.triu_indices(nm)
-    npair = iu.size
-    fields = mesh.cell_materials(materials)
-    Hp = np.zeros((npair, npair))
-    Bn = np.zeros((2, n_nodes, 3 * npair)) if loads else None
-    eye = np.eye(3)
-    for t, conn in mesh.cells.items():
-        elem = get_element(t)
-        rule = elem.stiffness_rule
-        k_nodes = conn.shape[1]
-        e, nu = fields[t][:, 0], fields[t][:, 1]
-        lam_all = e * nu / ((1.0 + nu) * (1.0 - 2.0 * nu))
-        mu_all = e / (2.0 * (1.0 + nu))
-        per_cell = rule.n_points * (7 * npair + ((9 * nm * nm + 36 * npair) if loads else 0)) \
-            + (3 * k_nodes * npair if loads else 0)
-        step = max(1, QUARTIC_CHUNK_ENTRIES // per_cell)
-        for s0 in range(0, len(conn), step):  # chunks of cells
-            sl = slice(s0, min(s0 + step, len(conn)))
-            det_j, g = isoparametric_map(t, mesh.points[conn[sl]], rule.points)  # (c, q), (c, q, k, 3)
-            c, q = det_j.shape
-            # Hm[c, q, a, b, m] = d phi_m,a / d x_b
-            Hm = np.einsum("ckam,cqkb->cqabm", Pn[conn[sl]], g, optimize=True)
-            Hm = Hm.reshape(c * q, 3, 3, nm)
-            # F[r, b, d, m, n] = sum_a Hm[a, b, m] Hm[a, d, n]  (H_m^T H_n)_bd
-            Ab = Hm.transpose(0, 2, 3, 1).reshape(c * q, 3 * nm, 3)  # (r, (b, m), a)
-            F = np.matmul(Ab, Ab.transpose(0, 2, 1)).reshape(c * q, 3, nm, 3, nm)
-            w = (det_j * rule.weights).reshape(-1)
-            lam = np.repeat(lam_all[sl], q)
-            mu = np.repeat(mu_all[sl], q)
-            A = np.empty((7, c * q, npair))
-            comps = []
-            for b, d in _VOIGT:  # E_nl(m, n)_bd for the pairs m <= n
-                comps.append(0.5 * (F[:, b, iu, d, ju] + F[:, d, iu, b, ju]))
-            tr = comps[0] + comps[1] + comps[2]
-            A[0] = np.sqrt(np.maximum(lam * w, 0.0))[:, None] * tr
-            s_n = np.sqrt(np.maximum(2.0 * mu * w, 0.0))[:, None]
-            for v in range(3):
-                A[1 + v] = s_n * comps[v]
-            for v in range(3, 6):
-                A[1 + v] = (np.sqrt(2.0) * s_n) * comps[v]
-            A2 = A.reshape(7 * c * q, npair)
-            Hp += A2.T @ A2
-            if not loads:
-                continue
-            # T_ij = C : E_nl(i,j) (membrane) and H_j sigma_i + H_i sigma_j (geometric)  (r, 3, 3, P), index [comp, b]
-            T = np.empty((2, c * q, 3, 3, npair))
-            for v, (b, d) in enumerate(_VOIGT):
-                T[0, :, b, d] = 2.0 * mu[:, None] * comps[v]
-                T[0, :, d, b] = T[0, :, b, d]
-            T[0] += (lam[:, None] * tr)[:, None, None, :] * eye[None, :, :, None]
-            eps = 0.5 * (Hm + Hm.transpose(0, 2, 1, 3))  # (r, 3, 3, nm)
-            sig = 2.0 * mu[:, None, None, None] * eps
-            sig += (lam[:, None] * np.trace(eps, axis1=1, axis2=2))[:, None, None, :] * eye[None, :, :, None]
-            X = np.einsum("rcdj,rdbi->rcbij", Hm, sig, optimize=True)  # X[..., i, j] = (H_j sigma_i)[c, b]
-            T[1] = X[..., iu, ju] + X[..., ju, iu]
-            T *= w[None, :, None, None, None]
-            T = T.reshape(2, c, q, 3, 3, npair)
-            scatter = sp.csr_matrix((np.ones(c * k_nodes), (conn[sl].ravel(), np.arange(c * k_nodes))),
-                                    shape=(n_nodes, c * k_nodes))
-            for part in range(2):
-                # nodal vector: b_ij[a, comp] = sum_qp dN_a/dx_b T_ij[comp, b]
-                contrib = np.einsum("xqkb,xqcbp->xkcp", g, T[part], optimize=True).reshape(c * k_nodes, 3 * npair)
-                Bn[part] += scatter @ contrib
-    Hp = 0.5 * (Hp + Hp.T)
-    if Bn is not None:
-        Bm, Bk = (Bn[part].reshape(n_nodes, 3, npair).transpose(2, 0, 1).reshape(npair, 3 * n_nodes)
-                  for part in range(2))
+    Hp, Bm, Bk, Ci = solid_pair_quadrature(mesh, P, materials, loads=loads)
     if structural:
         from flexmb.fe.reduction.structural_pairs import structural_pair_quadrature
 
         Hs, Bms, Bks, _ = structural_pair_quadrature(mesh, P_all, materials, loads=loads)
         Hp = Hp + Hs
-        if Bn is not None:
+        if loads:
             tr = dmap.translations().ravel()
             Bms[:, tr] += Bm
             Bks[:, tr] += Bk
             Bm, Bk = Bms, Bks
-    if Bn is None:
-        return Hp, None, None
-    return Hp, Bm, Bk
+    return (Hp, Bm, Bk, Ci) if internal else (Hp, Bm, Bk)
 
 
 def rigid_face_pair_displacements(points: ArrayLike, basis) -> NDArray[np.float64] | None:

@@ -38,8 +38,11 @@ def bar_data():
 
 
 def reduced_basis(data):
-    """``T (3 n_nodes, 6 + nm)`` at the undeformed state (frame at the reference interface)."""
-    X = np.asarray(data.points, dtype=float) - np.asarray(data.interface(data.reference).position, dtype=float)
+    """``T (3 n_nodes, 6 + nm)`` at the undeformed state (frame at the reference interface; free-free
+    data: at the mesh origin, the body frame's)."""
+    X = np.asarray(data.points, dtype=float)
+    if data.reference is not None:
+        X = X - np.asarray(data.interface(data.reference).position, dtype=float)
     n = X.shape[0]
     T = np.zeros((n, 3, 6 + data.n_modes))
     T[:, :, :3] = np.eye(3)
@@ -50,14 +53,20 @@ def reduced_basis(data):
     return T.reshape(3 * n, -1)
 
 
-def run(ctx):
+def reduced_mass(mesh, data):
+    """``(M_FE (3 n_nodes, 3 n_nodes), T, M_r = T^T M_FE T)``: the FE mass matrix assembled from the mesh
+    (dense) projected on the reduced basis :func:`reduced_basis`."""
     from flexmb.fe.elements.assembly import assemble_mass
 
-    mesh, data = bar_data()
     Mfe = assemble_mass(mesh)
     Mfe = Mfe.toarray() if hasattr(Mfe, "toarray") else np.asarray(Mfe)
     T = reduced_basis(data)
-    Mr = T.T @ Mfe @ T
+    return Mfe, T, T.T @ Mfe @ T
+
+
+def run(ctx):
+    mesh, data = bar_data()
+    Mfe, T, Mr = reduced_mass(mesh, data)
     tip = data.interface("xmax")
     c = np.asarray(tip.position, dtype=float) - np.asarray(data.interface(data.reference).position, dtype=float)
     g = np.concatenate([F, np.cross(c, F), np.asarray(tip.modal_map, dtype=float)[:3].T @ F])

@@ -28,7 +28,7 @@ from flexmb.dynamics.bodies.rigid_kernels import RIGID_N_LOCAL
 from flexmb.dynamics.elements.forces import load_values
 from flexmb.dynamics.elements.joints import SLOTS, consistent_transport, constraint_targets, law_data, transport_matrices
 from flexmb.dynamics.layout import JOINT_SLOTS
-from flexmb.dynamics.solve.fused_element import element, gauss_origins
+from flexmb.dynamics.solve.fused_element import element, gauss_origins, whole_element
 from flexmb.dynamics.solve.fused_newton import compiled_newton
 
 log = logging.getLogger(__name__)
@@ -242,8 +242,12 @@ class FusedEvaluator:
         # (values-only evaluation: the pattern recorded by the general evaluator)
         pat, buf = (trip.pattern, trip.buffer) if jac else (None, np.empty(0))
         Ug, Um, Jv, rb, rm, r, vals, valsm = self.views(U, res, buf if jac else None, lay.joint_off)
-        n = element(float(h), self.te_t, body, mod, Ug, Um, Jv, SLOTS, self.sa, self.sb, self.mp, jt, loads,
-                    self.springs, rb, rm, r, res, jac, vals, valsm, buf)
+        if self.nbm:
+            n = whole_element(float(h), self.te_t, body, mod, Ug, Um, Jv, SLOTS, self.sa, self.sb, self.mp, jt, loads,
+                              self.springs, rb, rm, r, res, jac, vals, valsm, buf)
+        else:  # (fewer arguments to type per call)
+            n = element(float(h), self.te_t, body, Ug, Jv, SLOTS, self.sa, self.sb, jt, loads, self.springs, rb, r, res,
+                        jac, vals, buf)
         if jac:
             self.check(pat, n)
             trip.all_written()

@@ -35,18 +35,20 @@ def joints(h, p, te_t, X, R, T, UX, UR, UT, Ug, bsl, bs, slots, sa, sb, mp, mkin
     JS, JPHI, JLAM, JQ, JNA, JNB = sl[0], sl[1], sl[2], sl[3], sl[4], sl[5]
     ma, mb, ab_rm, ab_mr, ab_mm = mp
     mXc, mR, mT, mQc, mUX, mUR, mUT, mUQ = mkin[0], mkin[1], mkin[2], mkin[3], mkin[4], mkin[5], mkin[6], mkin[7]
+    on_ma, on_mb = ma[0].size > 0, mb[0].size > 0
+    z = np.empty((0, p, 6, 6))  # (the blocks of an empty modal part)
     xca, Rca, Jca = side_pose(sa, UX, UR, UT, E, np.bool_(True), nj, p)
-    Jcam = part_pose(ma, mUX, mUR, mUT, mUQ, E, np.bool_(True), xca, Rca)
+    Jcam = part_pose(ma, mUX, mUR, mUT, mUQ, E, np.bool_(True), xca, Rca) if on_ma else z
     xcb, Rcb, Jcb = side_pose(sb, UX, UR, UT, E, np.bool_(True), nj, p)
-    Jcbm = part_pose(mb, mUX, mUR, mUT, mUQ, E, np.bool_(True), xcb, Rcb)
+    Jcbm = part_pose(mb, mUX, mUR, mUT, mUQ, E, np.bool_(True), xcb, Rcb) if on_mb else z
     xga, Rga, Jga = side_pose(sa, X, R, T, E, np.bool_(False), nj, p)
-    Jgam = part_pose(ma, mXc, mR, mT, mQc, E, np.bool_(False), xga, Rga)
+    Jgam = part_pose(ma, mXc, mR, mT, mQc, E, np.bool_(False), xga, Rga) if on_ma else z
     xgb, _Rgb, Jgb = side_pose(sb, X, R, T, E, np.bool_(False), nj, p)
-    Jgbm = part_pose(mb, mXc, mR, mT, mQc, E, np.bool_(False), xgb, _Rgb)
+    Jgbm = part_pose(mb, mXc, mR, mT, mQc, E, np.bool_(False), xgb, _Rgb) if on_mb else z
     nua, Jna = side_velocity(sa, Ug, BW, R, T, nj, p)
-    Jnam = part_velocity(ma, mkin, nua)
+    Jnam = part_velocity(ma, mkin, nua) if on_ma else z
     nub, Jnb = side_velocity(sb, Ug, BW, R, T, nj, p)
-    Jnbm = part_velocity(mb, mkin, nub)
+    Jnbm = part_velocity(mb, mkin, nub) if on_mb else z
     Rrt, US, UPHI = np.empty((nj, p, 3, 3)), np.empty((nj, p, 3)), np.empty((nj, p, 3))
     q = nj if jac else 0
     dphi, dA, dB, dpsi = np.empty((q, p, 3, 3)), np.empty((q, p, 6, 6)), np.empty((q, p, 6, 6)), np.empty((q, p, 6, 6))
@@ -63,11 +65,12 @@ def joints(h, p, te_t, X, R, T, UX, UR, UT, Ug, bsl, bs, slots, sa, sb, mp, mkin
     dW_lam, dW_xb = np.empty((q, p, 6, 6)), np.empty((q, p, 6, 6))
     joint_law.side_a_wrench(L, xga, xgb, wa, dW_lam, dW_xb, jac)
     BTb, ownb = side_scatter(res, sb, R, T, L, bs, slots, BW, -1.0)
-    BTbm, dbm, dvbm = part_scatter(res, mb, mkin, h, L, -1.0)
+    BTbm, dbm, dvbm = part_scatter(res, mb, mkin, h, L, -1.0) if on_mb else (z, z, z)
     BTa, owna = side_scatter(res, sa, R, T, wa, bs, slots, BW, -1.0)
-    BTam, dam, dvam = part_scatter(res, ma, mkin, h, wa, -1.0)
+    BTam, dam, dvam = part_scatter(res, ma, mkin, h, wa, -1.0) if on_ma else (z, z, z)
     sel_a, sel_b, msel_a, msel_b = sa[0], sb[0], ma[0], mb[0]
-    all_a, all_b, mall_a, mall_b = np.arange(sel_a.size), np.arange(sel_b.size), np.arange(msel_a.size), np.arange(msel_b.size)
+    all_a, all_b = np.arange(sel_a.size), np.arange(sel_b.size)
+    mall_a, mall_b = np.arange(msel_a.size), np.arange(msel_b.size)
     if jac:
         # 1. relative kinematics / s, / phi (all internal points), / the poses at the constraint points
         for j in range(nj):

@@ -33,6 +33,10 @@ def modal_body(E, D, h, g, mod, Um, rm, valsm, jac):
     (x1, R1, q1, pi1, w1, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, K, C, cs, cu, cV, ql, qA, Ef, Wf, Kg, Ka,
      bs) = mod
     n, p, nm = Um.shape[0], Um.shape[1], q1.shape[1]
+    if n == 0:  # (no modal body: one empty array per dimension)
+        e3, e4 = np.empty((0, p, 3)), np.empty((0, p, 3, 3))
+        eq = np.empty((0, p, nm))
+        return e3, e4, e4, eq, e3, e4, e4, eq, Um, bs
     R, T, UR, UT = np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3))
     UX, Xc = np.empty((n, p, 3)), np.empty((n, p, 3))
     UQ, Qc = np.empty((n, p, nm)), np.empty((n, p, nm))
@@ -118,3 +122,14 @@ def positions_in(sel, js):
             if sel[z] == j:
                 keep[z] = True
     return np.nonzero(keep)[0].astype(np.int64)
+
+
+@_jit
+def no_modal(p):
+    """``(mod, mp)`` of a model without modal bodies: empty arrays of the kernels' types, one per
+    dimension (:func:`flexmb.dynamics.solve.fused_element.element`)."""
+    i0 = np.zeros(0, np.int64)
+    z1, z2, z3, z4, z5 = np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0, 0)), np.zeros((0, 0, 0, 0)), np.zeros((0, 0, 0, 0, 0))
+    part = (i0, i0, z2, z3, z3, z3)
+    mod = (z2, z3, z2, z2, z2, z1, z2, z3, z3, z4, z5, z3, z4, z3, z3, z3, z2, z3, z4, z2, z4, z2, z2, z4, z4, i0)
+    return mod, (part, part, (i0, i0), (i0, i0), (i0, i0))

@@ -7,7 +7,7 @@ the dense threshold), the Python loop of :func:`flexmb.dynamics.solve.newton.new
 calls per iteration) cost more than the compiled work itself.  :func:`newton_element` runs the whole
 iteration in one numba call, with the very kernels the general loop calls, in the same order:
 
-    evaluate (:func:`flexmb.dynamics.solve.fused_element.element`, residual only when the factorization is reused)
+    evaluate (:func:`flexmb.dynamics.solve.fused_element.whole_element`, residual only when the factorization is reused)
     -> CSC values of the fixed pattern (``layout._scatter_values``)
     -> numeric refactorization (``refactor_lu._numeric``) -> solve (``refactor_lu._solve``)
     -> scaled increment and contraction (``newton._scaled_increment``, ``newton._contraction``)
@@ -41,7 +41,7 @@ import numpy as np
 from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
 # the general loop's own compiled pieces (CSC values, refactorization, increments): the same expressions
 from flexmb.dynamics.layout import JOINT_SLOTS, _scatter_values
-from flexmb.dynamics.solve.fused_element import element
+from flexmb.dynamics.solve.fused_element import whole_element
 from flexmb.dynamics.solve.newton import NewtonResult, _contraction, _scaled_increment
 from flexmb.dynamics.solve.refactor_lu import _numeric, _solve
 
@@ -107,7 +107,7 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
 
     def evaluate(res, jac):
         # the element at U: residual into res, Jacobian values into buf (jac)
-        element(h, te_t, body, mod, U[:om].reshape((nb, p, slots)), U[om:off].reshape((nbm, p, slm)),
+        whole_element(h, te_t, body, mod, U[:om].reshape((nb, p, slots)), U[om:off].reshape((nbm, p, slm)),
                 U[off:].reshape((nj, p, jsl)), sl, sa, sb, mp, jt, loads, springs, res[:om].reshape((nb, p, slots)),
                 res[om:off].reshape((nbm, p, slm)), res[off:].reshape((nj, p, jsl)), res, jac,
                 buf[:v1].reshape((nb, p, nvr)), buf[v1:v2].reshape((nbm, p, nvm)), buf)

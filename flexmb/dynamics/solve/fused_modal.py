@@ -103,7 +103,8 @@ def part_scatter(res, part, mkin, h, W, fac):
                 Wm[q, k, a] = W[sel[q], k, a]
     BT, d, dv = np.empty((m, p, nr, 6)), np.empty((m, p, nr, 3 + nm)), np.empty((m, p, nr, N + 3 + nm))
     if m:
-        ma.wrench_map(Um, bw, h, R, T, Qc, loc, c, Pt, Pr, Wm, True, BT, d, dv)
+        # (a typed bool: a literal True would specialize wrench_map for it)
+        ma.wrench_map(Um, bw, h, R, T, Qc, loc, c, Pt, Pr, Wm, m > 0, BT, d, dv)
     for q in range(m):
         for k in range(p):
             base = bs[loc[q]] + k * slots

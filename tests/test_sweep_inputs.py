@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import example, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sweep_study import needs, pandas  # noqa: E402
@@ -275,6 +275,7 @@ def test_any_range_is_exact_or_named(start, stop, n, log):
 
 @EXAMPLES
 @given(name=st.text(max_size=10), values=st.lists(st.integers(-5, 5), min_size=1, max_size=4, unique=True))
+@example(name="A=", values=[1, 2])  # "A==1,2" was read as the name 'A' with the string value '=1'
 def test_any_grid_name_is_accepted_or_named(name, values):
     text = f"{name}={','.join(map(str, values))}"
     try:

@@ -8,8 +8,8 @@
 2. predict      :mod:`.march.marching` (``predict``) and :mod:`.march.rotation_predictor`: the initial
                 guess of an element's internal unknowns.
 3. solve        :mod:`.solve.evaluation`: the element's residual and Jacobian through an evaluator
-                chosen once per run (general: any body types; fused: rigid-only models in one
-                compiled call, :mod:`.solve.fused`), both with the one compiled law of each body
+                chosen once per run (general: any body types; fused: rigid and modal bodies in
+                one compiled call, :mod:`.solve.fused`), both with the one compiled law of each body
                 type (:mod:`.bodies`) and element between them (:mod:`.elements`: attachments,
                 joints, forces); :mod:`.solve.newton`: Newton on the internal unknowns; linear
                 solvers :mod:`.solve.linsolve`.  Before it, the start-node check of

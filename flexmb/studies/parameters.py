@@ -181,6 +181,9 @@ def parse_grid_option(text: str) -> tuple[str, list]:
         missing = "the '='" if not sep else "a name before '='" if not name else "values after '='"
         raise ModelError(f"--grid {text!r}: no {missing}; {syntax}")
     check_name(name, f"--grid {text!r}: name")
+    if spec.startswith("="):
+        raise ModelError(f"--grid {text!r}: '==' after the name {name!r}: a parameter name cannot contain '=' and "
+                         f"a value cannot start with it; write one '=', e.g. {name}=1,2")
     if ":" in spec:
         parts = spec.split(":")
         scale = "lin"

@@ -33,9 +33,10 @@ Jacobian blocks through ``attach_pose`` / ``attach_velocity`` and hand their wre
 ``wrench_map`` (:mod:`flexmb.dynamics.elements.attachments`).  Each body type computes its values in
 compiled kernels of its own (rigid: :mod:`.rigid_kernels`); the shared pieces of a floating frame are
 :func:`.rigid.frame_end_values` (end values) and :func:`flexmb.dynamics.march.kernels.extrapolate`
-(warm predictor).  A model whose bodies are all :class:`RigidBodies` is evaluated by the fused evaluator
-(:mod:`flexmb.dynamics.solve.fused`), which calls the rigid kernels directly; every other model goes
-through this contract (:mod:`flexmb.dynamics.solve.evaluation`).
+(warm predictor).  A model of :class:`RigidBodies` and :class:`FlexibleBodies` is evaluated by the fused evaluator
+(:mod:`flexmb.dynamics.solve.fused`), which calls the same kernels directly (where it applies:
+:meth:`~flexmb.dynamics.solve.fused.FusedEvaluator.applies`); every other model goes through this
+contract (:mod:`flexmb.dynamics.solve.evaluation`), which also records the Jacobian's pattern.
 """
 from __future__ import annotations
 

@@ -53,23 +53,40 @@ def force_points(te):
     return np.ascontiguousarray(Ef), np.ascontiguousarray((L * wt[:, None]).T / te.b[:, None])
 
 
+def n_values(grp, p: int) -> int:
+    """Jacobian values per body and internal point of :func:`modal_residual` (``mk.n_entries``)."""
+    d = grp.data
+    return mk.n_entries(grp.nm, p, d["Ka"].shape[0] > 0, d["cs"].shape[1] + d["ql"].shape[1] > 0)
+
+
+def kernel_start(grp, st, te) -> tuple:
+    """The group's start values and data as the kernels read them (the ``mod`` tuple of
+    :mod:`flexmb.dynamics.solve.fused_modal` without its last item): ``(x1, R1, q1, pi1, w1, mass, S0, S1,
+    J0, J1, J2, psi0, dpsi, Mq, K, C, cs, cu, cV, ql, qA, Ef, Wf, Kg, Ka)``, contiguous."""
+    d = grp.data
+    b = grp.bodies
+    w1 = node_frame_velocity(grp, st) if d["Ka"].shape[0] > 0 else np.zeros((grp.n, 6))
+    Ef, Wf = force_points(te)
+    c = np.ascontiguousarray
+    return (c(st.x[b]), c(st.R[b]), c(grp.node_q(st)), c(st.pi[grp.vel_cols]), w1, grp.mass, d["S0"], d["S1"],
+            d["J0"], d["J1"], d["J2"], d["psi0"], d["dpsi"], d["Mq"], d["K"], d["C"], d["cs"], d["cu"], d["cV"],
+            d["ql"], d["qA"], Ef, Wf, d["Kg"], d["Ka"])
+
+
 def modal_residual(grp, ek, kin, r, trip, gravity) -> None:
     """Rows of the group into ``r (n, p, slots)`` and their Jacobian values into ``trip``."""
     te, p, n = ek.te, ek.te.p, grp.n
     if n == 0:
         return
-    st = ek.st
     d = grp.data
     jac = trip.jacobian
     ka = d["Ka"].shape[0] > 0
     nl = d["cs"].shape[1] + d["ql"].shape[1] > 0
-    w1 = node_frame_velocity(grp, st) if ka else np.zeros((n, 6))
-    Ef, Wf = force_points(te)
-    vals = np.empty((n, p, mk.n_entries(grp.nm, p, ka, nl)) if jac else (0, 0, 0))
-    mk.modal_residual(te.D, float(ek.h), st.x[grp.bodies], np.ascontiguousarray(st.pi[grp.vel_cols]),
-                      np.ascontiguousarray(grp.node_q(st)), kin.U, kin.R, kin.T, grp.mass, d["S0"], d["S1"], d["J0"],
-                      d["J1"], d["J2"], d["psi0"], d["dpsi"], d["Mq"], d["K"], d["C"], d["cs"], d["cu"], d["cV"],
-                      d["ql"], d["qA"], Ef, Wf, d["Kg"], d["Ka"], w1, np.asarray(gravity, dtype=float), r, vals, jac)
+    (x1, _R1, q1, pi1, w1, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, K, C, cs, cu, cV, ql, qA, Ef, Wf, Kg,
+     Ka) = kernel_start(grp, ek.st, te)
+    vals = np.empty((n, p, n_values(grp, p)) if jac else (0, 0, 0))
+    mk.modal_residual(te.D, float(ek.h), x1, pi1, q1, kin.U, kin.R, kin.T, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, K,
+                      C, cs, cu, cV, ql, qA, Ef, Wf, Kg, Ka, w1, np.asarray(gravity, dtype=float), r, vals, jac)
     if not jac:
         return
     if trip.values_only:

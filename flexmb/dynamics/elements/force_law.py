@@ -1,6 +1,6 @@
 """The force laws, compiled: the one implementation of the wrench of every force element and of its
 derivatives, called by the general element evaluator (:mod:`flexmb.dynamics.elements.forces`) and by
-the fused evaluator of rigid-only models (:mod:`flexmb.dynamics.solve.fused`).
+the fused evaluator (:mod:`flexmb.dynamics.solve.fused`).
 
 A force law returns the wrench ``(f, m)`` (force; moment about the attachment point; inertial) at the
 Gauss points and its derivatives with respect to the attachment poses ``(dx, psi)`` and velocities

@@ -109,7 +109,7 @@ def load_values(ld, t_gauss: np.ndarray) -> np.ndarray:
 def force_residual(cm, ek: ElementKin, res: np.ndarray, trip: Triplets) -> None:
     """Add every force element's generalized force and Jacobian to the bodies' momentum rows (the force
     laws: :mod:`flexmb.dynamics.elements.force_law`).  Jacobian blocks in this order (the fused
-    evaluator of rigid-only models writes the same): per point load, the scatter's own blocks, then
+    evaluator writes the same for force elements on rigid bodies): per point load, the scatter's own blocks, then
     (body frame) / the attachment's pose; then the spring-dampers, side B then side A, each / the
     poses of B and A, then / their velocities."""
     for ld in cm.forces.loads:

@@ -3,7 +3,7 @@
 Every evaluation path calls these kernels: the general element evaluator
 (:func:`flexmb.dynamics.elements.joints.joint_residual`, any body types: the attachment poses,
 velocities and their Jacobian blocks arrive through the body-type contract as arrays), the fused
-evaluator of rigid-only models (:mod:`flexmb.dynamics.solve.fused`), and the node-level work (the
+evaluator (:mod:`flexmb.dynamics.solve.fused`), and the node-level work (the
 relative rates, the wrench of the rate multipliers, the multipliers as body momenta:
 :mod:`flexmb.dynamics.node.projection`).  A joint law never knows the body type on either side.
 

@@ -164,8 +164,9 @@ def joint_residual(cm, ek: ElementKin, jk, res: np.ndarray, trip: Triplets) -> N
     """Rows of all joints and their Jacobian, and the multipliers' contribution to the bodies.
 
     The values come from the joint laws (:mod:`flexmb.dynamics.elements.joint_law`); the Jacobian
-    blocks are added in this order (the fused evaluator of rigid-only models,
-    :mod:`flexmb.dynamics.solve.fused`, writes its values in the same order):
+    blocks are added in this order (the fused evaluator,
+    :mod:`flexmb.dynamics.solve.fused`, writes its values in the same order; an attachment set's blocks
+    come per body group of the set, rigid before modal):
 
     1. relative position / s, relative rotation / phi (all internal points), relative rows / the
        poses of A, then of B, at the constraint points;

@@ -8,15 +8,17 @@ forces); they differ in who places the values:
   (:mod:`flexmb.dynamics.bodies`), the force elements and the joints
   (:mod:`flexmb.dynamics.elements`), Jacobian blocks collected by
   :class:`~flexmb.dynamics.layout.Triplets` in Python;
-* :class:`~flexmb.dynamics.solve.fused.FusedEvaluator` (models whose bodies are all rigid and whose
-  loads are constants or functions of time): the whole element in one compiled call, and Newton's
-  loop compiled around it (:mod:`flexmb.dynamics.solve.fused_newton`) for the sizes where that pays.
+* :class:`~flexmb.dynamics.solve.fused.FusedEvaluator` (models of rigid and modal bodies whose loads
+  are constants or functions of time; :meth:`~flexmb.dynamics.solve.fused.FusedEvaluator.applies`):
+  the whole element in one compiled call, and Newton's loop compiled around it
+  (:mod:`flexmb.dynamics.solve.fused_newton`) for the sizes where that pays.
 
 The first evaluation of a pattern always records its indices through the general evaluator; every
 later one writes values only (``Triplets(pattern=...)``).
 """
 from __future__ import annotations
 
+import logging
 import time as _time
 
 import numpy as np
@@ -28,6 +30,8 @@ from flexmb.dynamics.elements.joints import joint_residual, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JOINT_SLOTS, JPHI, JQ, JS, Layout, Pattern, ReplayLayout, Triplets
 from flexmb.dynamics.solve.fused import FusedEvaluator
 from flexmb.dynamics.solve.newton import newton_solve
+
+log = logging.getLogger(__name__)
 
 JOINT_EQUATIONS = {JS: "relative position", JPHI: "relative rotation", JLAM: "multiplier definition",
                    JQ: "joint law", JNA: "attachment velocity a", JNB: "attachment velocity b"}
@@ -97,8 +101,9 @@ class ElementSystem:
         self.halvings: list = []
         self.general = GeneralEvaluator()
         #: the evaluator of this model (:mod:`flexmb.dynamics.solve.fused` or the general one)
-        self.evaluator = FusedEvaluator(cm, te) if evaluator == "auto" and FusedEvaluator.applies(cm) \
+        self.evaluator = FusedEvaluator(cm, te) if evaluator == "auto" and FusedEvaluator.applies(cm, te) \
             else self.general
+        log.debug("element evaluator: %s", self.evaluator.name)
 
     def element_kin(self, U: NDArray, st, h: float, lay: Layout | None = None) -> ElementKin:
         lay = self.lay if lay is None else lay

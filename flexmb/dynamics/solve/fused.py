@@ -1,10 +1,13 @@
-"""The fused evaluator: a whole time element of a rigid-only model in one compiled call.
+"""The fused evaluator: a whole time element in one compiled call.
 
-Chosen once, when :class:`~flexmb.dynamics.solve.evaluation.ElementSystem` is built, for a model whose
-bodies are all plain :class:`~flexmb.dynamics.bodies.rigid.RigidBodies` (one group) and whose point loads
-are constants or functions of time (a state callback is Python, called per evaluation with central
-differences: such a model keeps the general evaluator).  Every joint type, drive, spring and damper,
-the consistent transport, point loads and spring-dampers are covered.
+Chosen once, when :class:`~flexmb.dynamics.solve.evaluation.ElementSystem` is built
+(:meth:`FusedEvaluator.applies`), for a model whose bodies are plain
+:class:`~flexmb.dynamics.bodies.rigid.RigidBodies` and :class:`~flexmb.dynamics.bodies.modal.FlexibleBodies`
+(with modes) and whose point loads are constants or functions of time (a state callback is Python,
+called per evaluation with central differences: such a model keeps the general evaluator).  Every joint
+type, drive, spring and damper, point loads and spring-dampers are covered, the consistent transport
+for rigid-only models; a model with a modal body keeps the general evaluator when a force element sits
+on a modal body or the time element uses the consistent transport (not written for modal sides).
 
 The physics is the one implementation of each law (rigid body, rigid attachments, joint laws, force
 laws); :func:`flexmb.dynamics.solve.fused_element.element` and the modules :mod:`.fused_kernels` and
@@ -18,26 +21,51 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+import logging
+
+from flexmb.dynamics.bodies.modal_residual import kernel_start, n_values
 from flexmb.dynamics.bodies.rigid_kernels import RIGID_N_LOCAL
 from flexmb.dynamics.elements.forces import load_values
 from flexmb.dynamics.elements.joints import SLOTS, consistent_transport, constraint_targets, law_data, transport_matrices
 from flexmb.dynamics.layout import JOINT_SLOTS
-from flexmb.dynamics.solve.fused_element import element, gauss_origins
+from flexmb.dynamics.solve.fused_element import element, gauss_origins, whole_element
 from flexmb.dynamics.solve.fused_newton import compiled_newton
 
+log = logging.getLogger(__name__)
 _I3 = np.eye(3)
 
 
+def _part(att, kind: str):
+    """``(mask, local, data)`` of the entries of an attachment set on the group of ``kind``, or None."""
+    for g, mask, local, data in att.parts:
+        if att.groups[g].kind == kind:
+            return mask, local, data
+    return None
+
+
 def _side(att) -> tuple:
-    """An attachment set of a rigid-only model as a side tuple of :mod:`.fused_kernels`."""
+    """An attachment set's ground and rigid entries as a side tuple of :mod:`.fused_kernels`."""
     gx = np.ascontiguousarray(np.where(att.ground[:, None], att.ground_point, 0.0))
     gR = np.ascontiguousarray(np.where(att.ground[:, None, None], att.frame, 0.0))
-    if not att.parts:
+    part = _part(att, "rigid")
+    if part is None:
         return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)), gx, gR, False)
-    (_g, mask, local, data), = att.parts
+    mask, local, data = part
     return (np.nonzero(mask)[0].astype(np.int64), np.ascontiguousarray(local, dtype=np.int64),
             np.ascontiguousarray(data.c, dtype=float), np.ascontiguousarray(data.A, dtype=float), gx, gR,
             bool(np.any(data.c)))
+
+
+def _modal_part(att, nm: int) -> tuple:
+    """An attachment set's entries on modal bodies as a modal part of :mod:`.fused_modal`."""
+    part = _part(att, "flexible")
+    if part is None:
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)), np.zeros((0, 3, 3)),
+                np.zeros((0, 3, nm)), np.zeros((0, 3, nm)))
+    mask, local, data = part
+    c = np.ascontiguousarray
+    return (np.nonzero(mask)[0].astype(np.int64), c(local, dtype=np.int64), c(data.c, dtype=float),
+            c(data.A, dtype=float), c(data.Pt, dtype=float), c(data.Pr, dtype=float))
 
 
 def _pairs(sa, sb) -> tuple[NDArray, NDArray]:
@@ -47,31 +75,58 @@ def _pairs(sa, sb) -> tuple[NDArray, NDArray]:
 
 
 class FusedEvaluator:
-    """The evaluator of rigid-only models (module docstring): model-constant arrays built here (again
-    when the constrained components change), start values and user functions per call."""
+    """The fused evaluator (module docstring): model-constant arrays built here (again when the
+    constrained components change), start values and user functions per call."""
 
     name = "fused"
 
     @staticmethod
-    def applies(cm) -> bool:
-        """Whether the model is rigid-only (one group of plain rigid bodies; a subclass or a test double
-        keeps the general evaluator) without state callbacks among its loads."""
+    def applies(cm, te=None) -> bool:
+        """Whether the model's bodies are plain rigid bodies and modal bodies with modes (a subclass or a
+        test double keeps the general evaluator) without state callbacks among its loads; with a modal
+        body, no force element on one and (``te``) no consistent transport (module docstring)."""
+        from flexmb.dynamics.bodies.modal import FlexibleBodies
         from flexmb.dynamics.bodies.rigid import RigidBodies
 
-        return (len(cm.groups) == 1 and type(cm.groups[0]) is RigidBodies and cm.groups[0].n == cm.nb
-                and not any(ld.callback for ld in cm.forces.loads))
+        kinds = [type(g) for g in cm.groups]
+        if kinds not in ([RigidBodies], [FlexibleBodies], [RigidBodies, FlexibleBodies]):
+            return False
+        if any(ld.callback for ld in cm.forces.loads):
+            return False
+        if FlexibleBodies not in kinds:
+            return True
+        S = cm.forces.springs
+        on_modal = [ld.att for ld in cm.forces.loads] + ([] if S is None else [S.a, S.b])
+        return (cm.groups[-1].nm > 0 and not any(_part(att, "flexible") for att in on_modal)
+                and not (te is not None and consistent_transport(te)))
 
     def __init__(self, cm, te) -> None:
         self.cm, self.te = cm, te
-        grp = cm.groups[0]
-        self.grp = grp
-        self.nb, self.nj, self.p = cm.nb, cm.nj, te.p
+        rigid = [g for g in cm.groups if g.kind == "rigid"]
+        modal = [g for g in cm.groups if g.kind == "flexible"]
+        self.grp = rigid[0] if rigid else None
+        self.mgrp = modal[0] if modal else None
+        self.nb, self.nj, self.p = (self.grp.n if rigid else 0), cm.nj, te.p
+        self.nbm = self.mgrp.n if modal else 0
         Ainv, Dh = transport_matrices(te)
         self.te_t = (np.ascontiguousarray(te.E), np.ascontiguousarray(te.D), Ainv, Dh)
         self.consistent = bool(consistent_transport(te))
         self.sa, self.sb = _side(cm.att_a), _side(cm.att_b)
         self.ab = _pairs(self.sa, self.sb)
-        self.body_const = (grp.mass, grp.J0, np.asarray(cm.gravity, dtype=float), grp._slot_starts)
+        nm = self.mgrp.nm if modal else 0
+        ma, mb = _modal_part(cm.att_a, nm), _modal_part(cm.att_b, nm)
+        self.mp = (ma, mb, _pairs(self.sa, mb), _pairs(ma, self.sb), _pairs(ma, mb))
+        g = np.asarray(cm.gravity, dtype=float)
+        if rigid:
+            self.body_const = (self.grp.mass, self.grp.J0, g, self.grp._slot_starts)
+            self.slots = self.grp.slots
+        else:  # (an empty rigid group: the rigid kernels loop over no body)
+            self.body_const = (np.zeros(0), np.zeros((0, 3, 3)), g, np.array([0, 3, 6, 12], dtype=np.int64))
+            self.slots = 18
+        self.slots_m = self.mgrp.slots if modal else 18
+        #: Jacobian values per body and point of each group's own rows
+        self.nv = (12 * self.p + RIGID_N_LOCAL, n_values(self.mgrp, self.p) if modal else 0)
+        self._no_modal = None if modal else self._empty_modal()
         self.loads = self._loads(cm)
         self.springs = self._springs(cm)
         self._law_key = None
@@ -80,6 +135,20 @@ class FusedEvaluator:
         self._no_loads = np.zeros((0, self.p, 3))
         self._bs = None
         self._checked = None
+        log.debug("fused evaluator: %d rigid, %d modal bodies, %d joints", self.nb, self.nbm, self.nj)
+
+    def _empty_modal(self) -> tuple:
+        """The ``mod`` tuple of a model without modal bodies (:mod:`.fused_modal`; empty arrays of the
+        kernels' types)."""
+        from flexmb.dynamics.bodies.modal_matrices import group_data
+        from flexmb.dynamics.bodies.modal_residual import force_points
+
+        d = group_data([], 0)
+        Ef, Wf = force_points(self.te)
+        return (np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros((0, 0)), np.zeros((0, 6)), np.zeros((0, 6)),
+                np.zeros(0), d["S0"], d["S1"], d["J0"], d["J1"], d["J2"], d["psi0"], d["dpsi"], d["Mq"], d["K"],
+                d["C"], d["cs"], d["cu"], d["cV"], d["ql"], d["qA"], Ef, Wf, d["Kg"], d["Ka"],
+                np.zeros(0, np.int64))
 
     # ------------------------------------------------------------------ model-constant arrays
     @staticmethod
@@ -124,14 +193,22 @@ class FusedEvaluator:
 
     # ------------------------------------------------------------------ per call
     def arguments(self, st, h: float, lay) -> tuple:
-        """``(body, jt, loads)`` of :func:`element` for the element of length ``h`` from ``st``: start
+        """``(body, mod, jt, loads)`` of :func:`element` for the element of length ``h`` from ``st``: start
         values, drive targets and load values at this element's times."""
         cm, te = self.cm, self.te
         if self._bs is None or self._bs[0] is not lay:
-            self._bs = (lay, np.ascontiguousarray(lay.body_start[self.grp.bodies]))
+            self._bs = (lay,) + tuple(np.ascontiguousarray(lay.body_start[g.bodies]) if g is not None
+                                      else np.zeros(0, np.int64) for g in (self.grp, self.mgrp))
         mass, J0, g, bsl = self.body_const
-        # (the node states' arrays are contiguous: made by the end values, the initial state, a checkpoint)
-        body = (st.x, st.R, st.pi.reshape(self.nb, 6), mass, J0, g, bsl, self._bs[1], self.grp.slots)
+        if self.nbm == 0:
+            # (the node states' arrays are contiguous: made by the end values, the initial state, a checkpoint)
+            body = (st.x, st.R, st.pi.reshape(self.nb, 6), mass, J0, g, bsl, self._bs[1], self.slots)
+            mod = self._no_modal
+        else:
+            b = self.grp.bodies if self.grp is not None else np.zeros(0, np.int64)
+            cols = self.grp.vel_cols if self.grp is not None else np.zeros((0, 6), np.int64)
+            body = (st.x[b], st.R[b], st.pi[cols], mass, J0, g, bsl, self._bs[1], self.slots)
+            mod = kernel_start(self.mgrp, st, te) + (self._bs[2],)
         law = self._laws(lay.selection)
         tgt = constraint_targets(cm, st.t + h * te.tau_c) if cm.jnt_drives else self._no_targets
         jt = (st.s, st.lam, st.Rr, st.acc, tgt) + law
@@ -140,25 +217,38 @@ class FusedEvaluator:
             vals = np.array([load_values(ld, t_gauss) for ld in cm.forces.loads]).reshape(-1, self.p, 3)
         else:
             vals = self._no_loads
-        return body, jt, self.loads + (vals,)
+        return body, mod, jt, self.loads + (vals,)
+
+    def views(self, U: NDArray, res: NDArray, buf: NDArray | None, off: int) -> tuple:
+        """``U``'s, the residual's and (``buf``) the values' blocks of the rigid group, the modal group and
+        the joints: ``(Ug, Um, Jv, rb, rm, r, vals, valsm)``."""
+        p, nb, nbm = self.p, self.nb, self.nbm
+        o1 = nb * p * self.slots
+        Ug, Um, Jv = (U[:o1].reshape(nb, p, self.slots), U[o1:off].reshape(nbm, p, self.slots_m),
+                      U[off:].reshape(self.nj, p, JOINT_SLOTS))
+        rb, rm, r = (res[:o1].reshape(nb, p, self.slots), res[o1:off].reshape(nbm, p, self.slots_m),
+                     res[off:].reshape(self.nj, p, JOINT_SLOTS))
+        if buf is None:
+            return Ug, Um, Jv, rb, rm, r, np.empty((0, 0, 0)), np.empty((0, 0, 0))
+        v1 = nb * p * self.nv[0]
+        return (Ug, Um, Jv, rb, rm, r, buf[:v1].reshape(nb, p, self.nv[0]),
+                buf[v1:v1 + nbm * p * self.nv[1]].reshape(nbm, p, self.nv[1]))
 
     def triplets(self, system, U: NDArray, st, h: float, trip) -> NDArray:
         """Residual ``(n,)``; with the Jacobian its values into ``trip.buffer`` (values-only ``trip``)."""
-        lay, p = system.lay, self.p
-        body, jt, loads = self.arguments(st, h, lay)
+        lay = system.lay
+        body, mod, jt, loads = self.arguments(st, h, lay)
         jac = trip.jacobian
         res = np.zeros(lay.size)
-        off = lay.joint_off
-        if jac:
-            pat = trip.pattern  # (values-only evaluation: the pattern recorded by the general evaluator)
-            buf = trip.buffer
-            vals = buf[pat.offsets[0]:pat.offsets[1]].reshape(self.nb, p, -1)
-        else:
-            buf, vals = np.empty(0), np.empty((0, 0, 0))
-        ns = self.grp.slots
-        n = element(float(h), self.te_t, body, U[:off].reshape(self.nb, p, ns), U[off:].reshape(self.nj, p, JOINT_SLOTS),
-                    SLOTS, self.sa, self.sb, jt, loads, self.springs, res[:off].reshape(self.nb, p, ns),
-                    res[off:].reshape(self.nj, p, JOINT_SLOTS), res, jac, vals, buf)
+        # (values-only evaluation: the pattern recorded by the general evaluator)
+        pat, buf = (trip.pattern, trip.buffer) if jac else (None, np.empty(0))
+        Ug, Um, Jv, rb, rm, r, vals, valsm = self.views(U, res, buf if jac else None, lay.joint_off)
+        if self.nbm:
+            n = whole_element(float(h), self.te_t, body, mod, Ug, Um, Jv, SLOTS, self.sa, self.sb, self.mp, jt, loads,
+                              self.springs, rb, rm, r, res, jac, vals, valsm, buf)
+        else:  # (fewer arguments to type per call)
+            n = element(float(h), self.te_t, body, Ug, Jv, SLOTS, self.sa, self.sb, jt, loads, self.springs, rb, r, res,
+                        jac, vals, buf)
         if jac:
             self.check(pat, n)
             trip.all_written()
@@ -167,11 +257,14 @@ class FusedEvaluator:
     def check(self, pat, n: int) -> None:
         """The values written fill the pattern (once per pattern; a mismatch is a bug of this module)."""
         if self._checked is not pat:
-            if n != pat.n_entries or pat.offsets[1] - pat.offsets[0] != self.nb * self.p * (12 * self.p + RIGID_N_LOCAL):
+            sizes = [k * self.p * v for k, v in zip((self.nb, self.nbm), self.nv) if k]
+            if n != pat.n_entries or np.diff(pat.offsets[:len(sizes) + 1]).tolist() != sizes:
                 raise AssertionError(f"fused evaluator: {n} Jacobian values for a pattern of {pat.n_entries}")
             self._checked = pat
 
     def gauss_xb(self, system, st, h: float, U: NDArray, lay) -> NDArray:
+        if self.nbm:  # (output only: the general evaluator's attachments)
+            return system.general.gauss_xb(system, st, h, U, lay)
         grp = self.grp
         return gauss_origins(self.te_t[0], np.ascontiguousarray(st.x), np.ascontiguousarray(st.R),
                              np.ascontiguousarray(system.lay.group_view(U, grp.bodies, grp.slots)), grp._slot_starts,

@@ -1,7 +1,8 @@
-"""The whole time element of a rigid-only model in one compiled call (the fused evaluator's kernel:
+"""The whole time element in one compiled call (the fused evaluator's kernel:
 :class:`flexmb.dynamics.solve.fused.FusedEvaluator` per evaluation, :mod:`.fused_newton` inside its
-compiled Newton loop): the rigid bodies' kernels, then :func:`.fused_kernels.forces` and
-:func:`.fused_joints.joints` (glue only; the laws are their own modules')."""
+compiled Newton loop): the rigid bodies' kernels, the modal bodies' (:func:`.fused_modal.modal_body`),
+then :func:`.fused_kernels.forces` and :func:`.fused_joints.joints` (glue only; the laws are their own
+modules')."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,14 +11,29 @@ from flexmb.dynamics.bodies import rigid_kernels as K
 from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
 from flexmb.dynamics.solve.fused_joints import joints
 from flexmb.dynamics.solve.fused_kernels import forces, side_pose
+from flexmb.dynamics.solve.fused_modal import modal_body, no_modal
 
 
 @_jit
 def element(h, te_t, body, Ug, Jv, sl, sa, sb, jt, loads, springs, rb, r, res, jac, vals, buf):
+    """:func:`whole_element` of a model without modal bodies: their arguments built here (empty), so
+    that a rigid-only model's call carries no more arguments to type than the rigid ones."""
+    p = Ug.shape[1]
+    mod, mp = no_modal(p)
+    e = np.empty((0, p, 18))
+    return whole_element(h, te_t, body, mod, Ug, e, Jv, sl, sa, sb, mp, jt, loads, springs, rb, e, r, res, jac, vals,
+                         np.empty((0, p, 0)), buf)
+
+
+@_jit
+def whole_element(h, te_t, body, mod, Ug, Um, Jv, sl, sa, sb, mp, jt, loads, springs, rb, rm, r, res, jac, vals,
+                  valsm, buf):
     """A whole time element: the rigid bodies' kinematics and rows (Jacobian values into ``vals``, the
-    pattern's first block), the force elements, the joints (values into ``buf`` after the first block).
-    ``body = (x1, R1, pi1, mass, J0, g, bsl, bs, slots)``; ``rb (nb, p, slots)``, ``r (nj, p, 30)`` the
-    bodies' and joints' rows (views of ``res``).  Returns the number of values written."""
+    pattern's first block), the modal bodies' (``valsm``, the next block), the force elements, the
+    joints (values into ``buf`` after the bodies' blocks).  ``body = (x1, R1, pi1, mass, J0, g, bsl, bs,
+    slots)``, ``mod`` the modal group's (:mod:`.fused_modal`); ``Ug``, ``Um`` the groups' unknowns, ``rb
+    (nb, p, slots)``, ``rm``, ``r (nj, p, 30)`` the bodies' and joints' rows (views of ``res``); ``mp``
+    the sides' modal parts (:func:`.fused_joints.joints`).  Returns the number of values written."""
     E, D = te_t[0], te_t[1]
     x1, R1, pi1, mass, J0, g, bsl, bs, slots = body
     n, p = Ug.shape[0], Ug.shape[1]
@@ -25,11 +41,13 @@ def element(h, te_t, body, Ug, Jv, sl, sa, sb, jt, loads, springs, rb, r, res, j
                         np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)))
     K.rigid_kinematics(E, x1, R1, Ug, bsl[0], bsl[1], R, T, UX, UR, UT)
     K.rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, bsl, rb, vals, jac)
+    mkin = modal_body(E, D, h, g, mod, Um, rm, valsm, jac)
     X = Ug[:, :, bsl[0]:bsl[0] + 3].copy()
-    o = vals.size
+    o = vals.size + valsm.size
     o = forces(h, p, X, R, T, Ug, bsl[3], bsl[2], bs, slots, E, loads, springs, res, jac, buf, o)
     if Jv.shape[0]:
-        o = joints(h, p, te_t, X, R, T, UX, UR, UT, Ug, bsl, bs, slots, sa, sb, jt, Jv, sl, r, res, jac, buf, o)
+        o = joints(h, p, te_t, X, R, T, UX, UR, UT, Ug, bsl, bs, slots, sa, sb, mp, mkin, jt, Jv, sl, r, res, jac,
+                   buf, o)
     return o
 
 

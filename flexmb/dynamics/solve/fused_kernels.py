@@ -1,12 +1,12 @@
-"""The fused evaluator's compiled orchestration: a whole time element of a rigid-only model in one numba
-call (used per evaluation by :class:`flexmb.dynamics.solve.fused.FusedEvaluator` and inside the compiled
+"""The fused evaluator's compiled orchestration: a whole time element in one numba call (used per
+evaluation by :class:`flexmb.dynamics.solve.fused.FusedEvaluator` and inside the compiled
 Newton loop of :mod:`flexmb.dynamics.solve.fused_newton`).
 
 No physics lives here.  Every value comes from the one implementation of its law:
 
 * the rigid bodies' kinematics, rows and Jacobian (:func:`flexmb.dynamics.kernels.rigid_kinematics`,
   :func:`~flexmb.dynamics.kernels.rigid_residual`) and their attachments (``rigid_attach_pose``,
-  ``rigid_attach_velocity``, ``rigid_wrench_map``);
+  ``rigid_attach_velocity``, ``rigid_wrench_map``); the modal bodies' (:mod:`.fused_modal`);
 * the joint laws (:mod:`flexmb.dynamics.elements.joint_law`: ``joint_rows``, ``law_rows``,
   ``multiplier_blocks``, ``side_a_wrench``, ``transport_moment``);
 * the force laws (:mod:`flexmb.dynamics.elements.force_law`: ``body_frame_load``, ``spring_damper``).
@@ -40,28 +40,29 @@ from flexmb.dynamics.kernels import _jit, dot6, put  # (_jit: the kernels' compi
 def put_scatter(buf, o, fac, BT, q1s, dW, js, sgn, J, q2s):
     """``((fac BT[q1]) @ (sgn dW[j])) @ J[q2]`` for every entry ``z`` (``q1 = q1s[z]``, ``j = js[z]``,
     ``q2 = q2s[z]``) and point: a wrench's dependence on unknowns through a pose or velocity; without
-    ``J`` (size 0) the product ``(fac BT[q1]) @ (sgn dW[j])`` itself (a term on given columns)."""
-    p = BT.shape[1]
-    M = np.empty((6, 6))
+    ``J`` (size 0) the product ``(fac BT[q1]) @ (sgn dW[j])`` itself (a term on given columns).
+    ``BT (m, p, r, 6)``: ``r = 6`` for a rigid body, ``N + nm`` for a modal one."""
+    p, nr = BT.shape[1], BT.shape[2]
+    M = np.empty((nr, 6))
     chain = J.shape[0] > 0
     for z in range(q1s.size):
         q1, j = q1s[z], js[z]
         q2 = q2s[z] if chain else 0
         for k in range(p):
-            for a in range(6):
+            for a in range(nr):
                 for e in range(6):
                     s = 0.0
                     for b in range(6):
                         s += (fac * BT[q1, k, a, b]) * (sgn * dW[j, k, b, e])
                     M[a, e] = s
             if not chain:
-                for a in range(6):
+                for a in range(nr):
                     for e in range(6):
                         buf[o] = M[a, e]
                         o += 1
                 continue
             nc = J.shape[3]
-            for a in range(6):
+            for a in range(nr):
                 for e in range(nc):
                     s = 0.0
                     for b in range(6):
@@ -92,13 +93,20 @@ def side_pose(side, X, R, T, E, cons, n, p):
                 x[j, k, a] = gx[j, a]
                 for e in range(3):
                     Rs[j, k, a, e] = gR[j, a, e]
-    for q in range(m):
-        for k in range(p):
+    place_poses(sel, xs, Rm, x, Rs)
+    return x, Rs, J
+
+
+@_jit
+def place_poses(sel, xs, Rm, x, Rs):
+    """``x[sel] = xs``, ``Rs[sel] = Rm``: the poses ``(m, p, ...)`` of some entries of a side into its
+    ``(n, p, ...)`` arrays."""
+    for q in range(sel.size):
+        for k in range(xs.shape[1]):
             for a in range(3):
                 x[sel[q], k, a] = xs[q, k, a]
                 for e in range(3):
                     Rs[sel[q], k, a, e] = Rm[q, k, a, e]
-    return x, Rs, J
 
 
 @_jit

@@ -1,4 +1,4 @@
-"""The compiled Newton loop of the fused evaluator (small rigid-only models): one numba call per element.
+"""The compiled Newton loop of the fused evaluator (small models): one numba call per element.
 
 For a model that :class:`~flexmb.dynamics.solve.fused.FusedEvaluator` serves and a Newton matrix
 refactored along kept pivots (:class:`flexmb.dynamics.solve.linsolve.Refactor`, the default backend above
@@ -7,7 +7,7 @@ the dense threshold), the Python loop of :func:`flexmb.dynamics.solve.newton.new
 calls per iteration) cost more than the compiled work itself.  :func:`newton_element` runs the whole
 iteration in one numba call, with the very kernels the general loop calls, in the same order:
 
-    evaluate (:func:`flexmb.dynamics.solve.fused_element.element`, residual only when the factorization is reused)
+    evaluate (:func:`flexmb.dynamics.solve.fused_element.whole_element`, residual only when the factorization is reused)
     -> CSC values of the fixed pattern (``layout._scatter_values``)
     -> numeric refactorization (``refactor_lu._numeric``) -> solve (``refactor_lu._solve``)
     -> scaled increment and contraction (``newton._scaled_increment``, ``newton._contraction``)
@@ -41,7 +41,7 @@ import numpy as np
 from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
 # the general loop's own compiled pieces (CSC values, refactorization, increments): the same expressions
 from flexmb.dynamics.layout import JOINT_SLOTS, _scatter_values
-from flexmb.dynamics.solve.fused_element import element
+from flexmb.dynamics.solve.fused_element import whole_element
 from flexmb.dynamics.solve.newton import NewtonResult, _contraction, _scaled_increment
 from flexmb.dynamics.solve.refactor_lu import _numeric, _solve
 
@@ -54,8 +54,8 @@ _MESSAGES = {CONVERGED: "converged", ROUNDOFF: "converged to round-off"}
 
 
 @_jit
-def newton_element(h, te_t, body, sl, sa, sb, jt, loads, springs,
-                   nb, nj, p, jsl, off, o0, o1, n_entries, dest, n_dropped,
+def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
+                   nb, nbm, nj, p, jsl, slm, off, nvr, nvm, n_entries, dest, n_dropped,
                    Bp, Brow, gather, Lp, Li, Up, Ui, perm_r, q, pivot_tol,
                    U0, scale, fopt, iopt, U, hist):  # pragma: no cover - compiled
     """Newton on the internal unknowns of one element (module docstring).
@@ -63,8 +63,10 @@ def newton_element(h, te_t, body, sl, sa, sb, jt, loads, springs,
     ``U0 (n,)`` predictor, ``scale (n,)``; ``fopt = (tol, divergence_rate, roundoff_factor,
     reuse_near, predicted_factor, reuse_rate, stall_rate)``, ``iopt = (max_iter,
     min_iter_divergence, predicted_stop, late)``; the other arguments are those of
-    :func:`~flexmb.dynamics.solve.fused_element.element` (model and element start), the pattern's
-    (``o0:o1`` the bodies' block in the values, ``dest``, ``n_dropped``) and the kept LU structure's.
+    :func:`~flexmb.dynamics.solve.fused_element.element` (model and element start; ``nb``, ``nbm`` rigid
+    and modal bodies, ``slm`` the modal bodies' unknowns per point, ``off`` the joints' first unknown),
+    the pattern's (``nvr``, ``nvm`` the values per body and point of the rigid and the modal group's
+    blocks, the first in the values; ``dest``, ``n_dropped``) and the kept LU structure's.
     Writes the iterate into ``U (n,)`` and the scaled increments into ``hist (max_iter,)``.
 
     Returns ``(status, iterations, rate, n_res, n_jac, n_fac, err, worst, n_eval)`` (``n_eval``:
@@ -99,12 +101,16 @@ def newton_element(h, te_t, body, sl, sa, sb, jt, loads, springs,
     sqrt_tol = np.sqrt(tol)
 
     slots = body[8]
+    om = nb * p * slots
+    v1 = nb * p * nvr
+    v2 = v1 + nbm * p * nvm
 
     def evaluate(res, jac):
         # the element at U: residual into res, Jacobian values into buf (jac)
-        element(h, te_t, body, U[:off].reshape((nb, p, slots)), U[off:].reshape((nj, p, jsl)), sl, sa, sb, jt,
-                loads, springs, res[:off].reshape((nb, p, slots)), res[off:].reshape((nj, p, jsl)), res, jac,
-                buf[o0:o1].reshape((nb, p, (o1 - o0) // (nb * p))), buf)
+        whole_element(h, te_t, body, mod, U[:om].reshape((nb, p, slots)), U[om:off].reshape((nbm, p, slm)),
+                U[off:].reshape((nj, p, jsl)), sl, sa, sb, mp, jt, loads, springs, res[:om].reshape((nb, p, slots)),
+                res[om:off].reshape((nbm, p, slm)), res[off:].reshape((nj, p, jsl)), res, jac,
+                buf[:v1].reshape((nb, p, nvr)), buf[v1:v2].reshape((nbm, p, nvm)), buf)
     for k in range(1, max_iter + 1):
         reusing = have_solve and near
         jac = not reusing
@@ -188,8 +194,8 @@ class FusedNewton:
         te, lay = system.te, system.lay
         self.system, self.fe, self.pat, self.s = system, fe, pat, s
         self.n = lay.size
-        self.dims = (fe.nb, fe.nj, te.p, JOINT_SLOTS, lay.joint_off,
-                     pat.offsets[0], pat.offsets[1], pat.n_entries, pat._dest, pat._dropped.size)
+        self.dims = (fe.nb, fe.nbm, fe.nj, te.p, JOINT_SLOTS, fe.slots_m, lay.joint_off, fe.nv[0], fe.nv[1],
+                     pat.n_entries, pat._dest, pat._dropped.size)
         self.lu = (s.Bp, s.Brow, s.gather, s.Lp, s.Li, s.Up, s.Ui, s.perm_r, s.q)
         self._opts = (None, None, None)
 
@@ -208,12 +214,12 @@ class FusedNewton:
         from flexmb.dynamics.elements.joints import SLOTS
 
         system, fe = self.system, self.fe
-        body, jt, loads = fe.arguments(st, h, system.lay)
+        body, mod, jt, loads = fe.arguments(st, h, system.lay)
         fopt, iopt = self._options(options)
         U = np.empty(self.n)
         hist = np.empty(options.max_iter)
         t0 = _time.perf_counter()
-        out = newton_element(float(h), fe.te_t, body, SLOTS, fe.sa, fe.sb, jt, loads, fe.springs, *self.dims,
+        out = newton_element(float(h), fe.te_t, body, mod, SLOTS, fe.sa, fe.sb, fe.mp, jt, loads, fe.springs, *self.dims,
                              *self.lu, pivot_tol, np.ascontiguousarray(U0, dtype=float),
                              np.ascontiguousarray(scale, dtype=float), fopt, iopt, U, hist)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out

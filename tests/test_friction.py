@@ -114,25 +114,30 @@ def test_frictionless_contacts_keep_the_normal_solve():
     assert r.velocity_after["ball"][0] == 1.0 and r.angular_velocity_after["ball"][2] == 5.0
 
 
-def test_sliding_sphere_rolls_in_the_march():
-    """A sphere set down sliding (u0, no spin) on a rough floor (resting contact held with Coulomb friction
-    at every node): friction ``mu m g`` decelerates it until it rolls at ``5/7 u0`` (``omega = -u / R``)
+@pytest.mark.parametrize("resting, lag", [("constraint", 1.0), ("node", 0.5)])
+def test_sliding_sphere_rolls_in_the_march(resting, lag):
+    """A sphere set down sliding (u0, no spin) on a rough floor (resting contact with Coulomb friction at
+    every node): friction ``mu m g`` decelerates it until it rolls at ``5/7 u0`` (``omega = -u / R``)
     after ``t* = 2 u0 / (7 mu g)``; the angular momentum about the contact point makes the final state
-    exact.  The deceleration is first order in h: from the second node on the recorded velocities lag the
-    closed form by ``mu g h / 2``: a node records the velocity before its hold (one element, ``mu g h``,
-    late), and the first hold also pushed out the first element's penetration ``g h^2 / 2`` (``P_n =
+    exact.  The deceleration is first order in h: a node records the velocity before its friction
+    impulse.  With the constraint row (default) the cone is ``mu`` times the row's normal impulse over the
+    element, ``m g h``: from the second node on the recorded velocities lag the closed form by exactly
+    ``mu g h`` and the gap stays 0.  With the node hold (resting="node") the velocities lag by
+    ``mu g h / 2``: the first hold also pushed out the first element's penetration ``g h^2 / 2`` (``P_n =
     1.5 m g h``, then ``m g h`` per element) with its friction ``1.5 mu m g h``."""
     g, mu, u0, h = 9.81, 0.3, 2.0, 0.01
     model = fm.Model([sphere((u0, 0, 0))], forces=[fm.Gravity((0, -g, 0))], contacts=[rough_floor(mu)])
-    sol = fm.simulate(model, 0.5, h)
+    sol = fm.simulate(model, 0.5, h, options=fm.SimulationOptions(resting=resting))
     b = sol.body("ball")
     u, om = b.velocity[:, 0], b.angular_velocity[:, 2]
     t_star = 2 * u0 / (7 * mu * g)
     late = sol.t > t_star + 2 * h
     assert np.abs(u[late] - 5 / 7 * u0).max() < 1e-12 and np.abs(om[late] + 5 / 7 * u0 / R).max() < 1e-11
     early = (sol.t > 1.5 * h) & (sol.t < t_star - 2 * h)
-    assert np.abs(u[early] - (u0 - mu * g * sol.t[early]) - 0.5 * mu * g * h).max() < 1e-12
+    assert np.abs(u[early] - (u0 - mu * g * sol.t[early]) - lag * mu * g * h).max() < 1e-12
     assert "floor" in sol.meta["resting_contacts"] and sol.meta["energy_balance"] < 1e-12
+    if resting == "constraint":
+        assert np.abs(b.position[:, 1] - R).max() <= 1e-15 and sol.meta["resting_sink"] == 0.0
 
 
 def test_oblique_bounce_with_backspin_in_the_march():

@@ -177,21 +177,24 @@ def test_short_landing_under_a_varying_normal_acceleration_leaves_no_sliver():
     assert sol.meta["event_solves"] / len(sol.events) <= 4.0
 
 
+NODE_HOLD = fm.SimulationOptions(resting="node")
+
+
 def test_a_resting_contact_sinking_at_long_steps_is_a_warning(caplog):
-    """A resting contact is held at the nodes only: within an element the ball falls by g h^2 / 2 into
-    the floor.  At h = 0.5 s that is 1.2 m at a node (the model is 1 m): meta['resting_sink'] records it
+    """A resting contact held at the nodes only (resting="node"; the default holds it as a constraint row,
+    tests/test_resting.py): within an element the ball falls by g h^2 / 2 into the floor.  At h = 0.5 s that is 1.2 m at a node (the model is 1 m): meta['resting_sink'] records it
     (to 5 %: the node's penetration is g h^2 / 2 minus the hold's rebound) and a WARNING says the
     positions are not to be trusted; at h = 0.01 s (0.5 mm, below 1e-3 of the size) no warning."""
     import logging
 
     g = 9.81
     with caplog.at_level(logging.WARNING, logger="flexmb"):
-        long = fm.simulate(ball_model(e=0.5), 3.0, 0.5)
+        long = fm.simulate(ball_model(e=0.5), 3.0, 0.5, options=NODE_HOLD)
     assert long.meta["resting_contacts"] == ["floor"]
     assert long.meta["resting_sink"] == pytest.approx(g * 0.5 ** 2 / 2, rel=0.05)
     assert any("resting contact sank" in r.getMessage() for r in caplog.records)
     caplog.clear()
     with caplog.at_level(logging.WARNING, logger="flexmb"):
-        short = fm.simulate(ball_model(e=0.5), 3.0, 0.01)
+        short = fm.simulate(ball_model(e=0.5), 3.0, 0.01, options=NODE_HOLD)
     assert short.meta["resting_sink"] <= g * 0.01 ** 2 / 2 * 1.05
     assert not any("resting contact sank" in r.getMessage() for r in caplog.records)

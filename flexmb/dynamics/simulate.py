@@ -56,7 +56,10 @@ class SimulationOptions:
     up; ``redundant``: ``"resolve"`` (drop dependent constraint equations, log them) or
     ``"error"`` (refuse the model); ``step_error``: the local error estimate of error-controlled
     steps, ``"history"`` (from the last nodes, no extra solve) or ``"doubling"`` (step doubling,
-    1.5 solved elements per recorded one), see :mod:`flexmb.dynamics.variants.step_control`.
+    1.5 solved elements per recorded one), see :mod:`flexmb.dynamics.variants.step_control`;
+    ``resting``: how a plane contact that comes to rest is held, ``"constraint"`` (a
+    constraint row of the time element while its reaction is compressive, :mod:`flexmb.dynamics.impact.resting`)
+    or ``"node"`` (a velocity-level hold at the nodes only: it sinks by ``|a_n| h^2 / 2`` within an element).
     """
 
     newton: NewtonOptions = NewtonOptions()
@@ -64,6 +67,7 @@ class SimulationOptions:
     max_halvings: int = 6
     redundant: str = "resolve"
     step_error: str = "history"
+    resting: str = "constraint"
 
 
 def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, t0: float = 0.0,
@@ -214,17 +218,22 @@ class Run:
     def __init__(self, model, t_end, h, te, t0, options, selection: Selection | None = None,
                  monitor: RedundancyMonitor | None = None):
         self.model, self.t_end, self.h, self.te, self.t0, self.options = model, t_end, h, te, t0, options
-        self.cm = compile_model(model)
+        self.cm = compile_model(model, contact_rows=getattr(options, "resting", "constraint") == "constraint")
         x_init, R_init, _ = initial_configuration(self.cm)
         monitor = monitor if monitor is not None else RedundancyMonitor()
         selection = _handle_redundancy(self.cm, SimpleNamespace(x=x_init, R=R_init), options, t0, monitor, selection)
+        redundant = bool(selection.redundant)
+        # the switched equations (the contacts' rows, flexmb.dynamics.impact.resting) start off: the event
+        # monitor keeps a row while its contact rests
+        if selection.switched:
+            selection = selection.changed(drop=selection.switched)
         #: everything the run changes as it marches (flexmb.dynamics.step.state.RunState)
         self.state = RunState(selection=selection, monitor=monitor, rec=Recorder(self.cm, te, selection),
                               projection=SymmetricProjection(self.cm, te) if symmetric_projection(te) else None)
         self.system = ElementSystem(self.cm, te, selection=selection)
         self.solver = linear_solver(options.linear_solver)
         self.system.audit = ElementAudit(self)  # every element's energy balance (dynamics/energy_audit.py)
-        if selection.dropped:  # redundant loops: the choice of dropped equations is monitored
+        if redundant:  # redundant loops: the choice of dropped equations is monitored
             self.state.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])
         self._plain_lay = None  # the recorder's own layout (its index replay separate from Newton's)
         #: lever length of each body [m] (error measure of rotations)
@@ -493,7 +502,10 @@ class Run:
         meta.update(balance_report(rec, model_energy(self), is_conservative(cm)))
         if self.state.events is not None:
             meta.update(self.state.events.meta(self.state.events.cs.names))
-        sol = rec.solution(meta, reaction_set(cm, self.state.monitor, self.state.selection))  # the full set after a re-selection
+        held = reaction_set(cm, self.state.monitor, self.state.selection)  # the full set after a re-selection
+        if self.state.events is not None:  # the contact rows held: a row switched off carried its reaction before
+            held = self.state.events.rows_held(held)
+        sol = rec.solution(meta, held)
         if self.state.events is not None:  # the impacts (Solution.events)
             sol.extra.update(self.state.events.arrays(cm))
         return add_least_norm(cm, sol, self.state.monitor, self.state.selection, rec.reactions).attach(self.model)  # the model behind the flexible-body outputs
@@ -534,21 +546,26 @@ def _handle_redundancy(cm: CompiledModel, st, options: SimulationOptions, t0: fl
         "conditioning of the kept equations is monitored and the choice revised if it degrades)", len(dep), txt,
     )
     sel = given if given is not None else full.dropping(dep)
-    monitor.initial = list(sel.dropped)
+    monitor.initial = list(sel.redundant)
     monitor.nulls = [null_basis(cm, st)]  # the dependences at t0 (least-norm reactions)
     return sel
 
 
 def _given_selection(cm: CompiledModel, given: Selection, dep: list) -> list:
     """The dropped labels of a selection given to :meth:`Run.start`, checked against the model: the same
-    full constraint set, and as many dropped equations as the model has redundant ones (ModelError)."""
+    full constraint set, and as many dropped equations as the model has redundant ones (ModelError).  The
+    switched equations (contact rows: :attr:`~flexmb.dynamics.node.selection.Selection.switched`) are not
+    counted: they are not redundancy (the run switches them itself, off at the start)."""
     if not isinstance(given, Selection) or given.nj != cm.nj or not (
             np.array_equal(given.full_constrained, cm.jnt_constrained)
             and np.array_equal(given.full_universal, cm.jnt_universal)):
         raise ModelError(f"Run.start(selection={given!r}): not a Selection of this model's constraint equations; "
-                         f"make one with Selection.full(compile_model(model)).dropping(labels)")
-    if len(given.dropped) != len(dep) or not set(given.dropped) <= set(constrained_labels(cm)):
-        raise ModelError(f"Run.start(selection=...) drops {len(given.dropped)} equation(s) "
-                         f"({format_labels(cm, given.dropped) or '-'}); the model has {len(dep)} redundant ones "
+                         f"make one with Selection.full(compile_model(model, contact_rows=...)).dropping(labels) "
+                         f"(contact_rows=True for a model with plane contacts and SimulationOptions(resting="
+                         f"'constraint'), the default)")
+    mine = given.redundant
+    if len(mine) != len(dep) or not set(mine) <= set(constrained_labels(cm)):
+        raise ModelError(f"Run.start(selection=...) drops {len(mine)} equation(s) "
+                         f"({format_labels(cm, mine) or '-'}); the model has {len(dep)} redundant ones "
                          f"({format_labels(cm, dep) or '-'}): drop as many, from its closed loops")
-    return list(given.dropped)
+    return list(mine)

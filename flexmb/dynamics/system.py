@@ -137,9 +137,16 @@ def _body_groups(model: Model):
     return groups, group_of, vel_off, nv
 
 
-def compile_model(model: Model) -> CompiledModel:
+def compile_model(model: Model, contact_rows: bool = False) -> CompiledModel:
+    """``contact_rows``: the frictionless plane contacts as hidden joints (their rows are switched on while
+    they rest: :mod:`flexmb.dynamics.impact.resting`)."""
     from flexmb.dynamics.elements.attachments import AttachmentSet
     from flexmb.dynamics.elements.forces import compile_forces
+
+    if contact_rows and model.contacts:
+        from flexmb.dynamics.impact.resting import with_contact_rows
+
+        model = with_contact_rows(model)
 
     nb = len(model.bodies)
     nj = len(model.joints)

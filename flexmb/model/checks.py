@@ -330,6 +330,9 @@ def _check_options(options: Any) -> None:
                              f"{sorted(LINEAR_SOLVERS)} or a callable factor(A) -> solve(b)")
     if options.redundant not in ("resolve", "error"):
         raise ModelError(f"{owner}: redundant={_shown(options.redundant)}; use 'resolve' or 'error'")
+    if getattr(options, "resting", "constraint") not in ("constraint", "node"):
+        raise ModelError(f"{owner}: resting={_shown(options.resting)}; use 'constraint' (a constraint row while the "
+                         f"contact rests) or 'node' (a hold at the nodes)")
     newton = options.newton
     if not hasattr(newton, "tol"):
         raise ModelError(f"{owner}: newton={_shown(newton)} is not a NewtonOptions; use fm.NewtonOptions(...)")

@@ -76,11 +76,12 @@ def friction_rows(cm, cs, st, idx: NDArray):
     return mu, T, t
 
 
-def resolve(cm, cs, st, w: NDArray, p: NDArray | None = None) -> tuple[ImpactOutcome, int]:
+def resolve(cm, cs, st, w: NDArray, p: NDArray | None = None, sel=None) -> tuple[ImpactOutcome, int]:
     """The impact at ``st`` from velocities ``w (nv,)`` with a prescribed generalized impulse ``p`` (or
     None), resolved by rounds until no closed contact approaches (module doc); returns the rounds
     combined into one :class:`ImpactOutcome` (impulses and losses summed per contact, ``w_minus``
-    the first round's, ``w_plus`` the last's) and the number of rounds."""
+    the first round's, ``w_plus`` the last's) and the number of rounds.  ``sel``: the joint constraints
+    the run keeps (:class:`~flexmb.dynamics.node.selection.Selection`; None: the model's full set)."""
     outs = []
     solved: set = set()
     every = False
@@ -91,7 +92,8 @@ def resolve(cm, cs, st, w: NDArray, p: NDArray | None = None) -> tuple[ImpactOut
         e = cs.e[idx]
         if every:  # the closed contacts together: Newton's law against the approach only
             e = np.where(J @ w < 0.0, e, 0.0)
-        out = solve_impact(cm, st, w, idx, J, e, p if not rounds else None, friction=friction_rows(cm, cs, st, idx))
+        out = solve_impact(cm, st, w, idx, J, e, p if not rounds else None, friction=friction_rows(cm, cs, st, idx),
+                           sel=sel)
         outs.append(out)
         w = out.w_plus
         if every:

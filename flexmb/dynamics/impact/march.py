@@ -23,11 +23,17 @@ A step (:meth:`EventMonitor.step`, in place of the plain fixed step):
    the gap tolerance, ``v+^2 / (2 |a_n|) < tol`` (``v_rest = sqrt(2 |a_n| tol)``, ``a_n < 0`` over the
    element that ended at the impact; independent of h; the remaining bounces of the geometric series
    take at most ``2 v_rest / (|a_n| (1 - e))``), the contact becomes *resting*: the rebound is removed
-   (a plastic impact) and from then on, at every node, its normal velocity is held by the same impact
-   solve with the law ``v_n+ >= -g / h`` (``g <= 0``: the element's penetration, closed over the next
-   element: a bounded penetration ``|a_n| h^2 / 2``, no drift) and ``P >= 0``: a unilateral constraint
-   that pushes while it must and never pulls.  It opens when its gap at a node exceeds ``tol``.  A
-   contact closed at the start of an element, not leaving, and pressed in during it rests as well.
+   (a plastic impact).  A contact closed at the start of an element, not leaving, and pressed in during
+   it rests as well.  A contact with a constraint row (:mod:`flexmb.dynamics.impact.resting`: a plane not on
+   an interface) then holds its gap at zero as a constraint of the elements (the element that pressed it in is
+   solved again with the row); after each element its reaction is checked and where it would pull the
+   contact lifts off (the element shortened to the reaction's zero, the row switched off at its end);
+   an impact at a node solves the resting rows as plastic unilateral contacts (rows off), and a contact
+   leaving after it lifts off; a rough one gets Coulomb's tangential impulse at every node, bounded by
+   ``mu`` times the row's normal impulse over the element.  The others are held at every node by the same impact solve with the law
+   ``v_n+ >= -g / h`` (``g <= 0``: the element's penetration, closed over the next element: a bounded
+   penetration ``|a_n| h^2 / 2``, no drift) and ``P >= 0``: a unilateral constraint that pushes while it
+   must and never pulls; they open when their gap at a node exceeds ``tol``.
 
 The impacts' energy (the contacts' loss and the prescribed impulses' work) enters the energy audit as
 work terms ("contact impacts", "prescribed impulses"), so that ``E - E0 - W`` stays the balance.
@@ -43,6 +49,8 @@ from numpy.typing import NDArray
 from flexmb.dynamics.impact.events import check_gaps, friction_rows, gap_tol, resolve, speed_tol
 from flexmb.dynamics.impact.flight import first_crossing, predict
 from flexmb.dynamics.impact.geometry import ContactSet, ImpulseSet
+from flexmb.dynamics.impact.resting import (ROW, first_pull, pull_values, row_joints, row_reactions, rows_held,
+                                           switch_rows, tangential_hold)
 from flexmb.dynamics.impact.terms import impact_terms
 from flexmb.dynamics.impact.solve import after_impact, solve_impact
 from flexmb.dynamics.node.constraints import node_velocity
@@ -60,6 +68,12 @@ MAX_LOCATE = 40
 #: event record columns (one row per contact and impact)
 #: a resting contact's penetration at a node above this fraction of the model's size is a WARNING
 SINK_WARN = 1e-3
+#: a resting row's normal reaction below -LIFT_TOL times the model's force magnitude pulls: the contact
+#: lifts off (the end of the located element: its end reaction within it of zero)
+LIFT_TOL = 1e-7
+#: a lift-off within this fraction of an element from its start opens the row at the start node (no
+#: sliver element)
+MIN_LIFT = 1e-3
 
 EVENT_COLUMNS = ("t", "contact", "P", "P_t", "v_minus", "v_plus", "loss", "T_minus", "T_plus", "impact")
 
@@ -87,6 +101,11 @@ class EventMonitor:
         self.solves = 0
         self.n_impacts = 0
         self.sink = 0.0  # deepest penetration of a resting contact at a node [m] (|a_n| h^2 / 2 per element)
+        # each contact point's constraint row (joint index; -1: held at the nodes, e.g. the points of a node set)
+        self.row = row_joints(cm)[self.cs.owner]
+        self.q_mid = np.full(self.cs.m, np.nan)  # the rows' mean reactions over the last element [N]
+        self.changes: list = []  # [t, contact, 1 (comes to rest) / 0 (lifts off)] of the rows
+        self.h_last = 0.0  # the last element's length [s] (the rows' normal impulse: q_mid h_last)
         self._geo = None
         self._end = None
         if check:  # (not on resume: a resting contact's penetration is part of the state)
@@ -117,7 +136,7 @@ class EventMonitor:
             h = predict(g0[flying], v0[flying], self.acc[flying], h)
         out = run.solve_element(st, h, run.w, run.prev)
         g1, J1 = self.cs.normal_rows(cm, out.end)
-        v1 = J1 @ node_velocity(cm, out.end)
+        v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
         if h < h_full and np.any(flying & (g1 > tol) & (v1 < 0)):
             # landed short (a_n varied): re-solve beyond the impact, the location finishes it (no sliver
             # element after a short landing)
@@ -127,18 +146,37 @@ class EventMonitor:
                 out = run.solve_element(st, h, run.w, run.prev)
                 self.solves += 1
                 g1, J1 = self.cs.normal_rows(cm, out.end)
-                v1 = J1 @ node_velocity(cm, out.end)
+                v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
         # closed at the start, not leaving, pressed during the element: it rests
         starting = ~self.resting & ~flying & (g1 < -tol)
         self.resting |= starting
+        if np.any(starting & (self.row >= 0)):  # a constraint row from the element's start: solved again
+            self._rows_on(run, st.t, starting & (self.row >= 0))
+            out = run.solve_element(st, h, run.w, run.prev)
+            self.solves += 1
+            g1, J1 = self.cs.normal_rows(cm, out.end)
+            v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
         cand = flying & ((g1 < -tol) | np.isfinite(first_crossing(g0, v0, g1, v1, h, tol)))
         if cand.any():
             out, h = self._locate(run, st, h, out, cand, (g0, v0, g1, v1))
             g1, J1 = self.cs.normal_rows(cm, out.end)
-            v1 = J1 @ node_velocity(cm, out.end)
+            v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
+        held = self.resting & (self.row >= 0)
+        off = np.zeros(self.cs.m, bool)
+        if held.any():  # the rows' reactions: compressive -> kept; pulling -> lift-off located, the row opens
+            solved = out
+            out, h, off = self._lift_off(run, st, h, out, held)
+            if out is not solved:
+                g1, J1 = self.cs.normal_rows(cm, out.end)
+                v1 = J1 @ node_velocity(cm, out.end, sel=run.selection)
         self.acc = (v1 - v0) / h  # the normal accelerations over the element (the next prediction, the rest rule)
+        self.h_last = h
         self._end = (out.end.t, g1, J1)  # the next step's start (an impact leaves the positions)
         run.commit(out, run.h)
+        if off.any():
+            self.resting &= ~off
+            switch_rows(run, self.row[off], False)
+            self.changes.extend([float(out.end.t), float(k), 0.0] for k in np.nonzero(off)[0])
         self._node(run)
 
     def _rows(self, cm, st):
@@ -173,7 +211,7 @@ class EventMonitor:
             trial = run.solve_element(st, hm, run.w, run.prev)
             self.solves += 1
             gm, J = cs.normal_rows(cm, trial.end, idx)
-            gm, vm = gm[idx], J @ node_velocity(cm, trial.end)
+            gm, vm = gm[idx], J @ node_velocity(cm, trial.end, sel=run.selection)
             if gm.min() < -tol or (gm.min() > tol and np.isfinite(first_crossing(glo, vlo, gm, vm, hm - lo, tol)).any()):
                 hi, ghi, vhi, out_hi = hm, gm, vm, trial  # beyond the surface at hm, or dipped in before it
             elif gm.min() > tol:
@@ -188,6 +226,50 @@ class EventMonitor:
                                f"t = {st.t + hi:.9g} s, {glo.min():.3g} m at t = {st.t + lo:.9g} s); try a smaller h",
                                time=st.t)
 
+    def _lift_off(self, run, st, h: float, out, held: NDArray):
+        """The element from ``st`` with the resting rows ``held``: as solved (``out``, length ``h``) when no
+        row pulls (:func:`~flexmb.dynamics.impact.resting.pull_values` not below ``-qtol``); else re-solved to the length where the first pulling row's reaction polynomial
+        crosses zero (:func:`~flexmb.dynamics.impact.resting.first_pull`), and that row opens at its end; a
+        row that pulls from the element's start (or within ``MIN_LIFT`` of it) opens at the start node (the
+        element solved without it).  Returns the element, its length and the rows that open at its end."""
+        te, qtol = run.te, LIFT_TOL * run.magnitudes.F
+        idx = np.nonzero(held)[0]
+        before = self.q_mid[idx] if len(out.pieces) == 1 else np.full(idx.size, np.nan)
+        h = out.last.h  # a halved element: its last piece (without the history)
+        Q = row_reactions(run.system.lay, out.U, self.row[idx])
+        none = np.zeros(self.cs.m, bool)
+        if pull_values(te, Q, before).min() >= -qtol:
+            self._keep(idx, Q @ te.b)
+            return out, out.end.t - st.t, none
+        tau = first_pull(te, Q, before)
+        first = float(tau.min())
+        opens = np.zeros(self.cs.m, bool)
+        opens[idx] = tau <= first * (1.0 + 1e-9)
+        hm = out.last.start.t + first * h - st.t
+        if hm <= MIN_LIFT * (out.end.t - st.t):
+            self.resting &= ~opens  # it pulls from the start: the rows open at the start node
+            switch_rows(run, self.row[opens], False)
+            self.changes.extend([float(st.t), float(k), 0.0] for k in np.nonzero(opens)[0])
+            self.solves += 1
+            return run.solve_element(st, out.end.t - st.t, run.w, run.prev), out.end.t - st.t, none
+        trial = run.solve_element(st, hm, run.w, run.prev)
+        self.solves += 1
+        Q = row_reactions(run.system.lay, trial.U, self.row[idx])
+        self._keep(idx, Q @ te.b)
+        return trial, hm, opens
+
+    def _keep(self, idx: NDArray, mean: NDArray) -> None:
+        """The resting rows ``idx``'s mean reactions over the element (the next one's start value at p = 1,
+        :func:`~flexmb.dynamics.impact.resting.pull_values`)."""
+        self.q_mid[:] = np.nan
+        self.q_mid[idx] = mean
+
+    def _rows_on(self, run, t: float, which: NDArray) -> None:
+        """The constraint rows of the contacts ``which`` switched on at node time ``t`` (recorded)."""
+        switch_rows(run, self.row[which], True)
+        self.q_mid[which] = np.nan
+        self.changes.extend([float(t), float(k), 1.0] for k in np.nonzero(which)[0])
+
     # ------------------------------------------------------------------ at a node
     def _node(self, run, impulses_only: bool = False) -> None:
         """Impacts at the run's node: the due impulses and the closed, approaching contacts (resolved,
@@ -201,18 +283,43 @@ class EventMonitor:
         if p is None and (impulses_only or not self.cs.m or (not self.resting.any()
                                                               and self._gaps(cm, st).min() > gap_tol(cm))):
             return  # nothing closed, nothing due
-        out, _ = resolve(cm, _Open(cs, self.resting), st, w, p)
+        out, _ = resolve(cm, _Open(cs, self.resting), st, w, p, run.selection)
+        rows = self.resting & (self.row >= 0)
+        if (len(out.contacts) or p is not None) and rows.any():
+            # the rows would hold as bilateral joints in the impact: it is solved with them as plastic contacts
+            switch_rows(run, self.row[rows], False)
+            self.resting &= ~rows
+            out, _ = resolve(cm, _Open(cs, self.resting, rows), st, w, p, run.selection)
         if len(out.contacts) or p is not None:
             rest = out.contacts[(out.v_plus < self._v_rest(run, out)) & (out.P > 0)] if len(out.contacts) else []
             if len(rest):  # too slow to bounce again within a few elements: the impact is plastic, the contact rests
-                plastic = np.zeros(cs.m, bool)
+                plastic = rows.copy()
                 plastic[rest] = True
-                out, _ = resolve(cm, _Open(cs, self.resting, plastic), st, w, p)
-                self.resting |= plastic
+                out, _ = resolve(cm, _Open(cs, self.resting, plastic), st, w, p, run.selection)
+                self.resting[rest] = True
             self._record(run, out, st)
             w = out.w_plus
-        if self.resting.any():
+            if rows.any():  # the rows that were resting: back on unless the impact sent them off
+                g, J = cs.normal_rows(cm, st)
+                self.resting |= rows & (g <= gap_tol(cm)) & (J @ w <= speed_tol(cm, w))
+                switch_rows(run, self.row[rows & self.resting], True)
+                self.changes.extend([float(st.t), float(k), 0.0] for k in np.nonzero(rows & ~self.resting)[0])
+        new = self.resting & (self.row >= 0)
+        new[new] = ~run.selection.constrained[self.row[new], ROW]
+        if new.any():
+            self._rows_on(run, st.t, new)
+        if np.any(self.resting & (self.row < 0)):
             w = self._hold(run, st, w)
+        rough = self.resting & (self.row >= 0) & (cs.mu > 0) & np.isfinite(self.q_mid) & (self.h_last > 0)
+        if rough.any():  # Coulomb at the node, the cone of the row's normal impulse over the last element
+            idx = np.nonzero(rough)[0]
+            T, _ = cs.tangent_rows(cm, st, idx)
+            w_plus, P = tangential_hold(cm, st, w, T, cs.mu[idx] * np.maximum(self.q_mid[idx], 0.0) * self.h_last,
+                                        run.selection)
+            if np.any(P):
+                loss = -float(np.einsum("kj,kjv,v->", P, T, w_plus + w)) / 2.0
+                self._add_work(run, "contact impacts", -loss)
+                w = w_plus
         if w is not run.w:
             run.st = after_impact(cm, st, w)
             run.w = w
@@ -230,8 +337,8 @@ class EventMonitor:
         the impact solve with ``v_n+ >= -g / h``, ``P >= 0``."""
         cm, cs = run.cm, self.cs
         g, J = cs.normal_rows(cm, st)
-        self.resting &= g <= gap_tol(cm)
-        idx = np.nonzero(self.resting)[0]
+        self.resting &= (g <= gap_tol(cm)) | (self.row >= 0)
+        idx = np.nonzero(self.resting & (self.row < 0))[0]
         if not idx.size:
             return w
         self.sink = max(self.sink, float(-g[idx].min()))
@@ -239,7 +346,7 @@ class EventMonitor:
         if np.all(J[idx] @ w + bias >= 0.0):
             return w
         out = solve_impact(cm, st, w, idx, J[idx], np.zeros(idx.size), None, bias=bias,
-                           friction=friction_rows(cm, cs, st, idx))
+                           friction=friction_rows(cm, cs, st, idx), sel=run.selection)
         self._add_work(run, "contact impacts", -out.energy_lost)
         return out.w_plus
 
@@ -264,10 +371,12 @@ class EventMonitor:
 
     def arrays(self, cm) -> dict:
         """``Solution.extra`` arrays: ``events/table (n, 10)`` (:data:`EVENT_COLUMNS`), ``events/joint_impulse
-        (n_impacts, nj, 6)``."""
+        (n_impacts, nj, 6)``, ``events/resting (n, 3)``: the constraint rows switched, ``(t, contact point (as
+        in the table: meta['contact_names']), 1: on (the contact rests) / 0: off (it lifts off))``."""
         table = np.array(self.rows, dtype=float).reshape(-1, len(EVENT_COLUMNS))
         joints = np.array(self.joint_rows, dtype=float).reshape(len(self.joint_rows), cm.nj, 6)
-        return {"events/table": table, "events/joint_impulse": joints}
+        return {"events/table": table, "events/joint_impulse": joints,
+                "events/resting": np.array(self.changes, dtype=float).reshape(-1, 3)}
 
     def meta(self, names) -> dict:
         """``Solution.meta`` entries; a WARNING when a resting contact sank deeper than
@@ -280,12 +389,19 @@ class EventMonitor:
                         "smaller h (meta['resting_sink'])", self.sink, SINK_WARN, self._cm.length_scale)
         return {"impacts": self.n_impacts, "event_solves": self.solves, "contact_names": list(names),
                 "contact_nodes": self.cs.node.tolist(), "gap_tol": gap_tol(self._cm), "resting_sink": self.sink,
+                "lift_offs": int(sum(1 for c in self.changes if c[2] == 0.0)),
                 "resting_contacts": list(dict.fromkeys(n for n, r in zip(names, self.resting) if r))}
+
+    def rows_held(self, sel):
+        """The selection ``sel`` with every contact row held: the one the node reactions are recovered
+        in (:func:`~.resting.rows_held`)."""
+        return rows_held(sel, self.row[self.row >= 0])
 
     def state(self, run) -> dict:
         """Checkpoint record (``ckpt/events/...``), with the recorder's pending impact work."""
         out = {"resting": self.resting.copy(), "applied": self.applied.copy(), "acc": self.acc.copy(),
                "counters": np.array([self.solves, self.n_impacts], dtype=float), "sink": np.array([self.sink]),
+               "q_mid": self.q_mid.copy(), "h_last": np.array([self.h_last]),
                **self.arrays(run.cm)}
         if run.rec._pending is not None:  # noqa: SLF001 (the impact work not yet at a node: part of the state)
             out["pending"] = np.asarray(run.rec._pending, dtype=float)
@@ -298,6 +414,10 @@ class EventMonitor:
         self.solves, self.n_impacts = (int(v) for v in np.array(ex["counters"]))
         self.sink = float(np.array(ex["sink"])[0]) if "sink" in ex else 0.0
         self.rows = [list(r) for r in np.array(ex["events/table"])]
+        if "q_mid" in ex:
+            self.q_mid = np.array(ex["q_mid"], dtype=float)
+            self.h_last = float(np.array(ex["h_last"])[0])
+        self.changes = [list(r) for r in np.array(ex.get("events/resting", np.zeros((0, 3))))]
         self.joint_rows = list(np.array(ex["events/joint_impulse"], dtype=float))
         if "pending" in ex:
             run.rec._pending = np.array(ex["pending"], dtype=float)  # noqa: SLF001 (see state)

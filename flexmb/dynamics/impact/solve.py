@@ -105,12 +105,13 @@ class ImpactOutcome:
         return float(self.T_minus + self.work - self.T_plus - self.loss.sum())
 
 
-def projected(cm, st, w2: NDArray):
-    """``(w, joint impulses (nj, 6))``: ``w2 (nv,)`` projected on the joints' velocity constraints
+def projected(cm, st, w2: NDArray, sel=None):
+    """``(w, joint impulses (nj, 6))``: ``w2 (nv,)`` projected on the joints' velocity constraints kept by
+    ``sel`` (the run's :class:`~flexmb.dynamics.node.selection.Selection`; None: the model's full set)
     and the projection's joint impulses (force; moment about B's origin; frame A components)."""
     if not cm.nj:
         return w2, np.zeros((0, 6))
-    proj = node_projector(cm)
+    proj = node_projector(cm, sel)
     if proj.n == 0:
         return w2, np.zeros((cm.nj, 6))
     fr = node_frames(cm, st)
@@ -124,12 +125,12 @@ def projected(cm, st, w2: NDArray):
                               np.einsum("nij,nj->ni", RaT, wrench[:, 3:])], axis=1)
 
 
-def constraint_residual(cm, st, w: NDArray) -> float:
-    """``max |G w - target|`` of the joints' velocity constraints at ``st`` (translational rows divided
-    by the model size: rates [1/s])."""
+def constraint_residual(cm, st, w: NDArray, sel=None) -> float:
+    """``max |G w - target|`` of the joints' velocity constraints kept by ``sel`` at ``st`` (translational
+    rows divided by the model size: rates [1/s])."""
     if not cm.nj:
         return 0.0
-    proj = node_projector(cm)
+    proj = node_projector(cm, sel)
     if proj.n == 0:
         return 0.0
     viol = body_rates(node_frames(cm, st), w)[proj.jj, proj.cc] - proj.target(cm, st.t)
@@ -140,17 +141,17 @@ def kinetic(cm, st, w: NDArray) -> float:
     return 0.5 * float(w @ node_momenta(cm, st, w))
 
 
-def delassus(cm, st, J: NDArray, w0: NDArray) -> NDArray:
+def delassus(cm, st, J: NDArray, w0: NDArray, sel=None) -> NDArray:
     """``D = J dPi M^-1 J^T (k, k)``: column ``c`` the normal velocities of the constrained system's
     response to a unit impulse of contact ``c`` (the projection is affine: differences of projections
-    about ``w0``, the impulse scaled to ``w0``'s magnitude)."""
+    about ``w0``, the impulse scaled to ``w0``'s magnitude; ``sel``: the kept joint constraints)."""
     k = J.shape[0]
     D = np.empty((k, k))
     vmag = max(float(np.abs(w0).max(initial=0.0)), 1e-3)
     for c in range(k):  # one projection per contact (a handful: impacts are rare)
         dw = node_velocities(cm, st, J[c])
         s = vmag / max(float(np.abs(dw).max()), 1e-300)
-        D[:, c] = J @ (projected(cm, st, w0 + s * dw)[0] - w0) / s
+        D[:, c] = J @ (projected(cm, st, w0 + s * dw, sel)[0] - w0) / s
     return 0.5 * (D + D.T)
 
 
@@ -179,17 +180,18 @@ def newton_lcp(D: NDArray, q: NDArray) -> NDArray:
 
 
 def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: NDArray | None = None,
-                 bias: NDArray | None = None, friction: tuple | None = None) -> ImpactOutcome:
+                 bias: NDArray | None = None, friction: tuple | None = None, sel=None) -> ImpactOutcome:
     """The impact at node ``st``: velocities ``w_minus (nv,)`` before, the contacts ``contacts (k,)`` with
     rows ``J (k, nv)`` and restitution ``e (k,)``, a prescribed generalized impulse ``p (nv,)``; ``bias
     (k,)``: Newton's law shifted to ``v+ >= -e v- - bias`` (a resting contact's penetration closed over
     one element, :mod:`flexmb.dynamics.impact.march`); ``friction``: ``(mu (k,), T (k, 2, nv), t (k, 2,
     3))`` the coefficients, tangential rows and tangents (:meth:`~.geometry.ContactSet.tangent_rows`),
-    None or all ``mu = 0``: frictionless."""
+    None or all ``mu = 0``: frictionless; ``sel``: the joint constraints the run keeps
+    (:class:`~flexmb.dynamics.node.selection.Selection`, None: the model's full set)."""
     p = np.zeros(cm.nv) if p is None else p
     contacts = np.asarray(contacts, dtype=np.int64)
     k = len(contacts)
-    w0, lam0 = projected(cm, st, w_minus + node_velocities(cm, st, p))
+    w0, lam0 = projected(cm, st, w_minus + node_velocities(cm, st, p), sel)
     v_minus = J @ w_minus
     P = np.zeros(k)
     D = np.zeros((k, k))
@@ -197,11 +199,11 @@ def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: 
     Pt, T, tang = np.zeros((k, 2)), np.zeros((k, 2, cm.nv)), np.zeros((k, 2, 3))
     if rough:
         mu, T, tang = friction
-        P, Pt, D = _rough(cm, st, w0, contacts, J, e, v_minus, bias, mu, T)
+        P, Pt, D = _rough(cm, st, w0, contacts, J, e, v_minus, bias, mu, T, sel)
         G = J.T @ P + np.einsum("kjv,kj->v", T, Pt)
-        w_plus, lam = projected(cm, st, w_minus + node_velocities(cm, st, p + G))
+        w_plus, lam = projected(cm, st, w_minus + node_velocities(cm, st, p + G), sel)
     elif k:
-        D = delassus(cm, st, J, w0)
+        D = delassus(cm, st, J, w0, sel)
         q = J @ w0 + e * v_minus + (0.0 if bias is None else bias)
         P = newton_lcp(D, q)
         y = D @ P + q
@@ -215,7 +217,7 @@ def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: 
                 f"impulse {P[k]:.3g} N s): the contacts are dependent (a rank-deficient Delassus matrix) in a way "
                 f"the impulses cannot satisfy", time=st.t)
         # one projection of the whole balance: the joints' impulses of the prescribed and contact impulses
-        w_plus, lam = projected(cm, st, w_minus + node_velocities(cm, st, p + J.T @ P))
+        w_plus, lam = projected(cm, st, w_minus + node_velocities(cm, st, p + J.T @ P), sel)
     else:
         w_plus, lam = w0, lam0
     v_plus = J @ w_plus
@@ -227,11 +229,11 @@ def solve_impact(cm, st, w_minus: NDArray, contacts, J: NDArray, e: NDArray, p: 
         _energy_guard(cm, st, contacts, loss + (0.0 if bias is None else P * np.maximum(-bias, 0.0)), T_minus, work, e)
     return ImpactOutcome(w_minus=w_minus, w_plus=w_plus, contacts=contacts, P=P, v_minus=v_minus, v_plus=v_plus, D=D,
                          joint_impulse=lam, T_minus=T_minus, T_plus=T_plus, work=work, loss=loss,
-                         constraint_residual=constraint_residual(cm, st, w_plus), P_t=Pt, vt_minus=vt_minus,
+                         constraint_residual=constraint_residual(cm, st, w_plus, sel), P_t=Pt, vt_minus=vt_minus,
                          vt_plus=vt_plus, tangent=tang)
 
 
-def _rough(cm, st, w0, contacts, J, e, v_minus, bias, mu, T):
+def _rough(cm, st, w0, contacts, J, e, v_minus, bias, mu, T, sel=None):
     """``(P (k,), P_t (k, 2), D (r, r))``: Newton's law with Coulomb friction (:mod:`.friction`), the rows
     stacked per contact (normal, then the tangential ones when ``mu > 0``)."""
     k = len(contacts)
@@ -245,7 +247,7 @@ def _rough(cm, st, w0, contacts, J, e, v_minus, bias, mu, T):
             target += [0.0, 0.0]
         blocks.append(slice(start, len(rows_)))
     A = np.array(rows_)
-    D = delassus(cm, st, A, w0)
+    D = delassus(cm, st, A, w0, sel)
     b = A @ w0 + np.array(target)
     try:
         Pall = coulomb_impulses(D, b, blocks, mu)

@@ -158,7 +158,8 @@ def _check_assembled(run, stored: Stored) -> None:
     """The joints must hold at the resumed node to the model's assembly tolerance."""
     from flexmb.dynamics.layout import COMPONENT_NAMES
 
-    v, j, c = constraint_violation(run.cm, run.st, constrained_labels(run.cm))
+    open_rows = set(run.selection.switched_off)  # a contact row switched off: the contact is open
+    v, j, c = constraint_violation(run.cm, run.st, [lab for lab in constrained_labels(run.cm) if lab not in open_rows])
     if v <= 1.0:
         return
     name = run.cm.model.joints[j].name
@@ -186,6 +187,7 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
         raise ModelError(f"resume: model={type(model).__name__} is not a flexmb.Model; give the run's model or None "
                          f"(the model the checkpoint holds)")
     od = dict(info["options"])
+    od.setdefault("resting", "node")  # a checkpoint of a flexmb before the contacts' constraint rows held them at the nodes
     options = options_class(**{**od, "newton": NewtonOptions(**od["newton"])})
     # the time element as it ran: its order and its multiplier transport (a run with the opt-in
     # transport must not resume with the default one)
@@ -195,8 +197,8 @@ def load_run(path, run_class, options_class, model=None, t_end: float | None = N
     run.model_changes = list(stored.meta.get("model_changes", []))
     _check_model(run, stored, allow_model_change)
     labels = run.monitor.restore(run.cm, stored.meta)  # the dropped equations may have been re-selected during the run
-    if set(labels) != set(run.selection.dropped):
-        run.select(run.selection.dropping(labels))
+    if set(labels) != set(run.selection.redundant):  # (the switched contact rows: RunState.restore)
+        run.select(run.selection.changed(keep=run.selection.redundant, drop=labels))
     if t_end is not None:
         if not t_end > float(ex["ckpt/st/t"]):
             raise ModelError(f"t_end={t_end!r} must lie after the checkpoint's time {float(ex['ckpt/st/t']):.6g} s")

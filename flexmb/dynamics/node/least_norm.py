@@ -49,7 +49,7 @@ def add_least_norm(cm, sol, monitor, sel, recover=None):
     ``sol``.  ``recover(selection) -> (force, moment)``, called with the full set, recovers the dropped
     components from the impulses too (the reported ones take their zero law at the node: in a turning
     frame A that differs between choices by the recovery's O(h^2p), 2e-4 N m on the parallelogram)."""
-    if (monitor is None or not sel.dropped or monitor.nulls is None or len(monitor.nulls) != sol.t.size
+    if (monitor is None or not sel.redundant or monitor.nulls is None or len(monitor.nulls) != sol.t.size
             or sol.joint_force is None):
         return sol
     force, moment = sol.joint_force, sol.joint_moment

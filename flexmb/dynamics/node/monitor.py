@@ -58,12 +58,13 @@ class RedundancyMonitor:
         rank, order, sv, N = rank_select(Gs, (U, sv))
         self.null = (labels, N)  # for the least-norm reactions (flexmb.dynamics.node.least_norm)
         kappa = float(sv[rank - 1] / sv[0]) if rank else 1.0
-        if N.shape[1] != len(sel.dropped):
+        # the choice is sel.redundant: a switched contact row is no loop equation (not in the loop matrix)
+        if N.shape[1] != len(sel.redundant):
             return float("nan"), kappa, None, 0.0
         if N.shape[1] == 0:
             return 1.0, kappa, None, 0.0
         index = {lab: r for r, lab in enumerate(labels)}
-        current = [index[(j, c)] for j, c in sel.dropped]
+        current = [index[(j, c)] for j, c in sel.redundant]
         drop = np.sort(order[rank:])
         return drop_quality(N, current), kappa, [labels[r] for r in drop], drop_quality(N, drop)
 
@@ -93,9 +94,9 @@ class RedundancyMonitor:
             self.last = (quality, kappa)
         new = None
         if fresh is not None and quality < self.reselect_tol and fresh_q > self.reselect_gain * quality:
-            old = list(sel.dropped)
-            new = sel.dropping(fresh)
-            self.events.append((float(st.t), old, list(new.dropped), quality, fresh_q))
+            old = list(sel.redundant)
+            new = sel.changed(keep=old, drop=fresh)  # the switched rows (contacts) as they are
+            self.events.append((float(st.t), old, list(new.redundant), quality, fresh_q))
             # the first re-selection is a WARNING; a mechanism that turns may need one every half turn
             (log.warning if len(self.events) == 1 else log.info)(
                 "t = %.6g s: the kept closed-loop constraint equations are becoming singular (quality of the "

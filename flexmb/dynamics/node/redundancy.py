@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from flexmb.dynamics.node.constraints import velocity_constraint_matrix
 from flexmb.dynamics.elements.joints import drive_targets
 from flexmb.dynamics.layout import COMPONENT_NAMES
+from flexmb.dynamics.node.selection import Selection
 
 log = logging.getLogger(__name__)
 
@@ -31,18 +32,22 @@ def loop_joints(cm) -> NDArray:
 
     Joints of a tree (bridges of the body graph) can never be redundant; only the loop joints
     need a rank test.  Leaves of the graph are pruned until only cycles (and paths between them)
-    remain.
+    remain.  Joints whose equations are switched by another stage (a contact's row,
+    :attr:`~flexmb.dynamics.node.selection.Selection.switched`) are not edges of the graph: a contact
+    row is on while the contact rests and off while it is open, whatever the loops' dependences, so it
+    is never a candidate to drop as redundant (nor a part of the dependences the monitor judges).
     """
     from collections import deque
 
     n_nodes = cm.nb + 1
-    ja, jb = cm.jnt_a, cm.jnt_b
-    deg = np.bincount(np.concatenate([ja, jb]), minlength=n_nodes)
-    incident: list[list[int]] = [[] for _ in range(n_nodes)]
-    for j, (a, b) in enumerate(zip(ja.tolist(), jb.tolist())):
-        incident[a].append(j)
-        incident[b].append(j)
     alive = np.ones(cm.nj, bool)
+    alive[[j for j, _ in Selection.full(cm).switched]] = False
+    ja, jb = cm.jnt_a, cm.jnt_b
+    deg = np.bincount(np.concatenate([ja[alive], jb[alive]]), minlength=n_nodes)
+    incident: list[list[int]] = [[] for _ in range(n_nodes)]
+    for j in np.nonzero(alive)[0].tolist():
+        incident[ja[j]].append(j)
+        incident[jb[j]].append(j)
     queue = deque(np.nonzero(deg == 1)[0].tolist())
     while queue:
         v = queue.popleft()
@@ -318,11 +323,12 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
 
 
 def dropped_violation(cm, st, sel):
-    """Position-level violation of the equations the selection ``sel`` drops at a node
-    (:func:`constraint_violation` of ``sel.dropped``), or None when nothing was dropped."""
-    if not sel.dropped:
+    """Position-level violation of the equations the selection ``sel`` drops as redundant at a node
+    (:func:`constraint_violation` of ``sel.redundant``: a switched-off contact row is open, its gap is
+    not implied by the others), or None when nothing was dropped so."""
+    if not sel.redundant:
         return None
-    return constraint_violation(cm, st, sel.dropped)
+    return constraint_violation(cm, st, sel.redundant)
 
 
 def constrained_labels(cm) -> list:

@@ -16,6 +16,12 @@ A selection never changes; a new choice is a new object (:meth:`Selection.droppi
 which a run adopts with :meth:`flexmb.dynamics.simulate.Run.select` (the Jacobian pattern and the layouts
 are rebuilt).  That is also the documented way for other stages to switch rows on and off during a run
 (e.g. the impact stage): ``run.select(run.selection.changed(drop=[(j, c)]))``.
+
+*Switched* equations (``Selection.switched``): the constraint equations of joints that another stage
+switches on and off during a run (a joint whose class says ``switched = True``: a contact's row,
+:class:`flexmb.dynamics.impact.resting.ContactRow`, kept while the contact rests).  They are part of the
+full set but never of the redundancy analysis: ``Selection.redundant`` is what a selection drops as
+redundant (its dropped labels without the switched ones).
 """
 from __future__ import annotations
 
@@ -40,14 +46,16 @@ class Selection:
     """The kept constraint equations: ``constrained (nj, 6)`` and ``universal (nj,)`` (read-only
     boolean masks, like the compiled model's), the ``dropped`` labels ``((joint, component), ...)``
     (component 0-5, or ``"cross"`` for a universal joint's cross condition) relative to the full set
-    ``full_constrained``, ``full_universal``, and ``key`` (bytes of the two masks: data computed for
-    one selection are recomputed when the key changes)."""
+    ``full_constrained``, ``full_universal``, the ``switched`` labels of that set (switched on and off
+    by another stage, never redundant: see the module), and ``key`` (bytes of the two masks: data
+    computed for one selection are recomputed when the key changes)."""
 
     constrained: NDArray
     universal: NDArray
     dropped: tuple = ()
     full_constrained: NDArray = field(default=None, repr=False)
     full_universal: NDArray = field(default=None, repr=False)
+    switched: tuple = field(default=(), repr=False)
     key: bytes = field(init=False, repr=False)
     #: whether a universal joint keeps its cross condition (the node frames' cross axis)
     any_universal: bool = field(init=False, repr=False)
@@ -62,15 +70,19 @@ class Selection:
                              f"{full_u.shape}); expected (nj, 6) and (nj,)")
         for name, value in (("constrained", cons), ("universal", univ), ("full_constrained", full_c),
                             ("full_universal", full_u), ("dropped", tuple(_label(j, c) for j, c in self.dropped)),
+                            ("switched", tuple(_label(j, c) for j, c in self.switched)),
                             ("key", cons.tobytes() + univ.tobytes()), ("any_universal", bool(univ.any()))):
             object.__setattr__(self, name, value)
 
     @classmethod
     def full(cls, cm) -> "Selection":
-        """The model's full constraint set (nothing dropped), one object per compiled model."""
+        """The model's full constraint set (nothing dropped), one object per compiled model; its
+        ``switched`` labels: the constrained components of the joints whose class is ``switched``."""
         hit = cm.cache.full_selection
         if hit is None:
-            hit = cm.cache.full_selection = cls(cm.jnt_constrained, cm.jnt_universal)
+            switched = tuple((j, int(c)) for j, jt in enumerate(cm.model.joints) if getattr(jt, "switched", False)
+                             for c in np.nonzero(cm.jnt_constrained[j])[0])
+            hit = cm.cache.full_selection = cls(cm.jnt_constrained, cm.jnt_universal, switched=switched)
         return hit
 
     @property
@@ -94,7 +106,7 @@ class Selection:
                 raise ValueError(f"Selection: component {c} of joint {j} is not a constraint equation of the model")
             else:
                 cons[j, int(c)] = False
-        return Selection(cons, univ, tuple(labels), self.full_constrained, self.full_universal)
+        return Selection(cons, univ, tuple(labels), self.full_constrained, self.full_universal, self.switched)
 
     def changed(self, *, drop=(), keep=()) -> "Selection":
         """This selection with the equations ``drop`` dropped as well and the equations ``keep`` kept again
@@ -107,3 +119,16 @@ class Selection:
     @property
     def is_full(self) -> bool:
         return not self.dropped
+
+    @property
+    def redundant(self) -> tuple:
+        """The labels dropped as redundant: :attr:`dropped` without the :attr:`switched` ones (the
+        redundancy monitor's choice, checked against the closed loops' dependences)."""
+        switched = set(self.switched)
+        return tuple(lab for lab in self.dropped if lab not in switched)
+
+    @property
+    def switched_off(self) -> tuple:
+        """The :attr:`switched` labels this selection drops (a contact row while the contact is open)."""
+        dropped = set(self.dropped)
+        return tuple(lab for lab in self.switched if lab in dropped)

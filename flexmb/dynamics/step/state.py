@@ -51,7 +51,8 @@ def node_from(prefix: str, ex: dict):
 class RunState:
     """The state of one run (see the module): the node ``st``, its velocities ``w (nv,)``, the previous
     element ``prev`` (:class:`~flexmb.dynamics.step.outcome.ElementPiece`, None after a jump or at the
-    start), Newton's ``scale (n,)`` and the model's ``magnitudes``, the constraint ``selection`` and its
+    start), Newton's ``scale (n,)`` and the model's ``magnitudes``, the constraint ``selection`` (its
+    switched equations kept: the contact rows on, saved; its redundant choice: the monitor's meta) and its
     ``monitor``, the recorder ``rec``, ``control`` and ``tolerances`` (error-controlled steps, else
     None), the symmetric ``projection`` (else None), the event monitor ``events`` (else None), and the
     counters ``n_el`` (steps taken), ``wall`` and ``fac_time`` [s], ``singular_t`` (start times of
@@ -96,6 +97,10 @@ class RunState:
             ex["ckpt/solver_q"] = np.asarray(q)
         if self.control is not None:  # error-controlled steps (flexmb.dynamics.variants.step_control)
             ex.update({f"ckpt/control/{k}": v for k, v in self.control.state().items()})
+        if self.selection.switched:  # the switched equations kept (contact rows of resting contacts)
+            off = set(self.selection.switched_off)
+            ex["ckpt/selection/switched_on"] = np.array([lab for lab in self.selection.switched if lab not in off],
+                                                        dtype=np.int64).reshape(-1, 2)
         if self.events is not None:  # contacts and impulses: the event state, its own record
             ex.update({f"ckpt/events/{k}": v for k, v in self.events.state(run).items()})
         ex["ckpt/counters"] = np.array([self.n_el, self.wall, self.fac_time, system.t_eval, system.n_eval], dtype=float)
@@ -124,6 +129,8 @@ class RunState:
         checkpoint's arrays ``ex`` (``stored``: the checkpoint, :class:`~flexmb.dynamics.io.checkpoint_files.Stored`)."""
         from flexmb.dynamics.solve.scales import Magnitudes
 
+        if "ckpt/selection/switched_on" in ex:  # the switched equations kept when it was written (contact rows)
+            run.select(self.selection.changed(keep=[tuple(lab) for lab in np.array(ex["ckpt/selection/switched_on"])]))
         self.st = node_from("ckpt/st", ex)
         if "ckpt/prev/U" in ex:
             self.prev = ElementPiece(node_from("ckpt/prev/st", ex), float(ex["ckpt/prev/h"]), np.array(ex["ckpt/prev/U"]))

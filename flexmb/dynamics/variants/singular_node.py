@@ -93,7 +93,7 @@ def self_stresses(cm, st, sel, tol: float = SINGULAR_NODE_TOL):
     # the full set's SVD (shared with the redundancy monitor at this node): generically of rank
     # n_rows - n_dropped; a singular configuration loses one more
     Gf, _, _, svf = node_svd(cm, st)
-    r = Gf.shape[0] - len(sel.dropped)
+    r = Gf.shape[0] - len(sel.redundant)  # (a switched contact row is not in the loop set)
     if r <= 0 or (r <= svf.size and svf[r - 1] >= tol * max(float(svf[0]), 1e-300)):
         return None
     Gs, labels, _, _ = scaled_loop_matrix(cm, st, loops.js, sel)

@@ -259,14 +259,20 @@ def test_contact_rows_are_switched_equations_outside_the_loops():
     assert run.selection.dropped == ((1, 2),) and run.selection.redundant == () and run.selection.switched_off == ((1, 2),)
 
 
-def test_a_ball_rests_on_its_row_beside_a_contact_at_node_sets():
+@pytest.fixture(scope="module")
+def bar_data():
+    """A free-free aluminium bar 1 x 0.04 x 0.04 m (8 hex8), 2 modes, its mesh's node sets."""
+    mesh = fm.structured_box((1.0, 0.04, 0.04), (8, 1, 1), "hexahedron", origin=(0, -0.02, -0.02),
+                             material=fm.Material(E=70e9, nu=0.3, rho=2700.0))
+    return fm.build_flexible_body(mesh, n_modes=2)
+
+
+def test_a_ball_rests_on_its_row_beside_a_contact_at_node_sets(bar_data):
     """The rows are per contact, the event monitor's state per contact point: a contact at the 18 nodes
     of a flexible bar's bottom face (listed first, 18 points, no row: node sets keep the node hold) and a
     ball resting on the floor (point 18, its row): the ball's row holds (gap 0, reaction M g), the switch
     names its point, the bar falls freely (z0 - g t^2 / 2 at its centre: it never reaches the floor)."""
-    mesh = fm.structured_box((1.0, 0.04, 0.04), (8, 1, 1), "hexahedron", origin=(0, -0.02, -0.02),
-                             material=fm.Material(E=70e9, nu=0.3, rho=2700.0))
-    bar = fm.FlexibleBody("bar", fm.build_flexible_body(mesh, n_modes=2), position=(0, 0, 5.0))
+    bar = fm.FlexibleBody("bar", bar_data, position=(0, 0, 5.0))
     ball = fm.RigidBody("ball", mass=M, inertia=np.full(3, 0.4 * M * R ** 2), position=(3.0, 0, R))
     contacts = [fm.Contact("under", "ground", "bar", kind="point-plane", nodes="zmin"),
                 fm.Contact("floor", "ground", "ball", kind="sphere-plane", normal=(0, 0, 1), radius=R)]
@@ -276,3 +282,45 @@ def test_a_ball_rests_on_its_row_beside_a_contact_at_node_sets():
     assert np.abs(sol.joint("contact:floor").force[1:, 2] - M * G).max() <= 1e-10 * M * G
     assert np.abs(sol.body("bar").position[:, 2] - (5.0 - G * sol.t ** 2 / 2)).max() <= 1e-10
     assert sol.meta["resting_contacts"] == ["floor"] and not sol.events
+
+
+def test_a_bar_on_its_nodes_and_a_ball_on_its_row_both_rest(bar_data):
+    """Both holds in one run, at the same nodes: a flexible bar dropped flat from 10 mm onto its bottom
+    face's 18 nodes (listed first) and a ball dropped from 50 mm onto the floor (point 18), both plastic.
+    The ball lands at sqrt(2 z0 / g) and rests on its row (the only row compiled): the switch names point
+    18, its gap stays zero to round-off, the row's reaction is M g; the bar rests on the hold at its nodes
+    and sinks by g h^2 / 2 within an element (meta['resting_sink']); the energy balanced."""
+    bar = fm.FlexibleBody("bar", bar_data, position=(0, 0, 0.03))
+    z0, h = 0.05, 0.01
+    ball = fm.RigidBody("ball", mass=M, inertia=np.full(3, 0.4 * M * R ** 2), position=(3.0, 0, R + z0))
+    contacts = [fm.Contact("bed", "ground", "bar", kind="point-plane", normal=(0, 0, 1), nodes="zmin", restitution=0.0),
+                fm.Contact("floor", "ground", "ball", kind="sphere-plane", normal=(0, 0, 1), radius=R, restitution=0.0)]
+    sol = fm.simulate(fm.Model([bar, ball], forces=[fm.Gravity((0, 0, -G))], contacts=contacts), 0.3, h)
+    assert sol.joint_names == ("contact:floor",)
+    assert sol.meta["contact_nodes"][18] == -1 and min(sol.meta["contact_nodes"][:18]) >= 0
+    t_land = np.sqrt(2 * z0 / G)
+    changes = sol.extra["events/resting"]
+    assert changes.shape == (1, 3) and changes[0, 1:].tolist() == [18.0, 1.0]
+    assert changes[0, 0] == pytest.approx(t_land, abs=1e-12)
+    assert sol.meta["resting_contacts"] == ["bed", "floor"] and sol.meta["lift_offs"] == 0
+    after = sol.t >= t_land
+    assert np.abs(sol.body("ball").position[after, 2] - R).max() <= 1e-15
+    t1 = sol.t[np.nonzero(after)[0][1]]  # (the rest node's reaction is the impact's node)
+    assert np.abs(sol.joint("contact:floor").force[sol.t >= t1, 2] - M * G).max() <= 1e-12 * M * G
+    assert sol.meta["resting_sink"] == pytest.approx(G * h ** 2 / 2, rel=0.05)
+    assert sol.meta["energy_balance"] < 1e-12
+
+
+def test_a_plane_contact_on_a_flexible_body_frame_keeps_the_node_hold(bar_data):
+    """A point-plane contact whose side b is the plain frame of a flexible body with modes (legal for a
+    contact, not for a joint: check_site) gets no row (a ContactRow there was refused as a joint on a
+    flexible body) and is held at the nodes: the bar dropped flat from 10 mm (e = 0) lands at
+    sqrt(2 z / g), then sinks by g h^2 / 2 within each element."""
+    bar = fm.FlexibleBody("bar", bar_data, position=(0, 0, 0.01))
+    pad = fm.Contact("pad", "ground", "bar", kind="point-plane", normal=(0, 0, 1), restitution=0.0)
+    h = 0.01
+    sol = fm.simulate(fm.Model([bar], forces=[fm.Gravity((0, 0, -G))], contacts=[pad]), 0.1, h)
+    assert sol.joint_names == () and sol.extra["events/resting"].shape == (0, 3)
+    assert sol.events[0]["t"] == pytest.approx(np.sqrt(2 * 0.01 / G), abs=1e-12)
+    assert sol.meta["resting_contacts"] == ["pad"]
+    assert sol.meta["resting_sink"] == pytest.approx(G * h ** 2 / 2, rel=0.05)

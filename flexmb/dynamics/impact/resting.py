@@ -28,7 +28,8 @@ Not rows (they keep the node hold of :mod:`flexmb.dynamics.impact.march`, ``v_n+
 node): sphere-sphere contacts (their normal turns with the centres: not one component of a joint),
 planes on an interface of a flexible body (an attachment frame on an interface sits at the interface
 point: no radius offset), contacts at FE node sets (``nodes=``: one contact point per node, a row each
-would need a node attachment per point).  ``docs/theory.md`` section 13.
+would need a node attachment per point), sides on the plain frame of a flexible body with modes (a joint
+there must name an interface).  ``docs/theory.md`` section 13.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JQ
 from flexmb.errors import ModelError
+from flexmb.model.flexible import check_site
 from flexmb.model.frames import Frame
 from flexmb.model.model import Joint
 from flexmb.model.model import _frame_from_axes  # noqa: PLC2701 (a joint's frame from its axis: the one construction)
@@ -60,9 +62,18 @@ class ContactRow(Joint):
     switched = True
 
 
-def takes_row(contact) -> bool:
-    """Whether ``contact`` rests as a constraint row (module doc: a plane, not on an interface)."""
-    return contact.plane and not isinstance(contact.body_a, tuple) and contact.nodes is None
+def takes_row(model, contact) -> bool:
+    """Whether ``contact`` of ``model`` rests as a constraint row (module doc): a plane, not on an interface,
+    not at FE nodes, each side where a joint may attach (:func:`~flexmb.model.flexible.check_site`: on a
+    flexible body with modes only at an interface; a contact may sit on its plain frame, a joint not)."""
+    if not contact.plane or isinstance(contact.body_a, tuple) or contact.nodes is not None:
+        return False
+    for side in (contact.body_a, contact.body_b):
+        try:
+            check_site(model, PREFIX + contact.name, "side", side, joint=True)
+        except ModelError:  # the plain frame of a flexible body with modes: no joint there, the node hold
+            return False
+    return True
 
 
 def with_contact_rows(model):
@@ -70,7 +81,7 @@ def with_contact_rows(model):
     :func:`takes_row` (the model itself when there is none)."""
     rows, taken = [], {j.name for j in model.joints}
     for c in model.contacts:
-        if not takes_row(c):
+        if not takes_row(model, c):
             continue
         if PREFIX + c.name in taken:
             raise ModelError(f"Contact {c.name!r}: its resting row is the joint {PREFIX + c.name!r}, a name a joint of "

@@ -30,6 +30,15 @@ def _read_only(a: NDArray) -> NDArray:
     return v
 
 
+
+def _state_key(st: ElementStart) -> tuple:
+    """A snapshot of the node state's arrays (shape and bytes of x, R, pi, s, lam, acc and the
+    body-type extras) that compares equal exactly when every array holds the same bits: the node
+    values' cache key (bitwise: a state rewritten in place to other values is a miss; one C-level
+    comparison instead of an ``array_equal`` per array)."""
+    arrays = (st.x, st.R, st.pi, st.s, st.lam, st.acc, *st.extra.values())
+    return tuple((np.shape(a), np.ascontiguousarray(a).tobytes()) for a in arrays)
+
 class Recorder:
     """Collects node and internal-point outputs.
 
@@ -69,10 +78,9 @@ class Recorder:
         (nb, ...), ``ke``, ``pe`` [J] and the body-type outputs ``extra``.  Cached on ``st`` while its
         state arrays are unchanged: the energy audit's acceptance check
         (:mod:`flexmb.dynamics.energy_audit`) and :meth:`node` share one evaluation."""
-        key = (st.x, st.R, st.pi, st.s, st.lam, st.acc, *st.extra.values())
+        key = _state_key(st)
         hit = getattr(st, "_node_values", None)
-        if (hit is not None and hit[0] == st.t and len(hit[1]) == len(key)
-                and all(np.array_equal(a, b) for a, b in zip(hit[1], key))):
+        if hit is not None and hit[0] == st.t and hit[1] == key:
             return hit[2]
         cm = self.cm
         nv = project_node(cm, st, sel=self.selection)
@@ -91,7 +99,7 @@ class Recorder:
                 extra.update(grp.node_output(st, wg))
         pe = potential_energy(cm, st)
         out = SimpleNamespace(nv=nv, pos=pos, rotm=rotm, vel=vel, om=om, ke=float(ke), pe=float(pe), extra=extra)
-        st._node_values = (st.t, tuple(np.array(a, copy=True) for a in key), out)
+        st._node_values = (st.t, key, out)
         return out
 
     def node(self, st: ElementStart) -> NDArray:

@@ -363,6 +363,16 @@ def _name_of(value: Any) -> Any:
     return value[0] if isinstance(value, tuple) else value
 
 
+def joint_needs_interface(model, value: Any) -> bool:
+    """Whether ``value`` names the plain frame of a flexible body with modes, where a joint may not
+    attach (it must name one of the body's interfaces; a contact or a force may sit there)."""
+    name = _name_of(value)
+    if name == GROUND or isinstance(value, tuple):
+        return False
+    body = model.bodies[model.body_index(name)]
+    return getattr(body, "interface_names", None) is not None and bool(body.n_modes)
+
+
 def check_site(model, owner: str, side: str, value: Any, joint: bool) -> None:
     """``(body, interface)`` only on flexible bodies and naming one of its interfaces; a joint on a
     flexible body with modes must name an interface (ModelError listing them)."""
@@ -380,7 +390,7 @@ def check_site(model, owner: str, side: str, value: Any, joint: bool) -> None:
         if value[1] not in ifaces:
             raise ModelError(f"{owner}: {side}={value!r}: flexible body {name!r} has no interface {value[1]!r}; "
                              f"its interfaces are {ifaces}")
-    elif joint and ifaces is not None and body.n_modes:
+    elif joint and joint_needs_interface(model, value):
         raise ModelError(f"{owner}: {side}={value!r} is a flexible body: attach joints to one of its interfaces "
                          f"with ({name!r}, interface), interfaces: {ifaces}")
 

@@ -40,7 +40,7 @@ from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JQ
 from flexmb.errors import ModelError
-from flexmb.model.flexible import check_site
+from flexmb.model.flexible import joint_needs_interface
 from flexmb.model.frames import Frame
 from flexmb.model.model import Joint
 from flexmb.model.model import _frame_from_axes  # noqa: PLC2701 (a joint's frame from its axis: the one construction)
@@ -64,16 +64,12 @@ class ContactRow(Joint):
 
 def takes_row(model, contact) -> bool:
     """Whether ``contact`` of ``model`` rests as a constraint row (module doc): a plane, not on an interface,
-    not at FE nodes, each side where a joint may attach (:func:`~flexmb.model.flexible.check_site`: on a
+    not at FE nodes, each side where a joint may attach (:func:`~flexmb.model.flexible.joint_needs_interface`: on a
     flexible body with modes only at an interface; a contact may sit on its plain frame, a joint not)."""
     if not contact.plane or isinstance(contact.body_a, tuple) or contact.nodes is not None:
         return False
-    for side in (contact.body_a, contact.body_b):
-        try:
-            check_site(model, PREFIX + contact.name, "side", side, joint=True)
-        except ModelError:  # the plain frame of a flexible body with modes: no joint there, the node hold
-            return False
-    return True
+    # the plain frame of a flexible body with modes takes no joint: such a contact keeps the node hold
+    return not any(joint_needs_interface(model, side) for side in (contact.body_a, contact.body_b))
 
 
 def with_contact_rows(model):

@@ -10,9 +10,10 @@ from scipy.spatial.transform import Rotation
 
 from flexmb import ModelError
 from flexmb import rotations as rot
+from flexmb.rotations import coeffs as coeffs_module
 
 RNG = np.random.default_rng(20240611)
-A_SERIES = np.sqrt(rot._X_SERIES)  # angle where the coefficients switch from series to closed form
+A_SERIES = np.sqrt(rot.X_SERIES)  # angle where the coefficients switch from series to closed form
 
 
 def random_unit(n: int) -> np.ndarray:
@@ -116,7 +117,7 @@ def exact_coefficients(x: float) -> dict[str, float]:
         s["gamma"] += Fraction(sk, factorial(2 * k + 3)) * X**k
         s["beta_x"] += Fraction(-(k + 1) * sk, factorial(2 * k + 4)) * X**k
         s["gamma_x"] += Fraction(-(k + 1) * sk, factorial(2 * k + 5)) * X**k
-    B = rot._bernoulli(2 * K + 4)
+    B = rot.bernoulli(2 * K + 4)
     d = [(-1) ** j * B[2 * j + 2] / factorial(2 * j + 2) for j in range(K + 1)]
     s["delta"] = sum(d[j] * X**j for j in range(K))
     s["delta_x"] = sum((j + 1) * d[j + 1] * X**j for j in range(K))
@@ -126,14 +127,14 @@ def exact_coefficients(x: float) -> dict[str, float]:
 @pytest.mark.parametrize("x", [0.0, 1e-16, 1e-8, 1e-4, 0.09, 1.0, 3.9, 4.0, 4.1, 6.25, 9.0])
 def test_coefficients_full_precision(x):
     ref = exact_coefficients(x)
-    got = rot._coeffs(np.array([x]), NAMES)
+    got = rot.coefficients(np.array([x]), NAMES)
     for name, val in zip(NAMES, got):
         assert val[0] == pytest.approx(ref[name], rel=1e-14, abs=0), name
 
 
 def test_series_and_closed_forms_agree_around_threshold():
-    x = np.linspace(0.75 * rot._X_SERIES, 1.5 * rot._X_SERIES, 61)
-    for name, s, c in zip(NAMES, rot._coeffs_series(x, NAMES), rot._coeffs_closed(x, NAMES)):
+    x = np.linspace(0.75 * rot.X_SERIES, 1.5 * rot.X_SERIES, 61)
+    for name, s, c in zip(NAMES, rot.coefficients_series(x, NAMES), rot.coefficients_closed(x, NAMES)):
         assert np.allclose(s, c, rtol=2e-14, atol=0), name
 
 
@@ -145,10 +146,13 @@ def test_continuity_across_threshold(a, monkeypatch):
     funcs = [rot.exp, rot.tangent, rot.tangent_inv,
              *(lambda t, f=f: f(t, v) for f in (rot.d_tangent, rot.d_tangent_T,
                                                  rot.d_tangent_inv, rot.d_tangent_inv_T))]
-    monkeypatch.setattr(rot, "_X_SERIES", np.inf)
+    # the threshold the coefficient functions read (patching the package's re-export would leave both
+    # branches on the same side and the comparison empty)
+    monkeypatch.setattr(coeffs_module, "X_SERIES", np.inf)
     series = [f(theta) for f in funcs]
-    monkeypatch.setattr(rot, "_X_SERIES", 0.0)
+    monkeypatch.setattr(coeffs_module, "X_SERIES", 0.0)
     closed = [f(theta) for f in funcs]
+    assert any(np.abs(s - c).max() > 0 for s, c in zip(series, closed)), "both runs took the same branch"
     for s, c in zip(series, closed):
         assert np.abs(s - c).max() < 1e-14 * max(1.0, np.abs(c).max())
 
@@ -347,13 +351,13 @@ def test_orientation_error_is_value_error_and_names_fix():
 
 
 def test_compiled_coefficients_match_numpy_reference():
-    """The one-pass compiled coefficients (``rotations._coeffs``) against the NumPy reference
-    (``_coeffs_numpy``) on both branches, any subset and order of names, batched shapes."""
+    """The one-pass compiled coefficients (``rotations.coefficients``) against the NumPy reference
+    (``coefficients_numpy``) on both branches, any subset and order of names, batched shapes."""
     rng = np.random.default_rng(7)
     x = np.concatenate([[0.0, 1e-20, 1e-8, 3.999999, 4.0, 4.000001], rng.uniform(0, 30, 200)]).reshape(2, 103)
     for names in (NAMES, NAMES[::-1], ("beta",), ("delta", "alpha")):
-        for got, ref in zip(rot._coeffs(x, names), rot._coeffs_numpy(x, names)):
+        for got, ref in zip(rot.coefficients(x, names), rot.coefficients_numpy(x, names)):
             assert got.shape == x.shape
             np.testing.assert_allclose(got, ref, rtol=1e-14, atol=0)
-    (v,) = rot._coeffs(np.float64(0.25), ("gamma",))
-    assert v.shape == () and v == pytest.approx(rot._coeffs_numpy(np.array(0.25), ("gamma",))[0], rel=1e-15)
+    (v,) = rot.coefficients(np.float64(0.25), ("gamma",))
+    assert v.shape == () and v == pytest.approx(rot.coefficients_numpy(np.array(0.25), ("gamma",))[0], rel=1e-15)

@@ -443,11 +443,11 @@ def test_tip_loaded_cantilever_bending_basis_relaxed_matches_rich_basis(beam, be
     """Large static tip load, deflections 10-30 % of L: bending shapes + relaxed H agree with bending + static
     relaxation shapes (modal derivatives) + raw H; bending shapes + raw H lock (3.5-7 x too stiff)."""
     from flexmb.fe.reduction.condensation import quartic_condensation
-    from flexmb.fe.reduction.modes import _m_orthonormalize
+    from flexmb.fe.reduction.modes import m_orthonormalize
 
     mesh, K, M = beam
     sub, full, membrane = bending
-    S = _m_orthonormalize(np.column_stack([sub.shapes, full.pair_displacements.T]), M)
+    S = m_orthonormalize(np.column_stack([sub.shapes, full.pair_displacements.T]), M)
     rich = ModalBasis(kind=sub.kind, shapes=S, omega2=np.diag(S.T @ (K @ S)), rigid_modes=sub.rigid_modes,
                       interfaces=sub.interfaces, reference=sub.reference)
     rich_qc = quartic_condensation(K, M, mesh, rich)
@@ -519,7 +519,7 @@ def test_tensioned_cantilever_relaxed_quartic_and_residual_preload_count_nothing
     agree within 1 % at 10-30 % of L (measured 0.05-1.0 %); linear compliance to 1e-4 (and within 0.4 % of the
     FE K + K_sigma solve); raw H locks. (The y part of the w_z^2 load bends this off-axis beam sideways; without
     the spin softening of the dynamics a static test of it is not meaningful.)"""
-    from flexmb.fe.reduction.modes import _m_orthonormalize
+    from flexmb.fe.reduction.modes import m_orthonormalize
 
     mesh, K, M = beam
     sub, full, _ = bending
@@ -529,7 +529,7 @@ def test_tensioned_cantilever_relaxed_quartic_and_residual_preload_count_nothing
     Fc = Fc.ravel()
     uc = red.static_preload_displacements(K, M, mesh, sub, Fc[None])[0]
     C0 = np.column_stack([sub.shapes, full.pair_displacements.T, uc])
-    S = _m_orthonormalize(C0 / np.sqrt(np.einsum("ij,ij->j", C0, M @ C0)), M)
+    S = m_orthonormalize(C0 / np.sqrt(np.einsum("ij,ij->j", C0, M @ C0)), M)
     rich = ModalBasis(kind=sub.kind, shapes=S, omega2=np.diag(S.T @ (K @ S)), rigid_modes=sub.rigid_modes,
                       interfaces=sub.interfaces, reference=sub.reference)
     st_sub = red.load_stiffening(K, M, mesh, sub, Fc[None])
@@ -562,7 +562,7 @@ def test_shipped_beam_ten_mode_basis_relaxed_quartic_under_tip_load():
 
     from flexmb.fe.reduction.condensation import quartic_condensation
     from flexmb.fe.mesh import read_mesh
-    from flexmb.fe.reduction.modes import _m_orthonormalize
+    from flexmb.fe.reduction.modes import m_orthonormalize
     from flexmb.validation.cases.case_f1 import bending_modes_z
 
     mesh = read_mesh(Path(__file__).resolve().parents[1] / "meshes" / "beam_hex20.msh", materials=STEEL).compacted()
@@ -576,7 +576,7 @@ def test_shipped_beam_ten_mode_basis_relaxed_quartic_under_tip_load():
     assert qc.kappa[axial] > 0.3 > 0.05 > qc.kappa[qc.soft_modes].max()
     bz = _sub_basis(cb, bending_modes_z(mesh, cb.shapes, 3))
     qz = quartic_condensation(K, M, mesh, bz, keep_fields=True)
-    S = _m_orthonormalize(np.column_stack([bz.shapes, qz.pair_displacements.T]), M)
+    S = m_orthonormalize(np.column_stack([bz.shapes, qz.pair_displacements.T]), M)
     rich = ModalBasis(kind=cb.kind, shapes=S, omega2=np.diag(S.T @ (K @ S)), rigid_modes=cb.rigid_modes,
                       interfaces=cb.interfaces, reference=cb.reference)
     H_rich = red.modal_quartic_stiffness(mesh, S)

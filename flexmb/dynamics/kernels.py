@@ -33,13 +33,13 @@ from flexmb.numba_cache import refresh as _refresh_cache
 log = logging.getLogger(__name__)
 _refresh_cache()  # stale cached kernels of changed callees removed first (flexmb/numba_cache.py)
 
-_SER = _rot._SERIES
+_SER = _rot.SERIES
 S_ALPHA = np.ascontiguousarray(_SER["alpha"])
 S_BETA = np.ascontiguousarray(_SER["beta"])
 S_GAMMA = np.ascontiguousarray(_SER["gamma"])
 S_DELTA = np.ascontiguousarray(_SER["delta"])
 S_DELTA_X = np.ascontiguousarray(_SER["delta_x"])
-X_SERIES = float(_rot._X_SERIES)
+X_SERIES = float(_rot.X_SERIES)
 
 
 def _jit(fn):

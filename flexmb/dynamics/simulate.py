@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import __version__
-from flexmb.model.checks import _shown, check_run_args, check_simulate_args, stop_requested
+from flexmb.model.checks import brief_repr, check_run_args, check_simulate_args, stop_requested
 from flexmb.fe.spd_solve import blas_threads
 from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
 from flexmb.dynamics.io.interrupts import setup_interrupted
@@ -140,7 +140,7 @@ def simulate(model: Model, t_end: float, h: float, *, p: int | TimeElement = 1, 
         On Ctrl-C (a ``KeyboardInterrupt``), with the partial ``solution`` likewise.
     """
     if not isinstance(model, Model):
-        raise ModelError(f"simulate: model={_shown(model)} ({type(model).__name__}) is not a flexmb.Model; "
+        raise ModelError(f"simulate: model={brief_repr(model)} ({type(model).__name__}) is not a flexmb.Model; "
                          f"build one with fm.Model(bodies, joints, forces)")
     with setup_interrupted("checking the arguments (it calls the user functions at t0)"):
         t_end, h, t0 = check_simulate_args(model, t_end, h, p, t0, options)  # ModelError naming the argument

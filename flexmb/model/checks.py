@@ -26,7 +26,7 @@ __all__ = ["number", "vec3", "real_array", "index_list", "flag", "body_name", "r
            "DriveFunction", "check_simulate_args"]
 
 
-def _shown(value: Any) -> str:
+def brief_repr(value: Any) -> str:
     """Short text of a value for messages (elements by type and name, long reprs cut)."""
     name = getattr(value, "name", None)
     if isinstance(name, str) and not isinstance(value, (str, bytes, np.ndarray)) and hasattr(value, "__dataclass_fields__"):
@@ -49,36 +49,36 @@ def number(name: str, value: Any, owner: str, *, minimum: float | None = None, p
     kind = "an integer" if integer else "a number"
     if isinstance(value, (str, bytes)) or value is None or isinstance(value, bool) and not integer:
         raise ModelError(
-            f"{_pre(owner)}{name}={_shown(value)} is not {kind}; give {name} as a plain number{unit_txt} "
+            f"{_pre(owner)}{name}={brief_repr(value)} is not {kind}; give {name} as a plain number{unit_txt} "
             f"(flexmb does not parse units: use one consistent unit system)"
         )
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ModelError(f"{_pre(owner)}{name}={_shown(value)} ({type(value).__name__}) is not {kind}; give a finite number{unit_txt}") from None
+        raise ModelError(f"{_pre(owner)}{name}={brief_repr(value)} ({type(value).__name__}) is not {kind}; give a finite number{unit_txt}") from None
     if not math.isfinite(v):
-        raise ModelError(f"{_pre(owner)}{name}={_shown(value)} is not finite; give a finite number{unit_txt}")
+        raise ModelError(f"{_pre(owner)}{name}={brief_repr(value)} is not finite; give a finite number{unit_txt}")
     if integer:
         if not isinstance(value, numbers.Integral) and v != int(v):
-            raise ModelError(f"{_pre(owner)}{name}={_shown(value)} must be an integer")
+            raise ModelError(f"{_pre(owner)}{name}={brief_repr(value)} must be an integer")
         v = int(v)
     if positive and v <= 0:
-        raise ModelError(f"{_pre(owner)}{name}={_shown(value)} must be > 0{unit_txt}")
+        raise ModelError(f"{_pre(owner)}{name}={brief_repr(value)} must be > 0{unit_txt}")
     if minimum is not None and v < minimum:
-        raise ModelError(f"{_pre(owner)}{name}={_shown(value)} must be >= {minimum:g}{unit_txt}")
+        raise ModelError(f"{_pre(owner)}{name}={brief_repr(value)} must be >= {minimum:g}{unit_txt}")
     return v
 
 
 def vec3(name: str, value: ArrayLike, owner: str) -> NDArray:
     """``value`` as a finite float array of shape (3,)."""
     if isinstance(value, (str, bytes)):
-        raise ModelError(f"{owner}: {name}={_shown(value)} is a string; give a 3-vector of numbers such as (0, 0, 1)")
+        raise ModelError(f"{owner}: {name}={brief_repr(value)} is a string; give a 3-vector of numbers such as (0, 0, 1)")
     try:
         a = np.asarray(value, dtype=float).reshape(-1)
     except (TypeError, ValueError):
-        raise ModelError(f"{owner}: {name}={_shown(value)} is not a 3-vector of numbers; give e.g. (0, 0, 1)") from None
+        raise ModelError(f"{owner}: {name}={brief_repr(value)} is not a 3-vector of numbers; give e.g. (0, 0, 1)") from None
     if a.shape != (3,):
-        raise ModelError(f"{owner}: {name} must have 3 components, got {a.size}: {_shown(value)}")
+        raise ModelError(f"{owner}: {name} must have 3 components, got {a.size}: {brief_repr(value)}")
     if not np.all(np.isfinite(a)):
         raise ModelError(f"{owner}: {name}={a.tolist()} contains NaN or inf; give finite values")
     return a
@@ -98,13 +98,13 @@ def real_array(name: str, value: Any, owner: str, expected: str) -> NDArray:
         else:
             bad = a.dtype.kind not in "iuf"
     if bad:
-        raise ModelError(f"{owner}: {name}={_shown(value)} ({type(value).__name__}) is not numbers; give {expected}")
+        raise ModelError(f"{owner}: {name}={brief_repr(value)} ({type(value).__name__}) is not numbers; give {expected}")
     return np.asarray(a, dtype=float)
 
 
 def index_list(name: str, value: Any, n: int, owner: str) -> NDArray:
     """``value`` (an int or a sequence of ints) as distinct indices ``0 .. n - 1``, shape (k,)."""
-    shown = _shown(value)
+    shown = brief_repr(value)
     if isinstance(value, (str, bytes)) or isinstance(value, bool):
         raise ModelError(f"{owner}: {name}={shown} must be distinct integer indices 0 .. {n - 1}; give e.g. [0, 1, 2]")
     try:
@@ -125,7 +125,7 @@ def flag(name: str, value: Any, owner: str) -> bool:
     """``value`` as a bool; anything but True/False (numpy bools included) is a ModelError."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ModelError(f"{owner}: {name}={_shown(value)} must be True or False")
+    raise ModelError(f"{owner}: {name}={brief_repr(value)} must be True or False")
 
 
 def required_positional(f: Callable) -> int | None:
@@ -192,7 +192,7 @@ class UserFunction:
         if a is None or a.size != 3:
             got = f"shape {a.shape}" if a is not None else f"type {type(val).__name__}"
             raise ModelError(
-                f"{self.owner}: the {self.what} function {_fname(self.func)} returned {_shown(val)} ({got}) at "
+                f"{self.owner}: the {self.what} function {_fname(self.func)} returned {brief_repr(val)} ({got}) at "
                 f"t = {float(t):.6g} s; it must return a 3-vector of numbers [{self.unit}]"
             )
         a = a.reshape(3)
@@ -280,7 +280,7 @@ def body_name(owner: str, key: str, value: Any) -> None:
     if (isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) and v for v in value)):
         return  # (flexible body, interface)
     hint = f"; give its name {value.name!r}" if isinstance(getattr(value, "name", None), str) else ""
-    raise ModelError(f"{owner}: {key}={_shown(value)} must be a body name (a string), 'ground' or "
+    raise ModelError(f"{owner}: {key}={brief_repr(value)} must be a body name (a string), 'ground' or "
                      f"(flexible body name, interface name){hint}")
 
 
@@ -320,22 +320,22 @@ def check_simulate_args(model: Any, t_end: Any, h: Any, p: Any, t0: Any, options
 def _check_options(options: Any) -> None:
     owner = "SimulationOptions"
     if not all(hasattr(options, k) for k in ("newton", "max_halvings", "linear_solver", "redundant")):
-        raise ModelError(f"simulate: options={_shown(options)} is not a SimulationOptions; use fm.SimulationOptions(...)")
+        raise ModelError(f"simulate: options={brief_repr(options)} is not a SimulationOptions; use fm.SimulationOptions(...)")
     number("max_halvings", options.max_halvings, owner, minimum=0, integer=True)
     if not callable(options.linear_solver):
         from flexmb.dynamics.solve.linsolve import LINEAR_SOLVERS
 
         if not isinstance(options.linear_solver, str) or options.linear_solver not in LINEAR_SOLVERS:
-            raise ModelError(f"{owner}: linear_solver={_shown(options.linear_solver)} is unknown; use one of "
+            raise ModelError(f"{owner}: linear_solver={brief_repr(options.linear_solver)} is unknown; use one of "
                              f"{sorted(LINEAR_SOLVERS)} or a callable factor(A) -> solve(b)")
     if options.redundant not in ("resolve", "error"):
-        raise ModelError(f"{owner}: redundant={_shown(options.redundant)}; use 'resolve' or 'error'")
+        raise ModelError(f"{owner}: redundant={brief_repr(options.redundant)}; use 'resolve' or 'error'")
     if getattr(options, "resting", "constraint") not in ("constraint", "node"):
-        raise ModelError(f"{owner}: resting={_shown(options.resting)}; use 'constraint' (a constraint row while the "
+        raise ModelError(f"{owner}: resting={brief_repr(options.resting)}; use 'constraint' (a constraint row while the "
                          f"contact rests) or 'node' (a hold at the nodes)")
     newton = options.newton
     if not hasattr(newton, "tol"):
-        raise ModelError(f"{owner}: newton={_shown(newton)} is not a NewtonOptions; use fm.NewtonOptions(...)")
+        raise ModelError(f"{owner}: newton={brief_repr(newton)} is not a NewtonOptions; use fm.NewtonOptions(...)")
     for key, (positive, minimum, integer) in _NEWTON_FIELDS.items():
         if hasattr(newton, key):
             number(key, getattr(newton, key), "NewtonOptions", positive=positive, minimum=minimum, integer=integer)
@@ -378,17 +378,17 @@ def check_run_args(rtol: Any, atol: Any, t_eval: Any, on_step: Any, t0: float, t
                              "(e.g. rtol=1e-6, atol=1e-8)")
     if t_eval is not None:
         if isinstance(t_eval, (str, bytes)):
-            raise ModelError(f"simulate: t_eval={_shown(t_eval)} is a string; give the output times as a list or "
+            raise ModelError(f"simulate: t_eval={brief_repr(t_eval)} is a string; give the output times as a list or "
                              f"array of numbers [s], e.g. numpy.linspace(t0, t_end, 101)")
         try:
             t_eval = np.asarray(t_eval, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise ModelError(f"simulate: t_eval={_shown(t_eval)} is not a list of numbers; give the output times [s] "
+            raise ModelError(f"simulate: t_eval={brief_repr(t_eval)} is not a list of numbers; give the output times [s] "
                              f"as a list or array, e.g. numpy.linspace(t0, t_end, 101)") from None
         if not t_eval.size:
             raise ModelError("simulate: t_eval is empty; give at least one output time [s] or leave it None (the nodes)")
         if not np.all(np.isfinite(t_eval)):
-            raise ModelError(f"simulate: t_eval={_shown(t_eval.tolist())} has non-finite times; give finite times [s]")
+            raise ModelError(f"simulate: t_eval={brief_repr(t_eval.tolist())} has non-finite times; give finite times [s]")
         if np.any(np.diff(t_eval) <= 0):
             k = int(np.flatnonzero(np.diff(t_eval) <= 0)[0])
             raise ModelError(f"simulate: t_eval must be strictly increasing; t_eval[{k}] = {float(t_eval[k])!r} >= "
@@ -397,7 +397,7 @@ def check_run_args(rtol: Any, atol: Any, t_eval: Any, on_step: Any, t0: float, t
             raise ModelError(f"simulate: t_eval spans [{t_eval.min():.6g}, {t_eval.max():.6g}] s, outside the run "
                              f"[{t0:.6g}, {t_end:.6g}] s; give times within the simulated interval")
     if on_step is not None and not callable(on_step):
-        raise ModelError(f"simulate: on_step={_shown(on_step)} ({type(on_step).__name__}) is not callable; give a "
+        raise ModelError(f"simulate: on_step={brief_repr(on_step)} ({type(on_step).__name__}) is not callable; give a "
                          f"function on_step(t, state) -> stop (True ends the run) or None")
     return rtol, atol, t_eval
 
@@ -409,5 +409,5 @@ def stop_requested(value: Any, t: float) -> bool:
         return bool(value)
     if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "biuf":
         return bool(value.reshape(()))
-    raise ModelError(f"simulate: on_step returned {_shown(value)} ({type(value).__name__}) at t = {t:.6g} s; give a "
+    raise ModelError(f"simulate: on_step returned {brief_repr(value)} ({type(value).__name__}) at t = {t:.6g} s; give a "
                      f"function that returns True to stop the run there, False or None to go on")

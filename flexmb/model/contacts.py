@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.errors import ModelError
-from flexmb.model.checks import _shown, body_name as _body_name, number, vec3 as _vec3
+from flexmb.model.checks import brief_repr, body_name as _body_name, number, vec3 as _vec3
 from flexmb.model.frames import GROUND
 
 __all__ = ["Impulse", "Contact", "CONTACT_KINDS", "check_impulsive", "contact_nodes"]
@@ -122,7 +122,7 @@ class Contact:
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
-            raise ModelError(f"Contact: name={_shown(self.name)} must be a non-empty string")
+            raise ModelError(f"Contact: name={brief_repr(self.name)} must be a non-empty string")
         owner = f"Contact {self.name!r}"
         if self.kind not in CONTACT_KINDS:
             raise ModelError(f"{owner}: kind={self.kind!r}; use one of: " +
@@ -184,7 +184,7 @@ class Contact:
 
 def _nodes_text(value: Any) -> str:
     """``nodes=`` for a message: a set's name quoted, indices as a list."""
-    return _shown(value.tolist() if isinstance(value, np.ndarray) else value)
+    return brief_repr(value.tolist() if isinstance(value, np.ndarray) else value)
 
 
 def _node_spec(owner: str, value: Any) -> Any:
@@ -201,12 +201,12 @@ def _node_spec(owner: str, value: Any) -> Any:
         a = np.asarray([object()])
     whole = a.dtype.kind == "f" and bool(np.all(np.isfinite(a))) and bool(np.all(a == np.round(a)))
     if isinstance(value, (bytes, bool)) or (a.size and a.dtype.kind not in "iu" and not whole) or a.ndim > 1:
-        raise ModelError(f"{owner}: nodes={_shown(value)} is neither a node set's name nor node indices; {fix}")
+        raise ModelError(f"{owner}: nodes={brief_repr(value)} is neither a node set's name nor node indices; {fix}")
     idx = a.astype(np.int64).reshape(-1)
     if not idx.size:
-        raise ModelError(f"{owner}: nodes={_shown(value)} is empty: a contact needs at least one node; {fix}")
+        raise ModelError(f"{owner}: nodes={brief_repr(value)} is empty: a contact needs at least one node; {fix}")
     if idx.min() < 0 or np.unique(idx).size != idx.size:
-        raise ModelError(f"{owner}: nodes={_shown(value)} must be distinct node indices >= 0; give each node once")
+        raise ModelError(f"{owner}: nodes={brief_repr(value)} must be distinct node indices >= 0; give each node once")
     idx.flags.writeable = False
     return idx
 
@@ -244,16 +244,16 @@ def contact_nodes(model, c: Contact) -> NDArray | None:
 def check_impulsive(model, contacts, impulses) -> tuple[tuple, tuple]:
     """The model's ``contacts`` and ``impulses`` as tuples of :class:`Contact` / :class:`Impulse`,
     checked against its bodies and interfaces (ModelError naming the element, the value and the fix)."""
-    from flexmb.model.flexible import _name_of, check_site
+    from flexmb.model.flexible import name_of, check_site
 
     out = []
     for key, value, cls in (("contacts", contacts, Contact), ("impulses", impulses, Impulse)):
         if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-            raise ModelError(f"Model: {key}={_shown(value)} is not a list of {cls.__name__} elements")
+            raise ModelError(f"Model: {key}={brief_repr(value)} is not a list of {cls.__name__} elements")
         items = tuple(value)
         for k, c in enumerate(items):
             if not isinstance(c, cls):
-                raise ModelError(f"Model: {key}[{k}]={_shown(c)} ({type(c).__name__}) is not a {cls.__name__}")
+                raise ModelError(f"Model: {key}[{k}]={brief_repr(c)} ({type(c).__name__}) is not a {cls.__name__}")
         out.append(items)
     names = [b.name for b in model.bodies]
     known = set(names) | {GROUND}
@@ -266,7 +266,7 @@ def check_impulsive(model, contacts, impulses) -> tuple[tuple, tuple]:
         owner = f"Contact {c.name!r}" if isinstance(c, Contact) else "Impulse" + (f" {c.name!r}" if c.name else "")
         for side in (("body_a", "body_b") if isinstance(c, Contact) else ("body",)):
             value = getattr(c, side)
-            if _name_of(value) not in known:
+            if name_of(value) not in known:
                 raise ModelError(f"{owner}: {side}={value!r} is not a body of the model; known bodies: {sorted(names)}"
                                  + (" and 'ground'" if side == "body_a" else ""))
             check_site(model, owner, side, value, joint=False)

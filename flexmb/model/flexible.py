@@ -30,7 +30,7 @@ from flexmb.model.checks import index_list as _index_list
 from flexmb.model.checks import real_array as _real_array
 from flexmb.model.checks import vec3 as _vec3
 from flexmb.errors import ModelError
-from flexmb.model.frames import GROUND, Frame, _rotation
+from flexmb.model.frames import GROUND, Frame, rotation_input
 
 logger = logging.getLogger(__name__)
 
@@ -273,7 +273,7 @@ class FlexibleBody:
             _warn_inconsistent_enhanced(owner, data)
         for key in ("position", "velocity", "angular_velocity"):
             object.__setattr__(self, key, _vec3(key, getattr(self, key), owner))
-        object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, owner))
+        object.__setattr__(self, "orientation", rotation_input("orientation", self.orientation, owner))
         for key in ("q0", "qd0"):
             v = getattr(self, key)
             a = np.zeros(nm) if v is None else _real_array(key, v, owner, f"{nm} modal values (one per mode)").reshape(-1)
@@ -359,14 +359,14 @@ class FlexibleBody:
 
 
 # ---------------------------------------------------------------------------------------------- model helpers
-def _name_of(value: Any) -> Any:
+def name_of(value: Any) -> Any:
     return value[0] if isinstance(value, tuple) else value
 
 
 def joint_needs_interface(model, value: Any) -> bool:
     """Whether ``value`` names the plain frame of a flexible body with modes, where a joint may not
     attach (it must name one of the body's interfaces; a contact or a force may sit there)."""
-    name = _name_of(value)
+    name = name_of(value)
     if name == GROUND or isinstance(value, tuple):
         return False
     body = model.bodies[model.body_index(name)]
@@ -376,7 +376,7 @@ def joint_needs_interface(model, value: Any) -> bool:
 def check_site(model, owner: str, side: str, value: Any, joint: bool) -> None:
     """``(body, interface)`` only on flexible bodies and naming one of its interfaces; a joint on a
     flexible body with modes must name an interface (ModelError listing them)."""
-    name = _name_of(value)
+    name = name_of(value)
     if name == GROUND:
         if isinstance(value, tuple):
             raise ModelError(f"{owner}: {side}={value!r}: the ground has no interfaces; write 'ground'")

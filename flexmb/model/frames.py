@@ -1,5 +1,5 @@
 """What every body definition shares: the name of the ground, attachment :class:`Frame` values, and
-the parsing of a rotation given as a matrix or a dict (:func:`_rotation`).
+the parsing of a rotation given as a matrix or a dict (:func:`rotation_input`).
 
 Its own module so that :mod:`flexmb.model` (rigid bodies, joints, :class:`~flexmb.model.Model`) and
 :mod:`flexmb.model.flexible` (flexible bodies, which :mod:`flexmb.model` re-exports) both import it
@@ -22,7 +22,7 @@ __all__ = ["GROUND", "Frame"]
 GROUND = "ground"
 
 
-def _rotation(name: str, value: Any, owner: str) -> NDArray:
+def rotation_input(name: str, value: Any, owner: str) -> NDArray:
     """Accept a 3x3 rotation matrix, a quaternion dict, or anything `rotations.orientation` takes."""
     if value is None:
         return np.eye(3)
@@ -65,4 +65,4 @@ class Frame:
 
     def __post_init__(self):
         object.__setattr__(self, "origin", _vec3("origin", self.origin, "Frame"))
-        object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, "Frame"))
+        object.__setattr__(self, "orientation", rotation_input("orientation", self.orientation, "Frame"))

@@ -134,7 +134,7 @@ def fit_nodal_fields(data, *, displacement: Any = None, node_velocity: Any = Non
     FieldFit
     """
     from flexmb.model.checks import index_list, number, vec3
-    from flexmb.model.frames import _rotation  # the one rule for orientation input (frames.py)
+    from flexmb.model.frames import rotation_input  # the one rule for orientation input (frames.py)
     from flexmb.rotations.so3 import exp
 
     tol = number("tol", tol, owner, positive=True)
@@ -145,7 +145,7 @@ def fit_nodal_fields(data, *, displacement: Any = None, node_velocity: Any = Non
     else:
         idx = index_list("nodes", nodes, data.n_nodes, owner)
     x0 = vec3("position", position, owner)
-    R0 = _rotation("orientation", orientation, owner)
+    R0 = rotation_input("orientation", orientation, owner)
     X = np.asarray(data.points, dtype=float)[idx]
     Phi = np.asarray(data.mode_shapes, dtype=float)[idx]  # (k, 3, nm)
     nm, k = data.n_modes, idx.size

@@ -29,11 +29,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.model.contacts import check_impulsive
-from flexmb.model.checks import DriveFunction, _shown, body_name as _body_name, number, vec3 as _vec3
+from flexmb.model.checks import DriveFunction, brief_repr, body_name as _body_name, number, vec3 as _vec3
 from flexmb.model.forces import FORCE_TYPES, Gravity, PointForce, PointTorque, SpringDamper
 from flexmb.errors import ModelError
-from flexmb.model.flexible import FlexibleBody, _name_of, check_site, site_frame, site_offset  # flexible bodies: own module
-from flexmb.model.frames import GROUND, Frame, _rotation
+from flexmb.model.flexible import FlexibleBody, name_of, check_site, site_frame, site_offset  # flexible bodies: own module
+from flexmb.model.frames import GROUND, Frame, rotation_input
 
 __all__ = [
     "GROUND",
@@ -126,7 +126,7 @@ class RigidBody:
         object.__setattr__(self, "inertia", J)
         for key in ("position", "velocity", "angular_velocity", "com"):
             object.__setattr__(self, key, _vec3(key, getattr(self, key), owner))
-        object.__setattr__(self, "orientation", _rotation("orientation", self.orientation, owner))
+        object.__setattr__(self, "orientation", rotation_input("orientation", self.orientation, owner))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -374,7 +374,7 @@ class Fixed(Joint):
 
 def _sequence(owner: str, key: str, value: Any, what: str) -> tuple:
     if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise ModelError(f"{owner}: {key}={_shown(value)} is not a list of {what}; write e.g. Model([bob], [pin], [gravity])")
+        raise ModelError(f"{owner}: {key}={brief_repr(value)} is not a list of {what}; write e.g. Model([bob], [pin], [gravity])")
     return tuple(value)
 
 
@@ -413,14 +413,14 @@ class Model:
             raise ModelError("Model: no bodies; add at least one RigidBody")
         for k, b in enumerate(self.bodies):
             if not isinstance(getattr(b, "name", None), str) or not hasattr(b, "mass"):
-                raise ModelError(f"Model: bodies[{k}]={_shown(b)} ({type(b).__name__}) is not a body; give RigidBody(...) elements")
+                raise ModelError(f"Model: bodies[{k}]={brief_repr(b)} ({type(b).__name__}) is not a body; give RigidBody(...) elements")
         for k, j in enumerate(self.joints):
             if not isinstance(j, Joint):
-                raise ModelError(f"Model: joints[{k}]={_shown(j)} ({type(j).__name__}) is not a joint; give Revolute(...), "
+                raise ModelError(f"Model: joints[{k}]={brief_repr(j)} ({type(j).__name__}) is not a joint; give Revolute(...), "
                                  f"Spherical(...), ... elements (forces go in the third argument)")
         for k, f in enumerate(self.forces):
             if not isinstance(f, FORCE_TYPES):
-                raise ModelError(f"Model: forces[{k}]={_shown(f)} ({type(f).__name__}) is not a force element; use "
+                raise ModelError(f"Model: forces[{k}]={brief_repr(f)} ({type(f).__name__}) is not a force element; use "
                                  f"{', '.join(t.__name__ for t in FORCE_TYPES)}")
         object.__setattr__(self, "assembly_tol", number("assembly_tol", self.assembly_tol, "Model", positive=True))
         if not isinstance(self.units, str) or not self.units:
@@ -439,7 +439,7 @@ class Model:
         known = set(names) | {GROUND}
         for j in self.joints:
             for side in ("body_a", "body_b"):
-                if _name_of(getattr(j, side)) not in known:
+                if name_of(getattr(j, side)) not in known:
                     raise ModelError(
                         f"{type(j).__name__} {j.name!r}: {side}={getattr(j, side)!r} is not a body of the model; "
                         f"known bodies: {sorted(names)} and 'ground'"
@@ -448,7 +448,7 @@ class Model:
         for f in self.forces:
             for side in ("body", "body_a", "body_b"):
                 b = getattr(f, side, None)
-                if b is not None and _name_of(b) not in known - ({GROUND} if side == "body" else set()):
+                if b is not None and name_of(b) not in known - ({GROUND} if side == "body" else set()):
                     raise ModelError(f"{type(f).__name__}: {side}={b!r} is not a body of the model; known bodies: {sorted(names)}")
                 if b is not None:
                     check_site(self, type(f).__name__, side, b, joint=False)
@@ -470,7 +470,7 @@ class Model:
     # ------------------------------------------------------------------------------------------
     def body_index(self, name: str) -> int:
         """Index of a body (``-1`` for the ground)."""
-        name = _name_of(name)
+        name = name_of(name)
         if name == GROUND:
             return -1
         try:
@@ -480,7 +480,7 @@ class Model:
 
     def body_pose(self, name: str) -> tuple[NDArray, NDArray]:
         """Initial pose (position of the reference point, rotation) of a body or the ground."""
-        name = _name_of(name)
+        name = name_of(name)
         if name == GROUND:
             return np.zeros(3), np.eye(3)
         b = self.bodies[self.body_index(name)]

@@ -7,14 +7,14 @@ re-exported here, with the coefficient functions and series tables the tests che
 """
 from __future__ import annotations
 
-from flexmb.rotations.coeffs import _N_TERMS as _N_TERMS
-from flexmb.rotations.coeffs import _SERIES as _SERIES
-from flexmb.rotations.coeffs import _X_SERIES as _X_SERIES
-from flexmb.rotations.coeffs import _bernoulli as _bernoulli
-from flexmb.rotations.coeffs import _coeffs as _coeffs
-from flexmb.rotations.coeffs import _coeffs_closed as _coeffs_closed
-from flexmb.rotations.coeffs import _coeffs_numpy as _coeffs_numpy
-from flexmb.rotations.coeffs import _coeffs_series as _coeffs_series
+from flexmb.rotations.coeffs import N_TERMS as N_TERMS
+from flexmb.rotations.coeffs import SERIES as SERIES
+from flexmb.rotations.coeffs import X_SERIES as X_SERIES
+from flexmb.rotations.coeffs import bernoulli as bernoulli
+from flexmb.rotations.coeffs import coefficients as coefficients
+from flexmb.rotations.coeffs import coefficients_closed as coefficients_closed
+from flexmb.rotations.coeffs import coefficients_numpy as coefficients_numpy
+from flexmb.rotations.coeffs import coefficients_series as coefficients_series
 from flexmb.rotations.orientation import ORTHONORMAL_TOL as ORTHONORMAL_TOL
 from flexmb.rotations.orientation import as_matrix as as_matrix
 from flexmb.rotations.orientation import orientation as orientation

@@ -1,7 +1,7 @@
 """The scalar coefficient functions of the SO(3) maps in :mod:`flexmb.rotations`, as functions of
 ``x = |theta|**2``: power-series tables (exact Bernoulli numbers), their Horner evaluation below
-``_X_SERIES``, the closed forms above it, and :func:`_coeffs`, which evaluates both in one compiled
-pass (:mod:`flexmb.rotations.kernels`) with :func:`_coeffs_numpy` as the reference of the tests.
+``X_SERIES``, the closed forms above it, and :func:`coefficients`, which evaluates both in one compiled
+pass (:mod:`flexmb.rotations.kernels`) with :func:`coefficients_numpy` as the reference of the tests.
 
 =========  ================================
 name       function of a = sqrt(x)
@@ -14,7 +14,7 @@ delta      (1 - (a/2) cot(a/2)) / a**2
 =========  ================================
 
 See the "Numerics" section of :mod:`flexmb.rotations` for why the switch is at a = 2. Every name
-is re-exported by :mod:`flexmb.rotations` (``rotations._coeffs`` etc. keep working).
+is re-exported by :mod:`flexmb.rotations` (``rotations.coefficients`` etc. keep working).
 """
 from __future__ import annotations
 
@@ -24,15 +24,15 @@ from math import factorial
 import numpy as np
 from numpy.typing import NDArray
 
-# Series below x = a**2 < _X_SERIES (a < 2). The truncation error is about x**_N_TERMS / (2 _N_TERMS)!,
-# and (x / 4 pi**2)**_N_TERMS for the tangent-inverse coefficient, so below 1e-20 at x = 4. The
+# Series below x = a**2 < X_SERIES (a < 2). The truncation error is about x**N_TERMS / (2 N_TERMS)!,
+# and (x / 4 pi**2)**N_TERMS for the tangent-inverse coefficient, so below 1e-20 at x = 4. The
 # closed forms are accurate to <= 1e-14 relative above x = 4 (checked against exact rational series
 # in tests/test_rotations.py).
-_X_SERIES = 4.0
-_N_TERMS = 20
+X_SERIES = 4.0
+N_TERMS = 20
 
 
-def _bernoulli(n: int) -> list[Fraction]:
+def bernoulli(n: int) -> list[Fraction]:
     """Bernoulli numbers B_0..B_n (B_1 = -1/2), exact."""
     b = [Fraction(1)]
     for m in range(1, n + 1):
@@ -46,7 +46,7 @@ def _series_tables(n: int) -> dict[str, NDArray]:
     k = np.arange(n)
     sign = (-1.0) ** k
     fact = np.array([float(factorial(j)) for j in range(2 * n + 6)])
-    bern = _bernoulli(2 * n + 4)
+    bern = bernoulli(2 * n + 4)
     # delta(x) = (1 - (a/2) cot(a/2)) / x = sum_{k>=0} (-1)^k B_{2k+2} / (2k+2)! x^k
     delta = np.array([float((-1) ** j * bern[2 * j + 2] / factorial(2 * j + 2)) for j in range(n + 1)])
     return {
@@ -60,7 +60,7 @@ def _series_tables(n: int) -> dict[str, NDArray]:
     }
 
 
-_SERIES = _series_tables(_N_TERMS)
+SERIES = _series_tables(N_TERMS)
 
 
 def _horner(c: NDArray, x: NDArray) -> NDArray:
@@ -77,12 +77,12 @@ def _horner(c: NDArray, x: NDArray) -> NDArray:
     return out
 
 
-def _coeffs_series(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
+def coefficients_series(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
     """Series values of the coefficient functions ``names`` at ``x = a**2`` (accurate for x <= 4)."""
-    return [_horner(_SERIES[name], x) for name in names]
+    return [_horner(SERIES[name], x) for name in names]
 
 
-def _coeffs_closed(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
+def coefficients_closed(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
     """Closed-form values of the coefficient functions ``names`` at ``x = a**2 > 0``."""
     a = np.sqrt(x)
     s = np.sin(a)
@@ -104,32 +104,32 @@ def _coeffs_closed(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
 _KERNEL: list = []  # [kernel, table, {names: codes}] once compiled (lazy: numba only when used)
 
 
-def _coeffs(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
-    """Coefficient functions at ``x = |theta|**2``: series below ``_X_SERIES``, closed form above.
+def coefficients(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
+    """Coefficient functions at ``x = |theta|**2``: series below ``X_SERIES``, closed form above.
 
     All ``names`` in one compiled pass (:mod:`flexmb.rotations.kernels`); the NumPy path
-    (:func:`_coeffs_numpy`) is the reference of the tests."""
+    (:func:`coefficients_numpy`) is the reference of the tests."""
     if not _KERNEL:
         from flexmb.rotations import kernels as rk
 
-        _KERNEL[:] = [rk.coeffs_kernel, np.ascontiguousarray([_SERIES[k] for k in rk.NAMES]), {}, rk.CODE]
+        _KERNEL[:] = [rk.coeffs_kernel, np.ascontiguousarray([SERIES[k] for k in rk.NAMES]), {}, rk.CODE]
     kernel, table, codes, code = _KERNEL
     c = codes.get(names)
     if c is None:
         c = codes[names] = np.array([code[k] for k in names], dtype=np.int64)
     x = np.asarray(x, dtype=float)
-    out = kernel(np.ascontiguousarray(x).reshape(-1), c, table, _X_SERIES)
+    out = kernel(np.ascontiguousarray(x).reshape(-1), c, table, X_SERIES)
     return [o.reshape(x.shape) for o in out]
 
 
-def _coeffs_numpy(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
-    """NumPy reference of :func:`_coeffs` (one Horner loop of NumPy calls per name)."""
-    small = x < _X_SERIES
+def coefficients_numpy(x: NDArray, names: tuple[str, ...]) -> list[NDArray]:
+    """NumPy reference of :func:`coefficients` (one Horner loop of NumPy calls per name)."""
+    small = x < X_SERIES
     if np.all(small):
-        return _coeffs_series(x, names)
+        return coefficients_series(x, names)
     if not np.any(small):
-        return _coeffs_closed(x, names)
+        return coefficients_closed(x, names)
     # both branches on safe arguments, so neither can warn about 0/0 or overflow
-    ser = _coeffs_series(np.where(small, x, 0.0), names)
-    clo = _coeffs_closed(np.where(small, _X_SERIES, x), names)
+    ser = coefficients_series(np.where(small, x, 0.0), names)
+    clo = coefficients_closed(np.where(small, X_SERIES, x), names)
     return [np.where(small, s, c) for s, c in zip(ser, clo)]

@@ -1,15 +1,15 @@
 """Compiled (numba) evaluation of the scalar rotation coefficient functions of
 :mod:`flexmb.rotations` for several names in one pass.
 
-The NumPy path (``rotation_coeffs._coeffs_series`` / ``_coeffs_closed``) makes one Horner loop of small
+The NumPy path (``rotation_coeffs.coefficients_series`` / ``coefficients_closed``) makes one Horner loop of small
 NumPy calls per name; on the tiny batches of one time-element evaluation (a few points) that
 Python overhead dominated the flexible-body evaluation (~110 calls per evaluation of the X3
 slider-crank).  This kernel evaluates every requested name at every ``x`` in one call: the same
-power-series tables (all ``_N_TERMS`` terms, as :mod:`flexmb.dynamics.kernels` does) below
-``x = _X_SERIES`` and the same closed forms above, so it agrees with the NumPy functions to
+power-series tables (all ``N_TERMS`` terms, as :mod:`flexmb.dynamics.kernels` does) below
+``x = X_SERIES`` and the same closed forms above, so it agrees with the NumPy functions to
 round-off (``tests/test_rotations.py`` checks both against exact rational series).
 
-Imported lazily by :func:`flexmb.rotations.coeffs._coeffs`; compiled with ``cache=True``, ``fastmath``
+Imported lazily by :func:`flexmb.rotations.coeffs.coefficients`; compiled with ``cache=True``, ``fastmath``
 off (the conventions of :mod:`flexmb.dynamics.kernels`).
 """
 from __future__ import annotations

@@ -19,7 +19,7 @@ Conventions
 Numerics
 --------
 The scalar coefficients are even functions of ``a``, so they are evaluated as functions of
-``x = a**2``: a Taylor series (``_N_TERMS`` terms) for ``a < 2`` and a closed form above. The
+``x = a**2``: a Taylor series (``N_TERMS`` terms) for ``a < 2`` and a closed form above. The
 switch is at ``a = 2`` rather than a tiny angle because the closed forms of ``(a - sin a)/a**3``,
 ``(1 - (a/2) cot(a/2))/a**2`` and their derivatives cancel catastrophically. For example,
 d/dx of the first has a relative error of about ``1e-16/x**2`` (``3e-7`` at ``a = 1e-4``;
@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.spatial.transform import Rotation
 
-from flexmb.rotations.coeffs import _N_TERMS, _coeffs
+from flexmb.rotations.coeffs import N_TERMS, coefficients
 
 __all__ = [
     "skew",
@@ -188,7 +188,7 @@ def exp(theta: ArrayLike) -> NDArray:
     """
     theta = _vec(theta, "theta")
     x = _sq(theta)
-    alpha, beta = _coeffs(x, ("alpha", "beta"))
+    alpha, beta = coefficients(x, ("alpha", "beta"))
     return _quadratic(1.0 - beta * x, alpha, beta, theta)
 
 
@@ -235,7 +235,7 @@ def tangent(theta: ArrayLike) -> NDArray:
     """
     theta = _vec(theta, "theta")
     x = _sq(theta)
-    alpha, beta, gamma = _coeffs(x, ("alpha", "beta", "gamma"))
+    alpha, beta, gamma = coefficients(x, ("alpha", "beta", "gamma"))
     return _quadratic(alpha, beta, gamma, theta)  # 1 - gamma x == alpha
 
 
@@ -255,21 +255,21 @@ def tangent_inv(theta: ArrayLike) -> NDArray:
     """
     theta = _vec(theta, "theta")
     x = _sq(theta)
-    (delta,) = _coeffs(x, ("delta",))
+    (delta,) = coefficients(x, ("delta",))
     return _quadratic(1.0 - delta * x, -0.5 * np.ones_like(x), delta, theta)
 
 
 def _d_tangent(theta, v, sign: float) -> NDArray:
     theta = _vec(theta, "theta")
     v = _vec(v, "v")
-    beta, gamma, beta_x, gamma_x = _coeffs(_sq(theta), ("beta", "gamma", "beta_x", "gamma_x"))
+    beta, gamma, beta_x, gamma_x = coefficients(_sq(theta), ("beta", "gamma", "beta_x", "gamma_x"))
     return _d_quadratic(theta, v, sign * beta, gamma, sign * beta_x, gamma_x)
 
 
 def _d_tangent_inv(theta, v, sign: float) -> NDArray:
     theta = _vec(theta, "theta")
     v = _vec(v, "v")
-    delta, delta_x = _coeffs(_sq(theta), ("delta", "delta_x"))
+    delta, delta_x = coefficients(_sq(theta), ("delta", "delta_x"))
     half = np.full_like(delta, -0.5 * sign)
     return _d_quadratic(theta, v, half, delta, np.zeros_like(delta), delta_x)
 

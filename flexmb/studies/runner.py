@@ -236,7 +236,7 @@ def _distributed(client, build, outputs, sets, keys, todo, shared, simulate_kwar
 
 
 def _lost(key: str, exc: Any) -> dict:
-    from flexmb.studies.task import _stats
+    from flexmb.studies.task import newton_stats
 
     message = str(exc)
     if type(exc).__name__ == "KilledWorker":
@@ -244,7 +244,7 @@ def _lost(key: str, exc: Any) -> dict:
                    f"os._exit or the process running out of memory")
     rec = dict(key=key, status="failed", error=type(exc).__name__, message=message, outputs={}, attempts=1,
                worker=None, log=[], started=float("nan"), wall_time=float("nan"), cpu_time=float("nan"))
-    rec.update(_stats(None))
+    rec.update(newton_stats(None))
     return rec
 
 

@@ -133,7 +133,7 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
     build, outputs = functions.load() if isinstance(functions, StudyFunctions) else functions
     record = dict(key=key, status="failed", error=None, message=None, outputs={}, attempts=0,
                   worker=f"{socket.gethostname()}:{os.getpid()}", log=[])
-    record.update(_stats(None))
+    record.update(newton_stats(None))
     record["started"] = time.time()
     start, cpu = time.perf_counter(), time.process_time()
     capture = origin_pid is not None and os.getpid() != origin_pid
@@ -146,14 +146,14 @@ def run_one(functions: StudyFunctions | tuple, params: dict, key: str, *, shared
                 import flexmb
 
                 sol = flexmb.simulate(model, **kwargs)
-                record.update(_stats(sol))
+                record.update(newton_stats(sol))
                 values = {} if outputs is None else outputs(sol, **params)
                 record["outputs"] = _checked_outputs(values, params)
                 record.update(status="ok", error=None, message=None)
                 break
             except Exception as exc:  # one failure never stops the study: recorded, maybe retried
                 partial = sol if sol is not None else getattr(exc, "solution", None)
-                record.update(_stats(partial))
+                record.update(newton_stats(partial))
                 record.update(status="failed", error=type(exc).__name__, message=str(exc), outputs={})
                 logger.debug("run %s %s failed (attempt %d): %s: %s", key, params, attempt + 1, type(exc).__name__, exc)
     record["wall_time"] = time.perf_counter() - start
@@ -213,7 +213,7 @@ def _checked_outputs(values: Any, params: dict) -> dict:
     return out
 
 
-def _stats(sol: Any) -> dict:
+def newton_stats(sol: Any) -> dict:
     """Newton statistics of a (possibly partial) Solution; NaN/0 without one."""
     if sol is None or not getattr(sol, "stats", None):
         return dict(steps=0, newton_iterations=0, newton_max_iterations=0, factorizations=0, step_retries=0,

@@ -133,7 +133,7 @@ def _json_number(x: Any) -> Any:
     return x
 
 
-def _to_metric(obj: Any) -> Metric:
+def to_metric(obj: Any) -> Metric:
     if isinstance(obj, Metric):
         return obj
     if isinstance(obj, dict):
@@ -147,7 +147,7 @@ def _to_metric(obj: Any) -> Metric:
     raise TypeError(f"a case must return Metric objects or dicts, got {type(obj).__name__}: {obj!r}")
 
 
-def _fmt(x: Any, digits: int = 6) -> str:
+def format_value(x: Any, digits: int = 6) -> str:
     if x is None:
         return "-"
     if isinstance(x, bool):
@@ -163,7 +163,7 @@ def _fmt(x: Any, digits: int = 6) -> str:
     return str(x)
 
 
-def _digits(m: Metric) -> int:
+def metric_digits(m: Metric) -> int:
     """Significant digits that resolve the tolerance (two more than it needs), between 6 and 12."""
     tol = m.tolerance
     if m.kind == "rel" and tol:
@@ -179,7 +179,7 @@ def _digits(m: Metric) -> int:
     return int(min(12, max(6, math.ceil(need) + 2)))
 
 
-def _fmt_tol(m: Metric) -> str:
+def format_tolerance(m: Metric) -> str:
     t = m.tolerance
     if m.kind == "bool":
         return "is true"

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from flexmb.validation.metrics import Metric, _fmt_tol, _to_metric
+from flexmb.validation.metrics import Metric, format_tolerance, to_metric
 
 __all__ = ["CaseContext", "CaseResult", "CaseSpec", "ENV_CASES_DIR", "default_cases_dir", "discover_cases",
            "run_case", "run_cases"]
@@ -231,7 +231,7 @@ def run_case(spec: CaseSpec, *, out_dir: Path | None = None, fast: bool = False)
             raise ValueError(f"run(ctx) of {spec.path.name} returned None; return a list of metrics")
         if isinstance(returned, (dict, Metric)):
             returned = [returned]
-        result.metrics = [_to_metric(m) for m in returned]
+        result.metrics = [to_metric(m) for m in returned]
         if not result.metrics:
             raise ValueError(f"run(ctx) of {spec.path.name} returned no metrics; a case must check something")
     except Exception as exc:  # noqa: BLE001 -- a failing case is a result, not a crash of the run
@@ -243,7 +243,7 @@ def run_case(spec: CaseSpec, *, out_dir: Path | None = None, fast: bool = False)
         result.figures = sorted(out_dir.rglob("*.png"))
     for m in result.metrics:
         if not m.passed:
-            logger.info("case %s: %s = %r outside tolerance (%s)", spec.id, m.name, m.value, _fmt_tol(m))
+            logger.info("case %s: %s = %r outside tolerance (%s)", spec.id, m.name, m.value, format_tolerance(m))
     return result
 
 

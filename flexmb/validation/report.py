@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from flexmb.validation.metrics import _digits, _fmt, _fmt_tol
+from flexmb.validation.metrics import metric_digits, format_value, format_tolerance
 from flexmb.validation.registry import CaseResult, default_cases_dir
 
 __all__ = ["MARKER_END", "MARKER_START", "format_table", "markdown_table", "readme_paths", "results_to_json",
@@ -29,9 +29,9 @@ def _rows(results: Sequence[CaseResult]) -> list[list[str]]:
         if r.error is not None:
             rows.append([r.id, "(error)", r.error.splitlines()[0] if r.error else "", "-", "-", "FAIL"])
         for m in r.metrics:
-            d = _digits(m)
+            d = metric_digits(m)
             verdict = "pass" if m.passed else "FAIL"
-            rows.append([r.id, m.name, _fmt(m.value, d), _fmt(m.reference, d), _fmt_tol(m), verdict])
+            rows.append([r.id, m.name, format_value(m.value, d), format_value(m.reference, d), format_tolerance(m), verdict])
         if r.error is None and not r.metrics:
             rows.append([r.id, "(no metrics)", "-", "-", "-", "FAIL"])
     return rows

@@ -25,8 +25,8 @@ from flexmb.numba_cache import refresh as _refresh_cache
 
 _refresh_cache()
 
-S_BETA_X = np.ascontiguousarray(_rot._SERIES["beta_x"])
-S_GAMMA_X = np.ascontiguousarray(_rot._SERIES["gamma_x"])
+S_BETA_X = np.ascontiguousarray(_rot.SERIES["beta_x"])
+S_GAMMA_X = np.ascontiguousarray(_rot.SERIES["gamma_x"])
 
 
 def _second_series(c):

@@ -16,7 +16,7 @@ from flexmb.errors import MeshImportError
 from flexmb.fe.mesh import integrity
 from flexmb.fe.elements.solid import ELEMENTS
 from flexmb.fe.mesh.abaqus_sections import SECTION_KEYWORDS, STRUCTURAL_TYPES, material_from, resolve
-from flexmb.fe.mesh.femesh import Material, _format_ids
+from flexmb.fe.mesh.femesh import Material, format_ids
 from flexmb.fe.mesh.raw import RawMesh
 from flexmb.fe.mesh.unassembled import ABAQUS_CONSTRAINTS, Unassembled, abaqus_kind
 
@@ -158,7 +158,7 @@ def _check_end(blocks_kw, node_chunks, elem_blocks) -> None:
         if unused.size:
             raise MeshImportError(
                 f"{last[0]}, line {last[1]}: the file ends in *ELEMENT data and {unused.size} node(s) (ids "
-                f"{_format_ids(unused)}) are used by no element: the element list looks cut. Re-export the file; "
+                f"{format_ids(unused)}) are used by no element: the element list looks cut. Re-export the file; "
                 "if it is complete, remove the unused nodes or end it with the sets that use them."
             )
 
@@ -300,14 +300,14 @@ def _read_abaqus(path: Path) -> RawMesh:
     sorted_ids = node_ids[order]
     if np.any(np.diff(sorted_ids) == 0):
         dup = sorted_ids[1:][np.diff(sorted_ids) == 0]
-        raise MeshImportError(f"{path.name}: node id(s) defined twice: {_format_ids(dup)}.")
+        raise MeshImportError(f"{path.name}: node id(s) defined twice: {format_ids(dup)}.")
 
     def node_index(ids: NDArray[np.int64], what: str) -> NDArray[np.int64]:
         pos = np.searchsorted(sorted_ids, ids)
         pos = np.clip(pos, 0, len(sorted_ids) - 1)
         bad = sorted_ids[pos] != ids
         if np.any(bad):
-            raise MeshImportError(f"{path.name}: {what} names undefined node id(s) {_format_ids(np.asarray(ids)[bad])}.")
+            raise MeshImportError(f"{path.name}: {what} names undefined node id(s) {format_ids(np.asarray(ids)[bad])}.")
         return order[pos]
 
     blocks = []
@@ -323,7 +323,7 @@ def _read_abaqus(path: Path) -> RawMesh:
     e_order = np.argsort(all_eids, kind="stable")
     e_sorted = all_eids[e_order]
     if np.any(np.diff(e_sorted) == 0):
-        raise MeshImportError(f"{path.name}: element id(s) defined twice: {_format_ids(e_sorted[1:][np.diff(e_sorted) == 0])}.")
+        raise MeshImportError(f"{path.name}: element id(s) defined twice: {format_ids(e_sorted[1:][np.diff(e_sorted) == 0])}.")
 
     upper_elsets: dict[str, str] = {}
     block_sets: dict[str, list[tuple[int, NDArray[np.int64]]]] = {}
@@ -342,7 +342,7 @@ def _read_abaqus(path: Path) -> RawMesh:
                 bad = (e_sorted[pos] != ids) if len(e_sorted) else np.ones(ids.size, bool)
                 if np.any(bad):
                     raise MeshImportError(
-                        f"{fname}, line {no}: *ELSET {name!r} names undefined element id(s) {_format_ids(ids[bad])}."
+                        f"{fname}, line {no}: *ELSET {name!r} names undefined element id(s) {format_ids(ids[bad])}."
                     )
                 idx = e_order[pos]
                 for b in np.unique(all_block[idx]):

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.elements.solid import ELEMENTS, get_element, isoparametric_map
-from flexmb.fe.mesh.femesh import FEMesh, _format_ids
+from flexmb.fe.mesh.femesh import FEMesh, format_ids
 from flexmb.fe.mesh.unassembled import describe
 
 logger = logging.getLogger(__name__)
@@ -74,12 +74,12 @@ def _degenerate_structural(mesh: FEMesh) -> list[str]:
             bad = np.flatnonzero(~(area_jacobians(t, coords).min(axis=1) > 1e-8 * size**2))
         if bad.size:
             out.append(f"{bad.size} degenerate or folded {t} shell element(s) (zero or negative area; ids "
-                       f"{_format_ids(mesh.cell_ids[t][bad])})")
+                       f"{format_ids(mesh.cell_ids[t][bad])})")
     for t, conn in mesh.beams.items():
         length = np.linalg.norm(mesh.points[conn[:, 1]] - mesh.points[conn[:, 0]], axis=1)
         bad = np.flatnonzero(~(length > 0))
         if bad.size:
-            out.append(f"{bad.size} beam element(s) of zero length (ids {_format_ids(mesh.cell_ids[t][bad])})")
+            out.append(f"{bad.size} beam element(s) of zero length (ids {format_ids(mesh.cell_ids[t][bad])})")
     return out
 
 
@@ -113,7 +113,7 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
         bad = idx[(idx < 0) | (idx >= mesh.n_nodes)]
         if bad.size:
             raise MeshImportError(
-                f"{name}: node set {set_name!r} names {bad.size} missing node(s) (indices {_format_ids(bad)}); "
+                f"{name}: node set {set_name!r} names {bad.size} missing node(s) (indices {format_ids(bad)}); "
                 f"the mesh has {mesh.n_nodes} nodes."
             )
     for set_name, by_type in mesh.element_sets.items():
@@ -133,7 +133,7 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
     if nonfinite.size:
         raise MeshImportError(
             f"{name}: {nonfinite.size} node(s) used by solid cells have non-finite coordinates (ids "
-            f"{_format_ids(mesh.node_ids[nonfinite])}, first {mesh.points[nonfinite[0]].tolist()}); "
+            f"{format_ids(mesh.node_ids[nonfinite])}, first {mesh.points[nonfinite[0]].tolist()}); "
             "fix the coordinates (they come from the file or the code that built the mesh)."
         )
     bad_msgs = []
@@ -150,12 +150,12 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
         if inverted.size:
             bad_msgs.append(
                 f"{inverted.size} inverted {t} element(s) (negative Jacobian determinant; ids "
-                f"{_format_ids(mesh.cell_ids[t][inverted])})"
+                f"{format_ids(mesh.cell_ids[t][inverted])})"
             )
         if degenerate.size:
             bad_msgs.append(
                 f"{degenerate.size} degenerate {t} element(s) (zero volume; ids "
-                f"{_format_ids(mesh.cell_ids[t][degenerate])})"
+                f"{format_ids(mesh.cell_ids[t][degenerate])})"
             )
     bad_msgs += _degenerate_structural(mesh)
     if bad_msgs:
@@ -167,7 +167,7 @@ def check_mesh(mesh: FEMesh, *, rel_tol: float = 1e-8, solid_required: bool = Fa
     if n_unused and (mesh.cells or mesh.has_structural):
         unused = np.setdiff1d(np.arange(mesh.n_nodes), mesh.used_nodes())
         warnings.append(
-            f"{name}: {n_unused} node(s) used by no element (ids {_format_ids(mesh.node_ids[unused])}); "
+            f"{name}: {n_unused} node(s) used by no element (ids {format_ids(mesh.node_ids[unused])}); "
             "they carry no stiffness or mass (drop them with read_mesh(..., drop_unused_nodes=True))."
         )
     structural = [e for e in mesh.unassembled if e.structural]

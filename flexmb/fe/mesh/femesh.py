@@ -41,7 +41,7 @@ SOLID_FORMULATIONS: dict[str, tuple[str, ...]] = {
 SOLID_PREFIXES = ("tetra", "hexahedron", "wedge", "pyramid", "polyhedron")
 
 
-def _is_solid(cell_type: str) -> bool:
+def is_solid_cell(cell_type: str) -> bool:
     return cell_type.startswith(SOLID_PREFIXES)
 
 
@@ -116,7 +116,7 @@ def _materials_dict(materials: Material | Mapping[str, Material], where: str) ->
     )
 
 
-def _as_index_array(idx: ArrayLike) -> NDArray[np.int64]:
+def as_index_array(idx: ArrayLike) -> NDArray[np.int64]:
     return np.asarray(idx, dtype=np.int64).reshape(-1)
 
 
@@ -255,11 +255,11 @@ class FEMesh:
         object.__setattr__(self, "cell_ids", ids)
         nid = np.arange(1, len(pts) + 1) if self.node_ids is None else np.asarray(self.node_ids, dtype=np.int64)
         object.__setattr__(self, "node_ids", nid)
-        object.__setattr__(self, "node_sets", {k: _as_index_array(v) for k, v in self.node_sets.items()})
+        object.__setattr__(self, "node_sets", {k: as_index_array(v) for k, v in self.node_sets.items()})
         object.__setattr__(
             self,
             "element_sets",
-            {k: {t: _as_index_array(r) for t, r in v.items()} for k, v in self.element_sets.items()},
+            {k: {t: as_index_array(r) for t, r in v.items()} for k, v in self.element_sets.items()},
         )
         object.__setattr__(self, "materials", dict(self.materials))
         forms = dict(self.formulations)
@@ -355,7 +355,7 @@ class FEMesh:
         if a is None or (a.size and a.dtype.kind not in "iu"):
             raise ModelError(f"node set {name!r}: idx={idx!r} must be 0-based integer node indices (e.g. "
                              "mesh.nodes_within(center, radius)).")
-        idx_ = np.unique(_as_index_array(a))
+        idx_ = np.unique(as_index_array(a))
         if idx_.size and (idx_[0] < 0 or idx_[-1] >= self.n_nodes):
             raise ModelError(
                 f"node set {name!r}: index {int(idx_[-1] if idx_[-1] >= self.n_nodes else idx_[0])} "
@@ -531,7 +531,7 @@ class FEMesh:
             where = f"element set(s) {', '.join(map(repr, sets))}" if sets else "no element set"
             raise ModelError(
                 f"{n_missing} {what} element(s) of {self.source or 'the mesh'} have no material "
-                f"({where}; element ids {_format_ids(ids)}). Assign one with "
+                f"({where}; element ids {format_ids(ids)}). Assign one with "
                 "mesh.with_material(Material(E, nu, rho), element_set=...) or pass `materials=`."
             )
         return out
@@ -582,7 +582,7 @@ class FEMesh:
         }
 
 
-def _format_ids(ids: ArrayLike, limit: int = 10) -> str:
+def format_ids(ids: ArrayLike, limit: int = 10) -> str:
     ids = np.asarray(ids).ravel()
     shown = ", ".join(str(int(i)) for i in ids[:limit])
     return shown + (f", ... ({ids.size} in total)" if ids.size > limit else "")

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 from flexmb.errors import MeshImportError
 from flexmb.fe.elements.solid import ELEMENTS, isoparametric_map
 from flexmb.fe.mesh import unassembled as unassembled_mod
-from flexmb.fe.mesh.femesh import FEMesh, _as_index_array, _format_ids, _is_solid
+from flexmb.fe.mesh.femesh import FEMesh, as_index_array, format_ids, is_solid_cell
 from flexmb.fe.mesh.raw import RawMesh
 from flexmb.fe.mesh.sections import BeamSection, PointMass, PointMasses, ShellSection
 from flexmb.fe.mesh.structural import BEAM_TYPES, SHELL_TYPES
@@ -44,10 +44,10 @@ def _check_points(raw: RawMesh, path: Path) -> None:
     bad = np.flatnonzero(~np.isfinite(pts).all(axis=1))
     if bad.size:
         raise MeshImportError(
-            f"{path.name}: {bad.size} node(s) have non-finite coordinates (ids {_format_ids(raw.node_ids[bad])}, "
+            f"{path.name}: {bad.size} node(s) have non-finite coordinates (ids {format_ids(raw.node_ids[bad])}, "
             f"first: {pts[bad[0]].tolist()}). Fix the coordinates in the file or re-export the mesh."
         )
-    unsupported = sorted({t for t, _, _ in raw.blocks if _is_solid(t) and t not in ELEMENTS})
+    unsupported = sorted({t for t, _, _ in raw.blocks if is_solid_cell(t) and t not in ELEMENTS})
     if unsupported:
         raise MeshImportError(
             f"{path.name}: unsupported solid cell type(s) {', '.join(unsupported)}; supported: "
@@ -64,7 +64,7 @@ def _destinations(raw: RawMesh, sections: dict, path: Path) -> dict[int, tuple[s
     out = {}
     typed = raw.unassembled is not None
     for b, (t, conn, _) in enumerate(raw.blocks):
-        if _is_solid(t):
+        if is_solid_cell(t):
             out[b] = ("cells", t, np.ones(len(conn), bool))
         elif t.startswith("shell:"):
             out[b] = ("shells", t[6:], np.ones(len(conn), bool))
@@ -76,7 +76,7 @@ def _destinations(raw: RawMesh, sections: dict, path: Path) -> dict[int, tuple[s
                 if isinstance(sections.get(name), _UNTYPED_KIND[t]):
                     for bb, rows in members:
                         if bb == b:
-                            take[_as_index_array(rows)] = True
+                            take[as_index_array(rows)] = True
             if isinstance(sections.get("*"), _UNTYPED_KIND[t]) and t != "vertex":
                 take[:] = True
             if take.any():
@@ -111,12 +111,12 @@ def finish(raw: RawMesh, path: Path, units: str | None, sections: dict | None = 
         blocks_of["cells"]["wedge"] = _oriented_wedges(raw.points, blocks_of["cells"]["wedge"], path)
 
     element_sets: dict[str, dict[str, list[NDArray[np.int64]]]] = {}
-    node_sets = {k: _as_index_array(v) for k, v in raw.node_sets.items()}
+    node_sets = {k: as_index_array(v) for k, v in raw.node_sets.items()}
     derived: dict[str, list[NDArray[np.int64]]] = {}
     mass_rows: dict[str, list[NDArray[np.int64]]] = {}
     for name, members in raw.block_sets.items():
         for b, rows in members:
-            rows = _as_index_array(rows)
+            rows = as_index_array(rows)
             if not rows.size:
                 continue
             derived.setdefault(name, []).append(raw.blocks[b][1][rows].ravel())
@@ -209,7 +209,7 @@ def _unassembled(raw: RawMesh, dest, new_row, assembled) -> tuple[Unassembled, .
         return unassembled_mod.merge(raw.unassembled)
     entries = []
     for b, (t, conn, cid) in enumerate(raw.blocks):
-        if _is_solid(t) or not len(conn):
+        if is_solid_cell(t) or not len(conn):
             continue
         rest = np.ones(len(conn), bool) if b not in dest else new_row[b] < 0
         if not rest.any():

@@ -1,6 +1,6 @@
 """Gmsh ``.msh``, VTK ``.vtu``/``.vtk`` and MED ``.med`` parsers through meshio; each returns a
 :class:`~flexmb.fe.mesh.RawMesh`. Registered by extension in :mod:`flexmb.fe.mesh.readers`, which also
-turns a RawMesh into an :class:`~flexmb.fe.mesh.FEMesh`. ``_read_meshio`` also serves
+turns a RawMesh into an :class:`~flexmb.fe.mesh.FEMesh`. ``read_meshio`` also serves
 :mod:`flexmb.fe.mesh.nastran`.
 """
 from __future__ import annotations
@@ -14,13 +14,13 @@ from numpy.typing import NDArray
 from flexmb.errors import MeshImportError
 from flexmb.fe.mesh import integrity
 from flexmb.fe.elements.solid import ELEMENTS
-from flexmb.fe.mesh.femesh import Material, _is_solid
+from flexmb.fe.mesh.femesh import Material, is_solid_cell
 from flexmb.fe.mesh.raw import RawMesh
 
 logger = logging.getLogger(__name__)
 
 
-def _read_meshio(path: Path, file_format: str):
+def read_meshio(path: Path, file_format: str):
     """Call one meshio format reader directly (``meshio.read`` prints and calls ``sys.exit`` when a
     file of a given format cannot be read). What meshio prints (its warnings go to stderr) is
     logged at WARNING instead: the library never prints."""
@@ -42,7 +42,7 @@ def _read_meshio(path: Path, file_format: str):
 def _read_gmsh(path: Path) -> RawMesh:
     """Gmsh .msh v2/v4: physical groups become sets (by name; unnamed ones as 'physical_<tag>')."""
     integrity.check_gmsh(path)
-    m = _read_meshio(path, "gmsh")
+    m = read_meshio(path, "gmsh")
     blocks = [(cb.type, np.asarray(cb.data, dtype=np.int64), np.arange(len(cb.data)) + 0) for cb in m.cells]
     # element ids: running number over all blocks, 1-based (meshio does not keep Gmsh's tags)
     start = 1
@@ -64,7 +64,7 @@ def _read_gmsh(path: Path) -> RawMesh:
     if phys is not None:
         for b, tags in enumerate(phys):
             t = blocks[b][0]
-            dim = 3 if _is_solid(t) else (2 if t.startswith(("triangle", "quad", "polygon")) else (1 if t.startswith("line") else 0))
+            dim = 3 if is_solid_cell(t) else (2 if t.startswith(("triangle", "quad", "polygon")) else (1 if t.startswith("line") else 0))
             tags = np.asarray(tags).ravel()
             for tag in np.unique(tags[tags != 0]):  # 0: in no physical group
                 name = named.get((int(tag), dim), f"physical_{int(tag)}")
@@ -91,7 +91,7 @@ def _read_vtk_like(path: Path) -> RawMesh:
     vtu = path.suffix.lower() == ".vtu"
     if vtu:
         integrity.check_vtu_xml(path)
-    m = _read_meshio(path, "vtu" if vtu else "vtk")
+    m = read_meshio(path, "vtu" if vtu else "vtk")
     if vtu:
         integrity.check_vtu_counts(path, len(m.points), sum(len(cb.data) for cb in m.cells))
     node_ids = np.asarray(m.point_data.get("node_id", np.arange(1, len(m.points) + 1)), dtype=np.int64)
@@ -165,7 +165,7 @@ def _read_med(path: Path) -> RawMesh:
         raise MeshImportError(
             f"{path.name}: reading MED files needs h5py; install it with `pip install h5py`."
         ) from exc
-    m = _read_meshio(path, "med")
+    m = read_meshio(path, "med")
     blocks = []
     start = 1
     for cb in m.cells:

@@ -11,10 +11,10 @@ from numpy.typing import NDArray
 
 from flexmb.errors import MeshImportError, ModelError
 from flexmb.fe.mesh import integrity
-from flexmb.fe.mesh.femesh import Material, _is_solid
+from flexmb.fe.mesh.femesh import Material, is_solid_cell
 from flexmb.fe.mesh.raw import RawMesh
 from flexmb.fe.mesh.unassembled import NASTRAN_KINDS, Unassembled, nastran_kind
-from flexmb.fe.mesh.meshio_formats import _read_meshio
+from flexmb.fe.mesh.meshio_formats import read_meshio
 from flexmb.fe.mesh.nastran_cards import bulk_cards, nastran_float
 from flexmb.fe.mesh.nastran_structural import ELEMENT_CARDS, STRUCTURAL_CARDS, read_structural
 
@@ -58,7 +58,7 @@ def _read_solids(path: Path):
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / path.name
         copy.write_text("BEGIN BULK\n" + "".join(body) + "ENDDATA\n")
-        return _read_meshio(copy, "nastran")
+        return read_meshio(copy, "nastran")
 
 
 def _read_nastran(path: Path) -> RawMesh:
@@ -74,7 +74,7 @@ def _read_nastran(path: Path) -> RawMesh:
     refs = m.cell_data.get("nastran:ref")
     block_sets: dict[str, list[tuple[int, NDArray[np.int64]]]] = {}
     for b, cb in enumerate(m.cells):
-        if not _is_solid(cb.type):
+        if not is_solid_cell(cb.type):
             continue  # shells, beams, springs: read from their cards below
         blocks.append((cb.type, np.asarray(cb.data, dtype=np.int64), np.asarray(m.cells_id[b], dtype=np.int64)))
         if refs is not None:

@@ -14,22 +14,22 @@ from flexmb.errors import ModelError
 from flexmb.fe.elements.deformation import reduced_stiffness
 from flexmb.fe.reduction.clusters import CLUSTER_EXTRA, aligned, truncated
 from flexmb.fe.reduction.interfaces import (
-    _condensed,
-    _frame_rows,
-    _Layout,
+    condensed_model,
+    frame_rows,
+    CondensedLayout,
     node_dof_map,
-    _reference_index,
-    _resolve_interfaces,
-    _static_mode_nodes,
-    _static_solver,
+    reference_index,
+    resolve_interfaces,
+    resolve_static_mode_nodes,
+    static_solver,
 )
 from flexmb.fe.reduction.modes import (
     InterfaceFrame,
     ModalBasis,
-    _eigsh_shift_invert,
-    _fix_signs,
-    _m_orthonormalize,
-    _rotational,
+    eigsh_shift_invert,
+    fix_signs,
+    m_orthonormalize,
+    rotational_dof_map,
     rigid_body_modes,
 )
 
@@ -94,17 +94,17 @@ def craig_bampton(
     ModalBasis
         ``kind="craig-bampton"``, with its interface frames and their ``modal_map``.
     """
-    points, K, M, ifs, lay, Kx, Mx = _condensed(K, M, mesh, interfaces, interface_kind)
+    points, K, M, ifs, lay, Kx, Mx = condensed_model(K, M, mesh, interfaces, interface_kind)
     if not ifs:
         raise ModelError("craig_bampton: no interfaces given; use free_free_modes() for a free body.")
     if n_modes < 0:
         raise ModelError(f"craig_bampton: `n_modes` = {n_modes} must be >= 0.")
-    iref = _reference_index(ifs, reference)
+    iref = reference_index(ifs, reference)
     nb = 6 * len(ifs)
-    solver = _static_solver(points, ifs, lay, Kx, lay.B, backend)
+    solver = static_solver(points, ifs, lay, Kx, lay.B, backend)
     # (1) constraint modes
     moving = [i for i in range(len(ifs)) if i != iref]
-    rows = _frame_rows(nb, moving)
+    rows = frame_rows(nb, moving)
     G = np.zeros((nb, rows.size))
     G[rows, np.arange(rows.size)] = 1.0
     Psi, _ = solver.solve(np.zeros((lay.nx, rows.size)), G) if rows.size else (np.zeros((lay.nx, 0)), None)
@@ -114,12 +114,12 @@ def craig_bampton(
             return solver.solve(np.asarray(b, dtype=float).reshape(-1), refine=0)[0]
         what = "craig_bampton fixed-interface modes"
         k = max(min(n_modes + CLUSTER_EXTRA, lay.nx - 2), n_modes)  # extra: a cluster cut at n_modes
-        vals, Phi = _eigsh_shift_invert(op_solve, Mx, lay.nx, k, 0.0, what)
+        vals, Phi = eigsh_shift_invert(op_solve, Mx, lay.nx, k, 0.0, what)
         _, Phi = truncated(vals, Phi, n_modes, lambda X: lay.T @ X, M, what)
     else:
         Phi = np.zeros((lay.nx, 0))
     # (3) attachment modes
-    snodes = _static_mode_nodes(mesh, static_modes)
+    snodes = resolve_static_mode_nodes(mesh, static_modes)
     if snodes.size:
         if np.any(lay.node_col[snodes] < 0):
             raise ModelError("craig_bampton: `static_modes` nodes lie in a rigid interface set; the frame covers them.")
@@ -160,7 +160,7 @@ def craig_bampton(
     omega2, Q = np.linalg.eigh(0.5 * (Wm.T @ Kz @ Wm + (Wm.T @ Kz @ Wm).T))
     C = Zc @ Wm @ Q  # (n_basis, nm)
     Xs, omega2 = aligned(V @ C, omega2, lambda X: lay.T @ X, M)  # degenerate clusters rotated to the axes
-    _fix_signs(Xs)
+    fix_signs(Xs)
     shapes = lay.T @ Xs
     q = lay.B @ Xs  # (6 n_if, nm)
     frames = []
@@ -168,7 +168,7 @@ def craig_bampton(
         mm = np.zeros((6, Xs.shape[1])) if i == iref else q[6 * i : 6 * i + 6]
         frames.append(InterfaceFrame(f.name, f.nodes, f.position, f.kind, f.weights, mm, is_reference=(i == iref)))
     if iref is None:
-        rigid = _m_orthonormalize(lay.T @ rigid_x, M)
+        rigid = m_orthonormalize(lay.T @ rigid_x, M)
     else:
         rigid = np.zeros((shapes.shape[0], 0))
     logger.info(
@@ -187,7 +187,7 @@ def craig_bampton(
             n_attachment_modes=int(Att.shape[1]), static_mode_nodes=[int(v) for v in snodes],
             interface_kinds={f.name: f.kind for f in ifs}, backend=solver.factor.backend,
         ),
-        dof_map=_rotational(node_dof_map(mesh, len(points))),
+        dof_map=rotational_dof_map(node_dof_map(mesh, len(points))),
     )
 
 
@@ -204,7 +204,7 @@ def attach_interfaces(basis: ModalBasis, mesh, interfaces, *, interface_kind: st
     ModalBasis
         A copy of ``basis`` with ``interfaces`` set.
     """
-    ifs = _resolve_interfaces(mesh, interfaces, interface_kind)
+    ifs = resolve_interfaces(mesh, interfaces, interface_kind)
     dmap = node_dof_map(mesh, len(mesh.points))
     frames = tuple(
         InterfaceFrame(f.name, f.nodes, f.position, f.kind, f.weights,
@@ -219,7 +219,7 @@ def attach_interfaces(basis: ModalBasis, mesh, interfaces, *, interface_kind: st
 
 
 
-def _rigid_in_x(points, ifs, lay: _Layout, dof_map) -> NDArray[np.float64]:
+def _rigid_in_x(points, ifs, lay: CondensedLayout, dof_map) -> NDArray[np.float64]:
     """The six rigid motions (about the origin) in condensed coordinates x, shape (nx, 6)."""
     R = dof_map.rigid_body_modes(points)
     Rx = np.zeros((lay.nx, 6))

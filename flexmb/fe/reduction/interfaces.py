@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
-from flexmb.fe.reduction.modes import _check_km, _skew
+from flexmb.fe.reduction.modes import check_km, cross_matrices
 from flexmb.fe.spd_solve import SPDFactor, factorize_spd
 
 __all__ = ["Interface", "averaging_operator", "frame_static_response"]
@@ -48,7 +48,7 @@ def _frame_rigid_map(r: NDArray[np.float64]) -> NDArray[np.float64]:
     """H_i = [I, -skew(r_i)], shape (m, 3, 6): nodal displacement of frame motion (t, theta)."""
     h = np.zeros(r.shape[:-1] + (3, 6))
     h[..., :, :3] = np.eye(3)
-    h[..., :, 3:] = -_skew(r)
+    h[..., :, 3:] = -cross_matrices(r)
     return h
 
 
@@ -168,7 +168,7 @@ class Interface:
 
 
 @dataclass(frozen=True, eq=False)
-class _ResolvedInterface:
+class ResolvedInterface:
     name: str
     nodes: NDArray[np.int64]
     position: NDArray[np.float64]
@@ -177,7 +177,7 @@ class _ResolvedInterface:
     A: NDArray[np.float64]  # (6, k) least-squares frame motion of the set's DOFs (interface_operator)
 
 
-def _resolve_interfaces(mesh, interfaces, default_kind: str) -> list[_ResolvedInterface]:
+def resolve_interfaces(mesh, interfaces, default_kind: str) -> list[ResolvedInterface]:
     if isinstance(interfaces, (str, Interface)):
         interfaces = [interfaces]
     if isinstance(interfaces, Mapping):
@@ -222,7 +222,7 @@ def _resolve_interfaces(mesh, interfaces, default_kind: str) -> list[_ResolvedIn
         pos = (np.average(points[nodes], axis=0, weights=w) if spec.position is None
                else np.asarray(spec.position, dtype=float).reshape(3))
         A = interface_operator(points, node_dof_map(mesh, len(points)), nodes, pos, w, kind, spec.name)
-        out.append(_ResolvedInterface(spec.name, nodes, pos, kind, w, A))
+        out.append(ResolvedInterface(spec.name, nodes, pos, kind, w, A))
     names = [f.name for f in out]
     if len(set(names)) != len(names):
         raise ModelError(f"interfaces: duplicate names {names}.")
@@ -236,7 +236,7 @@ def _resolve_interfaces(mesh, interfaces, default_kind: str) -> list[_ResolvedIn
 
 
 @dataclass(frozen=True, eq=False)
-class _Layout:
+class CondensedLayout:
     """DOF layout of the condensed model x: u = T x; frame motions q = B x (6 rows per interface).
 
     x = [DOFs of the nodes that are not in a rigid interface (node order, 3 or 6 each as in the
@@ -258,7 +258,7 @@ def node_dof_map(mesh, n_nodes: int):
     return dm if dm is not None else DofMap(np.full(n_nodes, 3, dtype=np.int64))
 
 
-def _layout(points: NDArray[np.float64], ifs: list[_ResolvedInterface], dof_map=None) -> _Layout:
+def condensed_layout(points: NDArray[np.float64], ifs: list[ResolvedInterface], dof_map=None) -> CondensedLayout:
     n = len(points)
     per = np.full(n, 3, dtype=np.int64) if dof_map is None else dof_map.per_node
     offset = np.concatenate([[0], np.cumsum(per)])
@@ -312,10 +312,10 @@ def _layout(points: NDArray[np.float64], ifs: list[_ResolvedInterface], dof_map=
         (np.zeros(0), (np.zeros(0, int), np.zeros(0, int))),
         shape=(6 * len(ifs), nx),
     )
-    return _Layout(T=T, B=B, node_col=node_col, frame_col=frame_col, nx=nx)
+    return CondensedLayout(T=T, B=B, node_col=node_col, frame_col=frame_col, nx=nx)
 
 
-def _far_apart_nodes(points: NDArray[np.float64], nodes: NDArray[np.int64]) -> NDArray[np.int64]:
+def far_apart_nodes(points: NDArray[np.float64], nodes: NDArray[np.int64]) -> NDArray[np.int64]:
     """Three nodes of a set spanning a large triangle (for grounding springs)."""
     x = points[nodes]
     a = int(np.argmin(x @ np.array([1.0, 1.3, 1.7])))
@@ -326,14 +326,14 @@ def _far_apart_nodes(points: NDArray[np.float64], nodes: NDArray[np.int64]) -> N
     return nodes[np.unique([a, b, c])]
 
 
-def _grounding(lay: _Layout, ifs: list[_ResolvedInterface], points, Kx) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+def _grounding(lay: CondensedLayout, ifs: list[ResolvedInterface], points, Kx) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
     """Grounded x-DOFs and spring rates that make Kx + diag(springs) positive definite."""
     dofs = []
     for i, f in enumerate(ifs):
         if f.kind == "rigid":
             dofs.append(lay.frame_col[i] + np.arange(6))
         else:
-            nodes = _far_apart_nodes(points, f.nodes)
+            nodes = far_apart_nodes(points, f.nodes)
             dofs.append((lay.node_col[nodes][:, None] + np.arange(3)).ravel())
     d = np.unique(np.concatenate(dofs)) if dofs else np.zeros(0, np.int64)
     diag = Kx.diagonal()
@@ -342,7 +342,7 @@ def _grounding(lay: _Layout, ifs: list[_ResolvedInterface], points, Kx) -> tuple
     return d, k
 
 
-class _ConstrainedSolver:
+class ConstrainedSolver:
     """Solve [K B^T; B 0] [x; lam] = [f; g] with K = Ks - U U^T, Ks SPD (factorized once).
 
     U holds grounding springs (columns sqrt(k_i) e_{d_i}); B (nb, n) constraint rows. With
@@ -423,25 +423,25 @@ class _ConstrainedSolver:
         return x, lam * self.bscale
 
 
-def _condensed(K, M, mesh, interfaces, default_kind):
+def condensed_model(K, M, mesh, interfaces, default_kind):
     points = np.asarray(mesh.points, dtype=float)
     dmap = node_dof_map(mesh, len(points))
-    K, M = _check_km(K, M, dmap.n_dofs)
-    ifs = _resolve_interfaces(mesh, interfaces, default_kind)
-    lay = _layout(points, ifs, dmap)
+    K, M = check_km(K, M, dmap.n_dofs)
+    ifs = resolve_interfaces(mesh, interfaces, default_kind)
+    lay = condensed_layout(points, ifs, dmap)
     T = lay.T
     Kx = sp.csr_matrix(T.T @ K @ T)
     Mx = sp.csr_matrix(T.T @ M @ T)
     return points, K, M, ifs, lay, Kx, Mx
 
 
-def _static_solver(points, ifs, lay, Kx, B, backend):
+def static_solver(points, ifs, lay, Kx, B, backend):
     gd, gk = _grounding(lay, ifs, points, Kx)
     Ks = Kx + sp.csr_matrix((gk, (gd, gd)), shape=Kx.shape)
-    return _ConstrainedSolver(Ks, B, gd, gk, backend=backend, what="grounded condensed stiffness")
+    return ConstrainedSolver(Ks, B, gd, gk, backend=backend, what="grounded condensed stiffness")
 
 
-def _reference_index(ifs, reference) -> int | None:
+def reference_index(ifs, reference) -> int | None:
     if reference is None:
         return None
     if reference == "first":
@@ -454,11 +454,11 @@ def _reference_index(ifs, reference) -> int | None:
     raise ModelError(f"craig_bampton: `reference` = {reference!r} is not one of the interfaces {[f.name for f in ifs]}.")
 
 
-def _frame_rows(nb_total: int, idx: list[int]) -> NDArray[np.int64]:
+def frame_rows(nb_total: int, idx: list[int]) -> NDArray[np.int64]:
     return np.concatenate([6 * i + np.arange(6) for i in idx]) if idx else np.zeros(0, np.int64)
 
 
-def _static_mode_nodes(mesh, static_modes) -> NDArray[np.int64]:
+def resolve_static_mode_nodes(mesh, static_modes) -> NDArray[np.int64]:
     if static_modes is None:
         return np.zeros(0, np.int64)
     if isinstance(static_modes, str) or np.ndim(static_modes) == 1 and not isinstance(static_modes, (list, tuple)):
@@ -513,14 +513,14 @@ def frame_static_response(
     """
     points = np.asarray(mesh.points, dtype=float)
     K = sp.csr_matrix(K, dtype=float)
-    ifs = _resolve_interfaces(mesh, interfaces, interface_kind)
-    lay = _layout(points, ifs, node_dof_map(mesh, len(points)))
-    iref = _reference_index(ifs, reference)
+    ifs = resolve_interfaces(mesh, interfaces, interface_kind)
+    lay = condensed_layout(points, ifs, node_dof_map(mesh, len(points)))
+    iref = reference_index(ifs, reference)
     if iref is None:
         raise ModelError("frame_static_response: a reference interface is needed to hold the body.")
     Kx = sp.csr_matrix(lay.T.T @ K @ lay.T)
     Bref = lay.B[6 * iref : 6 * iref + 6]
-    solver = _static_solver(points, ifs, lay, Kx, Bref, backend)
+    solver = static_solver(points, ifs, lay, Kx, Bref, backend)
     f = np.zeros(lay.nx)
     if node_loads is not None:
         f += lay.T.T @ np.asarray(node_loads, dtype=float)

@@ -48,7 +48,7 @@ ZERO_GAP_DECADES = 3.0
 # ============================================================================================
 
 
-def _skew(v: NDArray[np.float64]) -> NDArray[np.float64]:
+def cross_matrices(v: NDArray[np.float64]) -> NDArray[np.float64]:
     """Batched cross-product matrices: (..., 3) -> (..., 3, 3) with skew(a) @ b = a x b."""
     v = np.asarray(v, dtype=float)
     out = np.zeros(v.shape[:-1] + (3, 3))
@@ -79,7 +79,7 @@ def rigid_body_modes(points: ArrayLike, origin: ArrayLike | None = None) -> NDAr
     n = x.shape[0]
     out = np.zeros((n, 3, 6))
     out[:, :, :3] = np.eye(3)
-    out[:, :, 3:] = -_skew(r)  # e_k x r = -skew(r) e_k
+    out[:, :, 3:] = -cross_matrices(r)  # e_k x r = -skew(r) e_k
     return out.reshape(3 * n, 6)
 
 
@@ -194,7 +194,7 @@ class ModalBasis:
 # ============================================================================================
 
 
-def _check_km(K, M, n_dofs: int | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+def check_km(K, M, n_dofs: int | None = None) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """K and M as CSR, square, of ``n_dofs`` rows (when given), with a positive mass diagonal."""
     K = sp.csr_matrix(K, dtype=float)
     M = sp.csr_matrix(M, dtype=float)
@@ -220,7 +220,7 @@ def _trace_ratio(K, M) -> float:
     return float(K.diagonal().sum() / M.diagonal().sum())
 
 
-def _m_orthonormalize(V: NDArray[np.float64], M, *, drop_tol: float = 1e-10) -> NDArray[np.float64]:
+def m_orthonormalize(V: NDArray[np.float64], M, *, drop_tol: float = 1e-10) -> NDArray[np.float64]:
     """M-orthonormal basis of span(V) (columns), dropping numerically dependent directions."""
     if V.shape[1] == 0:
         return V
@@ -241,7 +241,7 @@ def _deterministic_start(n: int) -> NDArray[np.float64]:
     return np.random.default_rng(20240917).standard_normal(n)
 
 
-def _eigsh_shift_invert(op_solve, M, n: int, k: int, sigma: float, what: str):
+def eigsh_shift_invert(op_solve, M, n: int, k: int, sigma: float, what: str):
     """k eigenpairs of K x = lam M x nearest ``sigma``, with ``op_solve(b) = (K - sigma M)^{-1} b``."""
     if k >= n - 1:
         raise ModelError(f"{what}: asked for {k} modes but the model has only {n} DOFs; ask for fewer.")
@@ -264,7 +264,7 @@ def _eigsh_shift_invert(op_solve, M, n: int, k: int, sigma: float, what: str):
 
 def _rayleigh_ritz(V: NDArray[np.float64], K, M) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Re-diagonalize a basis: returns (omega2 ascending, V Q) with (VQ)^T M (VQ) = I, K diagonal."""
-    W = _m_orthonormalize(V, M)
+    W = m_orthonormalize(V, M)
     Kr = W.T @ (K @ W)
     vals, Q = np.linalg.eigh(0.5 * (Kr + Kr.T))
     return vals, W @ Q
@@ -329,9 +329,9 @@ def free_free_modes(
         If fewer than six zero modes are found (K is constrained) or the zero modes do not contain
         the rigid-body motions of ``points``.
     """
-    dof_map = _rotational(dof_map)
+    dof_map = rotational_dof_map(dof_map)
     n_expected = dof_map.n_dofs if dof_map is not None else None if points is None else 3 * len(np.asarray(points))
-    K, M = _check_km(K, M, n_expected)
+    K, M = check_km(K, M, n_expected)
     n = K.shape[0]
     if n_modes < 0:
         raise ModelError(f"free_free_modes: `n_modes` = {n_modes} must be >= 0.")
@@ -354,7 +354,7 @@ def free_free_modes(
             factor = factorize_spd(K - sigma * M, backend=backend, what="K - sigma*M")
             factor_sigma = sigma
         k = min(n - 2, max(n_modes, 1) + n_zero_guess + CLUSTER_EXTRA)  # extra: a cluster cut at n_modes
-        vals, vecs = _eigsh_shift_invert(factor.solve, M, n, k, sigma, "free_free_modes")
+        vals, vecs = eigsh_shift_invert(factor.solve, M, n, k, sigma, "free_free_modes")
         by_size = np.argsort(np.abs(vals), kind="stable")
         vals, vecs = vals[by_size], vecs[:, by_size]
         n_zero = _count_zero_modes(vals)
@@ -388,9 +388,9 @@ def free_free_modes(
                 f"(relative residual {rel.max():.2e}); check that K and M belong to `points`."
             )
         # keep the exact rigid motions first (M-orthonormalized), then the extra zero modes
-        Rm = _m_orthonormalize(R, M)
+        Rm = m_orthonormalize(R, M)
         extra = Z - Rm @ (Rm.T @ (M @ Z))
-        extra = _m_orthonormalize(extra, M, drop_tol=1e-8)[:, : n_zero - 6]
+        extra = m_orthonormalize(extra, M, drop_tol=1e-8)[:, : n_zero - 6]
         zero_basis = np.hstack([Rm, extra])
     else:
         zero_basis = Z
@@ -405,7 +405,7 @@ def free_free_modes(
     E = E - zero_basis @ (zero_basis.T @ (M @ E))
     omega2, E = _rayleigh_ritz(E, K, M)
     E, omega2 = aligned(E, omega2, _same, M)  # degenerate clusters rotated to the axes
-    _fix_signs(E)
+    fix_signs(E)
     logger.info(
         "free_free_modes: %d elastic modes, %.4g..%.4g Hz (sigma = %.3g, %s)", E.shape[1],
         *(np.sqrt(max(omega2[0], 0)) / 2 / np.pi, np.sqrt(max(omega2[-1], 0)) / 2 / np.pi) if len(omega2) else (0, 0),
@@ -423,7 +423,7 @@ def free_free_modes(
     )
 
 
-def _rotational(dof_map):
+def rotational_dof_map(dof_map):
     """``dof_map`` if it gives some node rotations, else None (the 3-DOFs-per-node layout)."""
     return dof_map if dof_map is not None and dof_map.has_rotations else None
 
@@ -459,7 +459,7 @@ def _estimate_first_eigenvalue(K, M, points: NDArray[np.float64], R: NDArray[np.
             T[dof_map.rotations(rot), c] = 0.5 * np.cross(grad, np.eye(3)[i]) / scale
     MR = M @ R
     T = T - R @ np.linalg.solve(R.T @ MR, MR.T @ T)
-    W = _m_orthonormalize(T, M, drop_tol=1e-8)
+    W = m_orthonormalize(T, M, drop_tol=1e-8)
     vals = np.linalg.eigvalsh(W.T @ (K @ W))
     pos = vals[vals > 1e-14 * vals.max()]  # rigid motions are projected out: only round-off is below
     return float(pos[0]) if pos.size else _trace_ratio(K, M)
@@ -480,7 +480,7 @@ def _count_zero_modes(vals: NDArray[np.float64]) -> int:
     return i + 1 if jumps[i] >= ZERO_GAP_DECADES else 0
 
 
-def _fix_signs(E: NDArray[np.float64]) -> None:
+def fix_signs(E: NDArray[np.float64]) -> None:
     """Deterministic sign: the largest-magnitude entry of each column is positive (in place).  Entries
     within 1e-6 of the largest tie (a symmetric mesh has mirror pairs of equal magnitude and opposite
     sign, told apart only by round-off) and the first of them decides."""
@@ -511,8 +511,8 @@ def clamped_modes(K, M, fixed_nodes: ArrayLike, n_modes: int, *, backend: str = 
     ModalBasis
         ``kind="clamped"``; shapes are zero at the clamped DOFs.
     """
-    dof_map = _rotational(dof_map)
-    K, M = _check_km(K, M, None if dof_map is None else dof_map.n_dofs)
+    dof_map = rotational_dof_map(dof_map)
+    K, M = check_km(K, M, None if dof_map is None else dof_map.n_dofs)
     n = K.shape[0]
     fixed = np.unique(np.asarray(fixed_nodes, dtype=np.int64).reshape(-1))
     if fixed.size == 0:
@@ -528,11 +528,11 @@ def clamped_modes(K, M, fixed_nodes: ArrayLike, n_modes: int, *, backend: str = 
         return out
 
     k = min(n_modes + CLUSTER_EXTRA, free.size - 2)  # extra: a cluster cut at n_modes
-    vals, vecs = _eigsh_shift_invert(factor.solve, Mf, free.size, max(k, n_modes), 0.0, "clamped_modes")
+    vals, vecs = eigsh_shift_invert(factor.solve, Mf, free.size, max(k, n_modes), 0.0, "clamped_modes")
     vals, vecs = truncated(vals, vecs, n_modes, nodal, M, "clamped_modes")
     omega2, vecs = _rayleigh_ritz(vecs, Kf, Mf)
     vecs, omega2 = aligned(vecs, omega2, nodal, M)  # degenerate clusters rotated to the axes
-    _fix_signs(vecs)
+    fix_signs(vecs)
     shapes = nodal(vecs)
     return ModalBasis(
         kind="clamped", shapes=shapes, omega2=omega2, rigid_modes=np.zeros((n, 0)),

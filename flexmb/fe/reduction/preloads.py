@@ -19,15 +19,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from flexmb.errors import ModelError
 from flexmb.fe.reduction.interfaces import (
-    _ConstrainedSolver,
-    _far_apart_nodes,
-    _layout,
-    _ResolvedInterface,
-    _static_solver,
+    ConstrainedSolver,
+    far_apart_nodes,
+    condensed_layout,
+    ResolvedInterface,
+    static_solver,
     interface_operator,
     node_dof_map,
 )
-from flexmb.fe.reduction.modes import ModalBasis, _check_km, _skew
+from flexmb.fe.reduction.modes import ModalBasis, check_km, cross_matrices
 from flexmb.fe.spd_solve import factorize_spd
 
 __all__ = [
@@ -95,7 +95,7 @@ def inertial_load_vectors(M, points: ArrayLike, dof_map=None) -> NDArray[np.floa
         for c, (a, bb) in enumerate([(0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2)]):
             A[c] = np.outer(e[a], e[a]) - np.eye(3) if a == bb else np.outer(e[a], e[bb]) + np.outer(e[bb], e[a])
         for c in range(3):
-            A[6 + c] = _skew(e[c])  # e_c x x = skew(e_c) x
+            A[6 + c] = cross_matrices(e[c])  # e_c x x = skew(e_c) x
             b[9 + c] = e[c]
         acc = dof_map.linear_fields(points, A, b)  # (n_dofs, 12)
         return -np.asarray(M @ acc).T
@@ -139,18 +139,18 @@ def static_preload_displacements(
     """
     points = np.asarray(mesh.points, dtype=float)
     dmap = node_dof_map(mesh, len(points))
-    K, M = _check_km(K, M, dmap.n_dofs)
+    K, M = check_km(K, M, dmap.n_dofs)
     F = np.atleast_2d(np.asarray(loads, dtype=float))
     if basis.reference is not None:
         ifs = [
-            _ResolvedInterface(f.name, f.nodes, f.position, f.kind, f.weights,
+            ResolvedInterface(f.name, f.nodes, f.position, f.kind, f.weights,
                                interface_operator(points, dmap, f.nodes, f.position, f.weights, f.kind, f.name))
             for f in basis.interfaces
         ]
         iref = [f.name for f in ifs].index(basis.reference)
-        lay = _layout(points, ifs, dmap)  # same couplings as the basis (rigid sets stiffen their nodes)
+        lay = condensed_layout(points, ifs, dmap)  # same couplings as the basis (rigid sets stiffen their nodes)
         Kx = sp.csr_matrix(lay.T.T @ K @ lay.T)
-        solver = _static_solver(points, ifs, lay, Kx, lay.B[6 * iref : 6 * iref + 6], backend)
+        solver = static_solver(points, ifs, lay, Kx, lay.B[6 * iref : 6 * iref + 6], backend)
         X, _ = solver.solve(np.asarray(lay.T.T @ F.T))
         return np.asarray(lay.T @ X).T
     if basis.kind == "clamped":
@@ -164,12 +164,12 @@ def static_preload_displacements(
     R = dmap.rigid_body_modes(points)
     MR = np.asarray(M @ R)
     Fe = F - (MR @ np.linalg.solve(R.T @ MR, R.T @ F.T)).T  # inertia relief: self-equilibrated
-    nodes = _far_apart_nodes(points, np.arange(len(points)))
+    nodes = far_apart_nodes(points, np.arange(len(points)))
     gd = dmap.translations(nodes).ravel()
     diag = K.diagonal()
     gk = diag[gd]
     Ks = K + sp.csr_matrix((gk, (gd, gd)), shape=K.shape)
-    solver = _ConstrainedSolver(Ks, MR.T, gd, gk, backend=backend, what="grounded K (inertia relief)")
+    solver = ConstrainedSolver(Ks, MR.T, gd, gk, backend=backend, what="grounded K (inertia relief)")
     X, _ = solver.solve(Fe.T)
     return X.T
 

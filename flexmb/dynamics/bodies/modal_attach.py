@@ -19,6 +19,7 @@ import numpy as np
 
 from flexmb import rotations as _rot
 from flexmb.dynamics.bodies.modal_laws import cross3 as _x
+from flexmb.dynamics.bodies.rigid_kernels import lever_map
 # the compiled rotation helpers and their series tables, shared with the rigid kernels
 from flexmb.dynamics.kernels import S_BETA, S_GAMMA, X_SERIES, _horner, _jit, exp_tangent
 from flexmb.numba_cache import refresh as _refresh_cache
@@ -179,18 +180,10 @@ def _velocity_map(r, RPt, RGam, B):
     """``B (6, c)``, ``c >= N``: zero, then the velocity map ``nu = B w`` of an attachment in the first
     ``N`` columns, ``[[I, -skew(r), R Pt], [0, I, R Gamma]]``."""
     nm = RPt.shape[1]
+    lever_map(r, B)  # the frame's columns: a rigid body's attachment map
     for a in range(6):
-        for e in range(B.shape[1]):
+        for e in range(6, B.shape[1]):
             B[a, e] = 0.0
-    for a in range(3):
-        B[a, a] = 1.0
-        B[3 + a, 3 + a] = 1.0
-    B[0, 4] = r[2]
-    B[0, 5] = -r[1]
-    B[1, 3] = -r[2]
-    B[1, 5] = r[0]
-    B[2, 3] = r[1]
-    B[2, 4] = -r[0]
     for k in range(nm):
         for a in range(3):
             B[a, 6 + k] = RPt[a, k]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.dynamics.bodies.modal_laws import cross3 as _cross, elastic_nonlinear, mass_world
-from flexmb.dynamics.bodies.rigid_kernels import rigid_kinematics
+from flexmb.dynamics.bodies.rigid_kernels import frame_couplings, rigid_kinematics
 from flexmb.dynamics.kernels import _jit, tangent_inv_and_d
 from flexmb.numba_cache import refresh as _refresh_cache
 
@@ -191,14 +191,7 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
             u = Ug[b, i]
             Rm = R[b, i]
             # ---- couplings of the time element
-            for d in range(3):
-                sx = D[i, 0] * x1[b, d]
-                st = 0.0
-                for j in range(p):
-                    sx += D[i, j + 1] * Ug[b, j, BX + d]
-                    st += D[i, j + 1] * Ug[b, j, BTH + d]
-                r[b, i, BX + d] = sx - h * u[BW + d]
-                r[b, i, BTH + d] = st
+            frame_couplings(D, h, x1, Ug, b, i, BX, BTH, BW, r)
             for k in range(nm):
                 sq = D[i, 0] * q1[b, k]
                 for j in range(p):

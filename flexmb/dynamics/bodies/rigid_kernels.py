@@ -98,6 +98,22 @@ def rigid_jacobian_indices(body_start, p: int, slots: int = 18, sl=(0, 3, 6, 12)
 
 
 @_jit
+def frame_couplings(D, h, x1, Ug, b, i, bx, bth, bw, r):
+    """The time element's couplings of a body frame at Gauss point ``i`` (rigid and modal bodies alike):
+    ``r_x = D_i0 x1 + sum_j D_ij x_j - h w_i`` and ``r_theta = sum_j D_ij theta_j`` (slots ``bx``,
+    ``bth``, ``bw`` of ``Ug (n,p,.)`` and ``r``; ``D (p, p+1)``, ``h`` [s], ``x1 (n,3)`` start positions)."""
+    p = Ug.shape[1]
+    for d in range(3):
+        sx = D[i, 0] * x1[b, d]
+        st = 0.0
+        for j in range(p):
+            sx += D[i, j + 1] * Ug[b, j, bx + d]
+            st += D[i, j + 1] * Ug[b, j, bth + d]
+        r[b, i, bx + d] = sx - h * Ug[b, i, bw + d]
+        r[b, i, bth + d] = st
+
+
+@_jit
 def rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, sl, r, vals, jac):
     """Rows ``r (n,p,18)`` of a rigid group and, if ``jac``, the Jacobian values
     ``vals (n, p, 12 p + 66)`` in the order of :func:`rigid_jacobian_indices` (see
@@ -121,14 +137,7 @@ def rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, sl, r, vals, jac):
         for i in range(p):
             u = Ug[b, i]
             # ---- kinematics of x, momentum balance: D couplings
-            for d in range(3):
-                sx = D[i, 0] * x1[b, d]
-                st = 0.0
-                for j in range(p):
-                    sx += D[i, j + 1] * Ug[b, j, bx + d]
-                    st += D[i, j + 1] * Ug[b, j, bth + d]
-                r[b, i, bx + d] = sx - h * u[bw + d]
-                r[b, i, bth + d] = st
+            frame_couplings(D, h, x1, Ug, b, i, bx, bth, bw, r)
             for d in range(6):
                 sp = D[i, 0] * pi1[b, d]
                 for j in range(p):

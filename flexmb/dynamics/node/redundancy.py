@@ -106,12 +106,7 @@ def column_magnitudes(cm, st, frames=None) -> NDArray:
         Bh[:, :3] /= L
         used = np.arange(B.shape[-1])[None, :] < width[:, None]  # (the padding and the ground: no column)
         np.maximum.at(mag, vcols[used], Bh.max(axis=1)[used])
-    rigid = np.zeros(cm.nv, bool)
-    rigid[(cm.vel_off[:, None] + np.arange(6)).reshape(-1)] = True
-    # body of each column: the last body offset at or before it
-    order = np.argsort(cm.vel_off)
-    body = order[np.searchsorted(cm.vel_off[order], np.arange(cm.nv), side="right") - 1] if cm.nb else np.zeros(0, int)
-    modal = ~rigid
+    rigid, body, modal = _column_classes(cm)
     if modal.any():
         top = np.zeros(cm.nb)
         np.maximum.at(top, body[modal], mag[modal])
@@ -127,31 +122,64 @@ def _frames(cm, st, sel=None):
     return node_frames(cm, st, sel) if hasattr(st, "extra") else NodeFrames(cm, st, sel)
 
 
+def _column_classes(cm):
+    """``(rigid, body, modal)``: the velocity columns that are a body's first six (rigid motion), the body of
+    each column, the others (modal); ``(nv,)`` each, kept in ``cm.cache.loops``."""
+    loops = loop_structure(cm)
+    if loops.columns is None:
+        rigid = np.zeros(cm.nv, bool)
+        rigid[(cm.vel_off[:, None] + np.arange(6)).reshape(-1)] = True
+        # body of each column: the last body offset at or before it
+        order = np.argsort(cm.vel_off)
+        body = order[np.searchsorted(cm.vel_off[order], np.arange(cm.nv), side="right") - 1] if cm.nb \
+            else np.zeros(0, int)
+        loops.columns = (rigid, body, ~rigid)
+    return loops.columns
+
+
+def _row_structure(cm, fr, js, sel):
+    """The fixed part of :func:`_loop_rows` for the joints ``js`` under the selection ``sel``: the rows'
+    joints and components ``jj, cc``, their labels and row scales (``1/L`` on translations), and per side
+    the rows and positions in ``B``'s columns of the entries used ``(rows, used (n_rows, cw))``; kept in
+    ``cm.cache.loops`` by the selection's key and ``js``."""
+    loops = loop_structure(cm)
+    key = (sel.key, np.asarray(js, dtype=np.int64).tobytes())
+    hit = loops.rows.get(key)
+    if hit is None:
+        mask = np.concatenate([sel.constrained, sel.universal[:, None]], axis=1)
+        on = np.zeros(cm.nj, bool)
+        on[np.asarray(js, dtype=int)] = True
+        mask &= on[:, None]
+        jj, cc = np.nonzero(mask)
+        labels = [(int(j), int(c) if c < 6 else "cross") for j, c in zip(jj, cc)]
+        rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in labels])
+        sides = []
+        for width, cw in ((fr.wb, fr.Bb.shape[-1]), (fr.wa, fr.Ba.shape[-1])):
+            used = np.arange(cw)[None, :] < width[jj, None]
+            sides.append((np.broadcast_to(np.arange(jj.size)[:, None], used.shape)[used], used))
+        hit = loops.rows[key] = (jj, cc, labels, rs, sides)
+    return hit
+
+
 def _loop_rows(cm, fr, js, sel=None):
     """The rows of the velocity constraint matrix ``G`` of the joints ``js`` at a node with frames ``fr``,
-    dense on every velocity column: ``((G (n_rows, nv), touched (nv,) bool), labels)``; the rows, their
-    labels and order, and the touched columns as
+    dense on every velocity column: ``((G (n_rows, nv), touched (nv,) bool), labels, row scales)``; the
+    rows, their labels and order, and the touched columns as
     :func:`~flexmb.dynamics.node.constraints.velocity_constraint_matrix` gives them (its sparse matrix's
     stored entries), from the same rate blocks (:func:`~flexmb.dynamics.node.projection.rate_blocks`) and
     velocity maps: without the sparse assembly, which cost 0.7 of the 1.2 ms of an 18-row loop matrix (X3)."""
     sel = sel if sel is not None else Selection.full(cm)
-    mask = np.concatenate([sel.constrained, sel.universal[:, None]], axis=1)
-    on = np.zeros(cm.nj, bool)
-    on[np.asarray(js, dtype=int)] = True
-    mask &= on[:, None]
-    jj, cc = np.nonzero(mask)
+    jj, cc, labels, rs, sides = _row_structure(cm, fr, js, sel)
     G = np.zeros((jj.size, cm.nv))
     touched = np.zeros(cm.nv, bool)
     if jj.size:
         Cb, Ca = rate_blocks(fr)
-        for B, vcols, width, C in ((fr.Bb, fr.cb, fr.wb, Cb), (fr.Ba, fr.ca, fr.wa, Ca)):
+        for (r, used), B, vcols, C in zip(sides, (fr.Bb, fr.Ba), (fr.cb, fr.ca), (Cb, Ca)):
             blk = (C @ B)[jj, cc]  # (n_rows, cw): the products of velocity_constraint_matrix
-            used = np.broadcast_to(np.arange(B.shape[-1])[None, :] < width[jj, None], (jj.size, B.shape[-1]))
-            r = np.broadcast_to(np.arange(jj.size)[:, None], used.shape)[used]
             c = vcols[jj][used]
             np.add.at(G, (r, c), blk[used])
             touched[c] = True
-    return (G, touched), [(int(j), int(c) if c < 6 else "cross") for j, c in zip(jj, cc)]
+    return (G, touched), list(labels), rs
 
 
 def scaled_loop_matrix(cm, st, js, sel=None):
@@ -162,10 +190,9 @@ def scaled_loop_matrix(cm, st, js, sel=None):
     ``cols`` the velocity columns touched and ``colscale (nv,)`` the column scaling ``Dc``.  ``sel``: the
     kept equations (:class:`~flexmb.dynamics.node.selection.Selection`; None: the model's full set)."""
     fr = _frames(cm, st, sel)
-    G, labels = _loop_rows(cm, fr, js, sel)
+    G, labels, rs = _loop_rows(cm, fr, js, sel)
     cols = np.flatnonzero(G[1])
     Gs = G[0][:, cols]
-    rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in labels])
     colscale = 1.0 / column_magnitudes(cm, st, fr)
     Gs *= rs[:, None]
     Gs *= colscale[cols][None, :]
@@ -420,7 +447,8 @@ def loop_structure(cm):
         js = loop_joints(cm) if cm.nj else np.zeros(0, int)
         n_rows = int(np.count_nonzero(cm.jnt_constrained[js]) + np.count_nonzero(cm.jnt_universal[js]))
         every = int(np.ceil(n_rows * 6 * (cm.nb + 1) / MONITOR_SIZE)) if js.size else 1
-        hit = cm.cache.loops = SimpleNamespace(js=js, every=max(every, 1))
+        # (rows, columns: the loop matrix's fixed structure, :func:`_row_structure`, :func:`_column_classes`)
+        hit = cm.cache.loops = SimpleNamespace(js=js, every=max(every, 1), rows={}, columns=None)
     return hit
 
 

@@ -139,9 +139,10 @@ def _column_classes(cm):
 
 def _row_structure(cm, fr, js, sel):
     """The fixed part of :func:`_loop_rows` for the joints ``js`` under the selection ``sel``: the rows'
-    joints and components ``jj, cc``, their labels and row scales (``1/L`` on translations), and per side
-    the rows and positions in ``B``'s columns of the entries used ``(rows, used (n_rows, cw))``; kept in
-    ``cm.cache.loops`` by the selection's key and ``js``."""
+    joints and components ``jj, cc``, their labels and row scales (``1/L`` on translations), the velocity
+    columns the rows touch (increasing), and per side the entries used ``(rows, used (n_rows, cw), their
+    positions among those columns)``; kept in ``cm.cache.loops`` by the selection's key and ``js`` (the
+    attachments' velocity columns are fixed per model)."""
     loops = loop_structure(cm)
     key = (sel.key, np.asarray(js, dtype=np.int64).tobytes())
     hit = loops.rows.get(key)
@@ -154,32 +155,31 @@ def _row_structure(cm, fr, js, sel):
         labels = [(int(j), int(c) if c < 6 else "cross") for j, c in zip(jj, cc)]
         rs = np.array([1.0 / cm.length_scale if isinstance(c, int) and c < 3 else 1.0 for _, c in labels])
         sides = []
-        for width, cw in ((fr.wb, fr.Bb.shape[-1]), (fr.wa, fr.Ba.shape[-1])):
-            used = np.arange(cw)[None, :] < width[jj, None]
-            sides.append((np.broadcast_to(np.arange(jj.size)[:, None], used.shape)[used], used))
-        hit = loops.rows[key] = (jj, cc, labels, rs, sides)
+        for width, B, vcols in ((fr.wb, fr.Bb, fr.cb), (fr.wa, fr.Ba, fr.ca)):
+            used = np.arange(B.shape[-1])[None, :] < width[jj, None]
+            sides.append((np.broadcast_to(np.arange(jj.size)[:, None], used.shape)[used], used, vcols[jj][used]))
+        cols = np.unique(np.concatenate([c for _, _, c in sides]))
+        sides = [(r, used, np.searchsorted(cols, c)) for r, used, c in sides]
+        hit = loops.rows[key] = (jj, cc, labels, rs, cols, sides)
     return hit
 
 
 def _loop_rows(cm, fr, js, sel=None):
-    """The rows of the velocity constraint matrix ``G`` of the joints ``js`` at a node with frames ``fr``,
-    dense on every velocity column: ``((G (n_rows, nv), touched (nv,) bool), labels, row scales)``; the
-    rows, their labels and order, and the touched columns as
+    """The rows of the velocity constraint matrix ``G`` of the joints ``js`` at a node with frames ``fr``
+    on the velocity columns they touch: ``(G (n_rows, n_cols), cols (n_cols,), labels, row scales)``; the
+    rows, their labels and order, and the columns as
     :func:`~flexmb.dynamics.node.constraints.velocity_constraint_matrix` gives them (its sparse matrix's
     stored entries), from the same rate blocks (:func:`~flexmb.dynamics.node.projection.rate_blocks`) and
     velocity maps: without the sparse assembly, which cost 0.7 of the 1.2 ms of an 18-row loop matrix (X3)."""
     sel = sel if sel is not None else Selection.full(cm)
-    jj, cc, labels, rs, sides = _row_structure(cm, fr, js, sel)
-    G = np.zeros((jj.size, cm.nv))
-    touched = np.zeros(cm.nv, bool)
+    jj, cc, labels, rs, cols, sides = _row_structure(cm, fr, js, sel)
+    G = np.zeros((jj.size, cols.size))
     if jj.size:
         Cb, Ca = rate_blocks(fr)
-        for (r, used), B, vcols, C in zip(sides, (fr.Bb, fr.Ba), (fr.cb, fr.ca), (Cb, Ca)):
+        for (r, used, pos), B, C in zip(sides, (fr.Bb, fr.Ba), (Cb, Ca)):
             blk = (C @ B)[jj, cc]  # (n_rows, cw): the products of velocity_constraint_matrix
-            c = vcols[jj][used]
-            np.add.at(G, (r, c), blk[used])
-            touched[c] = True
-    return (G, touched), list(labels), rs
+            np.add.at(G, (r, pos), blk[used])
+    return G, cols, list(labels), rs
 
 
 def scaled_loop_matrix(cm, st, js, sel=None):
@@ -190,9 +190,7 @@ def scaled_loop_matrix(cm, st, js, sel=None):
     ``cols`` the velocity columns touched and ``colscale (nv,)`` the column scaling ``Dc``.  ``sel``: the
     kept equations (:class:`~flexmb.dynamics.node.selection.Selection`; None: the model's full set)."""
     fr = _frames(cm, st, sel)
-    G, labels, rs = _loop_rows(cm, fr, js, sel)
-    cols = np.flatnonzero(G[1])
-    Gs = G[0][:, cols]
+    Gs, cols, labels, rs = _loop_rows(cm, fr, js, sel)
     colscale = 1.0 / column_magnitudes(cm, st, fr)
     Gs *= rs[:, None]
     Gs *= colscale[cols][None, :]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -143,31 +144,42 @@ def factorize_spd(A: sp.spmatrix | sp.sparray, *, backend: str = "auto", what: s
     return SPDFactor(solve=lu.solve, backend="splu", n=n, factor_nnz=int(lu.L.nnz + lu.U.nnz))
 
 
+#: the last scan of the loaded OpenBLAS libraries: (number of imported modules then, their handles)
+_SCAN: list = [-1, []]
+
+
 def _openblas_handles() -> list[tuple[Callable, Callable]]:
-    """(get, set) thread-count functions of the OpenBLAS libraries loaded in this process."""
+    """(get, set) thread-count functions of the OpenBLAS libraries loaded in this process, from
+    ``/proc/self/maps``.  Kept while no module has been imported since (an OpenBLAS comes with the
+    extension module that links it, numpy's and scipy's at their import): reading the maps costs 2.2 ms,
+    and ``simulate`` asks twice per run (X3's run to its first maximum takes ~45 ms)."""
+    n_modules = len(sys.modules)
+    if _SCAN[0] == n_modules:
+        return _SCAN[1]
     try:
         with open("/proc/self/maps") as fh:
             files = (line.split()[-1] for line in fh if line.strip())
             paths = {f for f in files if "openblas" in f.lower() and ".so" in f}
     except OSError:  # not Linux: nothing to do
         return []
-    out = []
-    for path in sorted(paths):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix in ("scipy_", ""):
-            for suffix in ("64_", ""):
-                get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
-                set_ = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
-                if get is not None and set_ is not None:
-                    out.append((get, set_))
-                    break
-            else:
-                continue
-            break
+    out = [fn for fn in map(_thread_functions, sorted(paths)) if fn is not None]
+    _SCAN[:] = [n_modules, out]
     return out
+
+
+def _thread_functions(path: str) -> tuple[Callable, Callable] | None:
+    """(get, set) thread-count functions of the OpenBLAS library at ``path``, or None."""
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError:
+        return None
+    for prefix in ("scipy_", ""):
+        for suffix in ("64_", ""):
+            get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+            set_ = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+            if get is not None and set_ is not None:
+                return get, set_
+    return None
 
 
 @contextmanager

@@ -14,7 +14,9 @@ forces); they differ in who places the values:
   (:mod:`flexmb.dynamics.solve.fused_newton`) for the sizes where that pays.
 
 The first evaluation of a pattern always records its indices through the general evaluator; every
-later one writes values only (``Triplets(pattern=...)``).
+later one writes values only (``Triplets(pattern=...)``).  With the fused evaluator that evaluation and
+the first factorization happen before the first element's Newton, which the compiled loop then runs too
+(:meth:`~flexmb.dynamics.solve.fused.FusedEvaluator.newton`).
 """
 from __future__ import annotations
 

@@ -29,7 +29,9 @@ from flexmb.dynamics.elements.forces import load_values
 from flexmb.dynamics.elements.joints import SLOTS, consistent_transport, constraint_targets, law_data, transport_matrices
 from flexmb.dynamics.layout import JOINT_SLOTS
 from flexmb.dynamics.solve.fused_element import element, gauss_origins, whole_element
-from flexmb.dynamics.solve.fused_newton import compiled_newton
+# (_backend: the compiled loop's own test of the run's backend, asked before its first element)
+from flexmb.dynamics.solve.fused_newton import _backend, compiled_newton
+from flexmb.errors import SingularMatrixError
 
 log = logging.getLogger(__name__)
 _I3 = np.eye(3)
@@ -271,6 +273,33 @@ class FusedEvaluator:
                              self.sb, self.nj, self.p)
 
     def newton(self, system, st, h: float, U0, scale, factor, options):
-        """The compiled Newton loop (:mod:`.fused_newton`) where it applies and answers, else None."""
+        """The compiled Newton loop (:mod:`.fused_newton`) where it applies and answers, else None.  The
+        first element of a pattern runs it too (:meth:`_prime`)."""
+        if system.pattern is None:
+            self._prime(system, st, h, U0, factor, options)
         return compiled_newton(self, system, st, h, U0, scale, factor, options)
+
+    @staticmethod
+    def _prime(system, st, h: float, U0, factor, options) -> None:
+        """What the compiled loop needs before its first element, where it applies (a refactorizing
+        backend, no reuse across iterations): the Jacobian pattern (one evaluation at the predictor, which
+        records it) and the backend's column order and pivots (the first factorization, of that Jacobian:
+        the general loop's first factorization, the same SuperLU call on the same matrix).  The compiled
+        loop then starts from the same predictor; before, the general loop took the whole first element
+        (X3, p = 2: 11 of a 44 ms run).  A matrix that SuperLU finds singular is left to the general loop
+        (its rank-deficient branch) as before."""
+        n = system.lay.size
+        reuse = options.reuse
+        if reuse == "auto":
+            reuse = "element" if n >= options.reuse_min_unknowns else "none"
+        if reuse != "none" or _backend(factor, n) is None:
+            return
+        with np.errstate(all="ignore"):
+            F, J = system.evaluate(U0, st, h)
+        if not np.all(np.isfinite(F)) or not np.all(np.isfinite(J.data)):
+            return  # (the pattern is built; the general loop meets the non-finite values itself)
+        try:
+            factor(J)
+        except SingularMatrixError:
+            return
 

@@ -46,7 +46,10 @@ self-stresses (:func:`flexmb.dynamics.node.projection.deflated_solve`).
 Cost: the singular-node test reads the full loop set's SVD at the end node
 (:func:`flexmb.dynamics.node.redundancy.node_svd`), which the redundancy monitor reuses at that node: no
 extra SVD for models with dropped equations, one per element for loop models without; the kept rows'
-SVD only near a singular node.  Loop sets that the monitor examines every ``k``-th node only (above
+SVD only near a singular node.  The loop matrix is written densely from the node's joint frames, which the
+node projection then reuses (X3's 18 x 23 loop set: 0.16 ms for the matrix, 0.08 ms for its SVD, 0.3 ms
+per node for the whole check; 1.3 ms before, through the sparse constraint matrix); the check runs at
+every node, with no threshold of its own.  Loop sets that the monitor examines every ``k``-th node only (above
 :data:`flexmb.dynamics.node.redundancy.MONITOR_SIZE` entries) are not checked.  The bordered solves run with
 their own SuperLU (the run's refactorization keeps its pattern and pivots: runs without a singular node
 are unchanged, bit for bit).

@@ -1,0 +1,109 @@
+"""The scaled loop matrix of the per-node singular-configuration check (issue 17 D, X3 in Exudyn's time).
+
+:func:`flexmb.dynamics.node.redundancy.scaled_loop_matrix` is built densely from the node's joint frames
+(kept on the node and shared with the node projection) instead of through the sparse velocity constraint
+matrix; it must be the same matrix, bit for bit, on rigid and modal columns and under a selection that
+drops equations, and the singular-node check that reads it must still fire near a change point of a
+parallelogram (where the kept loop equations lose a rank: the smallest scaled singular value falls
+like the distance to the change point) and stay silent away from it.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from flexmb.dynamics.node import redundancy as rd
+from flexmb.dynamics.node.constraints import velocity_constraint_matrix
+from flexmb.dynamics.node.selection import Selection
+from flexmb.dynamics.system import compile_model, initial_state
+from flexmb.dynamics.variants.singular_node import SINGULAR_NODE_TOL, self_stresses
+from flexmb.validation.cases import case_x3
+
+from test_singular_passage import parallelogram_row
+
+
+def sparse_reference(cm, st, js, sel=None):
+    """The scaled loop matrix as it was built before: the sparse velocity constraint matrix restricted to its
+    stored columns, the column magnitudes from the attachments' velocity maps (``node_velocity_map``)."""
+    G, labels = velocity_constraint_matrix(cm, st, sel, joints=js)
+    cols = np.unique(G.indices)
+    L = cm.length_scale
+    mag = np.zeros(cm.nv)
+    for att in (cm.att_a, cm.att_b):
+        for _, vcols, B in att.node_velocity_map(cm, st):
+            Bh = np.abs(B)
+            Bh[:, :3] /= L
+            np.maximum.at(mag, np.asarray(vcols).reshape(-1), Bh.max(axis=1).reshape(-1))
+    rs = np.array([1.0 / L if isinstance(c, int) and c < 3 else 1.0 for _, c in labels])
+    return G[:, cols].toarray() * rs[:, None], labels, cols, mag
+
+
+def floored(cm, mag):
+    """The column magnitudes ``mag`` with the floors of :func:`~flexmb.dynamics.node.redundancy.column_magnitudes`:
+    modal columns at least MODAL_FLOOR of their body's largest modal one, unseen columns 1."""
+    mag = mag.copy()
+    for b in range(cm.nb):
+        nvb = cm.groups[cm.group_of[b]].nv
+        modal = cm.vel_off[b] + np.arange(6, nvb)
+        if modal.size:
+            mag[modal] = np.maximum(mag[modal], rd.MODAL_FLOOR * mag[modal].max())
+    mag[mag == 0] = 1.0
+    return mag
+
+
+def moved(st, rng, cm):
+    """The node ``st`` with its bodies turned and shifted at random (and the modal coordinates of a flexible
+    body set at random): a configuration with every entry of the rate blocks in use."""
+    from flexmb import rotations as rot
+
+    out = st.copy()
+    out.x = st.x + 0.1 * cm.length_scale * rng.standard_normal(st.x.shape)
+    out.R = rot.exp(rng.standard_normal((cm.nb, 3))) @ st.R
+    out.extra = {k: v + 1e-3 * rng.standard_normal(v.shape) for k, v in st.extra.items()}
+    return out
+
+
+@pytest.mark.parametrize("case", ["x3", "parallelogram"])
+def test_scaled_loop_matrix_equals_the_sparse_build(case):
+    model = (case_x3.slider_crank(case_x3.OMEGA_X3, 0.0, "none", case_x3.rod_data()) if case == "x3"
+             else parallelogram_row(30.0, 2))
+    cm = compile_model(model)
+    st0, _ = initial_state(cm)
+    js = rd.loop_joints(cm)
+    full = Selection.full(cm)
+    dropped = full.dropping(rd.detect_redundant(cm, st0)[0] or [rd.constrained_labels(cm)[-1]])
+    rng = np.random.default_rng(17)
+    for st in [st0] + [moved(st0, rng, cm) for _ in range(3)]:
+        for sel in (None, dropped):
+            Gs, labels, cols, colscale = rd.scaled_loop_matrix(cm, st, js, sel)
+            G_ref, labels_ref, cols_ref, mag_ref = sparse_reference(cm, st, js, sel)
+            assert labels == labels_ref
+            assert np.array_equal(cols, cols_ref)
+            assert np.array_equal(colscale, 1.0 / floored(cm, mag_ref))
+            assert np.array_equal(Gs, G_ref * colscale[cols][None, :])  # bit for bit
+
+
+@pytest.mark.parametrize("theta_deg, singular", [(1e-3, True), (-5e-3, True), (0.1, False), (90.0, False)])
+def test_singular_node_check_fires_near_the_change_point(theta_deg, singular):
+    """Two parallelograms side by side at ``theta_deg`` from their change point: the kept loop equations'
+    smallest scaled singular value over the largest is 0.050 theta [rad] (measured from 1e-5 to 5 deg: one
+    rank per parallelogram lost linearly), 8.7e-7 at 1e-3 deg, below SINGULAR_NODE_TOL = 1e-5, so the check returns the two
+    self-stresses there; at 0.1 deg (8.7e-5) and 90 deg it returns None."""
+    cm = compile_model(parallelogram_row(theta_deg, 2))
+    st, _ = initial_state(cm)
+    generic, _ = initial_state(compile_model(parallelogram_row(40.0, 2)))
+    sel = Selection.full(cm).dropping(rd.detect_redundant(compile_model(parallelogram_row(40.0, 2)), generic)[0])
+    found = self_stresses(cm, st, sel)
+    if not singular:
+        assert found is None
+        return
+    assert found is not None
+    labels, n, ratio = found
+    assert ratio < SINGULAR_NODE_TOL
+    assert 0.045 < ratio / np.radians(abs(theta_deg)) < 0.055  # one rank lost, linearly in theta
+    assert n.shape[1] == 2  # one self-stress per parallelogram: both pass their change point at once
+    Gs, labels_kept, _, _ = rd.scaled_loop_matrix(cm, st, rd.loop_joints(cm), sel)
+    assert labels == labels_kept
+    # the self-stresses: orthonormal, and the kept rows combined by them have no lever (n^T Gs ~ ratio |Gs|)
+    assert np.allclose(n.T @ n, np.eye(n.shape[1]), atol=1e-12)
+    assert np.linalg.norm(n.T @ Gs) <= 10 * ratio * np.linalg.norm(Gs, 2)

@@ -133,9 +133,11 @@ def test_resume_from_a_checkpoint_resumed_into_itself(tmp_path, case):
     t_end = CASES[case][1]["t_end"]
     full = run(case)
     ck = tmp_path / "run.ckpt"
-    run(case, checkpoint=ck, on_step=stop_at(0.3 * t_end))
+    # writes at the stops only: a timed write (every 60 s by default) inside a leg slowed by numba
+    # compilations on a loaded machine added a chunk the count below did not expect
+    run(case, checkpoint=ck, checkpoint_every=1e9, on_step=stop_at(0.3 * t_end))
     n_first = len(list(ck.glob("chunk-*.npz")))
-    fm.resume(ck, on_step=stop_at(0.6 * t_end), show_progress=False)
+    fm.resume(ck, checkpoint_every=1e9, on_step=stop_at(0.6 * t_end), show_progress=False)
     assert len(list(ck.glob("chunk-*.npz"))) == n_first + 1
     assert_identical(full, fm.resume(ck, show_progress=False))
     assert_identical(full, fm.load_checkpoint(ck))

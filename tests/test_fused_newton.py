@@ -88,10 +88,10 @@ def test_other_outcomes_go_to_the_general_loop():
 
 
 def test_no_compiled_loop_where_it_does_not_apply():
-    """Reuse across iterations ("element"), the dense LU (<= 64 unknowns) and other backends keep the
-    general loop."""
+    """A factorization carried over between elements (reuse="steps"), the dense LU (<= 64 unknowns) and
+    other backends keep the general loop."""
     model = _chain(3)
-    for kw in (dict(options=fm.SimulationOptions(newton=NewtonOptions(reuse="element"))),
+    for kw in (dict(options=fm.SimulationOptions(newton=NewtonOptions(reuse="steps"))),
                dict(options=fm.SimulationOptions(linear_solver="superlu-cached"))):
         _, seen = _run(model, 0.05, 0.01, 1, **kw)
         assert seen["compiled"] == 0 and seen["general"] >= 5, kw

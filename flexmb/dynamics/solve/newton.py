@@ -195,6 +195,12 @@ class NewtonOptions:
             if not (np.isfinite(v) and v > 0):
                 raise ValueError(f"NewtonOptions({name}={v!r}) must be a positive number")
 
+    def reuse_mode(self, n: int) -> str:
+        """The reuse mode for a system of ``n`` unknowns: ``reuse`` with ``"auto"`` resolved."""
+        if self.reuse == "auto":
+            return "element" if n >= self.reuse_min_unknowns else "none"
+        return self.reuse
+
 
 @dataclass
 class NewtonResult:
@@ -279,9 +285,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         iteration calls ``evaluate``.
     """
     n = U0.size
-    reuse = options.reuse
-    if reuse == "auto":
-        reuse = "element" if n >= options.reuse_min_unknowns else "none"
+    reuse = options.reuse_mode(n)
     # full Newton near the root (reuse_near): the converging iteration reuses the last factorization
     late = reuse == "none" and residual is not None and options.reuse_near > 0
     near = False

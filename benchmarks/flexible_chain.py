@@ -20,6 +20,12 @@ Exudyn per step at K = 16 and 64.
 
     python benchmarks/flexible_chain.py                  # K = 1 2 4 8 16 32 64
     python benchmarks/flexible_chain.py --K 1 4 16 --json results/flexible_chain.json
+    python benchmarks/flexible_chain.py --baseline       # also the former Newton path, in the same run
+
+``--baseline``: each K is also run the way Newton ran before the compiled loop covered the reuse within
+the element (2026-11-29, main 0463444): ``reuse="auto"`` resolving to ``"element"`` from 2000 unknowns
+(``reuse_min_unknowns=2000``: K >= 16; full Newton, compiled, below) and those elements solved by the
+Python loop of ``newton_solve`` (``Stages.newton``); ``now / baseline`` is the ratio of the two costs.
 """
 from __future__ import annotations
 
@@ -71,13 +77,44 @@ def flexmb_chain(data, K: int) -> fm.Model:
     return fm.Model(bodies, joints, [fm.Gravity((0.0, -9.81, 0.0))])
 
 
-def flexmb_cost(data, K: int) -> dict:
+def _python_loop(system, st, h, U0, scale, factor, options):
+    """``Stages.newton`` that solves the elements with reuse within the element by ``newton_solve``'s
+    Python loop (the others as a run does: ``ElementSystem.newton``)."""
+    from flexmb.dynamics.solve.newton import newton_solve
+
+    if options.reuse_mode(U0.size) != "element":
+        return system.newton(st, h, U0, scale, factor, options)
+    system.newton_calls["general"] += 1
+    return newton_solve(lambda U: system.evaluate(U, st, h), U0, scale, factor, options,
+                        residual=lambda U: system.residual(U, st, h))
+
+
+def _simulate(model, t_end: float, baseline: bool):
+    if not baseline:
+        return fm.simulate(model, t_end, H, p=P, show_progress=False)
+    from flexmb.dynamics.simulate import Run
+    from flexmb.dynamics.solve.newton import NewtonOptions
+    from flexmb.dynamics.step.advance import Stages
+
+    opts = fm.SimulationOptions(newton=NewtonOptions(reuse_min_unknowns=2000))
+    run = Run.start(model, t_end, H, P, 0.0, opts, stages=Stages(newton=_python_loop))
+    return run.go(show_progress=False)
+
+
+def flexmb_cost(data, K: int, baseline: bool = False, repeat: int = 1) -> dict:
+    """Cost per element of the 0.25 s run (the fastest of ``repeat`` runs) after the warm-up."""
     model = flexmb_chain(data, K)
-    fm.simulate(model, 3 * H, H, p=P, show_progress=False)
-    gc.collect()
-    sol = fm.simulate(model, T_END, H, p=P, show_progress=False)
+    _simulate(model, 3 * H, baseline)
+    best = None
+    for _ in range(repeat):
+        gc.collect()
+        sol = _simulate(model, T_END, baseline)
+        if best is None or sol.meta["wall_time"] < best.meta["wall_time"]:
+            best = sol
+    sol = best
     ne = len(sol.stats["iterations"])
     return dict(ms=1e3 * sol.meta["wall_time"] / ne, iterations=float(np.mean(sol.stats["iterations"])),
+                factorizations=float(np.mean(sol.stats["factorizations"])),
                 y_tip=float(sol.body(f"bar{K}").interface("xmax").position[-1, 1]))
 
 
@@ -106,20 +143,28 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--K", type=int, nargs="+", default=list(KS))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--baseline", action="store_true", help="also run the former Newton path (module docstring)")
+    ap.add_argument("--repeat", type=int, default=1, help="flexmb: the fastest of this many runs (default 1)")
     args = ap.parse_args(argv)
     data = bar8_data()
     out = dict(date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="minutes"), load=os.getloadavg(),
                flexmb=fm.__version__, h=H, p=P, t_end=T_END, rows=[])
     print(f"chain of K flexible bars ({data.n_modes} modes each), h = {H:g} s, {T_END} s; ms per element / step")
-    print(f"{'K':>4} {'flexmb ms':>10} {'its':>5} {'Exudyn ms':>10} {'its':>5} {'ratio':>7}")
+    print(f"{'K':>4} {'flexmb ms':>10} {'its':>5} {'Exudyn ms':>10} {'its':>5} {'ratio':>7}"
+          + (f" {'baseline ms':>11} {'its':>5} {'now / baseline':>15}" if args.baseline else ""))
     for K in args.K:
-        f = flexmb_cost(data, K)
+        f = flexmb_cost(data, K, repeat=args.repeat)
         e = exudyn_cost(data, K) if exu is not None else None
         row = dict(K=K, flexmb=f, exudyn=e, ratio=None if e is None else f["ms"] / e["ms"])
+        if args.baseline:
+            row["baseline"] = flexmb_cost(data, K, baseline=True, repeat=args.repeat)
         out["rows"].append(row)
+        py = row.get("baseline")
         print(f"{K:>4} {f['ms']:>10.2f} {f['iterations']:>5.2f} "
               + ("" if e is None else f"{e['ms']:>10.3f} {e['iterations']:>5.2f} {row['ratio']:>6.2f}x"
-                 + ("" if e["completed"] else " (Exudyn did not complete)")), flush=True)
+                 + ("" if e["completed"] else " (Exudyn did not complete)"))
+              + ("" if py is None else f" {py['ms']:>11.2f} {py['iterations']:>5.2f} {f['ms'] / py['ms']:>14.2f}x"),
+              flush=True)
     if len(out["rows"]) >= 2:
         Ks = [r["K"] for r in out["rows"]]
         out["exponent_flexmb"] = float(np.polyfit(np.log(Ks), np.log([r["flexmb"]["ms"] for r in out["rows"]]), 1)[0])

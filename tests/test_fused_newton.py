@@ -79,8 +79,9 @@ def test_other_outcomes_go_to_the_general_loop():
     """A status other than plain convergence returns None and the general loop takes the element from
     the same predictor.  With tol = 1e-15 (below the round-off floor of a few elements) the increments
     stall: the compiled loop declines (status STALLED) and the general loop accepts those elements on the
-    backward error (``meta["singular_elements"]``, its rank-deficient branch)."""
-    opts = fm.SimulationOptions(newton=NewtonOptions(tol=1e-15))
+    backward error (``meta["singular_elements"]``, its rank-deficient branch).  Full Newton (the stall
+    test applies to fresh increments)."""
+    opts = fm.SimulationOptions(newton=NewtonOptions(tol=1e-15, reuse="none"))
     sol, seen = _run(_chain(3), 0.3, 0.01, 2, options=opts)
     assert seen["general"] >= 2 and seen["compiled"] >= 20  # the first element and at least one declined
     assert sol.meta["singular_elements"] >= 1
@@ -88,10 +89,10 @@ def test_other_outcomes_go_to_the_general_loop():
 
 
 def test_no_compiled_loop_where_it_does_not_apply():
-    """Reuse across iterations ("element"), the dense LU (<= 64 unknowns) and other backends keep the
-    general loop."""
+    """A factorization carried over between elements (reuse="steps"), the dense LU (<= 64 unknowns) and
+    other backends keep the general loop."""
     model = _chain(3)
-    for kw in (dict(options=fm.SimulationOptions(newton=NewtonOptions(reuse="element"))),
+    for kw in (dict(options=fm.SimulationOptions(newton=NewtonOptions(reuse="steps"))),
                dict(options=fm.SimulationOptions(linear_solver="superlu-cached"))):
         _, seen = _run(model, 0.05, 0.01, 1, **kw)
         assert seen["compiled"] == 0 and seen["general"] >= 5, kw

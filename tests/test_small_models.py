@@ -76,9 +76,11 @@ def chain(n=4):
 def test_simulation_with_late_reuse_equals_full_newton_to_roundoff(make, h, p):
     # the |dU| <= tol test alone (predicted_stop=False): with the predicted stop full Newton may accept
     # the increment before the one the late reuse replaces (tests/test_newton_stop.py)
+    # (reuse="none": the late reuse is full Newton's; "auto" reuses within the element from 200 unknowns)
     full = fm.simulate(make(), 0.5, h, p=p, options=fm.SimulationOptions(
-        newton=NewtonOptions(reuse_near=0.0, predicted_stop=False)))
-    late = fm.simulate(make(), 0.5, h, p=p, options=fm.SimulationOptions(newton=NewtonOptions(predicted_stop=False)))
+        newton=NewtonOptions(reuse="none", reuse_near=0.0, predicted_stop=False)))
+    late = fm.simulate(make(), 0.5, h, p=p, options=fm.SimulationOptions(
+        newton=NewtonOptions(reuse="none", predicted_stop=False)))
     # the last iteration of every element reuses the factorization of the one before
     assert np.sum(late.stats["factorizations"]) < np.sum(full.stats["factorizations"]) - 0.5 * late.stats["h"].size
     np.testing.assert_array_equal(late.stats["iterations"], full.stats["iterations"])

@@ -12,7 +12,10 @@ iteration in one numba call, with the very kernels the general loop calls, in th
     -> numeric refactorization (``refactor_lu._numeric``) -> solve (``refactor_lu._solve``)
     -> scaled increment and contraction (``newton._scaled_increment``, ``newton._contraction``)
     -> the stopping test of ``newton_solve`` for ``reuse="none"`` with ``reuse_near`` (full Newton,
-       its last factorization reused near the root), the same expressions in the same order,
+       its last factorization reused near the root) and for ``reuse="element"`` (simplified Newton:
+       the factorization reused across the element's iterations while it contracts by ``reuse_rate``,
+       residual-only evaluations, a fresh Jacobian at the same iterate when it stops contracting), the
+       same expressions in the same order,
 
 so that it returns the general loop's iterate for the same evaluations, with the same iteration,
 evaluation and factorization counts.  Only plain outcomes are returned: ``"converged"`` and
@@ -25,8 +28,9 @@ untouched.  Nothing the general loop reads is modified by an abandoned attempt. 
 values (functions of time only) are evaluated once per element.
 
 Where it applies (:func:`compiled_newton`): a built pattern, ``NewtonOptions.reuse`` resolving to
-``"none"`` (below ``reuse_min_unknowns``, 2000 unknowns by default; ``reuse_near`` as given), and the
-run's backend a ``Refactor`` that has analysed this pattern (a ``SmallFirst`` wrapper above its dense
+``"none"`` (below ``reuse_min_unknowns``, 200 unknowns by default; ``reuse_near`` as given) or to
+``"element"`` (``"auto"`` from ``reuse_min_unknowns`` on; ``"steps"``, which carries the factorization
+over to the next element, keeps the general loop), and the run's backend a ``Refactor`` that has analysed this pattern (a ``SmallFirst`` wrapper above its dense
 threshold is looked through).  The first element of a pattern, dense-LU sizes (<= 64 unknowns) and
 other backends keep the general loop.  Counters: ``ElementSystem.n_eval`` counts the kernel's
 evaluations; its ``t_eval`` takes the whole call (factorizations included).
@@ -62,7 +66,8 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
 
     ``U0 (n,)`` predictor, ``scale (n,)``; ``fopt = (tol, divergence_rate, roundoff_factor,
     reuse_near, predicted_factor, reuse_rate, stall_rate)``, ``iopt = (max_iter,
-    min_iter_divergence, predicted_stop, late)``; the other arguments are those of
+    min_iter_divergence, predicted_stop, late, element)`` (``late``: full Newton's reuse near the
+    root, ``reuse="none"``; ``element``: ``reuse="element"``, newton_solve's ``reuse != "none"``); the other arguments are those of
     :func:`~flexmb.dynamics.solve.fused_element.element` (model and element start; ``nb``, ``nbm`` rigid
     and modal bodies, ``slm`` the modal bodies' unknowns per point, ``off`` the joints' first unknown),
     the pattern's (``nvr``, ``nvm`` the values per body and point of the rigid and the modal group's
@@ -74,6 +79,7 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
     tol, divergence_rate, roundoff_factor = fopt[0], fopt[1], fopt[2]
     reuse_near, predicted_factor, reuse_rate, stall_rate = fopt[3], fopt[4], fopt[5], fopt[6]
     max_iter, min_iter_divergence, predicted_stop, late = iopt[0], iopt[1], iopt[2] != 0, iopt[3] != 0
+    element = iopt[4] != 0
     n = U0.size
     for i in range(n):
         U[i] = U0[i]
@@ -112,7 +118,7 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
                 res[om:off].reshape((nbm, p, slm)), res[off:].reshape((nj, p, jsl)), res, jac,
                 buf[:v1].reshape((nb, p, nvr)), buf[v1:v2].reshape((nbm, p, nvm)), buf)
     for k in range(1, max_iter + 1):
-        reusing = have_solve and near
+        reusing = have_solve and (element or near)
         jac = not reusing
         res = np.zeros(n)
         evaluate(res, jac)
@@ -201,10 +207,12 @@ class FusedNewton:
 
     def _options(self, options):
         if self._opts[0] is not options:
+            element = options.reuse_mode(self.n) == "element"
             fopt = np.array([options.tol, options.divergence_rate, options.roundoff_factor, options.reuse_near,
                              options.predicted_factor, options.reuse_rate, options.stall_rate])
+            # newton_solve's ``late`` (the residual-only evaluation is always at hand here)
             iopt = np.array([options.max_iter, options.min_iter_divergence, int(options.predicted_stop),
-                             int(options.reuse_near > 0)], dtype=np.int64)
+                             int(not element and options.reuse_near > 0), int(element)], dtype=np.int64)
             self._opts = (options, fopt, iopt)
         return self._opts[1], self._opts[2]
 
@@ -253,11 +261,8 @@ def compiled_newton(fe, system, st, h: float, U0, scale, factor, options):
     if pat is None:
         return None
     n = system.lay.size
-    reuse = options.reuse
-    if reuse == "auto":
-        reuse = "element" if n >= options.reuse_min_unknowns else "none"
-    if reuse != "none":
-        return None
+    if options.reuse_mode(n) not in ("none", "element"):
+        return None  # "steps": the factorization carried over between elements lives in newton_solve
     b = _backend(factor, n)
     if b is None or b._s is None:
         return None

@@ -6,9 +6,8 @@ and the contraction rate ``|dU_k| / |dU_{k-1}|`` is monitored to stop early on d
 Jacobian reuse (``NewtonOptions.reuse``)
 ----------------------------------------
 ``"none"``: full Newton, a fresh factorization at every iteration.
-``"auto"`` (default): ``"element"`` for systems of at least ``reuse_min_unknowns`` (2000)
-internal unknowns, ``"none"`` below, where evaluation dominates and the extra iterations of the
-simplified Newton cost more than the factorizations they save.
+``"auto"`` (default): ``"element"`` for systems of at least ``reuse_min_unknowns`` (200)
+internal unknowns, ``"none"`` below (the pendulum, dense-LU sizes), where the two cost the same.
 Near the root, full Newton reuses too (``reuse_near``, default 1e-4; 0 disables it): once a fresh
 increment is at most ``reuse_near`` (scaled), the next iteration, normally the converging one,
 evaluates the residual only (when the caller passes ``residual``) and solves with the last
@@ -81,12 +80,20 @@ row has two nearby roots, the next element's reactions along it are undetermined
 end or start there are solved by :mod:`flexmb.dynamics.variants.singular_node` with bordered systems that call
 this function with their own residual and factorization.
 
-The default is set by measurement (``benchmarks/chain.py --compare``: chain of N bars, one run
-on the 2-core development machine, wall time of the time loop relative to full Newton with the
-same cached-ordering SuperLU): ``"element"`` 1.20 (N = 10, 480 unknowns), 0.83 (N = 100, 4800),
-0.74 (N = 1000, 48000); crossover near N = 40 (1920 unknowns: 1.01).  ``"steps"`` is no better
-(1.16, 0.94, 0.69: the carried matrix is older than the predictor's and costs more iterations).
-Positions agree with full Newton to 1e-14 of the link length.  See ``benchmarks/README.md``.
+The default is set by measurement.  First (``benchmarks/chain.py --compare``: chain of N bars, one
+run on the 2-core development machine, wall time of the time loop relative to full Newton with the
+same cached-ordering SuperLU, the Python loop, before ``predicted_stop`` and ``reuse_near``):
+``"element"`` 1.20 (N = 10, 480 unknowns), 0.83 (N = 100, 4800), 0.74 (N = 1000, 48000); crossover
+near N = 40 (1920 unknowns: 1.01), hence 2000.  ``"steps"`` is no better (1.16, 0.94, 0.69: the
+carried matrix is older than the predictor's and costs more iterations).  Positions agree with full
+Newton to 1e-14 of the link length.  Since the compiled loop (:mod:`flexmb.dynamics.solve.fused_newton`)
+also reuses within the element, and with the stopping test above, ``"element"`` costs no more than
+``"none"`` from 96 unknowns on (2026-11-29, CPU per element, best of 7 interleaved, load 4-5):
+IFToMM pendulum p = 2 (96 unknowns) 0.99, chain N = 5 / 10 / 20 p = 1 0.95 / 0.93 / 0.91 (the same
+3.0 iterations, 1 factorization instead of 2), 15-link chain p = 3 0.82, chains of flexible bars
+(8 modes) K = 1 / 2 / 4 0.99 / 0.98 / 0.83 (4.4-4.6 iterations instead of 3), K = 2 / 4 on the general
+evaluator (a spring on a modal body: the Python loop) 0.98 / 0.88; hence 200.  See
+``benchmarks/README.md``.
 """
 from __future__ import annotations
 
@@ -174,7 +181,7 @@ class NewtonOptions:
     predicted_factor: float = 1.0
     reuse: str = "auto"
     reuse_rate: float = 0.5
-    reuse_min_unknowns: int = 2000
+    reuse_min_unknowns: int = 200
     residual_tol: float = 1e-12
     stall_rate: float = 0.3
     least_squares: bool = True
@@ -194,6 +201,12 @@ class NewtonOptions:
             v = getattr(self, name)
             if not (np.isfinite(v) and v > 0):
                 raise ValueError(f"NewtonOptions({name}={v!r}) must be a positive number")
+
+    def reuse_mode(self, n: int) -> str:
+        """The reuse mode for a system of ``n`` unknowns: ``reuse`` with ``"auto"`` resolved."""
+        if self.reuse == "auto":
+            return "element" if n >= self.reuse_min_unknowns else "none"
+        return self.reuse
 
 
 @dataclass
@@ -279,9 +292,7 @@ def newton_solve(evaluate: Callable, U0: np.ndarray, scale: np.ndarray, factor: 
         iteration calls ``evaluate``.
     """
     n = U0.size
-    reuse = options.reuse
-    if reuse == "auto":
-        reuse = "element" if n >= options.reuse_min_unknowns else "none"
+    reuse = options.reuse_mode(n)
     # full Newton near the root (reuse_near): the converging iteration reuses the last factorization
     late = reuse == "none" and residual is not None and options.reuse_near > 0
     near = False

@@ -30,9 +30,11 @@ values (functions of time only) are evaluated once per element.
 Where it applies (:func:`compiled_newton`): a built pattern, ``NewtonOptions.reuse`` resolving to
 ``"none"`` (below ``reuse_min_unknowns``, 200 unknowns by default; ``reuse_near`` as given) or to
 ``"element"`` (``"auto"`` from ``reuse_min_unknowns`` on; ``"steps"``, which carries the factorization
-over to the next element, keeps the general loop), and the run's backend a ``Refactor`` that has analysed this pattern (a ``SmallFirst`` wrapper above its dense
-threshold is looked through).  The first element of a pattern, dense-LU sizes (<= 64 unknowns) and
-other backends keep the general loop.  Counters: ``ElementSystem.n_eval`` counts the kernel's
+over to the next element, keeps the general loop), and the run's backend a ``Refactor`` that has
+analysed this pattern (a ``SmallFirst`` wrapper above its dense threshold is looked through).  The first
+element of a pattern runs here too: :meth:`~flexmb.dynamics.solve.fused.FusedEvaluator.newton` records
+the pattern and factors the predictor's Jacobian first.  Dense-LU sizes (<= 64 unknowns) and other
+backends keep the general loop.  Counters: ``ElementSystem.n_eval`` counts the kernel's
 evaluations; its ``t_eval`` takes the whole call (factorizations included).
 """
 from __future__ import annotations

@@ -282,17 +282,14 @@ class FusedEvaluator:
     @staticmethod
     def _prime(system, st, h: float, U0, factor, options) -> None:
         """What the compiled loop needs before its first element, where it applies (a refactorizing
-        backend, no reuse across iterations): the Jacobian pattern (one evaluation at the predictor, which
-        records it) and the backend's column order and pivots (the first factorization, of that Jacobian:
+        backend; full Newton or the factorization reused within the element): the Jacobian pattern (one
+        evaluation at the predictor, which records it) and the backend's column order and pivots (the first factorization, of that Jacobian:
         the general loop's first factorization, the same SuperLU call on the same matrix).  The compiled
         loop then starts from the same predictor; before, the general loop took the whole first element
         (X3, p = 2: 11 of a 44 ms run).  A matrix that SuperLU finds singular is left to the general loop
         (its rank-deficient branch) as before."""
         n = system.lay.size
-        reuse = options.reuse
-        if reuse == "auto":
-            reuse = "element" if n >= options.reuse_min_unknowns else "none"
-        if reuse != "none" or _backend(factor, n) is None:
+        if options.reuse_mode(n) not in ("none", "element") or _backend(factor, n) is None:
             return
         with np.errstate(all="ignore"):
             F, J = system.evaluate(U0, st, h)

@@ -132,9 +132,10 @@ class RigidBodies:
         """Velocities ``w = M^-1 p (n, 6)`` for momenta ``p (n, 6)``."""
         return np.einsum("nij,nj->ni", self.inverse_mass_blocks(st), p)
 
-    def _frames_energy(self, st, w: NDArray):
+    def node_frames_energy(self, st, w: NDArray):
         """``(pos, rotm, vel, om, kinetic energy)`` at a node in one compiled call
-        (:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_node_output`)."""
+        (:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_node_output`): :meth:`frame_output` and
+        :meth:`kinetic_energy` together (optional contract method, :mod:`flexmb.dynamics.bodies`)."""
         n = self.n
         pos, rotm, vel, om = np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3))
         ke = kernels.rigid_node_output(st.x, st.R, self.bodies, np.ascontiguousarray(w, dtype=float), self.com,
@@ -142,14 +143,14 @@ class RigidBodies:
         return pos, rotm, vel, om, ke
 
     def kinetic_energy(self, st, w: NDArray) -> float:
-        return float(self._frames_energy(st, w)[4])
+        return float(self.node_frames_energy(st, w)[4])
 
     def gravity_potential(self, st, g: NDArray) -> float:
         return float(kernels.rigid_gravity_potential(st.x, self.bodies, self.mass, g))
 
     def frame_output(self, st, w: NDArray):
         """Body frame origin position, rotation, origin velocity and angular velocity at a node."""
-        return self._frames_energy(st, w)[:4]
+        return self.node_frames_energy(st, w)[:4]
 
     # ================================================================== attachments (contract)
     def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:
@@ -165,7 +166,11 @@ class RigidBodies:
         m = local.size
         x, R, B = np.empty((m, 3)), np.empty((m, 3, 3)), np.empty((m, 6, 6))
         kernels.rigid_node_attach(st.x, st.R, self.bodies, local, data.c, data.A, x, R, B)
-        return x, R, self.vel_cols[local], B
+        cols = getattr(data, "node_cols", None)
+        if cols is None or cols.shape[0] != m:  # the attachments' velocity columns (fixed: once)
+            cols = data.node_cols = self.vel_cols[local]
+            cols.flags.writeable = False  # shared by every node (read-only, as the node frames keep it)
+        return x, R, cols, B
 
     def node_attach_pose(self, st, local, data):
         x, R, _, _ = self.node_attach(st, local, data)

@@ -87,7 +87,8 @@ class RigidBodies:
         self.mass = np.array([b.mass for b in src], dtype=float).reshape(self.n)
         self.J0 = np.array([b.inertia for b in src], dtype=float).reshape(self.n, 3, 3)
         self.com = np.array([b.com for b in src], dtype=float).reshape(self.n, 3)
-        self._J0inv = np.linalg.inv(self.J0) if self.n else self.J0
+        #: ``J0^-1 (n, 3, 3)`` (the inverse mass at a node)
+        self.J0inv = np.linalg.inv(self.J0) if self.n else self.J0
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
         #: first slots of x, theta, pi, w (the compiled kernels read the unknowns through them)
         self._slot_starts = np.array([self.BX, self.BTH, self.BPI, self.BW], dtype=np.int64)
@@ -119,7 +120,7 @@ class RigidBodies:
     def inverse_mass_blocks(self, st) -> NDArray:
         """``diag(I / m, R J0^-1 R^T) (n, 6, 6)`` at a node (compiled)."""
         out = np.empty((self.n, 6, 6))
-        kernels.rigid_inverse_mass(st.R, self.bodies, self._J0inv, self.mass, out)
+        kernels.rigid_inverse_mass(st.R, self.bodies, self.J0inv, self.mass, out)
         return out
 
     def momenta(self, st, w: NDArray) -> NDArray:

@@ -16,6 +16,7 @@ from flexmb.dynamics.elements.joints import consistent_transport, transport_mome
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
 from flexmb.dynamics.node.projection import body_rates
 from flexmb.dynamics.node.reactions import element_record, node_reactions, node_record, with_start_impulse
+from flexmb.dynamics.node import stage as node_stage
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
 from flexmb.results.solution import Solution
@@ -92,12 +93,16 @@ class Recorder:
         if hit is not None and hit[0] == st.t and hit[1] == key:
             return hit[2]
         cm = self.cm
-        nv = project_node(cm, st, sel=self.selection)
-        w = nv.w
+        plan = node_stage.EndNodePlan.of(cm) if cm.nj else None
+        fast = node_stage.node_values(cm, st, self.selection, plan.grp) if plan is not None else None
         extra = {}
         whole = self._whole
-        if whole is not None:  # one body type with node_frames_energy, every body in order: its arrays as they are
-            pos, rotm, vel, om, ke = whole.node_frames_energy(st, w.reshape(cm.nb, whole.nv))
+        if fast is not None:  # the compiled node stage (flexmb.dynamics.node.stage): the same kernels in one call
+            nv, pos, rotm, vel, om, ke = fast
+            ke = 0.0 + ke
+        elif whole is not None:  # one body type with node_frames_energy, every body in order: its arrays as they are
+            nv = project_node(cm, st, sel=self.selection)
+            pos, rotm, vel, om, ke = whole.node_frames_energy(st, nv.w.reshape(cm.nb, whole.nv))
             ke = 0.0 + ke
         else:
             pos = np.zeros((cm.nb, 3))
@@ -105,6 +110,8 @@ class Recorder:
             vel = np.zeros((cm.nb, 3))
             om = np.zeros((cm.nb, 3))
             ke = 0.0
+            nv = project_node(cm, st, sel=self.selection)
+            w = nv.w
             for grp in cm.groups:  # (compiled per body type: rigid_kernels.rigid_node_output for rigid bodies)
                 wg = w[grp.vel_cols]
                 frames_energy = getattr(grp, "node_frames_energy", None)

@@ -316,7 +316,7 @@ def track_node(rec, t: float, element_w: NDArray) -> None:
     # the last two nodes only (np.asarray of the whole lists made every node O(n): 30,000 elements took
     # 265 s instead of ~60 s, benchmarks/impact.py); as floats (the same double arithmetic)
     ke1, pe1 = float(rec.ke[-1]), float(rec.pe[-1])
-    W = float(rec.work[-1].sum()) if rec.work else 0.0
+    W = float(rec.work[-1].sum()) if rec.work and rec.work[-1].size else 0.0
     if rec.energy_span:
         kmax, pmin, pmax, wmax = rec.energy_span
         rec.energy_span = [max(kmax, ke1), min(pmin, pe1), max(pmax, pe1), max(wmax, abs(W))]
@@ -324,7 +324,7 @@ def track_node(rec, t: float, element_w: NDArray) -> None:
         rec.energy_span = [ke1, pe1, pe1, abs(W)]
     if len(rec.ke) < 2:
         return
-    jump = (ke1 + pe1) - (float(rec.ke[-2]) + float(rec.pe[-2])) - float(element_w.sum())
+    jump = (ke1 + pe1) - (float(rec.ke[-2]) + float(rec.pe[-2])) - (float(element_w.sum()) if element_w.size else 0.0)
     kmax, pmin, pmax, wmax = rec.energy_span
     rel = abs(jump) / max(kmax, pmax - pmin, wmax, 1e-300)
     if not rec.worst_jump or rel > rec.worst_jump[0]:

@@ -94,6 +94,8 @@ class RigidBodies:
         self._slot_starts = np.array([self.BX, self.BTH, self.BPI, self.BW], dtype=np.int64)
         self._pos_slots = self.BX + np.arange(3, dtype=np.int64)
         self._mom_slots = self.BPI + np.arange(6, dtype=np.int64)
+        #: the group holds every body of the model, in order (its rows of a node's arrays: the arrays)
+        self._every = self.n == len(model.bodies) and bool(np.array_equal(self.bodies, np.arange(self.n)))
 
     def local_index(self, bodies: NDArray) -> NDArray:
         return np.array([self._pos[int(b)] for b in bodies], dtype=np.int64)
@@ -283,8 +285,11 @@ class RigidBodies:
         the new start, momenta shifted by the gauge reset (compiled:
         :func:`flexmb.dynamics.march.kernels.extrapolate`; ``ext``, ``ext_internal`` not needed)."""
         Pe, Pi = extrapolation_matrices(te)
-        extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, st_prev.x[self.bodies], self.BTH, self._mom_slots,
-                    st_prev.pi[self.vel_cols], st.pi[self.vel_cols])
+        if self._every:  # every body in order: the node's arrays as they are (the same values)
+            x1, pi1, pi2 = st_prev.x, st_prev.pi.reshape(self.n, 6), st.pi.reshape(self.n, 6)
+        else:
+            x1, pi1, pi2 = st_prev.x[self.bodies], st_prev.pi[self.vel_cols], st.pi[self.vel_cols]
+        extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, x1, self.BTH, self._mom_slots, pi1, pi2)
 
     def scales(self, L: float, V: float) -> NDArray:
         """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18)."""

@@ -90,10 +90,13 @@ def rigid_end_node(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, Jv, jpos, s1
     constants) and the momenta after the gauge reset ``new_pi = pi + Lambda(lam)``.  False when a
     rotation is not polished (the caller takes the general path, with its SVD)."""
     n, nj = x.shape[0], s.shape[0]
+    # the bodies' spatial increment (left) and the joints' relative one: run-time flags (a literal True
+    # would compile end_values once more for it, tests/test_compile_specializations.py)
+    left = n >= 0
     th = np.empty((n, 3))
-    _row_end_values(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, True, x, pi, R, th)
+    _row_end_values(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, left, x, pi, R, th)
     phi = np.empty((nj, 3))
-    _row_end_values(end, Jv, jpos, s1, jmom, lam1, jphi, Rr1, False, s, lam, Rr, phi)
+    _row_end_values(end, Jv, jpos, s1, jmom, lam1, jphi, Rr1, not left, s, lam, Rr, phi)
     for j in range(nj):
         for d in range(3):
             acc[j, d] = acc1[j, d] + phi[j, d]

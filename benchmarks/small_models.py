@@ -36,6 +36,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+if __name__ == "__main__":  # run as a script: this checkout's package (an editable install may point at another)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import flexmb as fm  # noqa: E402
 from compare_exudyn import flexmb_chain, flexmb_pendulum  # noqa: E402
@@ -101,6 +103,8 @@ def _targets():
     import flexmb.dynamics.node.projection as PR
     import flexmb.dynamics.march.marching as M
     import flexmb.dynamics.io.recorder as R
+    import flexmb.dynamics.energy_audit as EA
+    import flexmb.dynamics.node.stage as NS
     import flexmb.dynamics.simulate as S
     import flexmb.dynamics.step.advance as ADV
     from flexmb.dynamics.elements import joints as JN
@@ -127,8 +131,12 @@ def _targets():
         ("  factorization (Run.factor)", S.Run, "factor"),
         (" predictor", ADV, "predict_element"),
         (" end values", M, "end_values"),
+        ("  compiled end node (node stage)", M, "end_node"),
         ("  multipliers as momenta (gauge reset)", M, "multiplier_momenta"),
         ("  re-orthonormalization", M, "_orthonormalize"),
+        (" energy audit (ElementAudit.refused)", EA.ElementAudit, "refused"),
+        ("  node values (Recorder.node_values)", R.Recorder, "node_values"),
+        ("   compiled node values (node stage)", NS, "node_values"),
         (" record internal points", S.Run, "_record"),
         (" record node (Recorder.node)", R.Recorder, "node"),
         ("  node-velocity projection", R, "project_node"),

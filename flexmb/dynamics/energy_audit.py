@@ -137,10 +137,37 @@ def _plain_layout(system) -> Layout:
     return lay
 
 
-def element_power(system, st, h: float, U: NDArray) -> NDArray:
-    """Power of every work term (:func:`contributors`) at the element's Gauss points, ``(nc, p)`` [W]."""
+class WorkPlan:
+    """Which work terms (:func:`contributors`) a run's elements have under one constraint selection
+    ``sel`` (:class:`~flexmb.dynamics.node.selection.Selection`; None: the model's full set), worked
+    out once (:meth:`ElementAudit.plan`): the damped free joint components, the damped modal bodies,
+    whether loads or damped spring-dampers need the element's kinematics, the impacts' (zero) terms;
+    ``empty`` when the model has no work term at all (no drive, load, damper, modal damping, impact:
+    :func:`element_power` is then an empty array without looking at the element)."""
+
+    __slots__ = ("sel", "damped", "modal", "springs", "kinematics", "n_impact", "empty")
+
+    def __init__(self, cm, sel=None):
+        self.sel = sel
+        self.damped = _damped_joint_components(cm, sel)
+        self.modal = _damped_modal(cm)
+        S = cm.forces.springs
+        self.springs = bool(S is not None and np.any(S.c))
+        self.kinematics = bool(cm.forces.loads) or self.springs
+        self.n_impact = len(impact_terms(cm)[0])
+        self.empty = not (cm.jnt_drives or cm.forces.loads or self.damped or self.springs or self.modal
+                          or self.n_impact)
+
+
+def element_power(system, st, h: float, U: NDArray, plan: WorkPlan | None = None) -> NDArray:
+    """Power of every work term (:func:`contributors`) at the element's Gauss points, ``(nc, p)`` [W];
+    ``plan``: the run's :class:`WorkPlan` for the element's selection (default: worked out here)."""
     cm, te = system.cm, system.te
     p = te.p
+    if plan is None:
+        plan = WorkPlan(cm, system.lay.selection)
+    if plan.empty:
+        return np.zeros((0, p))
     lay = _plain_layout(system)
     t_g = st.t + h * te.c
     rows = []
@@ -149,7 +176,7 @@ def element_power(system, st, h: float, U: NDArray) -> NDArray:
         for (j, c, _f, df) in cm.jnt_drives:
             rate = np.broadcast_to(np.asarray(df(t_g), dtype=float), (p,))
             rows.append(Jv[j, :, JQ + c] * rate)
-    if cm.forces.loads or (cm.forces.springs is not None and np.any(cm.forces.springs.c)):
+    if plan.kinematics:
         from flexmb.dynamics.elements.forces import load_wrench, spring_kinematics
 
         ek = system.element_kin(U, st, h, lay=lay)
@@ -160,28 +187,28 @@ def element_power(system, st, h: float, U: NDArray) -> NDArray:
     else:
         ek = None
     if cm.nj:
-        for j, c in _damped_joint_components(cm, system.lay.selection):
+        for j, c in plan.damped:
             q = Jv[j, :, JS + c] if c < 3 else Jv[j, :, JPHI + c - 3] + st.acc[j, c - 3]
             cq = -(Jv[j, :, JQ + c] + cm.jnt_k[j, c] * (q - cm.jnt_ref[j, c]))
             rows.append(-cq * cq / cm.jnt_c[j, c])
     S = cm.forces.springs
-    if S is not None and np.any(S.c):
+    if plan.springs:
         sk = spring_kinematics(ek, S)
         damped = np.flatnonzero(S.c != 0)
         rows.extend(-S.c[k] * sk.Ldot[k, :, 0] ** 2 for k in damped)
-    for grp, k in _damped_modal(cm):
+    for grp, k in plan.modal:
         V = lay.group_view(U, grp.bodies, grp.slots)[k]
         nm = grp.nm
         qd = V[:, grp.BW + 6:grp.BW + 6 + nm]
         rows.append(-np.einsum("ij,pi,pj->p", grp.C[k], qd, qd))
-    rows.extend(np.zeros(p) for _ in impact_terms(cm)[0])  # impulsive: no power inside an element
+    rows.extend(np.zeros(p) for _ in range(plan.n_impact))  # impulsive: no power inside an element
     return np.array(rows, dtype=float).reshape(len(rows), p)
 
 
-def element_work(system, st, h: float, U: NDArray) -> NDArray:
+def element_work(system, st, h: float, U: NDArray, plan: WorkPlan | None = None) -> NDArray:
     """Work of every term over the element, ``(nc,)`` [J]: the element's Gauss rule on
-    :func:`element_power` (module docstring)."""
-    P = element_power(system, st, h, U)
+    :func:`element_power` (module docstring; ``plan``: the run's :class:`WorkPlan`)."""
+    P = element_power(system, st, h, U, plan)
     return h * (P @ system.te.b) if P.size else np.zeros(P.shape[0])
 
 
@@ -197,7 +224,7 @@ def element_scale(rec, e_model: float, dK: float, dV: float, W: NDArray, E: floa
     the run has exchanged before it (largest kinetic energy, potential energy range, largest
     cumulative work: ``rec.energy_span``), the element's own exchanges ``|dK|``, ``|dV|`` and work
     ``sum |W|``, and the round-off floor :data:`ROUNDOFF` x the model's ``F L`` or the energy ``|E|``."""
-    return max(_span(rec) if rec.energy_span else 0.0, abs(dK), abs(dV), float(np.abs(W).sum()),
+    return max(_span(rec) if rec.energy_span else 0.0, abs(dK), abs(dV), float(np.abs(W).sum()) if W.size else 0.0,
                ROUNDOFF * max(e_model, abs(E)), 1e-300)
 
 
@@ -208,12 +235,21 @@ class ElementAudit:
 
     def __init__(self, run):
         self.run = run
+        self._plan = None
+
+    def plan(self, system) -> WorkPlan:
+        """The :class:`WorkPlan` of the element system's constraint selection (worked out again when the
+        run adopts another selection: a new Selection object)."""
+        sel = getattr(system.lay, "selection", None)
+        if self._plan is None or self._plan.sel is not sel:
+            self._plan = WorkPlan(system.cm, sel)
+        return self._plan
 
     def refused(self, system, st, h: float, U: NDArray, st_end):
         """None when the element's balance holds (its work is left in ``self.work``), else
         ``(index, message)``: the unknown to name and why the element is refused."""
         rec = self.run.rec
-        W = element_work(system, st, h, U)
+        W = element_work(system, st, h, U, self.plan(system))
         self.work = W
         a, b = rec.node_values(st), rec.node_values(st_end)
         dK, dV = b.ke - a.ke, b.pe - a.pe
@@ -278,17 +314,17 @@ def track_node(rec, t: float, element_w: NDArray) -> None:
     ``rec.worst_jump`` ``[relative jump, t_start, t_end, jump J, contributor]`` of the element that
     ended there."""
     # the last two nodes only (np.asarray of the whole lists made every node O(n): 30,000 elements took
-    # 265 s instead of ~60 s, benchmarks/impact.py)
-    ke, pe = np.asarray(rec.ke[-2:]), np.asarray(rec.pe[-2:])
-    W = float(rec.work[-1].sum()) if rec.work else 0.0
+    # 265 s instead of ~60 s, benchmarks/impact.py); as floats (the same double arithmetic)
+    ke1, pe1 = float(rec.ke[-1]), float(rec.pe[-1])
+    W = float(rec.work[-1].sum()) if rec.work and rec.work[-1].size else 0.0
     if rec.energy_span:
         kmax, pmin, pmax, wmax = rec.energy_span
-        rec.energy_span = [max(kmax, ke[-1]), min(pmin, pe[-1]), max(pmax, pe[-1]), max(wmax, abs(W))]
+        rec.energy_span = [max(kmax, ke1), min(pmin, pe1), max(pmax, pe1), max(wmax, abs(W))]
     else:
-        rec.energy_span = [float(ke[-1]), float(pe[-1]), float(pe[-1]), abs(W)]
-    if len(ke) < 2:
+        rec.energy_span = [ke1, pe1, pe1, abs(W)]
+    if len(rec.ke) < 2:
         return
-    jump = (ke[-1] + pe[-1]) - (ke[-2] + pe[-2]) - float(element_w.sum())
+    jump = (ke1 + pe1) - (float(rec.ke[-2]) + float(rec.pe[-2])) - (float(element_w.sum()) if element_w.size else 0.0)
     kmax, pmin, pmax, wmax = rec.energy_span
     rel = abs(jump) / max(kmax, pmax - pmin, wmax, 1e-300)
     if not rec.worst_jump or rel > rec.worst_jump[0]:

@@ -59,6 +59,8 @@ class ModelCache:
     node_svd: object = None
     #: the drives' values at the last constraint points (:func:`flexmb.dynamics.elements.joints.constraint_targets`)
     drive_targets: object = None
+    #: the compiled node stage's plan, ``(plan or False,)`` (:class:`flexmb.dynamics.node.stage.EndNodePlan`)
+    node_stage: object = None
 
 
 @dataclass(frozen=True, slots=True)

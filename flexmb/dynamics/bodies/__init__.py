@@ -21,7 +21,8 @@ optional ``node_attach``              ``node_attach_pose`` and ``node_velocity_m
 ``gravity_potential``, ``frame_output``         node-level physics
 ``end_values``, ``predict_cold``, ``predict_warm``, ``scales``   time marching
 optional: ``initial_extra()`` (body-type end values in ``ElementStart.extra``, returned as a
-4th item by ``end_values``), ``strain_energy(st)``, ``node_output(st, w)`` (recorded per body)
+4th item by ``end_values``), ``strain_energy(st)``, ``node_output(st, w)`` (recorded per body),
+``node_frames_energy(st, w)`` (``frame_output`` and ``kinetic_energy`` in one call)
 ===================================  ===========================================================
 
 Nothing outside a body module assumes a rigid body's unknowns or its 6 x 6 mass matrix.

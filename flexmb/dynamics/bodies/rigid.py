@@ -87,12 +87,15 @@ class RigidBodies:
         self.mass = np.array([b.mass for b in src], dtype=float).reshape(self.n)
         self.J0 = np.array([b.inertia for b in src], dtype=float).reshape(self.n, 3, 3)
         self.com = np.array([b.com for b in src], dtype=float).reshape(self.n, 3)
-        self._J0inv = np.linalg.inv(self.J0) if self.n else self.J0
+        #: ``J0^-1 (n, 3, 3)`` (the inverse mass at a node)
+        self.J0inv = np.linalg.inv(self.J0) if self.n else self.J0
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
         #: first slots of x, theta, pi, w (the compiled kernels read the unknowns through them)
         self._slot_starts = np.array([self.BX, self.BTH, self.BPI, self.BW], dtype=np.int64)
         self._pos_slots = self.BX + np.arange(3, dtype=np.int64)
         self._mom_slots = self.BPI + np.arange(6, dtype=np.int64)
+        #: the group holds every body of the model, in order (its rows of a node's arrays: the arrays)
+        self._every = self.n == len(model.bodies) and bool(np.array_equal(self.bodies, np.arange(self.n)))
 
     def local_index(self, bodies: NDArray) -> NDArray:
         return np.array([self._pos[int(b)] for b in bodies], dtype=np.int64)
@@ -119,7 +122,7 @@ class RigidBodies:
     def inverse_mass_blocks(self, st) -> NDArray:
         """``diag(I / m, R J0^-1 R^T) (n, 6, 6)`` at a node (compiled)."""
         out = np.empty((self.n, 6, 6))
-        kernels.rigid_inverse_mass(st.R, self.bodies, self._J0inv, self.mass, out)
+        kernels.rigid_inverse_mass(st.R, self.bodies, self.J0inv, self.mass, out)
         return out
 
     def momenta(self, st, w: NDArray) -> NDArray:
@@ -132,9 +135,10 @@ class RigidBodies:
         """Velocities ``w = M^-1 p (n, 6)`` for momenta ``p (n, 6)``."""
         return np.einsum("nij,nj->ni", self.inverse_mass_blocks(st), p)
 
-    def _frames_energy(self, st, w: NDArray):
+    def node_frames_energy(self, st, w: NDArray):
         """``(pos, rotm, vel, om, kinetic energy)`` at a node in one compiled call
-        (:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_node_output`)."""
+        (:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_node_output`): :meth:`frame_output` and
+        :meth:`kinetic_energy` together (optional contract method, :mod:`flexmb.dynamics.bodies`)."""
         n = self.n
         pos, rotm, vel, om = np.empty((n, 3)), np.empty((n, 3, 3)), np.empty((n, 3)), np.empty((n, 3))
         ke = kernels.rigid_node_output(st.x, st.R, self.bodies, np.ascontiguousarray(w, dtype=float), self.com,
@@ -142,14 +146,14 @@ class RigidBodies:
         return pos, rotm, vel, om, ke
 
     def kinetic_energy(self, st, w: NDArray) -> float:
-        return float(self._frames_energy(st, w)[4])
+        return float(self.node_frames_energy(st, w)[4])
 
     def gravity_potential(self, st, g: NDArray) -> float:
         return float(kernels.rigid_gravity_potential(st.x, self.bodies, self.mass, g))
 
     def frame_output(self, st, w: NDArray):
         """Body frame origin position, rotation, origin velocity and angular velocity at a node."""
-        return self._frames_energy(st, w)[:4]
+        return self.node_frames_energy(st, w)[:4]
 
     # ================================================================== attachments (contract)
     def attach_data(self, local: NDArray, point: NDArray, frame: NDArray, site) -> SimpleNamespace:
@@ -165,7 +169,11 @@ class RigidBodies:
         m = local.size
         x, R, B = np.empty((m, 3)), np.empty((m, 3, 3)), np.empty((m, 6, 6))
         kernels.rigid_node_attach(st.x, st.R, self.bodies, local, data.c, data.A, x, R, B)
-        return x, R, self.vel_cols[local], B
+        cols = getattr(data, "node_cols", None)
+        if cols is None or cols.shape[0] != m:  # the attachments' velocity columns (fixed: once)
+            cols = data.node_cols = self.vel_cols[local]
+            cols.flags.writeable = False  # shared by every node (read-only, as the node frames keep it)
+        return x, R, cols, B
 
     def node_attach_pose(self, st, local, data):
         x, R, _, _ = self.node_attach(st, local, data)
@@ -277,8 +285,11 @@ class RigidBodies:
         the new start, momenta shifted by the gauge reset (compiled:
         :func:`flexmb.dynamics.march.kernels.extrapolate`; ``ext``, ``ext_internal`` not needed)."""
         Pe, Pi = extrapolation_matrices(te)
-        extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, st_prev.x[self.bodies], self.BTH, self._mom_slots,
-                    st_prev.pi[self.vel_cols], st.pi[self.vel_cols])
+        if self._every:  # every body in order: the node's arrays as they are (the same values)
+            x1, pi1, pi2 = st_prev.x, st_prev.pi.reshape(self.n, 6), st.pi.reshape(self.n, 6)
+        else:
+            x1, pi1, pi2 = st_prev.x[self.bodies], st_prev.pi[self.vel_cols], st.pi[self.vel_cols]
+        extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, x1, self.BTH, self._mom_slots, pi1, pi2)
 
     def scales(self, L: float, V: float) -> NDArray:
         """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18)."""

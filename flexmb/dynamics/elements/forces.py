@@ -221,9 +221,14 @@ def potential_energy(cm, st) -> float:
     """Potential energy at a time node [J]: gravity (zero at the origin), spring-dampers and the joint
     springs ``k (q_c - q_ref)^2 / 2`` on the free components (revolute torsional and prismatic
     springs: the same law as the joint rows, ``joints.py``; ``q = (s, acc)`` of the node state)."""
-    V = sum(grp.gravity_potential(st, cm.gravity) for grp in cm.groups)
-    V += sum(grp.strain_energy(st) for grp in cm.groups if hasattr(grp, "strain_energy"))
-    if cm.nj and np.any(cm.jnt_k):
+    V = 0  # (the sums in the order of ``sum``: ((0 + V_1) + V_2) ..., strain energies summed apart)
+    strain = 0
+    for grp in cm.groups:
+        V = V + grp.gravity_potential(st, cm.gravity)
+        if hasattr(grp, "strain_energy"):
+            strain = strain + grp.strain_energy(st)
+    V += strain
+    if cm.nj and cm.jnt_k.any():
         q = np.concatenate([st.s, st.acc], axis=1)
         V += float(np.sum(0.5 * cm.jnt_k * (q - cm.jnt_ref) ** 2))
     S = cm.forces.springs

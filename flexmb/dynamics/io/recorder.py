@@ -16,6 +16,7 @@ from flexmb.dynamics.elements.joints import consistent_transport, transport_mome
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
 from flexmb.dynamics.node.projection import body_rates
 from flexmb.dynamics.node.reactions import element_record, node_reactions, node_record, with_start_impulse
+from flexmb.dynamics.node import stage as node_stage
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
 from flexmb.results.solution import Solution
@@ -37,7 +38,10 @@ def _state_key(st: ElementStart) -> tuple:
     values' cache key (bitwise: a state rewritten in place to other values is a miss; one C-level
     comparison instead of an ``array_equal`` per array)."""
     arrays = (st.x, st.R, st.pi, st.s, st.lam, st.acc, *st.extra.values())
-    return tuple((np.shape(a), np.ascontiguousarray(a).tobytes()) for a in arrays)
+    try:  # arrays (the usual case): their shapes and their bytes (C order) joined
+        return tuple([a.shape for a in arrays]), b"".join([a.tobytes() for a in arrays])
+    except AttributeError:  # e.g. a number among the body-type extras
+        return tuple((np.shape(a), np.ascontiguousarray(a).tobytes()) for a in arrays)
 
 class Recorder:
     """Collects node and internal-point outputs.
@@ -71,6 +75,12 @@ class Recorder:
         self._pending = None
         self.range = RangeMonitor(cm)  # modal bodies outside their range (flexmb.dynamics.modal_range)
         self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
+        #: the only body type when it holds every body in order, computes the node frames and the kinetic
+        #: energy in one call (``node_frames_energy``) and has no other node outputs; else None
+        grp = cm.groups[0] if len(cm.groups) == 1 else None
+        self._whole = grp if (grp is not None and grp.n == cm.nb and hasattr(grp, "node_frames_energy")
+                              and not hasattr(grp, "node_output")
+                              and np.array_equal(grp.bodies, np.arange(cm.nb))) else None
 
     def node_values(self, st: ElementStart) -> SimpleNamespace:
         """The node outputs at ``st`` without recording them: the projection ``nv``
@@ -83,20 +93,36 @@ class Recorder:
         if hit is not None and hit[0] == st.t and hit[1] == key:
             return hit[2]
         cm = self.cm
-        nv = project_node(cm, st, sel=self.selection)
-        w = nv.w
+        plan = node_stage.EndNodePlan.of(cm) if cm.nj else None
+        fast = node_stage.node_values(cm, st, self.selection, plan.grp) if plan is not None else None
         extra = {}
-        pos = np.zeros((cm.nb, 3))
-        rotm = np.zeros((cm.nb, 3, 3))
-        vel = np.zeros((cm.nb, 3))
-        om = np.zeros((cm.nb, 3))
-        ke = 0.0
-        for grp in cm.groups:  # (compiled per body type: rigid_kernels.rigid_node_output for rigid bodies)
-            wg = w[grp.vel_cols]
-            pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
-            ke += grp.kinetic_energy(st, wg)
-            if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
-                extra.update(grp.node_output(st, wg))
+        whole = self._whole
+        if fast is not None:  # the compiled node stage (flexmb.dynamics.node.stage): the same kernels in one call
+            nv, pos, rotm, vel, om, ke = fast
+            ke = 0.0 + ke
+        elif whole is not None:  # one body type with node_frames_energy, every body in order: its arrays as they are
+            nv = project_node(cm, st, sel=self.selection)
+            pos, rotm, vel, om, ke = whole.node_frames_energy(st, nv.w.reshape(cm.nb, whole.nv))
+            ke = 0.0 + ke
+        else:
+            pos = np.zeros((cm.nb, 3))
+            rotm = np.zeros((cm.nb, 3, 3))
+            vel = np.zeros((cm.nb, 3))
+            om = np.zeros((cm.nb, 3))
+            ke = 0.0
+            nv = project_node(cm, st, sel=self.selection)
+            w = nv.w
+            for grp in cm.groups:  # (compiled per body type: rigid_kernels.rigid_node_output for rigid bodies)
+                wg = w[grp.vel_cols]
+                frames_energy = getattr(grp, "node_frames_energy", None)
+                if frames_energy is not None:
+                    pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies], ke_g = frames_energy(st, wg)
+                else:
+                    pos[grp.bodies], rotm[grp.bodies], vel[grp.bodies], om[grp.bodies] = grp.frame_output(st, wg)
+                    ke_g = grp.kinetic_energy(st, wg)
+                ke += ke_g
+                if hasattr(grp, "node_output"):  # body-type outputs (modal coordinates, interfaces)
+                    extra.update(grp.node_output(st, wg))
         pe = potential_energy(cm, st)
         out = SimpleNamespace(nv=nv, pos=pos, rotm=rotm, vel=vel, om=om, ke=float(ke), pe=float(pe), extra=extra)
         st._node_values = (st.t, key, out)
@@ -154,6 +180,11 @@ class Recorder:
         nc = len(self.audit_labels)
         if len(self.work) < len(self.t) - 1:  # a checkpoint of a version without the audit: no work before it
             self.work = [np.zeros(nc)] * (len(self.t) - 1 - len(self.work)) + list(self.work)
+        if not nc:  # no work terms (rigid models without drives, loads, dampers)
+            self._pending = None
+            self.work.append(np.zeros(0))
+            track_node(self, t, self.work[-1])
+            return
         last = self.work[-1] if self.work else np.zeros(nc)
         cum = last + (self._pending if self._pending is not None else 0.0)
         element_w = np.asarray(cum - last, dtype=float).reshape(nc)

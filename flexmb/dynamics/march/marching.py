@@ -15,6 +15,7 @@ from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplet
 from flexmb.dynamics.march import kernels as march_kernels
 from flexmb.dynamics.march.kernels import extrapolation_matrices
 from flexmb.dynamics.node.projection import attachment_velocities, node_frames
+from flexmb.dynamics.node.stage import EndNodePlan, end_node
 from flexmb.dynamics.step.outcome import ElementPiece
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
@@ -81,7 +82,15 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     gauge reset of the multipliers: the bodies' end values through their type
     (:func:`flexmb.dynamics.bodies.rigid.frame_end_values` for a floating frame), the joints'
     (:func:`flexmb.dynamics.march.kernels.end_values`), the rotations re-orthonormalized
-    (:func:`_orthonormalize`)."""
+    (:func:`_orthonormalize`).  A model of rigid bodies on joints takes the compiled node stage
+    (:func:`flexmb.dynamics.node.stage.end_node`: the same kernels in one call) where it applies."""
+    transport = consistent_transport(te)
+    if not transport:
+        plan = EndNodePlan.of(cm)
+        if plan is not None:
+            new = end_node(cm, lay, te, st, h, U, plan, (_JPOS, _JMOM), (_POLAR_NEAR, _POLAR_FAR))
+            if new is not None:
+                return new
     extra = dict(st.extra)
     groups = cm.groups
     if len(groups) == 1 and groups[0].n == cm.nb and groups[0].nv * cm.nb == cm.nv:
@@ -108,6 +117,8 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     R = _orthonormalize(R) if cm.nb else R
     Rr = _orthonormalize(Rr) if cm.nj else Rr
     new = ElementStart(t=st.t + h, x=x, R=R, pi=pi, s=s, Rr=Rr, lam=lam, acc=acc, lam_end=lam, extra=extra)
+    if not cm.nj:
+        return new
     # Gauge reset of the multipliers: (pi, lambda) -> (pi + Lambda, 0), so that the next element
     # starts with pi = p (the momenta) and lambda = 0: the multipliers stay impulses over one element
     # instead of growing without bound.  Lambda is the end value of the polynomial of the bodies'
@@ -116,14 +127,13 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     # levers: then the body momenta p = pi + Lambda are one polynomial over the element, the
     # Gauss collocation of Newton-Euler with the reactions at the Gauss points, and the element is
     # time-reversible (issue 8 section 3, docs/energy-drift.md).
-    if cm.nj and consistent_transport(te):
+    if transport:
         # the joints' impulse over the element (force; moment about x_B(t2)) is kept for the reactions
         Lam, new.lam_end = gauss_multiplier_end(cm, lay, te, st, h, U, cm.att_b.node_pose(cm, new)[0])
         new.pi = pi + Lam
-        new.lam = np.zeros_like(lam)
-    elif cm.nj:
+    else:
         new.pi = pi + multiplier_momenta(cm, new, lam)
-        new.lam = np.zeros_like(lam)
+    new.lam = np.zeros(lam.shape)
     return new
 
 
@@ -185,7 +195,7 @@ def _orthonormalize(R: NDArray) -> NDArray:
     R = np.asarray(R, dtype=float)
     if R.size == 0:
         return R.copy()
-    X = np.array(R.reshape(-1, 3, 3), dtype=float)  # a contiguous copy, polished in place
+    X = np.array(R if R.ndim == 3 else R.reshape(-1, 3, 3), dtype=float)  # a contiguous copy, polished in place
     ok = np.empty(X.shape[0], dtype=np.bool_)
     if not march_kernels.polar(X, _POLAR_NEAR, _POLAR_FAR, ok):
         R0 = R.reshape(-1, 3, 3)

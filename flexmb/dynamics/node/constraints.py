@@ -114,7 +114,7 @@ def multiplier_momenta(cm, st, lam: NDArray, frames: NodeFrames | None = None) -
     """The joints' multipliers ``lam (nj, 6)`` (at B's origin) as generalized momenta of the bodies
     ``Lambda (nv,)``: ``+lambda`` on body b, ``-lambda`` transported to A's origin on body a
     (:func:`~flexmb.dynamics.node.projection.generalized`; ``frames``: the node's, if already computed)."""
-    if cm.nj == 0 or not np.any(lam):
+    if cm.nj == 0 or not np.asarray(lam).any():
         return np.zeros(cm.nv)
     return generalized(cm, frames if frames is not None else node_frames(cm, st), lam)
 

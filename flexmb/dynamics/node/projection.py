@@ -75,6 +75,20 @@ class NodeFrames:
         self.universal = (sel if sel is not None else Selection.full(cm)).any_universal
         self._RaT = self._d = self._ncross = None
 
+    @classmethod
+    def of_arrays(cls, side_a, side_b, universal: bool, fresh=()) -> "NodeFrames":
+        """Frames from both sides' arrays ``(x, R, B, cols, width)`` computed elsewhere (the compiled node
+        stage, :mod:`flexmb.dynamics.node.stage`), all read-only like :meth:`__init__`'s: the arrays
+        ``fresh`` are made so (the others are already); ``universal``: the selection's ``any_universal``."""
+        fr = cls.__new__(cls)
+        for a in fresh:
+            a.flags.writeable = False
+        fr.xa, fr.Ra, fr.Ba, fr.ca, fr.wa = side_a
+        fr.xb, fr.Rb, fr.Bb, fr.cb, fr.wb = side_b
+        fr.universal = universal
+        fr._RaT = fr._d = fr._ncross = None
+        return fr
+
     @property
     def RaT(self) -> NDArray:
         if self._RaT is None:
@@ -115,6 +129,11 @@ def node_frames(cm, st, sel: Selection | None = None) -> NodeFrames:
     fr = NodeFrames(cm, st, sel)
     st._node_frames = (key, fr)
     return fr
+
+
+def keep_frames(st, fr: NodeFrames) -> None:
+    """Keep ``fr``, the frames of the node ``st`` computed elsewhere, where :func:`node_frames` finds them."""
+    st._node_frames = ((st.x, st.R, tuple(st.extra.values())), fr)
 
 
 def attachment_velocities(fr: NodeFrames, w: NDArray) -> tuple[NDArray, NDArray]:
@@ -395,7 +414,7 @@ class NodeProjector:
         """At a node on a singular configuration of the loops (``found``, or looked up): the rows'
         multipliers by :func:`deflated_solve` (no component along the self-stresses); else None."""
         if found is False:
-            found = _singular_node(st, self.key)
+            found = singular_node(st, self.key)
         if found is None:
             return None
         labels, n, _ = found
@@ -461,7 +480,7 @@ class NodeProjector:
         w, loc = np.empty(cm.nv), np.empty((cm.nj, 7))
         xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
         mu = np.ascontiguousarray(mu, dtype=float)
-        nk.correction(Mi, cm.vel_off, _body_widths(cm), Ra, Rb, fr.universal, xa, xb, Ba, ca, wa, Bb, cb, wb,
+        nk.correction(Mi, cm.vel_off, body_widths(cm), Ra, Rb, fr.universal, xa, xb, Ba, ca, wa, Bb, cb, wb,
                       self.jj, self.cc, mu, w2, loc, w)
         return w, mu, loc
 
@@ -474,7 +493,7 @@ class NodeProjector:
         if Mi is None:
             Mi = inverse_mass_blocks(cm, st)
         p = np.ascontiguousarray(p, dtype=float)
-        nvb = _body_widths(cm)
+        nvb = body_widths(cm)
         if self.factor.backend != "dense":
             w2 = np.empty(cm.nv)
             nk.apply_blocks(Mi, cm.vel_off, nvb, p, w2)
@@ -482,7 +501,7 @@ class NodeProjector:
             return w, w2, mu, loc
         n = self.n
         w2, A, mu, loc, w = np.empty(cm.nv), np.zeros((n, n)), np.empty(n), np.empty((cm.nj, 7)), np.empty(cm.nv)
-        singular = _singular_node(st, self.key)
+        singular = singular_node(st, self.key)
         if singular is not None:
             tol = np.inf  # the compiled Cholesky declines: the matrix and the violation for the deflated solve
         xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
@@ -498,7 +517,7 @@ class NodeProjector:
         return w, w2, mu, loc
 
 
-def _singular_node(st, key: bytes):
+def singular_node(st, key: bytes):
     """The self-stresses of the loops at a node on a singular configuration, as the node carries them
     (``st.self_stresses``, set by the singular-node check of the element that ended there,
     :func:`flexmb.dynamics.variants.singular_node.node_self_stresses`) for the constraint selection of
@@ -521,7 +540,7 @@ def deflated_solve(A: NDArray, b: NDArray, rs: NDArray, V: NDArray) -> NDArray:
     return rs * _least_norm(P @ Ah @ P + V @ V.T, P @ (rs * b))
 
 
-def _body_widths(cm) -> NDArray:
+def body_widths(cm) -> NDArray:
     """Velocity coordinates of each body ``(nb,)`` (kept in ``cm.cache``)."""
     hit = cm.cache.body_widths
     if hit is None:
@@ -547,7 +566,7 @@ def inverse_mass_blocks(cm, st) -> NDArray:
 def apply_blocks(cm, blocks: NDArray, x: NDArray) -> NDArray:
     """The block-diagonal matrix ``blocks`` (:func:`inverse_mass_blocks`) times ``x (nv,)``."""
     out = np.empty(cm.nv)
-    nk.apply_blocks(blocks, cm.vel_off, _body_widths(cm), np.ascontiguousarray(x, dtype=float), out)
+    nk.apply_blocks(blocks, cm.vel_off, body_widths(cm), np.ascontiguousarray(x, dtype=float), out)
     return out
 
 

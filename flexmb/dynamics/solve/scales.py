@@ -177,7 +177,7 @@ def adapted(base: Magnitudes, cm, lay: Layout, w: NDArray, U: NDArray | None) ->
     """Magnitudes following the motion: the larger of ``base`` (the model's) and the current speeds
     ``w (nv,)`` and joint reactions (the ``Qbar`` slots of the last element's unknowns ``U``)."""
     L = base.L
-    trans, rotn = _speed_columns(cm)
+    trans, rotn, total_mass = _speed_columns(cm)
     with_q = U is not None and cm.nj
     Q = U[lay.joint_off:lay.joint_off + cm.nj * lay.p * JOINT_SLOTS] if with_q else _NO_Q
     # the four maxima |w_trans|, |w_rot|, |Q_force|, |Q_moment| in one compiled pass (NaN propagated, as .max())
@@ -186,7 +186,7 @@ def adapted(base: Magnitudes, cm, lay: Layout, w: NDArray, U: NDArray | None) ->
     F = base.F
     if with_q:
         F = max(F, qf, qm / L)
-    F = max(F, cm.total_mass * V * V / L)
+    F = max(F, total_mass * V * V / L)
     if V == base.V and F == base.F:
         return base
     return Magnitudes(base.L, float(V), float(F))
@@ -227,16 +227,16 @@ def _maxima(w, trans, rotn, Q, slots, jq):  # pragma: no cover - compiled
     return out[0], out[1], out[2], out[3]
 
 
-def _speed_columns(cm) -> tuple[NDArray, NDArray]:
+def _speed_columns(cm) -> tuple[NDArray, NDArray, float]:
     """Columns of the global velocity vector holding the bodies' translational and angular velocities
-    (sorted; per model, kept in ``cm.cache``)."""
+    (sorted) and the model's total mass [kg] (per model, kept in ``cm.cache``)."""
     hit = cm.cache.speed_columns
     if hit is None or hit[0] is not cm.vel_off:
         trans = np.sort((cm.vel_off[:, None] + np.arange(3)).reshape(-1))
         rotn = np.sort((cm.vel_off[:, None] + np.arange(3, 6)).reshape(-1))
-        hit = (cm.vel_off, trans, rotn)
+        hit = (cm.vel_off, trans, rotn, cm.total_mass)
         cm.cache.speed_columns = hit
-    return hit[1], hit[2]
+    return hit[1], hit[2], hit[3]
 
 
 def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bool = False) -> NDArray:

@@ -1,0 +1,255 @@
+"""The node stage of a model of rigid bodies on joints in two compiled calls: the end node of an
+element with the gauge reset (:func:`end_node`) and the node's values (:func:`node_values`: the
+node-velocity projection, the body frames and the kinetic energy).
+
+Each call strings together the one compiled implementation of every step, in the order of the general
+path, so that the results are the same to the bit: the end values of the bodies and the joints
+(:func:`flexmb.dynamics.march.kernels.end_values`), their re-orthonormalization
+(:func:`~flexmb.dynamics.march.kernels.polar`), the attachment frames at the node
+(:func:`flexmb.dynamics.bodies.rigid_kernels.rigid_node_attach`), the multipliers as body momenta
+(:func:`flexmb.dynamics.node.kernels.generalized`), the inverse mass
+(:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_inverse_mass`), the projection
+(:func:`flexmb.dynamics.node.kernels.project_dense`) and the node output
+(:func:`~flexmb.dynamics.bodies.rigid_kernels.rigid_node_output`).  The general path
+(:func:`flexmb.dynamics.march.marching.end_values`, :meth:`flexmb.dynamics.io.recorder.Recorder.node_values`)
+is the reference; these calls only replace its ~20 Python-level calls and ~15 compiled calls per node
+(the fixed cost of a small model's element, issue 17 D; ``benchmarks/README.md``, "Small models after
+NODESTAGE").
+
+Where it applies (:class:`EndNodePlan`, :class:`ValuesPlan`, decided once per model and selection): one
+body type, rigid, holding every body in order; at least one joint; the "node" transport of the
+multipliers; a dense projection.  Anything it cannot vouch for returns to the general path, which then
+computes the node from scratch: a rotation that the Newton-Schulz iteration does not polish (the SVD
+of :func:`~flexmb.dynamics.march.marching._orthonormalize`), a Cholesky that declines (singular rows), a
+node on a singular configuration of the loops (``st.self_stresses``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from flexmb.dynamics.bodies.rigid_kernels import rigid_inverse_mass, rigid_node_attach, rigid_node_output
+from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.layout import JPHI
+from flexmb.dynamics.march.kernels import end_values as _row_end_values, polar
+from flexmb.dynamics.node.constraints import NodeVelocity
+from flexmb.dynamics.node.kernels import generalized, project_dense
+from flexmb.dynamics.node.projection import (SINGULAR_PIVOT, NodeFrames, body_widths, keep_frames, node_frames,
+                                             node_projector, singular_node)
+from flexmb.dynamics.node.selection import Selection
+from flexmb.dynamics.system import ElementStart
+
+
+# ============================================================================ compiled
+@_jit
+def _side(x, R, bodies, idx, local, c, A, xs, Rs, B):  # pragma: no cover - compiled
+    """The attachment frames of one joint side's body entries ``idx`` (rows of ``xs``, ``Rs``, ``B``;
+    the ground rows hold their constants) at the node ``x``, ``R``."""
+    m = idx.size
+    if m == 0:
+        return
+    xt, Rt, Bt = np.empty((m, 3)), np.empty((m, 3, 3)), np.empty((m, 6, 6))
+    rigid_node_attach(x, R, bodies, local, c, A, xt, Rt, Bt)
+    for q in range(m):
+        j = idx[q]
+        for d in range(3):
+            xs[j, d] = xt[q, d]
+            for e in range(3):
+                Rs[j, d, e] = Rt[q, d, e]
+        for d in range(6):
+            for e in range(6):
+                B[j, d, e] = Bt[q, d, e]
+
+
+@_jit
+def _momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, out):  # pragma: no cover - compiled
+    """``out = pi + Lambda``: the multipliers ``lam (nj, 6)`` as body momenta
+    (:func:`~flexmb.dynamics.node.kernels.generalized`; zero when every multiplier is zero, as
+    :func:`flexmb.dynamics.node.constraints.multiplier_momenta`) added to the modified momenta ``pi``."""
+    Lam = np.zeros(pi.size)
+    nonzero = False
+    for j in range(lam.shape[0]):
+        for d in range(6):
+            if lam[j, d] != 0.0:
+                nonzero = True
+    if nonzero:
+        generalized(lam, xa, xb, Ba, ca, wa, Bb, cb, wb, Lam)
+    for k in range(pi.size):
+        out[k] = pi[k] + Lam[k]
+
+
+@_jit
+def rigid_end_node(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, Jv, jpos, s1, jmom, lam1, jphi, Rr1, acc1,
+                   near, far, bodies, a_idx, a_local, a_c, a_A, b_idx, b_local, b_c, b_A,
+                   xa, Ra, Ba, ca, wa, xb, Rb, Bb, cb, wb,
+                   x, pi, R, s, lam, Rr, acc, new_pi):  # pragma: no cover - compiled
+    """The end node of an element of rigid bodies ``Ug (n, p, slots)`` on joints ``Jv (nj, p, slots)``:
+    ``x``, ``pi``, ``R`` and ``s``, ``lam``, ``Rr``, ``acc`` (the march kernels' end values, the rotations
+    polished by :func:`~flexmb.dynamics.march.kernels.polar`), the joints' attachment frames there (the
+    body rows of ``xa, Ra, Ba``, ``xb, Rb, Bb``; their ground rows and ``ca, wa, cb, wb`` hold the
+    constants) and the momenta after the gauge reset ``new_pi = pi + Lambda(lam)``.  False when a
+    rotation is not polished (the caller takes the general path, with its SVD)."""
+    n, nj = x.shape[0], s.shape[0]
+    # the bodies' spatial increment (left) and the joints' relative one: run-time flags (a literal True
+    # would compile end_values once more for it, tests/test_compile_specializations.py)
+    left = n >= 0
+    th = np.empty((n, 3))
+    _row_end_values(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, left, x, pi, R, th)
+    phi = np.empty((nj, 3))
+    _row_end_values(end, Jv, jpos, s1, jmom, lam1, jphi, Rr1, not left, s, lam, Rr, phi)
+    for j in range(nj):
+        for d in range(3):
+            acc[j, d] = acc1[j, d] + phi[j, d]
+    if not polar(R, near, far, np.empty(n, np.bool_)):
+        return False
+    if not polar(Rr, near, far, np.empty(nj, np.bool_)):
+        return False
+    _side(x, R, bodies, a_idx, a_local, a_c, a_A, xa, Ra, Ba)
+    _side(x, R, bodies, b_idx, b_local, b_c, b_A, xb, Rb, Bb)
+    _momenta(pi.reshape(pi.size), lam, xa, xb, Ba, ca, wa, Bb, cb, wb, new_pi)
+    return True
+
+
+@_jit
+def rigid_node_values(x, R, pi, lam, bodies, J0inv, mass, com, J0, voff, nvb,
+                      xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, jj, cc, target,
+                      ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, tol,
+                      p, Mi, w2, A, mu, loc, w, pos, rotm, vel, om, ke):  # pragma: no cover - compiled
+    """The node's values: the momenta ``p = pi + Lambda(lam)``, the projected velocities ``w`` (``w2 =
+    M^-1 p``, the rows' multipliers ``mu`` and ``loc``; :func:`~flexmb.dynamics.node.kernels.project_dense`
+    with the inverse mass ``Mi``), the body frames ``pos, rotm, vel, om`` and the kinetic energy ``ke[0]``.
+    False when the Cholesky declines (the caller takes the general path)."""
+    _momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, p)
+    rigid_inverse_mass(R, bodies, J0inv, mass, Mi)
+    if not project_dense(Mi, voff, nvb, p, xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, jj, cc, target,
+                         ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, tol, w2, A, mu, loc, w):
+        return False
+    ke[0] = rigid_node_output(x, R, bodies, w.reshape((bodies.size, 6)), com, mass, J0, pos, rotm, vel, om)
+    return True
+
+
+# ============================================================================ plans
+def _read_only(a) -> NDArray:
+    a = np.ascontiguousarray(a)
+    a.flags.writeable = False
+    return a
+
+
+def rigid_group(cm):
+    """The model's one body group when it is rigid and holds every body in order, else None."""
+    if len(cm.groups) != 1 or not cm.nb:
+        return None
+    grp = cm.groups[0]
+    if getattr(grp, "kind", None) != "rigid" or grp.n != cm.nb or not np.array_equal(grp.bodies, np.arange(cm.nb)):
+        return None
+    return grp
+
+
+class _Side:
+    """One joint side's constants at a node: the ground rows of ``x, R`` (zero elsewhere), ``B`` zero,
+    the velocity columns and widths, and the body entries ``idx`` with their ``local``, ``c``, ``A``."""
+
+    __slots__ = ("x0", "R0", "B0", "cols", "width", "idx", "local", "c", "A", "writable")
+
+    def __init__(self, att, grp):
+        n = att.n
+        self.x0 = np.zeros((n, 3))
+        self.R0 = np.zeros((n, 3, 3))
+        self.x0[att.ground] = att.ground_point[att.ground]
+        self.R0[att.ground] = att.frame[att.ground]
+        self.B0 = np.zeros((n, 6, 6))
+        self.cols = np.zeros((n, 6), dtype=np.int64)
+        self.width = np.zeros(n, dtype=np.int64)
+        self.idx = np.zeros(0, dtype=np.int64)
+        self.local = np.zeros(0, dtype=np.int64)
+        self.c, self.A = np.zeros((0, 3)), np.zeros((0, 3, 3))
+        for _g, mask, local, data in att.parts:  # (one part: the rigid group)
+            self.idx = np.flatnonzero(mask).astype(np.int64)
+            self.local = np.ascontiguousarray(local, dtype=np.int64)
+            self.c, self.A = np.ascontiguousarray(data.c, dtype=float), np.ascontiguousarray(data.A, dtype=float)
+            self.cols[mask] = grp.vel_cols[local]
+            self.width[mask] = grp.nv
+        for name in self.__slots__[:-1]:
+            setattr(self, name, _read_only(getattr(self, name)))
+        #: a side of ground entries only: writable twins of the constants for the kernel (which writes the
+        #: body rows only: none), the read-only constants for the node frames
+        self.writable = (self.x0.copy(), self.R0.copy(), self.B0.copy()) if not self.idx.size else None
+
+    def frames(self):
+        """``(x, R, B)`` for the kernel and for the node's frames: fresh copies of the constants (the
+        kernel writes the body rows), or for a side of ground entries only the writable twins and the
+        constants."""
+        if self.writable is not None:
+            return self.writable, (self.x0, self.R0, self.B0)
+        out = self.x0.copy(), self.R0.copy(), self.B0.copy()
+        return out, out
+
+
+class EndNodePlan:
+    """What :func:`end_node` needs of a compiled model, built once (``cm.cache.node_stage``; None from
+    :meth:`of` where the stage does not apply)."""
+
+    def __init__(self, cm, grp):
+        self.grp = grp
+        self.a, self.b = _Side(cm.att_a, grp), _Side(cm.att_b, grp)
+        self.pos_slots = np.ascontiguousarray(grp.BX + np.arange(3), dtype=np.int64)
+        self.mom_slots = np.ascontiguousarray(grp.BPI + np.arange(6), dtype=np.int64)
+
+    @classmethod
+    def of(cls, cm):
+        """The plan of ``cm`` (kept in ``cm.cache.node_stage``), or None when the stage does not apply."""
+        hit = cm.cache.node_stage
+        if hit is None:
+            grp = rigid_group(cm)
+            ok = grp is not None and cm.nj and all(len(att.parts) <= 1 for att in (cm.att_a, cm.att_b))
+            hit = cm.cache.node_stage = (cls(cm, grp) if ok else False,)
+        return hit[0] or None
+
+
+def end_node(cm, lay, te, st, h: float, U: NDArray, plan: EndNodePlan, joint_slots, polar_tol):
+    """The end node of the element (the next one's start) by :func:`rigid_end_node`, with its joint
+    frames kept on it (:func:`~flexmb.dynamics.node.projection.keep_frames`), or None (the caller's general
+    path; see the module).  ``joint_slots``: the joints' position and multiplier slots with end values,
+    ``polar_tol``: the Newton-Schulz iteration's ``(near, far)`` (the caller's, :mod:`flexmb.dynamics.march.marching`)."""
+    grp, nb, nj = plan.grp, cm.nb, cm.nj
+    a, b = plan.a, plan.b
+    (xa, Ra, Ba), fa = a.frames()
+    (xb, Rb, Bb), fb = b.frames()
+    x, pi, R = np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 3, 3))
+    s, lam, Rr, acc = np.empty((nj, 3)), np.empty((nj, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3))
+    new_pi = np.empty(cm.nv)
+    if not rigid_end_node(te.end, lay.group_view(U, grp.bodies, grp.slots), plan.pos_slots, st.x, plan.mom_slots,
+                          st.pi.reshape(nb, 6), grp.BTH, st.R, lay.joint_view(U), joint_slots[0], st.s, joint_slots[1],
+                          st.lam, JPHI, st.Rr, st.acc, polar_tol[0], polar_tol[1], grp.bodies, a.idx, a.local, a.c,
+                          a.A, b.idx, b.local, b.c, b.A, xa, Ra, Ba, a.cols, a.width, xb, Rb, Bb, b.cols, b.width,
+                          x, pi, R, s, lam, Rr, acc, new_pi):
+        return None
+    new = ElementStart(t=st.t + h, x=x, R=R, pi=new_pi, s=s, Rr=Rr, lam=np.zeros((nj, 6)), acc=acc, lam_end=lam,
+                       extra=dict(st.extra))
+    fresh = (() if a.writable is not None else fa) + (() if b.writable is not None else fb)
+    keep_frames(new, NodeFrames.of_arrays(fa + (a.cols, a.width), fb + (b.cols, b.width),
+                                          Selection.full(cm).any_universal, fresh))
+    return new
+
+
+def node_values(cm, st, sel, grp):
+    """The node's projection, frames and kinetic energy by :func:`rigid_node_values` for the constraint
+    selection ``sel`` (``grp``: the model's rigid group, :func:`rigid_group`): ``(nv, pos, rotm, vel, om,
+    ke)`` with ``nv`` the :class:`~flexmb.dynamics.node.constraints.NodeVelocity`, or None (the caller's
+    general path: no dense projection, a node on a singular configuration, a declined Cholesky)."""
+    proj = node_projector(cm, sel)
+    if proj.factor.backend != "dense" or proj.n == 0 or singular_node(st, proj.key) is not None:
+        return None
+    fr = node_frames(cm, st, sel)
+    nb, nv, n = cm.nb, cm.nv, proj.n
+    p, Mi, w2, A, mu, loc, w = (np.empty(nv), np.empty((nb, 6, 6)), np.empty(nv), np.empty((n, n)), np.empty(n),
+                                np.empty((cm.nj, 7)), np.empty(nv))
+    pos, rotm, vel, om, ke = np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3)), np.empty(1)
+    xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
+    if not rigid_node_values(st.x, st.R, st.pi, st.lam, grp.bodies, grp.J0inv, grp.mass, grp.com, grp.J0, cm.vel_off,
+                             body_widths(cm), xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, fr.universal, proj.jj, proj.cc,
+                             proj.target(cm, st.t), proj.ent_side, proj.ent_joint, proj.ent_comp, proj.ent_body,
+                             proj.ptr, proj.pair_slot, SINGULAR_PIVOT, p, Mi, w2, A, mu, loc, w, pos, rotm, vel, om,
+                             ke):
+        return None
+    return NodeVelocity(w, p, w2, mu, loc, proj, fr), pos, rotm, vel, om, float(ke[0])

@@ -140,6 +140,7 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
     nm = q1.shape[1]
     N = 6 + nm
     BX, BTH, BQ, BPI, BW = 0, 3, 6, 6 + nm, 6 + nm + N
+    fsl = np.array((BX, BTH))  # run-time slots: literal arguments would compile frame_couplings once more
     has_kg = Kg.shape[0] > 0
     has_ka = Ka.shape[0] > 0
     nl = cs.shape[1] + ql.shape[1] > 0
@@ -191,7 +192,7 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
             u = Ug[b, i]
             Rm = R[b, i]
             # ---- couplings of the time element
-            frame_couplings(D, h, x1, Ug, b, i, BX, BTH, BW, r)
+            frame_couplings(D, h, x1, Ug, b, i, fsl[0], fsl[1], BW, r)
             for k in range(nm):
                 sq = D[i, 0] * q1[b, k]
                 for j in range(p):

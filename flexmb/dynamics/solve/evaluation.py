@@ -96,7 +96,7 @@ class ElementSystem:
         self.t_eval = 0.0
         #: counters for tests and profiles (observed, not steering): the elements whose Newton the
         #: evaluator's compiled loop answered / the general loop ran (:meth:`newton`), and the
-        #: residual-only evaluations (:meth:`residual`)
+        #: residual-only evaluations (:meth:`residual`, and the compiled loop's own)
         self.newton_calls = {"compiled": 0, "general": 0}
         self.n_residual_only = 0
         #: step halvings (t, h, reason), repeated as WARNING when they end in a failure

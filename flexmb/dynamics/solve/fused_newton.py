@@ -234,6 +234,7 @@ class FusedNewton:
                              np.ascontiguousarray(scale, dtype=float), fopt, iopt, U, hist)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
         system.n_eval += n_ev
+        system.n_residual_only += n_ev - n_jac  # the kernel's evaluations without a Jacobian
         system.t_eval += _time.perf_counter() - t0
         if status > ROUNDOFF:
             log.debug("compiled Newton: status %d at iteration %d; the general loop takes the element", status, k)

@@ -7,7 +7,7 @@ the functions it calls in other files nor on the global arrays it freezes at com
 the former machine code of its callees, without any error: silently wrong physics.
 
 What: once per process, before any kernel is loaded, a SHA-256 of the source of every flexmb module
-that holds compiled code (the files under the package that mention ``numba`` or ``@_jit``; the ``rotations`` package too,
+that holds compiled code (the files under the package that mention ``numba`` or ``@jit_kernel``; the ``rotations`` package too,
 whose series tables the kernels freeze as constants) is compared with a stamp file in each cache
 directory numba uses for them (``__pycache__`` next to the module, or ``NUMBA_CACHE_DIR`` / the
 user-wide cache when that is not writable: numba's own locators decide).  When it differs, that
@@ -36,7 +36,7 @@ def kernel_sources(root: Path | None = None) -> list[Path]:
             continue
         try:
             text = path.read_bytes()
-            if b"numba" in text or b"@_jit" in text:
+            if b"numba" in text or b"@jit_kernel" in text:
                 out.append(path)
         except OSError:
             continue

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from flexmb.dynamics.solve.newton import _contraction, _scaled_increment
+from flexmb.dynamics.solve.newton import contraction_rate, scaled_increment
 
 
 @pytest.mark.parametrize("case", ["plain", "ties", "nan", "empty"])
@@ -16,7 +16,7 @@ def test_scaled_increment_equals_numpy(case):
         scale[[5, 50]] = 1.0
     if case == "nan":
         dU[[7, 90]] = np.nan
-    w, e, worst = _scaled_increment(dU, U, scale)
+    w, e, worst = scaled_increment(dU, U, scale)
     ref = np.abs(dU) / (scale + np.abs(U + dU))
     assert np.array_equal(w, ref, equal_nan=True)
     if n:
@@ -33,6 +33,6 @@ def test_contraction_equals_numpy():
     err = w.max()
     big = w >= 1e-2 * err
     ref = np.max(w[big] / np.maximum(w_prev[big], 1e-300))
-    assert _contraction(w, w_prev, err) == ref
+    assert contraction_rate(w, w_prev, err) == ref
     w_prev[w.argmax()] = np.nan
-    assert np.isnan(_contraction(w, w_prev, err))
+    assert np.isnan(contraction_rate(w, w_prev, err))

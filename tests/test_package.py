@@ -182,6 +182,28 @@ def test_fe_does_not_import_dynamics():
     assert not bad, "flexmb.fe must not depend on flexmb.dynamics: " + "; ".join(bad)
 
 
+def private_imports(root: Path) -> list[str]:
+    """Every ``from <package module> import _name`` in ``root`` without a reason: a ``#`` comment on
+    the import's lines or on the line right above them (issue 17 C: a private name imported across
+    modules says why, or is made public)."""
+    out = []
+    for name, path in _modules(root).items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").split(".")[0] == root.name):
+                continue
+            private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            if private and not any("#" in text for text in lines[max(node.lineno - 2, 0):node.end_lineno]):
+                out.append(f"{name} line {node.lineno}: {', '.join(private)} from {'.' * node.level}{node.module or ''}")
+    return out
+
+
+def test_no_private_name_imported_without_a_reason():
+    bad = private_imports(PACKAGE_ROOT)
+    assert not bad, ("private names imported across modules without a reason in a comment (make the name public "
+                     "or say why): " + "; ".join(bad))
+
+
 def test_layout_checks_catch_what_they_look_for(tmp_path):
     """The checks above on a made-up package: a cycle through a function-level and a relative
     import, an import under TYPE_CHECKING (ignored), a package re-exporting its submodule (not a
@@ -203,6 +225,9 @@ def test_layout_checks_catch_what_they_look_for(tmp_path):
     assert len(cycles) == 1 and cycles[0][0] == cycles[0][-1] and set(cycles[0]) == {"flexmb.a", "flexmb.b", "flexmb.c"}
     assert "flexmb.b (line 2) -> flexmb.c" in _describe(cycles[0], graph)
     assert long_modules(pkg, MAX_LINES) == [("flexmb.d", MAX_LINES + 1)]
+    (pkg / "f.py").write_text("from flexmb.b import _g, f\nfrom .c import _h  # (reason)\n\n# a reason\n"
+                              "from flexmb.c import (\n    _k,\n)\nfrom numpy import _private\n")
+    assert private_imports(pkg) == ["flexmb.f line 1: _g from flexmb.b"]
 
 
 # ------------------------------------------------------------------------------------ old import paths

@@ -1,4 +1,4 @@
-"""The compilation of flexmb's kernels (:func:`_jit`) and what they share: the rotation helpers and the
+"""The compilation of flexmb's kernels (:func:`jit_kernel`) and what they share: the rotation helpers and the
 generic scatter helpers.  The laws themselves live with their owners, one compiled implementation each:
 the rigid body (:mod:`flexmb.dynamics.bodies.rigid_kernels`), the joints
 (:mod:`flexmb.dynamics.elements.joint_law`), the force elements (:mod:`flexmb.dynamics.elements.force_law`),
@@ -42,7 +42,7 @@ S_DELTA_X = np.ascontiguousarray(_SER["delta_x"])
 X_SERIES = float(_rot.X_SERIES)
 
 
-def _jit(fn):
+def jit_kernel(fn):
     """``njit(cache=True)``; without a usable cache location, ``njit`` with a logged note."""
     try:
         return njit(cache=True, fastmath=False, nogil=True)(fn)
@@ -53,7 +53,7 @@ def _jit(fn):
 
 
 # ============================================================================ rotation helpers
-@_jit
+@jit_kernel
 def _horner(c, x):
     out = c[c.size - 1]
     for k in range(c.size - 2, -1, -1):
@@ -61,7 +61,7 @@ def _horner(c, x):
     return out
 
 
-@_jit
+@jit_kernel
 def coeffs_exp_tangent(x):
     """``alpha = sin a / a``, ``beta = (1 - cos a)/a^2``, ``gamma = (a - sin a)/a^3`` at ``x = a^2``."""
     if x < X_SERIES:
@@ -73,7 +73,7 @@ def coeffs_exp_tangent(x):
     return alpha, beta, (1.0 - alpha) / x
 
 
-@_jit
+@jit_kernel
 def coeffs_delta(x):
     """``delta = (1 - (a/2) cot(a/2)) / a^2`` and ``d delta / dx`` at ``x = a^2``."""
     if x < X_SERIES:
@@ -86,7 +86,7 @@ def coeffs_delta(x):
     return delta, -(kappa_x + delta) / x
 
 
-@_jit
+@jit_kernel
 def quadratic(c0, c1, c2, t, out):
     """``out = c0 I + c1 skew(t) + c2 t t^T`` (3x3)."""
     for a in range(3):
@@ -101,7 +101,7 @@ def quadratic(c0, c1, c2, t, out):
     out[2, 1] += c1 * t[0]
 
 
-@_jit
+@jit_kernel
 def exp_tangent(t, R, T):
     """``R = exp(t)``, ``T = tangent(t)`` (3x3 each)."""
     x = t[0] * t[0] + t[1] * t[1] + t[2] * t[2]
@@ -110,7 +110,7 @@ def exp_tangent(t, R, T):
     quadratic(alpha, beta, gamma, t, T)
 
 
-@_jit
+@jit_kernel
 def tangent_inv_and_d(t, v, Ti, dTi):
     """``Ti = T(t)^-1`` and ``dTi = d(T(t)^-1 v)/dt`` (3x3 each), as :func:`flexmb.rotations.d_tangent_inv`."""
     x = t[0] * t[0] + t[1] * t[1] + t[2] * t[2]
@@ -137,7 +137,7 @@ def tangent_inv_and_d(t, v, Ti, dTi):
     dTi[2, 1] += 0.5 * v[0]
 
 # ============================================================================ generic helpers
-@_jit
+@jit_kernel
 def scatter_wrench(res, rows, BT, w, fac):
     """``res[rows] += fac * BT @ w`` unbuffered (repeated rows accumulate): the generalized force of
     wrenches ``w (m, p, 6)`` through the maps ``BT (m, p, r, 6)`` onto the rows ``rows (m, p, r)``
@@ -149,7 +149,7 @@ def scatter_wrench(res, rows, BT, w, fac):
                 res[rows[q, k, a]] += fac * dot6(BT[q, k, a], w[q, k])
 
 
-@_jit
+@jit_kernel
 def dot6(a, b):
     """``a . b`` of two 6-vectors summed as ``np.einsum`` does (two interleaved partial sums)."""
     s0 = a[0] * b[0]
@@ -161,7 +161,7 @@ def dot6(a, b):
     return s0 + s1
 
 
-@_jit
+@jit_kernel
 def scatter_add(res, rows, vals):
     """``res[rows] += vals`` unbuffered (repeated rows accumulate, like ``np.add.at``), for index and
     value arrays of the same shape (flattened here, C order)."""
@@ -172,7 +172,7 @@ def scatter_add(res, rows, vals):
 
 
 # ============================================================================ Jacobian value writers
-@_jit
+@jit_kernel
 def put(buf, o, a, fac):
     """``buf[o:o + a.size] = fac * a`` (C order); returns the next offset."""
     f = a.reshape(a.size)
@@ -181,7 +181,7 @@ def put(buf, o, a, fac):
     return o + a.size
 
 
-@_jit
+@jit_kernel
 def put_chain(buf, o, dR, rowsel, pos, J, sgn):
     """``sgn dR[rowsel[z], k] @ J[pos[z], k]`` for every ``z``, ``k`` (``dR (n, p, r, 6)``, ``J (m, p, 6,
     c)``) into ``buf`` from ``o`` (C order of ``(z, k, r, c)``); returns the next offset: the chain rule of

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 import scipy.sparse as sp
 
-from flexmb.dynamics.kernels import _jit
+from flexmb.dynamics.kernels import jit_kernel
 from flexmb.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 JOINT_SLOTS = 30
 
 
-@_jit
+@jit_kernel
 def _scatter_values(dest, vals, data, dropped):  # pragma: no cover - compiled
     """``data[d] += vals[i]`` for ``d = dest[i] >= 0``, ``dropped[-1 - d] += vals[i]`` otherwise (both
     zeroed first, entries in order); True when a dropped position sums to nonzero (or NaN)."""
@@ -58,7 +58,7 @@ def _scatter_values(dest, vals, data, dropped):  # pragma: no cover - compiled
         if dropped[k] != 0.0:
             return True
     return False
-@_jit
+@jit_kernel
 def _unique_positions(rows, cols, n):  # pragma: no cover - compiled
     """Unique ``(row, col)`` positions of the entries ``rows, cols`` (``(E,)``, values in ``[0, n)``)
     in CSC order (by column, then row), by two stable counting sorts (``O(E + n)``).
@@ -108,7 +108,7 @@ def _unique_positions(rows, cols, n):  # pragma: no cover - compiled
     return inverse, rows_u[:u + 1].copy(), cols_u[:u + 1].copy()
 
 
-@_jit
+@jit_kernel
 def _sum_unique(inverse, vals, n_unique):  # pragma: no cover - compiled
     """``out[inverse[e]] += vals[e]`` in entry order (``np.bincount(inverse, vals)``), ``(n_unique,)``."""
     out = np.zeros(n_unique)
@@ -117,7 +117,7 @@ def _sum_unique(inverse, vals, n_unique):  # pragma: no cover - compiled
     return out
 
 
-@_jit
+@jit_kernel
 def _kept_structure(keep, rows_u, cols_u, inverse, n):  # pragma: no cover - compiled
     """CSC structure of the unique positions where ``keep`` (``(U,)`` bool, positions in CSC order).
 

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 __all__ = ["TimeElement", "TIME_ELEMENTS", "time_element", "once_per_time_element"]
 
 
-def _lagrange_matrices(nodes: NDArray, points: NDArray) -> tuple[NDArray, NDArray]:
+def lagrange_matrices(nodes: NDArray, points: NDArray) -> tuple[NDArray, NDArray]:
     """Values and derivatives of the Lagrange basis on ``nodes`` at ``points``.
 
     Returns ``L (len(points), len(nodes))`` and ``dL`` with ``L[i, j] = l_j(points[i])``.
@@ -117,8 +117,8 @@ class TimeElement:
         c = (x + 1.0) / 2.0
         b = w / 2.0
         nodes = np.concatenate([[0.0], c])
-        _, dL = _lagrange_matrices(nodes, c)
-        Lend, _ = _lagrange_matrices(nodes, np.array([1.0]))
+        _, dL = lagrange_matrices(nodes, c)
+        Lend, _ = lagrange_matrices(nodes, np.array([1.0]))
         # constraint points: interior Gauss-Lobatto points of the (p+1)-point rule, then 1
         if p == 1:
             tau = np.array([1.0])
@@ -127,7 +127,7 @@ class TimeElement:
             dP = np.polynomial.legendre.Legendre.basis(p).deriv()
             r = np.sort(dP.roots().real)
             tau = np.concatenate([(r + 1.0) / 2.0, [1.0]])
-        Ltau, _ = _lagrange_matrices(nodes, tau)
+        Ltau, _ = lagrange_matrices(nodes, tau)
         return cls(p=p, c=c, b=b, D=dL, end=Lend[0], tau_c=tau, E=Ltau, order=2 * p, transport=transport)
 
     def end_value(self, y1: NDArray | None, Y: NDArray) -> NDArray:

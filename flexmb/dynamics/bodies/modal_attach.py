@@ -21,7 +21,7 @@ from flexmb import rotations as _rot
 from flexmb.dynamics.bodies.modal_laws import cross3 as _x
 from flexmb.dynamics.bodies.rigid_kernels import lever_map
 # the compiled rotation helpers and their series tables, shared with the rigid kernels
-from flexmb.dynamics.kernels import S_BETA, S_GAMMA, X_SERIES, _horner, _jit, exp_tangent
+from flexmb.dynamics.kernels import S_BETA, S_GAMMA, X_SERIES, _horner, jit_kernel, exp_tangent
 from flexmb.numba_cache import refresh as _refresh_cache
 
 _refresh_cache()
@@ -47,7 +47,7 @@ S_GAMMA_0 = np.ascontiguousarray(_CG)
 
 
 # ============================================================================ rotation helpers
-@_jit
+@jit_kernel
 def tangent_coeffs(x):
     """``beta, gamma, beta_x, gamma_x`` at ``x = |psi|^2``."""
     if x < X_SERIES:
@@ -60,7 +60,7 @@ def tangent_coeffs(x):
     return beta, gamma, (alpha - 2.0 * beta) / (2.0 * x), (beta - 3.0 * gamma) / (2.0 * x)
 
 
-@_jit
+@jit_kernel
 def d_quadratic(t, v, c1, c2, c1x, c2x, out):
     """``out = d(M(t) v)/dt`` of ``M = I + c1(x) skew(t) + c2(x) skew(t)^2`` (``flexmb.rotations._d_quadratic``)."""
     tv = t[0] * v[0] + t[1] * v[1] + t[2] * v[2]
@@ -86,7 +86,7 @@ def d_quadratic(t, v, c1, c2, c1x, c2x, out):
     out[2, 1] -= c1 * v[0]
 
 
-@_jit
+@jit_kernel
 def tangent_T_second(psi, u, a, out):
     """``out[:, j] = d/dpsi_j [ d(T(psi)^T u)/dpsi . a ]`` (3x3), the NumPy reference being
     ``tests/modal_reference_matrices.tangent_T_second``: ``T^T u = u - beta psi x u + gamma psi x (psi x u)``."""
@@ -133,14 +133,14 @@ def tangent_T_second(psi, u, a, out):
                          + g0 * (abu[i] + bau[i]))
 
 
-@_jit
+@jit_kernel
 def _cr(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@_jit
+@jit_kernel
 def _geometry(Rm, Qv, c, Pt, Pr, r, psi, Tp, RPt, RGam, Ex):
     """``r``, ``psi``, ``Tp = T(psi)``, ``R Pt``, ``R Gamma`` of one attachment at one point (and
     ``Ex = exp(psi)``)."""
@@ -175,7 +175,7 @@ def _geometry(Rm, Qv, c, Pt, Pr, r, psi, Tp, RPt, RGam, Ex):
             RGam[a, k] = RT[a, 0] * Pr[0, k] + RT[a, 1] * Pr[1, k] + RT[a, 2] * Pr[2, k]
 
 
-@_jit
+@jit_kernel
 def _velocity_map(r, RPt, RGam, B):
     """``B (6, c)``, ``c >= N``: zero, then the velocity map ``nu = B w`` of an attachment in the first
     ``N`` columns, ``[[I, -skew(r), R Pt], [0, I, R Gamma]]``."""
@@ -191,7 +191,7 @@ def _velocity_map(r, RPt, RGam, B):
 
 
 # ============================================================================ pose and velocity
-@_jit
+@jit_kernel
 def attach_pose(X, R, T, Q, local, c, A, Pt, Pr, E, cons, x, Ra, J):
     """Attachment frames ``x = X + r``, ``Ra = R exp(psi) A`` at ``p`` points and the Jacobian of
     ``(dx, psi_att)`` on the body's ``(x, theta, q)`` (``nc = 6 + nm`` columns): at the Gauss points
@@ -241,7 +241,7 @@ def attach_pose(X, R, T, Q, local, c, A, Pt, Pr, E, cons, x, Ra, J):
                         J[q, k, 3 + a, o + 6 + kk] = w * RGam[a, kk]
 
 
-@_jit
+@jit_kernel
 def _velocity(Rm, Tm, W, Qv, c, Pt, Pr, nu, Jv, r, psi, Tp, RPt, RGam, Ex, dT, avec):
     """``nu = (v + om x r + R Pt qdot, om + R Gamma qdot)`` and ``Jv (6, N+3+nm)`` on ``(w, theta, q)``."""
     nm = Qv.size
@@ -309,7 +309,7 @@ def _velocity(Rm, Tm, W, Qv, c, Pt, Pr, nu, Jv, r, psi, Tp, RPt, RGam, Ex, dT, a
             Jv[3 + a, N + 3 + k] = RdT[a, 0] * Pr[0, k] + RdT[a, 1] * Pr[1, k] + RdT[a, 2] * Pr[2, k]
 
 
-@_jit
+@jit_kernel
 def attach_velocity(U, bw, R, T, Q, local, c, Pt, Pr, nu, J):
     """Attachment velocities ``nu (m,p,6)`` at the Gauss points and ``J (m,p,6,N+3+nm)`` on the
     body's ``(w (N), theta (3), q (nm))`` of the same point.  ``U (n,p,slots)``, ``w`` at slot ``bw``."""
@@ -331,7 +331,7 @@ def attach_velocity(U, bw, R, T, Q, local, c, Pt, Pr, nu, J):
 
 
 # ============================================================================ wrench map
-@_jit
+@jit_kernel
 def wrench_map(U, bw, h, R, T, Q, local, c, Pt, Pr, wrench, rate, BT, d, dv):
     """Generalized force of wrenches ``(f, m about the attachment) (m,p,6)`` at the Gauss points:
     ``BT (m,p,nr,6)`` with ``B^T = [[I, 0], [skew(r), I], [(R Pt)^T, (R Gamma)^T]]`` on the ``N`` rows of
@@ -511,7 +511,7 @@ def wrench_map(U, bw, h, R, T, Q, local, c, Pt, Pr, wrench, rate, BT, d, dv):
             _pr_form(Pr[q], dTu, dvv, N, np.int64(6), -h)
 
 
-@_jit
+@jit_kernel
 def _pr_form(Pr, Mx, out, r0, c0, fac):
     """``out[r0 + i, c0 + j] += fac (Pr^T Mx Pr)[i, j]``."""
     nm = Pr.shape[1]
@@ -525,7 +525,7 @@ def _pr_form(Pr, Mx, out, r0, c0, fac):
 
 
 # ============================================================================ node level
-@_jit
+@jit_kernel
 def node_attach(x, R, q, local, bodies, c, A, Pt, Pr, xo, Ro, B):
     """At a time node: attachment positions ``xo (m,3)``, frames ``Ro (m,3,3)`` and the velocity maps
     ``B (m,6,N)`` (``nu = B w``) from the bodies' ``x (nb,3)``, ``R (nb,3,3)`` (model indices

@@ -12,14 +12,14 @@ import numpy as np
 
 from flexmb.dynamics.bodies.modal_laws import cross3 as _cross, elastic_nonlinear, mass_world
 from flexmb.dynamics.bodies.rigid_kernels import frame_couplings, rigid_kinematics
-from flexmb.dynamics.kernels import _jit, tangent_inv_and_d
+from flexmb.dynamics.kernels import jit_kernel, tangent_inv_and_d
 from flexmb.numba_cache import refresh as _refresh_cache
 
 _refresh_cache()
 
 
 # ============================================================================ kinematics
-@_jit
+@jit_kernel
 def modal_kinematics(E, x1, R1, q1, Ug, nm, R, T, UX, UR, UT, UQ, Xc, Qc):
     """Kinematics of a modal group: the frame's (:func:`flexmb.dynamics.bodies.rigid_kernels.rigid_kinematics`:
     ``R``, ``T`` at the Gauss points, ``UX``, ``UR``, ``UT`` at the constraint points), the modal
@@ -121,7 +121,7 @@ def n_entries(nm: int, p: int, ka: bool, nl: bool) -> int:
 
 
 # ============================================================================ rows and Jacobian
-@_jit
+@jit_kernel
 def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, K, C,
                    cs, cu, cV, ql, qA, Ef, Wf, Kg, Ka, w1, g, r, vals, jac):
     """Rows ``r (n,p,slots)`` of a modal group and, if ``jac``, the Jacobian values ``vals (n,p,E)``

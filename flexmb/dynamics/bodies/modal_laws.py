@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import _jit
+from flexmb.dynamics.kernels import jit_kernel
 from flexmb.numba_cache import refresh as _refresh_cache
 
 _refresh_cache()
 
 
 # ============================================================================ small helpers
-@_jit
+@jit_kernel
 def cross3(a0, a1, a2, b0, b1, b2):
     """``a x b`` of two vectors given by components (a tuple of 3)."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
@@ -38,7 +38,7 @@ def cross3(a0, a1, a2, b0, b1, b2):
 
 
 # ============================================================================ mass matrix
-@_jit
+@jit_kernel
 def mass_world(b, Rm, Q, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, Mw, Y, Psi, RS1):
     """World-axes mass matrix ``Mw = Rb Mb(q) Rb^T (N, N)`` of body ``b`` at rotation ``Rm`` and modal
     coordinates ``Q (nm,)``.  Scratch (filled on return): ``Y (nm,3,3) = sum_l q_l J2[k,l]``,
@@ -114,7 +114,7 @@ def mass_world(b, Rm, Q, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, Mw, Y, Psi, R
     return RS0, RS1_, RS2
 
 
-@_jit
+@jit_kernel
 def mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out):
     """``out (k, N, N)``: world-axes mass matrices of bodies ``body (k,)`` (group positions) at
     rotations ``R (k,3,3)`` and modal coordinates ``q (k,nm)`` (a time node; outputs: the same body at
@@ -128,7 +128,7 @@ def mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out):
 
 
 # ============================================================================ elastic terms
-@_jit
+@jit_kernel
 def quadratic_form(A, Q, AQ):
     """``Q . A Q`` (returned) and ``AQ (nm,) = A Q`` for ``A (nm,nm)``, ``Q (nm,)``: the linear, cubic
     and quartic strain-energy terms of :func:`elastic` share it."""
@@ -142,7 +142,7 @@ def quadratic_form(A, Q, AQ):
     return s
 
 
-@_jit
+@jit_kernel
 def elastic(b, Q, K, cs, cu, cV, ql, qA, f, Kt, tangent, work):
     """Strain energy of body ``b`` at ``Q (nm,)`` (returned), its gradient ``f (nm,)`` and, if
     ``tangent``, its Hessian ``Kt (nm,nm)``; ``work (nm,)`` scratch.  See the module docstring."""
@@ -155,7 +155,7 @@ def elastic(b, Q, K, cs, cu, cV, ql, qA, f, Kt, tangent, work):
     return U + elastic_nonlinear(b, Q, cs, cu, cV, ql, qA, f, Kt, tangent, work)
 
 
-@_jit
+@jit_kernel
 def elastic_nonlinear(b, Q, cs, cu, cV, ql, qA, f, Kt, tangent, work):
     """The cubic and quartic part of :func:`elastic`: its energy (returned), gradient and Hessian
     *added* to ``f`` and (if ``tangent``) ``Kt``."""
@@ -195,7 +195,7 @@ def elastic_nonlinear(b, Q, cs, cu, cV, ql, qA, f, Kt, tangent, work):
     return U
 
 
-@_jit
+@jit_kernel
 def strain_energies(q, body, K, cs, cu, cV, ql, qA, out):
     """``out (k,)``: strain energy of bodies ``body (k,)`` (group positions) at ``q (k, nm)``."""
     k, nm = q.shape[0], q.shape[1]
@@ -206,7 +206,7 @@ def strain_energies(q, body, K, cs, cu, cV, ql, qA, out):
         out[i] = elastic(body[i], q[i], K, cs, cu, cV, ql, qA, f, Kt, np.bool_(False), work)
 
 
-@_jit
+@jit_kernel
 def elastic_batch(q, K, cs, cu, cV, ql, qA, U, f, Kt):
     """Energy ``U (n,k)``, force ``f (n,k,nm)`` and tangent ``Kt (n,k,nm,nm)`` at ``q (n,k,nm)``
     (the law of :func:`elastic` over a batch: tests and outputs)."""

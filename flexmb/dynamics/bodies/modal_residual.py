@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.dynamics.bodies import modal_kernels as mk
-from flexmb.dynamics.time_elements import _lagrange_matrices, once_per_time_element
+from flexmb.dynamics.time_elements import lagrange_matrices, once_per_time_element
 
 #: key of the node velocities (nv,) in ``ElementStart.extra``, set by the marching driver
 NODE_VELOCITY = "node_velocity"
@@ -48,8 +48,8 @@ def force_points(te):
     (on the nodes ``{0, c}``); ``Wf (p, 2p)``: ``w_m l_i(tau_m) / b_i`` (module docstring)."""
     x, w = np.polynomial.legendre.leggauss(2 * te.p)
     tau, wt = (x + 1.0) / 2.0, w / 2.0
-    Ef, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), tau)
-    L, _ = _lagrange_matrices(te.c, tau)  # l_i(tau_m) = L[m, i]
+    Ef, _ = lagrange_matrices(np.concatenate([[0.0], te.c]), tau)
+    L, _ = lagrange_matrices(te.c, tau)  # l_i(tau_m) = L[m, i]
     return np.ascontiguousarray(Ef), np.ascontiguousarray((L * wt[:, None]).T / te.b[:, None])
 
 

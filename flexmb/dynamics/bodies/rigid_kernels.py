@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import _jit, exp_tangent, tangent_inv_and_d  # (_jit: the kernels' compilation)
+from flexmb.dynamics.kernels import jit_kernel, exp_tangent, tangent_inv_and_d  # (jit_kernel: the kernels' compilation)
 
 
 # ============================================================================ equations
-@_jit
+@jit_kernel
 def rigid_kinematics(E, x1, R1, Ug, bx, bth, R, T, UX, UR, UT):
     """Kinematics of a rigid group at the Gauss points and at the constraint points.
 
@@ -97,7 +97,7 @@ def rigid_jacobian_indices(body_start, p: int, slots: int = 18, sl=(0, 3, 6, 12)
     return body_start[:, None, None] + rows[None], body_start[:, None, None] + cols[None]
 
 
-@_jit
+@jit_kernel
 def frame_couplings(D, h, x1, Ug, b, i, bx, bth, bw, r):
     """The time element's couplings of a body frame at Gauss point ``i`` (rigid and modal bodies alike):
     ``r_x = D_i0 x1 + sum_j D_ij x_j - h w_i`` and ``r_theta = sum_j D_ij theta_j`` (slots ``bx``,
@@ -113,7 +113,7 @@ def frame_couplings(D, h, x1, Ug, b, i, bx, bth, bw, r):
         r[b, i, bth + d] = st
 
 
-@_jit
+@jit_kernel
 def rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, sl, r, vals, jac):
     """Rows ``r (n,p,18)`` of a rigid group and, if ``jac``, the Jacobian values
     ``vals (n, p, 12 p + 66)`` in the order of :func:`rigid_jacobian_indices` (see
@@ -222,7 +222,7 @@ def rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, sl, r, vals, jac):
 
 
 # ============================================================================ rigid attachments
-@_jit
+@jit_kernel
 def lever_map(r, B):
     """``B = [[I, -skew(r)], [0, I]]`` (6 x 6): the velocity map ``nu = B (v, omega)`` of a rigid body's
     attachment at ``r = R c`` from its centre of mass; ``B^T`` maps a wrench (force; moment about the
@@ -238,7 +238,7 @@ def lever_map(r, B):
     B[2, 4] = -r[0]
 
 
-@_jit
+@jit_kernel
 def skew_skew_T(a, r, T, sgn, out):
     """``out = sgn skew(a) skew(r) T`` (3 x 3), ``skew(a) skew(r) = r a^T - (a . r) I``: the derivative of
     ``a x r`` (``r = R c`` turning with the body, ``T`` its tangent operator) with respect to theta."""
@@ -251,13 +251,13 @@ def skew_skew_T(a, r, T, sgn, out):
             out[i, e] = sgn * s
 
 
-@_jit
+@jit_kernel
 def _rc(R, c, r):
     for a in range(3):
         r[a] = R[a, 0] * c[0] + R[a, 1] * c[1] + R[a, 2] * c[2]
 
 
-@_jit
+@jit_kernel
 def rigid_attach_pose(X, R, T, local, c, A, E, cons, x, Ra, J):
     """Attachment frames of rigid bodies: ``x = X + R c``, ``Ra = R A`` at ``p`` points and the
     Jacobian of ``(dx, psi)`` with respect to the body's ``(x, theta)``.
@@ -294,7 +294,7 @@ def rigid_attach_pose(X, R, T, local, c, A, E, cons, x, Ra, J):
                     J[q, k, 2, o + 3 + e] = -w * (r[0] * t1 - r[1] * t0)
 
 
-@_jit
+@jit_kernel
 def rigid_attach_velocity(U, bw, R, T, local, c, nu, J):
     """Attachment velocities ``nu = (v + omega x r, omega) (m,p,6)`` of rigid bodies (``r = R c``)
     and ``J (m,p,6,9)`` with respect to ``(w(6), theta(3))`` of the same point: ``[[I, -skew(r),
@@ -326,7 +326,7 @@ def rigid_attach_velocity(U, bw, R, T, local, c, nu, J):
                     J[q, k, 3 + a, 6 + e] = 0.0
 
 
-@_jit
+@jit_kernel
 def rigid_wrench_map(R, T, local, c, wrench, out, BT, own):
     """Generalized force of wrenches ``(f, m about the attachment) (m,p,6)`` on rigid bodies:
     ``out = B^T w = (f, m + r x f)`` (m,p,6), ``BT (m,p,6,6)`` and the lever arm's own term
@@ -361,7 +361,7 @@ def rigid_wrench_map(R, T, local, c, wrench, out, BT, own):
 
 
 # ============================================================================ at a time node
-@_jit
+@jit_kernel
 def rigid_node_attach(x, R, bodies, local, c, A, xs, Rs, B):
     """Attachment frames at a node: ``xs = x_b + R_b c``, ``Rs = R_b A`` and the velocity map ``B =
     [[I, -skew(R_b c)], [0, I]]`` (``nu = B w``, ``w = (v of G, omega)``) of the attachments ``local``
@@ -378,7 +378,7 @@ def rigid_node_attach(x, R, bodies, local, c, A, xs, Rs, B):
         lever_map(r, B[j])
 
 
-@_jit
+@jit_kernel
 def rigid_inverse_mass(R, bodies, J0inv, mass, out):
     """Inverse mass blocks ``out (n, 6, 6) = diag(I / m, R J0^-1 R^T)`` at a node."""
     for k in range(bodies.size):
@@ -395,7 +395,7 @@ def rigid_inverse_mass(R, bodies, J0inv, mass, out):
                 out[k, 3 + d, 3 + e] = t0 * R[b, e, 0] + t1 * R[b, e, 1] + t2 * R[b, e, 2]
 
 
-@_jit
+@jit_kernel
 def rigid_momenta(R, bodies, J0, mass, w, out):
     """Momenta ``out = M w (n, 6)`` at a node, ``M = diag(m I, R J0 R^T)``, for velocities ``w (n, 6)``."""
     for k in range(bodies.size):
@@ -413,7 +413,7 @@ def rigid_momenta(R, bodies, J0, mass, w, out):
             out[k, 3 + d] = R[b, d, 0] * v0 + R[b, d, 1] * v1 + R[b, d, 2] * v2
 
 
-@_jit
+@jit_kernel
 def rigid_node_output(x, R, bodies, w, com, mass, J0, pos, rotm, vel, om):
     """Body frame origins, rotations, origin velocities and angular velocities at a node (``(n, ...)``)
     for the velocities ``w (n, 6)`` of the centres of mass, and the kinetic energy ``w . M w / 2`` with
@@ -444,7 +444,7 @@ def rigid_node_output(x, R, bodies, w, com, mass, J0, pos, rotm, vel, om):
     return 0.5 * ke
 
 
-@_jit
+@jit_kernel
 def rigid_gravity_potential(x, bodies, mass, g):
     """Gravity potential ``-sum m x . g`` of the bodies (centres of mass ``x[bodies]``) [J]."""
     pe = 0.0

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
 
 
-@_jit
+@jit_kernel
 def spring_damper(d, vrel, k, c, L0, Fb, dx, dv, jac):
     """Linear spring-dampers between two attachment points: the force on B ``Fb = -f e`` with
     ``f = k (L - L0) + c Ldot``, ``L = |d|``, ``e = d / L``, ``Ldot = e . vrel`` (``A`` receives
@@ -56,7 +56,7 @@ def spring_damper(d, vrel, k, c, L0, Fb, dx, dv, jac):
                     dv[q, i, a, b] = -c[q] * e[a] * e[b]
 
 
-@_jit
+@jit_kernel
 def body_frame_load(R, vals, k0, wrench, dW, jac):
     """A point force (``k0 = 0``) or torque (``k0 = 3``) given in the body frame of its attachment:
     ``wrench[..., k0:k0+3] = R v`` (the other components zero) for the attachment rotations ``R

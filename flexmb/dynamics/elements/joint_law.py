@@ -20,7 +20,7 @@ Element rows of joint ``j`` at internal point ``i`` (``k`` indexes the constrain
              = (Rr1 exp(u_phi(tau_i)))[0, 1]                           universal, m = 5 (the cross, x_A . y_B)
 
 Component kinds (:func:`component_kinds`): :data:`HELD`, :data:`FREE`, :data:`UNIV_MOMENT`,
-:data:`UNIV_CROSS`.  Compilation: :func:`flexmb.dynamics.kernels._jit` (``nopython``, no fastmath,
+:data:`UNIV_CROSS`.  Compilation: :func:`flexmb.dynamics.kernels.jit_kernel` (``nopython``, no fastmath,
 on-disk cache).
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.kernels import _jit, exp_tangent  # (_jit: the kernels' compilation)
+from flexmb.dynamics.kernels import jit_kernel, exp_tangent  # (jit_kernel: the kernels' compilation)
 
 #: component kinds of the joint law rows
 HELD, FREE, UNIV_MOMENT, UNIV_CROSS = 0, 1, 2, 3
@@ -45,7 +45,7 @@ def component_kinds(cons: NDArray, univ: NDArray) -> NDArray:
 
 
 # ============================================================================ element rows
-@_jit
+@jit_kernel
 def joint_rows(E, D, h, s1, lam1, Rr, Jv, xa, Ra, xb, Rb, Rag, nua, nub, sl, r, Rrt, US, UPHI,
                dphi, dA, dB, dpsi, jac):
     """Joint rows common to every joint type, batched over joints and points: relative position and
@@ -170,7 +170,7 @@ def joint_rows(E, D, h, s1, lam1, Rr, Jv, xa, Ra, xb, Rb, Rag, nua, nub, sl, r, 
                 r[j, i, jnb + c] = u[jnb + c] - nub[j, i, c]
 
 
-@_jit
+@jit_kernel
 def multiplier_blocks(h, Jv, sl, GaR, sNB, bdR, sL):
     """Jacobian values of the multiplier definition at the Gauss points (``(nj, p, ...)``):
     ``sNB = h skew(v_B)`` (/ lam_f, rows 3:), ``bdR = -h blockdiag(R_A, R_A)`` (/ Qbar),
@@ -211,7 +211,7 @@ def multiplier_blocks(h, Jv, sl, GaR, sNB, bdR, sL):
 
 
 # ============================================================================ the constitutive laws
-@_jit
+@jit_kernel
 def law_rows(Jv, sl, US, UPHI, Rrt, Rr, acc, tgt, Gax, GaR, Gbx, k, c, ref, kind, r, jac,
              law_nu, law_dA, law_dB, uni):
     """The law rows ``r[j, i, JQ + m]`` of every joint (module docstring, one row per component kind)
@@ -354,7 +354,7 @@ def law_rows(Jv, sl, US, UPHI, Rrt, Rr, acc, tgt, Gax, GaR, Gbx, k, c, ref, kind
 
 
 # ============================================================================ multipliers onto the bodies
-@_jit
+@jit_kernel
 def side_a_wrench(L, Gax, Gbx, wa, dW_lam, dW_xb, jac):
     """The multipliers' wrench on side A, ``wa = -(lam_f, lam_m + (x_B - x_A) x lam_f)``
     (``(nj, p, 6)``), and (``jac``) its derivatives ``dW_lam (nj, p, 6, 6)`` with respect to the
@@ -398,7 +398,7 @@ def side_a_wrench(L, Gax, Gbx, wa, dW_lam, dW_xb, jac):
             dW_xb[j, i, 5, 1] = l0
 
 
-@_jit
+@jit_kernel
 def transport_moment(A, Dh, h, f, r, rd, mu, Df, d_f, d_r, d_rd, jac):
     """Collocation-consistent transport moment (issue 8 section 3; the equation is
     :func:`flexmb.dynamics.elements.joints.onto_bodies`'s): for forces ``f``, levers ``r`` and their
@@ -472,7 +472,7 @@ def transport_moment(A, Dh, h, f, r, rd, mu, Df, d_f, d_r, d_rd, jac):
                 _skew_into(-hA * f[q, k, 0], -hA * f[q, k, 1], -hA * f[q, k, 2], d_rd[q, j, k])
 
 
-@_jit
+@jit_kernel
 def _skew_into(a0, a1, a2, S):
     """``S = skew(a)`` (3 x 3)."""
     S[0, 0] = 0.0
@@ -487,7 +487,7 @@ def _skew_into(a0, a1, a2, S):
 
 
 # ============================================================================ the joints at a time node
-@_jit
+@jit_kernel
 def node_rates(nua, nub, xa, Ra, xb, Rb, universal, out):
     """Rates ``out (nj, 7)`` of the joints' relative coordinates for attachment velocities ``nua``,
     ``nub (nj, 6)`` at a node: ``R_A^T (v_B - v_A - omega_A x (x_B - x_A))``, ``R_A^T (omega_B -
@@ -508,7 +508,7 @@ def node_rates(nua, nub, xa, Ra, xb, Rb, universal, out):
             out[j, 6] = 0.0
 
 
-@_jit
+@jit_kernel
 def _ncross(Ra, Rb, j):
     """``x_A x y_B`` of joint ``j`` (the axis of a universal joint's cross condition)."""
     return (Ra[j, 1, 0] * Rb[j, 2, 1] - Ra[j, 2, 0] * Rb[j, 1, 1],
@@ -516,7 +516,7 @@ def _ncross(Ra, Rb, j):
             Ra[j, 0, 0] * Rb[j, 1, 1] - Ra[j, 1, 0] * Rb[j, 0, 1])
 
 
-@_jit
+@jit_kernel
 def node_rate_rows(xa, Ra, xb, Rb, universal, Cb, Ca):
     """:func:`node_rates` as ``out = Cb nu_b + Ca nu_a``: the blocks ``Cb``, ``Ca (nj, 7, 6)``."""
     for j in range(Ca.shape[0]):
@@ -542,7 +542,7 @@ def node_rate_rows(xa, Ra, xb, Rb, universal, Cb, Ca):
             Ca[j, 6, 3], Ca[j, 6, 4], Ca[j, 6, 5] = -n0, -n1, -n2
 
 
-@_jit
+@jit_kernel
 def node_rate_wrench(Ra, Rb, universal, loc, out):
     """The transpose of :func:`node_rates` on B's side: multipliers ``loc (nj, 7)`` of the rate rows as
     the wrench on B ``out (nj, 6)`` (force; moment at B's origin; inertial): ``(R_A loc_f, R_A loc_m +

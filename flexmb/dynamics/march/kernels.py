@@ -7,20 +7,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import _jit, exp_tangent  # (_jit: the kernels' compilation)
-from flexmb.dynamics.time_elements import _lagrange_matrices, once_per_time_element  # the time element's own basis
+from flexmb.dynamics.kernels import jit_kernel, exp_tangent  # (jit_kernel: the kernels' compilation)
+from flexmb.dynamics.time_elements import lagrange_matrices, once_per_time_element  # the time element's own basis
 
 
 @once_per_time_element  # they depend on c only
 def extrapolation_matrices(te):
     """Lagrange extrapolation from the previous element to the new internal points ``1 + c_k``:
     ``Pe (p, p+1)`` on the nodes ``{0, c}`` (degree p), ``Pi (p, p)`` on the nodes ``c`` (degree p-1)."""
-    Pe, _ = _lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
-    Pi, _ = _lagrange_matrices(te.c, 1.0 + te.c)
+    Pe, _ = lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
+    Pi, _ = lagrange_matrices(te.c, 1.0 + te.c)
     return np.ascontiguousarray(Pe), np.ascontiguousarray(Pi)
 
 
-@_jit
+@jit_kernel
 def polar(X, near, far, ok):
     """Orthogonal polar factors of ``X (k, 3, 3)`` in place by the Newton-Schulz iteration
     ``X <- X + X (I - X^T X) / 2`` (quadratic convergence, up to 8 steps): ``ok[i]`` False where
@@ -60,7 +60,7 @@ def polar(X, near, far, ok):
     return every
 
 
-@_jit
+@jit_kernel
 def end_values(end, Y, pos, y1p, mom, y1m, rot, R1, left, yp, ym, R, inc):
     """End values ``y2 = end[0] y1 + end[1:] @ Y`` of ``n`` rows of unknowns (bodies of one group, or the
     joints) from the internal values ``Y (n, p, slots)``: the slots ``pos (a,)`` (positions; start values
@@ -98,7 +98,7 @@ def end_values(end, Y, pos, y1p, mom, y1m, rot, R1, left, yp, ym, R, inc):
                     R[k, a, c] = R1[k, a, 0] * Q[0, c] + R1[k, a, 1] * Q[1, c] + R1[k, a, 2] * Q[2, c]
 
 
-@_jit
+@jit_kernel
 def _ext(P, y1, Y, k, q, d):
     """``P[q, 0] y1 + sum_j P[q, 1 + j] Y[k, j, d]`` (the sum as ``np.einsum`` forms it)."""
     v = 0.0
@@ -107,7 +107,7 @@ def _ext(P, y1, Y, k, q, d):
     return P[q, 0] * y1 + v
 
 
-@_jit
+@jit_kernel
 def _dot_end(end, Y, k, d):
     v = 0.0
     for j in range(Y.shape[1]):
@@ -115,7 +115,7 @@ def _dot_end(end, Y, k, d):
     return v
 
 
-@_jit
+@jit_kernel
 def extrapolate(Pe, Pi, end, Yp, Y, pos, pos1, rot, mom, mom1, mom_now):
     """The warm predictor of ``n`` rows of unknowns (bodies of one group, or the joints): every slot of
     the previous element's ``Yp (n, p, slots)`` extrapolated to the new internal points by ``Pi``

@@ -44,15 +44,15 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.kernels import _jit
-from flexmb.dynamics.time_elements import TimeElement, _lagrange_matrices, once_per_time_element
+from flexmb.dynamics.kernels import jit_kernel
+from flexmb.dynamics.time_elements import TimeElement, lagrange_matrices, once_per_time_element
 
 
 @once_per_time_element
 def _rotation_matrices(te: TimeElement):
     """``P (p, p + 1)``: values at the new internal points ``c`` of the polynomial through ``s = 0``
     and ``s = c - 1`` (the previous element's internal points); ``Dinv (p, p)``: ``D[:, 1:]^-1``."""
-    P, _ = _lagrange_matrices(np.concatenate([[0.0], te.c - 1.0]), te.c)
+    P, _ = lagrange_matrices(np.concatenate([[0.0], te.c - 1.0]), te.c)
     return P, np.linalg.inv(te.D[:, 1:])
 
 
@@ -76,7 +76,7 @@ def predict_rotations(cm, lay, te: TimeElement, h: float, w: NDArray, prev, U: N
     return U
 
 
-@_jit
+@jit_kernel
 def _predict_theta(P, Dinv, h, om0, gp, g, bth, bw, guard, guard_abs):  # pragma: no cover - compiled
     """``g[b, :, bth:bth + 3] = h D^-1 omega_ext`` for the bodies ``b`` the guard accepts (module
     docstring): ``omega_ext (p, 3) = P[:, 0] om0[b] + P[:, 1:] gp[b, :, bw + 3:bw + 6]``; the sums
@@ -122,7 +122,7 @@ GUARD = 0.3
 GUARD_ABS = 1e-4
 
 
-@_jit
+@jit_kernel
 def largest_turn(end, g, bth):  # pragma: no cover - compiled
     """``(angle, body, point)`` of the largest rotation increment ``|theta|`` of the bodies ``g (n,
     p, slots)`` (slot ``bth``) at the element's internal points (``point < p``) and its end

@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.dynamics.elements.joint_law import node_rate_rows, node_rate_wrench, node_rates, side_a_wrench
-from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
 
 
-@_jit
+@jit_kernel
 def attachment_velocities(B, cols, width, w, nu):
     """``nu (n, 6) = B w[cols]`` of ``n`` attachments (zero where ``width`` is 0: the ground)."""
     for j in range(nu.shape[0]):
@@ -28,7 +28,7 @@ def attachment_velocities(B, cols, width, w, nu):
             nu[j, d] = s
 
 
-@_jit
+@jit_kernel
 def generalized(lam, xa, xb, Ba, ca, wa_, Bb, cb, wb_, out):
     """``out += B^T wrench`` for the wrenches ``lam (nj, 6)`` on B at its origin (body b) and the opposite,
     transported to A's origin, on body a (:func:`~flexmb.dynamics.elements.joint_law.side_a_wrench`);
@@ -51,7 +51,7 @@ def generalized(lam, xa, xb, Ba, ca, wa_, Bb, cb, wb_, out):
             out[ca[j, c]] += s
 
 
-@_jit
+@jit_kernel
 def apply_blocks(Mi, voff, nvb, x, out):
     """``out = blockdiag(Mi) x`` (``(nv,)``; body ``b``'s block at ``voff[b]``)."""
     for b in range(voff.size):
@@ -63,7 +63,7 @@ def apply_blocks(Mi, voff, nvb, x, out):
             out[o + d] = s
 
 
-@_jit
+@jit_kernel
 def gram_values(C, B, ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, width, Mi, out):
     """Values of ``G M^-1 G^T`` added into ``out`` at ``pair_slot``: per body ``b`` (its entry rows
     ``ptr[b] .. ptr[b + 1]``, each a row of G on one side's attachment, ``g_e = C[side, joint, comp] B[side,
@@ -101,7 +101,7 @@ def gram_values(C, B, ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, w
                 k += 1
 
 
-@_jit
+@jit_kernel
 def cholesky_solve(A, b, tol, x):
     """``x = A^-1 b`` by a Cholesky factorization of the symmetric ``A (n, n)`` (lower triangle);
     False (``x`` undefined) when ``A`` is not positive definite or a pivot is below ``tol`` times its
@@ -138,7 +138,7 @@ def cholesky_solve(A, b, tol, x):
     return True
 
 
-@_jit
+@jit_kernel
 def correction(Mi, voff, nvb, Ra, Rb, universal, xa, xb, Ba, ca, wa_, Bb, cb, wb_, jj, cc, mu, w2, loc, w):
     """``loc[jj, cc] = mu`` (the rows' multipliers ``(nj, 7)``) and ``w = w2 - M^-1 G^T mu``: the rows'
     multipliers as the wrench on B (:func:`~flexmb.dynamics.elements.joint_law.node_rate_wrench`), handed to
@@ -159,7 +159,7 @@ def correction(Mi, voff, nvb, Ra, Rb, universal, xa, xb, Ba, ca, wa_, Bb, cb, wb
         w[k] = w2[k] - corr[k]
 
 
-@_jit
+@jit_kernel
 def joint_rates(w, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, universal, rates):
     """The joints' relative rates ``rates (nj, 7)`` for the body velocities ``w (nv,)``: the attachments'
     velocities (:func:`attachment_velocities`) through
@@ -171,7 +171,7 @@ def joint_rates(w, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, universal, rates):
     node_rates(nua, nub, xa, Ra, xb, Rb, universal, rates)
 
 
-@_jit
+@jit_kernel
 def violation(w2, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, universal, jj, cc, target, viol):
     """``viol = G w2 - target`` of the rows ``(jj, cc)`` (:func:`joint_rates`)."""
     rates = np.empty((xa.shape[0], 7))
@@ -180,7 +180,7 @@ def violation(w2, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, universal, jj, cc, t
         viol[q] = rates[jj[q], cc[q]] - target[q]
 
 
-@_jit
+@jit_kernel
 def project_dense(Mi, voff, nvb, p, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, universal, jj, cc, target,
                   ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, tol, w2, A, mu, loc, w):
     """The node-velocity projection with a dense matrix in one call: ``w2 = M^-1 p``, the rows' violation,

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from flexmb import rotations as rot
-from flexmb.dynamics.kernels import _jit
+from flexmb.dynamics.kernels import jit_kernel
 from flexmb.dynamics.node.projection import NodeFrames, joint_wrench
 from flexmb.dynamics.node.selection import Selection
 from flexmb.dynamics.time_elements import once_per_time_element
@@ -88,7 +88,7 @@ def node_record(cm, st, nv, qdot: NDArray | None = None) -> NDArray:
 _NONE6 = np.zeros((0, 6))
 
 
-@_jit
+@jit_kernel
 def _pack_node(lam_end, has_lam, wrench, has_wrench, xb, Ra, s, acc, k, ref, c, qdot, has_qdot, Rr,
                out):  # pragma: no cover - compiled
     """:func:`node_record`'s columns (``out`` zeroed on entry): ``lam_end``, ``-wrench`` (the
@@ -194,7 +194,7 @@ def element_record(te, lam: NDArray, xb: NDArray, mu: NDArray | None = None) -> 
     return out
 
 
-@_jit
+@jit_kernel
 def _element_moments(W, lam, xb, mu, has_mu, out):  # pragma: no cover - compiled
     """:func:`element_record`'s ``out (nj, 6 m + 3)`` in one pass: the impulse about ``y = xb[:, 0]``
     at the Gauss points, ``(lam_f, lam_m + (x_B - y) x lam_f [+ mu])``, its moments ``sum_i W[l, i]

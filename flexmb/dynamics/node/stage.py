@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.bodies.rigid_kernels import rigid_inverse_mass, rigid_node_attach, rigid_node_output
-from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
 from flexmb.dynamics.layout import JPHI
 from flexmb.dynamics.march.kernels import end_values as _row_end_values, polar
 from flexmb.dynamics.node.constraints import NodeVelocity
@@ -41,7 +41,7 @@ from flexmb.dynamics.system import ElementStart
 
 
 # ============================================================================ compiled
-@_jit
+@jit_kernel
 def _side(x, R, bodies, idx, local, c, A, xs, Rs, B):  # pragma: no cover - compiled
     """The attachment frames of one joint side's body entries ``idx`` (rows of ``xs``, ``Rs``, ``B``;
     the ground rows hold their constants) at the node ``x``, ``R``."""
@@ -61,7 +61,7 @@ def _side(x, R, bodies, idx, local, c, A, xs, Rs, B):  # pragma: no cover - comp
                 B[j, d, e] = Bt[q, d, e]
 
 
-@_jit
+@jit_kernel
 def _momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, out):  # pragma: no cover - compiled
     """``out = pi + Lambda``: the multipliers ``lam (nj, 6)`` as body momenta
     (:func:`~flexmb.dynamics.node.kernels.generalized`; zero when every multiplier is zero, as
@@ -78,7 +78,7 @@ def _momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, out):  # pragma: no cover 
         out[k] = pi[k] + Lam[k]
 
 
-@_jit
+@jit_kernel
 def rigid_end_node(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, Jv, jpos, s1, jmom, lam1, jphi, Rr1, acc1,
                    near, far, bodies, a_idx, a_local, a_c, a_A, b_idx, b_local, b_c, b_A,
                    xa, Ra, Ba, ca, wa, xb, Rb, Bb, cb, wb,
@@ -110,7 +110,7 @@ def rigid_end_node(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, Jv, jpos, s1
     return True
 
 
-@_jit
+@jit_kernel
 def rigid_node_values(x, R, pi, lam, bodies, J0inv, mass, com, J0, voff, nvb,
                       xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, jj, cc, target,
                       ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, tol,

@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 
-def _csc(A) -> sp.csc_matrix:
+def as_csc(A) -> sp.csc_matrix:
     """``A`` as a canonical CSC matrix (sorted indices, no duplicates); no copy when it already is."""
     A = A if (sp.issparse(A) and A.format == "csc") else sp.csc_matrix(A)
     if not A.has_canonical_format:
@@ -15,7 +15,7 @@ def _csc(A) -> sp.csc_matrix:
     return A
 
 
-def _same_pattern(A: sp.csc_matrix, indptr: np.ndarray, indices: np.ndarray) -> bool:
+def same_pattern(A: sp.csc_matrix, indptr: np.ndarray, indices: np.ndarray) -> bool:
     """``A`` has the CSC index arrays ``indptr`` / ``indices`` (the same objects, or equal)."""
     if A.indptr is indptr and A.indices is indices:
         return True

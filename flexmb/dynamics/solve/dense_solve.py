@@ -37,7 +37,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
-from flexmb.dynamics.solve.csc_pattern import _csc, _same_pattern, permuted_solve
+from flexmb.dynamics.solve.csc_pattern import as_csc, same_pattern, permuted_solve
 from flexmb.errors import SingularMatrixError
 
 log = logging.getLogger(__name__)
@@ -61,9 +61,9 @@ class DenseLU:
         self._flat = None
 
     def __call__(self, A):
-        A = _csc(A)
+        A = as_csc(A)
         n = A.shape[0]
-        if self._key is None or not _same_pattern(A, *self._key):
+        if self._key is None or not same_pattern(A, *self._key):
             cols = np.repeat(np.arange(n), np.diff(A.indptr))
             # Fortran order: column j is contiguous (LAPACK's layout, no copy in dgetrf)
             self._flat = cols.astype(np.int64) * n + A.indices
@@ -104,7 +104,7 @@ class SmallFirst:
         matrices of a :class:`~flexmb.dynamics.layout.Pattern` share them), else compared entry by entry."""
         if A.indptr is self._src[0] and A.indices is self._src[1]:
             return True
-        return _same_pattern(A, *self.inner._key)
+        return same_pattern(A, *self.inner._key)
 
     def __call__(self, A):
         n = A.shape[0]
@@ -114,7 +114,7 @@ class SmallFirst:
         csc = sp.issparse(A) and A.format == "csc"
         if not (self._direct and csc and slu._key is not None and self._known(A)):
             solve = slu(A)
-            if self._direct and csc and slu._key is not None and _same_pattern(A, *slu._key):
+            if self._direct and csc and slu._key is not None and same_pattern(A, *slu._key):
                 self._src = (A.indptr, A.indices)
             return solve
         data = A.data[slu._gather]

@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.dynamics.bodies import rigid_kernels as K
-from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
 from flexmb.dynamics.solve.fused_joints import joints
 from flexmb.dynamics.solve.fused_kernels import forces, side_pose
 from flexmb.dynamics.solve.fused_modal import modal_body, no_modal
 
 
-@_jit
+@jit_kernel
 def element(h, te_t, body, Ug, Jv, sl, sa, sb, jt, loads, springs, rb, r, res, jac, vals, buf):
     """:func:`whole_element` of a model without modal bodies: their arguments built here (empty), so
     that a rigid-only model's call carries no more arguments to type than the rigid ones."""
@@ -25,7 +25,7 @@ def element(h, te_t, body, Ug, Jv, sl, sa, sb, jt, loads, springs, rb, r, res, j
                          np.empty((0, p, 0)), buf)
 
 
-@_jit
+@jit_kernel
 def whole_element(h, te_t, body, mod, Ug, Um, Jv, sl, sa, sb, mp, jt, loads, springs, rb, rm, r, res, jac, vals,
                   valsm, buf):
     """A whole time element: the rigid bodies' kinematics and rows (Jacobian values into ``vals``, the
@@ -51,7 +51,7 @@ def whole_element(h, te_t, body, mod, Ug, Um, Jv, sl, sa, sb, mp, jt, loads, spr
     return o
 
 
-@_jit
+@jit_kernel
 def gauss_origins(E, x1, R1, Ug, bsl, sb, nj, p):
     """B's origins of the joints at the Gauss points ``(nj, p, 3)``."""
     n = Ug.shape[0]

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from flexmb.dynamics.elements import joint_law
-from flexmb.dynamics.kernels import _jit, put, put_chain  # (_jit: the kernels' compilation, cache, no fastmath)
+from flexmb.dynamics.kernels import jit_kernel, put, put_chain  # (jit_kernel: the kernels' compilation, cache, no fastmath)
 from flexmb.dynamics.solve.fused_kernels import put_scatter, side_pose, side_scatter, side_velocity
 from flexmb.dynamics.solve.fused_modal import part_pose, part_scatter, part_velocity, positions_in
 
 
-@_jit
+@jit_kernel
 def joints(h, p, te_t, X, R, T, UX, UR, UT, Ug, bsl, bs, slots, sa, sb, mp, mkin, jt, Jv, sl, r, res, jac, buf, o):
     """Every joint row into ``r (nj, p, 30)``, the multipliers (and the consistent transport moments)
     onto the bodies' constitutive rows of ``res``, and (``jac``) the Jacobian values into ``buf`` from
@@ -197,7 +197,7 @@ def joints(h, p, te_t, X, R, T, UX, UR, UT, Ug, bsl, bs, slots, sa, sb, mp, mkin
     return o
 
 
-@_jit
+@jit_kernel
 def _transport(h, p, Ainv, Dh, side, sign, on_b, b_pos, X, Ug, BW, BX, bs, slots, Jv, JLAM, JNB, xgb, Jgb,
                res, jac, buf, o):
     """The consistent transport moment of one side (``joints._transport_moment``): ``-mu`` on the moment

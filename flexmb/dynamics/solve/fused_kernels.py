@@ -32,11 +32,11 @@ import numpy as np
 
 from flexmb.dynamics.bodies import rigid_kernels as K
 from flexmb.dynamics.elements import force_law
-from flexmb.dynamics.kernels import _jit, dot6, put  # (_jit: the kernels' compilation, cache, no fastmath)
+from flexmb.dynamics.kernels import jit_kernel, dot6, put  # (jit_kernel: the kernels' compilation, cache, no fastmath)
 
 
 # ============================================================================ value writers
-@_jit
+@jit_kernel
 def put_scatter(buf, o, fac, BT, q1s, dW, js, sgn, J, q2s):
     """``((fac BT[q1]) @ (sgn dW[j])) @ J[q2]`` for every entry ``z`` (``q1 = q1s[z]``, ``j = js[z]``,
     ``q2 = q2s[z]``) and point: a wrench's dependence on unknowns through a pose or velocity; without
@@ -73,7 +73,7 @@ def put_scatter(buf, o, fac, BT, q1s, dW, js, sgn, J, q2s):
 
 
 # ============================================================================ attachments of one side
-@_jit
+@jit_kernel
 def side_pose(side, X, R, T, E, cons, n, p):
     """Poses of a side's ``n`` entries at ``p`` points (ground entries from ``gx``, ``gR``):
     ``x (n, p, 3)``, ``Rs (n, p, 3, 3)`` and the Jacobian of the body entries ``J (m, p, 6, c)`` (``c = 6``
@@ -97,7 +97,7 @@ def side_pose(side, X, R, T, E, cons, n, p):
     return x, Rs, J
 
 
-@_jit
+@jit_kernel
 def place_poses(sel, xs, Rm, x, Rs):
     """``x[sel] = xs``, ``Rs[sel] = Rm``: the poses ``(m, p, ...)`` of some entries of a side into its
     ``(n, p, ...)`` arrays."""
@@ -109,7 +109,7 @@ def place_poses(sel, xs, Rm, x, Rs):
                     Rs[sel[q], k, a, e] = Rm[q, k, a, e]
 
 
-@_jit
+@jit_kernel
 def side_velocity(side, Ug, bw, R, T, n, p):
     """Velocities ``nu (n, p, 6)`` of a side's entries (zero on the ground) and the Jacobian of the body
     entries ``J (m, p, 6, 9)``."""
@@ -127,7 +127,7 @@ def side_velocity(side, Ug, bw, R, T, n, p):
     return nu, J
 
 
-@_jit
+@jit_kernel
 def side_scatter(res, side, R, T, W, bs, slots, slot, fac):
     """``fac B^T W`` of the wrenches ``W (n, p, 6)`` at a side's body entries onto the rows ``slot ..
     slot + 6`` of their bodies (``bs`` the bodies' first unknown, ``slots`` per point); returns ``B^T
@@ -151,7 +151,7 @@ def side_scatter(res, side, R, T, W, bs, slots, slot, fac):
 
 
 # ============================================================================ force elements
-@_jit
+@jit_kernel
 def forces(h, p, X, R, T, Ug, bw, bpi, bs, slots, E, loads, springs, res, jac, buf, o):
     """The force elements (:func:`flexmb.dynamics.elements.forces.force_residual`, same block order):
     ``loads = (loc, c, A, lever, k0, body_frame, vals (nl, p, 3))`` point forces and torques
@@ -223,7 +223,7 @@ def forces(h, p, X, R, T, Ug, bw, bpi, bs, slots, E, loads, springs, res, jac, b
     return o
 
 
-@_jit
+@jit_kernel
 def _spring_terms(buf, o, fac, BT, sel, on_b, b_pos, on_a, a_pos, sgn, dx, dv, Jb, Ja, Jvb, Jva):
     """The four chained terms of one side's scatter of the spring-dampers: / the pose of B (``sgn dx``),
     of A (``-sgn dx``), / the velocity of B (``sgn dv``), of A (``-sgn dv``); ``on_b``/``b_pos``: the

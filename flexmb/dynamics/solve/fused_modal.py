@@ -21,11 +21,11 @@ import numpy as np
 
 from flexmb.dynamics.bodies import modal_attach as ma
 from flexmb.dynamics.bodies import modal_kernels as mk
-from flexmb.dynamics.kernels import _jit, dot6  # (_jit: the kernels' compilation, cache, no fastmath)
+from flexmb.dynamics.kernels import jit_kernel, dot6  # (jit_kernel: the kernels' compilation, cache, no fastmath)
 from flexmb.dynamics.solve.fused_kernels import place_poses
 
 
-@_jit
+@jit_kernel
 def modal_body(E, D, h, g, mod, Um, rm, valsm, jac):
     """The modal group's kinematics and rows (``rm (n, p, slots)``; Jacobian values into ``valsm``):
     returns ``mkin = (Xc, R, T, Qc, UX, UR, UT, UQ, Um, bs)`` (Gauss points; constraint points;
@@ -47,7 +47,7 @@ def modal_body(E, D, h, g, mod, Um, rm, valsm, jac):
     return Xc, R, T, Qc, UX, UR, UT, UQ, Um, bs
 
 
-@_jit
+@jit_kernel
 def part_pose(part, X, R, T, Q, E, cons, x, Rs):
     """Poses of a modal part's entries at ``p`` points into the side's ``x (n, p, 3)``, ``Rs (n, p, 3,
     3)``; returns their Jacobian ``J (m, p, 6, c)`` on the body's ``(x, theta, q)`` (``c = 6 + nm`` at
@@ -64,7 +64,7 @@ def part_pose(part, X, R, T, Q, E, cons, x, Rs):
     return J
 
 
-@_jit
+@jit_kernel
 def part_velocity(part, mkin, nu):
     """Velocities of a modal part's entries into the side's ``nu (n, p, 6)``; returns their Jacobian
     ``J (m, p, 6, N + 3 + nm)`` on the body's ``(w, theta, q)``."""
@@ -83,7 +83,7 @@ def part_velocity(part, mkin, nu):
     return J
 
 
-@_jit
+@jit_kernel
 def part_scatter(res, part, mkin, h, W, fac):
     """``fac B^T W`` of the multipliers' wrenches ``W (n, p, 6)`` at a modal part's entries onto the
     constitutive rows (``w``) and the modal momentum rows (``pi_q``: the
@@ -114,7 +114,7 @@ def part_scatter(res, part, mkin, h, W, fac):
     return BT, d, dv
 
 
-@_jit
+@jit_kernel
 def positions_in(sel, js):
     """Positions in ``sel`` (increasing) of its entries that are in ``js``."""
     keep = np.zeros(sel.size, np.bool_)
@@ -125,7 +125,7 @@ def positions_in(sel, js):
     return np.nonzero(keep)[0].astype(np.int64)
 
 
-@_jit
+@jit_kernel
 def no_modal(p):
     """``(mod, mp)`` of a model without modal bodies: empty arrays of the kernels' types, one per
     dimension (:func:`flexmb.dynamics.solve.fused_element.element`)."""

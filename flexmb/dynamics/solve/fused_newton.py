@@ -9,8 +9,8 @@ iteration in one numba call, with the very kernels the general loop calls, in th
 
     evaluate (:func:`flexmb.dynamics.solve.fused_element.whole_element`, residual only when the factorization is reused)
     -> CSC values of the fixed pattern (``layout._scatter_values``)
-    -> numeric refactorization (``refactor_lu._numeric``) -> solve (``refactor_lu._solve``)
-    -> scaled increment and contraction (``newton._scaled_increment``, ``newton._contraction``)
+    -> numeric refactorization (``refactor_lu.refactor_numeric``) -> solve (``refactor_lu.refactor_solve``)
+    -> scaled increment and contraction (``newton.scaled_increment``, ``newton.contraction_rate``)
     -> the stopping test of ``newton_solve`` for ``reuse="none"`` with ``reuse_near`` (full Newton,
        its last factorization reused near the root) and for ``reuse="element"`` (simplified Newton:
        the factorization reused across the element's iterations while it contracts by ``reuse_rate``,
@@ -44,12 +44,12 @@ import time as _time
 
 import numpy as np
 
-from flexmb.dynamics.kernels import _jit  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
 # the general loop's own compiled pieces (CSC values, refactorization, increments): the same expressions
 from flexmb.dynamics.layout import JOINT_SLOTS, _scatter_values
 from flexmb.dynamics.solve.fused_element import whole_element
-from flexmb.dynamics.solve.newton import NewtonResult, _contraction, _scaled_increment
-from flexmb.dynamics.solve.refactor_lu import _numeric, _solve
+from flexmb.dynamics.solve.newton import NewtonResult, contraction_rate, scaled_increment
+from flexmb.dynamics.solve.refactor_lu import refactor_numeric, refactor_solve
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ NOT_FINITE, LOST_ZERO, PIVOT, STALLED, DIVERGING, NO_CONVERGENCE = 2, 3, 4, 5, 6
 _MESSAGES = {CONVERGED: "converged", ROUNDOFF: "converged to round-off"}
 
 
-@_jit
+@jit_kernel
 def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
                    nb, nbm, nj, p, jsl, slm, off, nvr, nvm, n_entries, dest, n_dropped,
                    Bp, Brow, gather, Lp, Li, Up, Ui, perm_r, q, pivot_tol,
@@ -136,10 +136,10 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
         e = 0.0
         wmax = -1
         if reusing:
-            _solve(n, perm_r, q, Lp, Li, Lx, Up, Ui, Ux, Ud, res, x)
+            refactor_solve(n, perm_r, q, Lp, Li, Lx, Up, Ui, Ux, Ud, res, x)
             for i in range(n):
                 dU[i] = -x[i]
-            w, e, wmax = _scaled_increment(dU, U, scale)
+            w, e, wmax = scaled_increment(dU, U, scale)
             if have_prev and prev > 0:
                 theta = e / prev
                 left = float(max_iter - k)
@@ -152,16 +152,16 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
                 n_ev += 1
             if _scatter_values(dest, buf, data, dropped):
                 return LOST_ZERO, k, rate, n_res, n_jac, n_fac, err, worst, n_ev
-            bad, _ratio = _numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivot_tol)
+            bad, _ratio = refactor_numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivot_tol)
             if bad >= 0:
                 return PIVOT, k, rate, n_res, n_jac, n_fac, err, worst, n_ev
             have_solve = True
             n_fac += 1
             fresh = True
-            _solve(n, perm_r, q, Lp, Li, Lx, Up, Ui, Ux, Ud, res, x)
+            refactor_solve(n, perm_r, q, Lp, Li, Lx, Up, Ui, Ux, Ud, res, x)
             for i in range(n):
                 dU[i] = -x[i]
-            w, e, wmax = _scaled_increment(dU, U, scale)
+            w, e, wmax = scaled_increment(dU, U, scale)
             if k > 1 and have_prev and e > roundoff_factor * tol and e > stall_rate * prev:
                 # the general loop decides on the backward error here (singular passages)
                 return STALLED, k, rate, n_res, n_jac, n_fac, err, worst, n_ev
@@ -175,7 +175,7 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
         known = fresh or (have_prev and rate <= reuse_rate)
         left = np.inf
         if predicted_stop and have_prev and prev > 0 and rate <= reuse_rate and err <= sqrt_tol:
-            theta = _contraction(w, w_prev, err)
+            theta = contraction_rate(w, w_prev, err)
             if theta < 1.0:
                 left = theta / (1.0 - theta) * err / predicted_factor
         if (err <= tol and known) or left <= tol:
@@ -269,14 +269,14 @@ def compiled_newton(fe, system, st, h: float, U0, scale, factor, options):
     b = _backend(factor, n)
     if b is None or b._s is None:
         return None
-    from flexmb.dynamics.solve.csc_pattern import _same_pattern
+    from flexmb.dynamics.solve.csc_pattern import same_pattern
 
     tpl = pat._template
     hit = system.__dict__.get("_fused_newton")
     if hit is None or hit.pat is not pat or hit.s is not b._s:
-        if not _same_pattern(tpl, *b._key):
+        if not same_pattern(tpl, *b._key):
             return None
         hit = system._fused_newton = FusedNewton(system, fe, pat, b._s)
-    elif not (tpl.indptr is b._src[0] and tpl.indices is b._src[1]) and not _same_pattern(tpl, *b._key):
+    elif not (tpl.indptr is b._src[0] and tpl.indices is b._src[1]) and not same_pattern(tpl, *b._key):
         return None
     return hit.solve(st, h, U0, scale, options, b.pivot_tol)

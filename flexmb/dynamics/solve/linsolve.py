@@ -66,7 +66,7 @@ Factor = Callable[[sp.spmatrix], Callable[[np.ndarray], np.ndarray]]
 
 
 from flexmb.errors import SingularMatrixError  # noqa: E402  (re-exported: the backends raise it)
-from flexmb.dynamics.solve.csc_pattern import _csc, _same_pattern, permuted_solve  # noqa: E402
+from flexmb.dynamics.solve.csc_pattern import as_csc, same_pattern, permuted_solve  # noqa: E402
 from flexmb.dynamics.solve.dense_solve import small_first  # noqa: E402
 
 
@@ -128,12 +128,12 @@ class SuperLU:
         self._pindices = A.indices[gather].astype(np.int32)
 
     def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
-        A = _csc(A)
+        A = as_csc(A)
         if self.reuse_ordering and self._key is None and getattr(self, "_pending_q", None) is not None:
             self._adopt(A, self._pending_q)
             self._pending_q = None
         try:
-            if self.reuse_ordering and self._key is not None and _same_pattern(A, *self._key):
+            if self.reuse_ordering and self._key is not None and same_pattern(A, *self._key):
                 Ap = sp.csc_matrix((A.data[self._gather], self._pindices, self._pindptr), shape=A.shape)
                 lu = spla.splu(Ap, permc_spec="NATURAL", relax=self.relax, panel_size=self.panel_size,
                                diag_pivot_thresh=self.diag_pivot_thresh)
@@ -267,11 +267,11 @@ class Refactor:
         self.last_nnz = s.nnz + A.shape[0]  # as SuperLU counts: L with its unit diagonal, U with its diagonal
 
     def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
-        A = _csc(A)
+        A = as_csc(A)
         if A.shape[0] == 0:
             return lambda b: np.zeros(0)
         known = self._key is not None and (
-            (A.indptr is self._src[0] and A.indices is self._src[1]) or _same_pattern(A, *self._key))
+            (A.indptr is self._src[0] and A.indices is self._src[1]) or same_pattern(A, *self._key))
         if not known:
             q, self._pending_q = self._pending_q, None
             self._pivot(A, q)
@@ -327,12 +327,12 @@ class Umfpack:
 
     def __call__(self, A):
         um = self._um
-        A = _csc(A)
+        A = as_csc(A)
         if not A.data.dtype == np.float64:
             A = A.astype(np.float64)
         if A.indices.dtype != np.int32 or A.indptr.dtype != np.int32:
             A = sp.csc_matrix((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)), shape=A.shape)
-        if self._ctx is None or self._key is None or not _same_pattern(A, *self._key):
+        if self._ctx is None or self._key is None or not same_pattern(A, *self._key):
             self._ctx = um.UmfpackContext("di")
             self._ctx.control[um.UMFPACK_PRL] = 0
             self._ctx.maxCond = np.inf  # the Newton matrix mixes units: its raw condition number is large

@@ -12,12 +12,12 @@ along a symbolic structure computed once:
   order as a gather map into ``A.data``, and the structure of ``L`` and ``U`` of ``B`` without
   pivoting (Gilbert-Peierls depth-first reach on the graph of ``L``, column by column; ``U``'s
   rows of each column in topological order, so the numeric phase needs no search);
-* :func:`_numeric` (every factorization): left-looking numeric LU on that structure, ``O(flops)``,
+* :func:`refactor_numeric` (every factorization): left-looking numeric LU on that structure, ``O(flops)``,
   with a pivot check: the pivot of column ``j`` must be at least ``pivot_tol`` times the largest
   entry below it (threshold partial pivoting's test).  When it is not, or the pivot is zero or
   not finite, the caller factors afresh with pivoting (SuperLU) and analyses the new pivots, so
   reusing pivots never costs accuracy beyond threshold pivoting's bound;
-* :func:`_solve`: ``x = P_c U^-1 L^-1 P_r b`` by column-oriented triangular solves.
+* :func:`refactor_solve`: ``x = P_c U^-1 L^-1 P_r b`` by column-oriented triangular solves.
 
 Arrays: ``n`` unknowns; ``Lp (n + 1,)``, ``Li``, ``Lx`` strictly lower part of ``L`` (unit
 diagonal) in CSC; ``Up (n + 1,)``, ``Ui``, ``Ux`` strictly upper part of ``U`` in CSC (rows of a
@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import _jit
+from flexmb.dynamics.kernels import jit_kernel
 
 
-@_jit
+@jit_kernel
 def _push(a, n, k):
     """``a[n] = k`` in a growing int32 array (doubled when full); returns the array."""
     if n >= a.size:
@@ -42,7 +42,7 @@ def _push(a, n, k):
     return a
 
 
-@_jit
+@jit_kernel
 def _symbolic(n, Bp, Bi, prune=True):
     """Structure of ``L`` and ``U`` of ``B`` (CSC ``Bp (n + 1,)``, ``Bi``) with diagonal pivots.
 
@@ -137,8 +137,8 @@ def _symbolic(n, Bp, Bi, prune=True):
     return Lp, Li[:nl].copy(), Up, Ui[:nu].copy(), True
 
 
-@_jit
-def _numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivot_tol):
+@jit_kernel
+def refactor_numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivot_tol):
     """Numeric LU of ``B`` (values ``data[gather]``, rows ``Brow``) into ``Lx, Ux, Ud``.
 
     Returns ``(bad, ratio)``: ``bad`` is -1, or the first column whose pivot is zero, not finite
@@ -180,8 +180,8 @@ def _numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivot_tol):
     return -1, worst
 
 
-@_jit
-def _solve(n, perm_r, q, Lp, Li, Lx, Up, Ui, Ux, Ud, b, out):
+@jit_kernel
+def refactor_solve(n, perm_r, q, Lp, Li, Lx, Up, Ui, Ux, Ud, b, out):
     """``out[q] = U^-1 L^-1 (b permuted by perm_r)``: ``out = A^-1 b``."""
     y = np.empty(n)
     for i in range(n):
@@ -242,11 +242,11 @@ class Structure:
 
     def factor(self, data: np.ndarray, pivot_tol: float) -> "Factors | None":
         """Numeric factors of the matrix with values ``data`` (``A.data``), or None when a pivot
-        fails the threshold test (see :func:`_numeric`)."""
+        fails the threshold test (see :func:`refactor_numeric`)."""
         Lx = np.empty(self.Li.size)
         Ux = np.empty(self.Ui.size)
         Ud = np.empty(self.n)
-        bad, self.last_ratio = _numeric(self.n, self.Bp, self.Brow, self.gather, np.ascontiguousarray(data, dtype=float),
+        bad, self.last_ratio = refactor_numeric(self.n, self.Bp, self.Brow, self.gather, np.ascontiguousarray(data, dtype=float),
                        self.Lp, self.Li, Lx, self.Up, self.Ui, Ux, Ud, float(pivot_tol))
         if bad >= 0:
             return None
@@ -267,5 +267,5 @@ class Factors:
             return np.column_stack([self(b[:, k]) for k in range(b.shape[1])]) if b.shape[1] else b.copy()
         s = self.s
         out = np.empty(s.n)
-        _solve(s.n, s.perm_r, s.q, s.Lp, s.Li, self.Lx, s.Up, s.Ui, self.Ux, self.Ud, np.ascontiguousarray(b), out)
+        refactor_solve(s.n, s.perm_r, s.q, s.Lp, s.Li, self.Lx, s.Up, s.Ui, self.Ux, self.Ud, np.ascontiguousarray(b), out)
         return out

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.kernels import _jit
+from flexmb.dynamics.kernels import jit_kernel
 
 from flexmb.dynamics.layout import JQ, JOINT_SLOTS, Layout
 
@@ -195,7 +195,7 @@ def adapted(base: Magnitudes, cm, lay: Layout, w: NDArray, U: NDArray | None) ->
 _NO_Q = np.zeros(0)
 
 
-@_jit
+@jit_kernel
 def _absmax(w, idx):  # pragma: no cover - compiled
     """``max |w[idx]|`` (0 for none; NaN propagated)."""
     m = 0.0
@@ -208,7 +208,7 @@ def _absmax(w, idx):  # pragma: no cover - compiled
     return m
 
 
-@_jit
+@jit_kernel
 def _maxima(w, trans, rotn, Q, slots, jq):  # pragma: no cover - compiled
     """``max |w[trans]|``, ``max |w[rotn]|`` and, over the joints' internal points (``Q`` their
     unknowns, ``slots`` per point), ``max |Qbar_force|`` and ``max |Qbar_moment|`` (slots ``jq ..
@@ -262,7 +262,7 @@ def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bo
 _JOINT_KIND = np.repeat([0, 1, 2, 3, 4, 5, 6, 7, 6, 7], 3)
 
 
-@_jit
+@jit_kernel
 def _joint_scales(out, off, n, kind, L, V, F, h):  # pragma: no cover - compiled
     """``out[off:off + n * kind.size]``: the joint slots' magnitudes ``(L, 1, F h, F L h, F, F L, V, V / L)[kind]``
     at each of the ``n`` joint internal points."""

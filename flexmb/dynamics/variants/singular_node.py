@@ -198,7 +198,7 @@ def _bordered(system, st, h: float, U0: NDArray, scale: NDArray, options, found,
     :class:`~flexmb.dynamics.solve.newton.NewtonResult` when it converged and the full residual's backward
     error is at most ``residual_tol``, else None (logged)."""
     from flexmb.dynamics.solve.newton import newton_solve, scaled_residual
-    from flexmb.dynamics.time_elements import _lagrange_matrices
+    from flexmb.dynamics.time_elements import lagrange_matrices
 
     labels, n, ratio = found
     te = system.te
@@ -215,7 +215,7 @@ def _bordered(system, st, h: float, U0: NDArray, scale: NDArray, options, found,
             Yh = Yhat[:p - 1].transpose(1, 0, 2).reshape(Y.shape[1], -1)
             Zr = _start_pins(system, st, h, U0, Y, Z)
         else:
-            ell = _lagrange_matrices(te.c, np.array([1.0]))[0][0]  # Gauss values -> value at the end node
+            ell = lagrange_matrices(te.c, np.array([1.0]))[0][0]  # Gauss values -> value at the end node
             Yr, Yh, Zr = Y[p - 1], Yhat[p - 1], np.einsum("j,jnk->nk", ell, Z)
     except SingularMatrixError as exc:
         log.warning("%s; the bordered system could not be set up (%s): the plain Newton decides" + _PLAIN, what, exc)

@@ -76,7 +76,7 @@ def chain(n=4):
 def test_simulation_with_late_reuse_equals_full_newton_to_roundoff(make, h, p):
     # the |dU| <= tol test alone (predicted_stop=False): with the predicted stop full Newton may accept
     # the increment before the one the late reuse replaces (tests/test_newton_stop.py)
-    # (reuse="none": the late reuse is full Newton's; "auto" reuses within the element from 200 unknowns)
+    # (reuse="none": the late reuse is full Newton's; "auto" reuses within the element from reuse_min_unknowns on)
     full = fm.simulate(make(), 0.5, h, p=p, options=fm.SimulationOptions(
         newton=NewtonOptions(reuse="none", reuse_near=0.0, predicted_stop=False)))
     late = fm.simulate(make(), 0.5, h, p=p, options=fm.SimulationOptions(

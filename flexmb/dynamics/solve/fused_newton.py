@@ -28,7 +28,7 @@ untouched.  Nothing the general loop reads is modified by an abandoned attempt. 
 values (functions of time only) are evaluated once per element.
 
 Where it applies (:func:`compiled_newton`): a built pattern, ``NewtonOptions.reuse`` resolving to
-``"none"`` (below ``reuse_min_unknowns``, 200 unknowns by default; ``reuse_near`` as given) or to
+``"none"`` (below ``reuse_min_unknowns``, 2000 unknowns by default; ``reuse_near`` as given) or to
 ``"element"`` (``"auto"`` from ``reuse_min_unknowns`` on; ``"steps"``, which carries the factorization
 over to the next element, keeps the general loop), and the run's backend a ``Refactor`` that has
 analysed this pattern (a ``SmallFirst`` wrapper above its dense threshold is looked through).  The first

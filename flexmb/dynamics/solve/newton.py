@@ -6,8 +6,10 @@ and the contraction rate ``|dU_k| / |dU_{k-1}|`` is monitored to stop early on d
 Jacobian reuse (``NewtonOptions.reuse``)
 ----------------------------------------
 ``"none"``: full Newton, a fresh factorization at every iteration.
-``"auto"`` (default): ``"element"`` for systems of at least ``reuse_min_unknowns`` (200)
-internal unknowns, ``"none"`` below (the pendulum, dense-LU sizes), where the two cost the same.
+``"auto"`` (default): ``"element"`` for systems of at least ``reuse_min_unknowns`` (2000)
+internal unknowns, ``"none"`` below, where evaluation dominates and the extra iterations of the
+simplified Newton cost more than the factorizations they save, or cost robustness (stiff flexible
+bodies at large steps).
 Near the root, full Newton reuses too (``reuse_near``, default 1e-4; 0 disables it): once a fresh
 increment is at most ``reuse_near`` (scaled), the next iteration, normally the converging one,
 evaluates the residual only (when the caller passes ``residual``) and solves with the last
@@ -92,8 +94,10 @@ also reuses within the element, and with the stopping test above, ``"element"`` 
 IFToMM pendulum p = 2 (96 unknowns) 0.99, chain N = 5 / 10 / 20 p = 1 0.95 / 0.93 / 0.91 (the same
 3.0 iterations, 1 factorization instead of 2), 15-link chain p = 3 0.82, chains of flexible bars
 (8 modes) K = 1 / 2 / 4 0.99 / 0.98 / 0.83 (4.4-4.6 iterations instead of 3), K = 2 / 4 on the general
-evaluator (a spring on a modal body: the Python loop) 0.98 / 0.88; hence 200.  See
-``benchmarks/README.md``.
+evaluator (a spring on a modal body: the Python loop) 0.98 / 0.88.  But on a stiff flexible body at
+a large step it costs robustness: ``make demo`` (X3 "full", 378 unknowns, p = 3, h = 1e-3, 153
+elements) took 10.38 Newton iterations per element and halved 2 elements with 200, against 5.78 and
+none with full Newton; hence 2000 stays.  See ``benchmarks/README.md``.
 """
 from __future__ import annotations
 
@@ -181,7 +185,7 @@ class NewtonOptions:
     predicted_factor: float = 1.0
     reuse: str = "auto"
     reuse_rate: float = 0.5
-    reuse_min_unknowns: int = 200
+    reuse_min_unknowns: int = 2000
     residual_tol: float = 1e-12
     stall_rate: float = 0.3
     least_squares: bool = True

@@ -29,8 +29,7 @@ from flexmb.dynamics.elements.forces import load_values
 from flexmb.dynamics.elements.joints import SLOTS, consistent_transport, constraint_targets, law_data, transport_matrices
 from flexmb.dynamics.layout import JOINT_SLOTS
 from flexmb.dynamics.solve.fused_element import element, gauss_origins, whole_element
-# (_backend: the compiled loop's own test of the run's backend, asked before its first element)
-from flexmb.dynamics.solve.fused_newton import _backend, compiled_newton
+from flexmb.dynamics.solve.fused_newton import compiled_newton, loop_backend
 from flexmb.errors import SingularMatrixError
 
 log = logging.getLogger(__name__)
@@ -281,15 +280,15 @@ class FusedEvaluator:
 
     @staticmethod
     def _prime(system, st, h: float, U0, factor, options) -> None:
-        """What the compiled loop needs before its first element, where it applies (a refactorizing
-        backend; full Newton or the factorization reused within the element): the Jacobian pattern (one
-        evaluation at the predictor, which records it) and the backend's column order and pivots (the first factorization, of that Jacobian:
-        the general loop's first factorization, the same SuperLU call on the same matrix).  The compiled
-        loop then starts from the same predictor; before, the general loop took the whole first element
-        (X3, p = 2: 11 of a 44 ms run).  A matrix that SuperLU finds singular is left to the general loop
+        """What the compiled loop needs before its first element, where it applies
+        (:func:`~.fused_newton.loop_backend`): the Jacobian pattern (one evaluation at the predictor,
+        which records it) and the backend's column order and pivots (the first factorization, of that
+        Jacobian: the general loop's first factorization, the same SuperLU call on the same matrix).  The
+        compiled loop then starts from the same predictor; before, the general loop took the whole first
+        element (X3, p = 2: 11 of a 44 ms run).  A matrix that SuperLU finds singular is left to the general loop
         (its rank-deficient branch) as before."""
         n = system.lay.size
-        if options.reuse_mode(n) not in ("none", "element") or _backend(factor, n) is None:
+        if loop_backend(factor, n, options) is None:
             return
         with np.errstate(all="ignore"):
             F, J = system.evaluate(U0, st, h)

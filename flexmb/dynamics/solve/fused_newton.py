@@ -69,8 +69,8 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
     ``U0 (n,)`` predictor, ``scale (n,)``; ``fopt = (tol, divergence_rate, roundoff_factor,
     reuse_near, predicted_factor, reuse_rate, stall_rate)``, ``iopt = (max_iter,
     min_iter_divergence, predicted_stop, late, element)`` (``late``: full Newton's reuse near the
-    root, ``reuse="none"``; ``element``: ``reuse="element"``, newton_solve's ``reuse != "none"``); the other arguments are those of
-    :func:`~flexmb.dynamics.solve.fused_element.element` (model and element start; ``nb``, ``nbm`` rigid
+    root, ``reuse="none"``; ``element``: ``reuse="element"``, newton_solve's ``reuse != "none"``); the
+    other arguments are those of :func:`~flexmb.dynamics.solve.fused_element.element` (model and element start; ``nb``, ``nbm`` rigid
     and modal bodies, ``slm`` the modal bodies' unknowns per point, ``off`` the joints' first unknown),
     the pattern's (``nvr``, ``nvm`` the values per body and point of the rigid and the modal group's
     blocks, the first in the values; ``dest``, ``n_dropped``) and the kept LU structure's.
@@ -257,16 +257,23 @@ def _backend(factor, n: int):
     return b if type(b) is Refactor else None
 
 
+def loop_backend(factor, n: int, options):
+    """The :class:`~flexmb.dynamics.solve.linsolve.Refactor` the compiled loop would run with for ``n``
+    unknowns under ``options`` (a :class:`~flexmb.dynamics.solve.newton.NewtonOptions`), or None where
+    the loop does not apply: reuse ``"steps"`` (the factorization carried over between elements lives
+    in ``newton_solve``) or another backend."""
+    if options.reuse_mode(n) not in ("none", "element"):
+        return None
+    return _backend(factor, n)
+
+
 def compiled_newton(fe, system, st, h: float, U0, scale, factor, options):
     """Newton on the element by the compiled loop: a :class:`~flexmb.dynamics.solve.newton.NewtonResult`,
     or None where the loop does not apply or declines (module docstring)."""
     pat = system.pattern
     if pat is None:
         return None
-    n = system.lay.size
-    if options.reuse_mode(n) not in ("none", "element"):
-        return None  # "steps": the factorization carried over between elements lives in newton_solve
-    b = _backend(factor, n)
+    b = loop_backend(factor, system.lay.size, options)
     if b is None or b._s is None:
         return None
     from flexmb.dynamics.solve.csc_pattern import same_pattern

@@ -210,6 +210,17 @@ class FlexibleBodies:
                        np.asarray(local, dtype=np.int64), self.bodies, data.c, data.A, data.Pt, data.Pr, x, R, B)
         return x, R, B
 
+    def node_attach(self, st, local, data):
+        """Interface frames and velocity maps at a node in one compiled call
+        (:func:`.modal_attach.node_attach`): ``x (m, 3)``, ``R (m, 3, 3)``, the columns ``(m, N)`` and ``B
+        (m, 6, N)`` (optional contract method, :mod:`flexmb.dynamics.bodies`: the node frames ask for both)."""
+        x, R, B = self._node_attach(st, local, data, True)
+        cols = getattr(data, "node_cols", None)
+        if cols is None or cols.shape[0] != local.size:  # the attachments' velocity columns (fixed: once)
+            cols = data.node_cols = self.vel_cols[local]
+            cols.flags.writeable = False  # shared by every node (read-only, as the node frames keep it)
+        return x, R, cols, B
+
     def node_attach_pose(self, st, local, data):
         x, R, _ = self._node_attach(st, local, data, False)
         return x, R

@@ -83,6 +83,16 @@ class ReferenceFlexibleBodies(FlexibleBodies):
     def strain_energy(self, st) -> float:
         return float(np.sum(strain_energy(self.node_q(st), self.K, self.G, self.H)))
 
+    def kinetic_energy(self, st, w: NDArray) -> float:
+        return 0.5 * float(np.einsum("ni,nij,nj->", w, self.mass_blocks(st), w))
+
+    def gravity_potential(self, st, g: NDArray) -> float:
+        # the first mass moment S(q) (body axes) from the v-omega block of the mass matrix, skew(S)^T
+        M = self.mm.matrix(self.node_q(st))
+        S = np.stack([M[:, 1, 5], M[:, 2, 3], M[:, 0, 4]], axis=1)
+        RS = np.einsum("bij,bj->bi", st.R[self.bodies], S)
+        return -float(np.sum(self.mass * (st.x[self.bodies] @ g) + RS @ g))
+
     def node_attach_pose(self, st, local, data):
         b = self.bodies[local]
         R = st.R[b]

@@ -131,12 +131,23 @@ class FlexibleBodies:
         return np.linalg.solve(self.mass_blocks(st), p[..., None])[..., 0]
 
     def kinetic_energy(self, st, w: NDArray) -> float:
-        return 0.5 * float(np.einsum("ni,ni->", w, self.momenta(st, w)))
+        """Kinetic energy of the group at the node ``st`` with velocities ``w (n, N)`` [J] (compiled,
+        :func:`.modal_laws.kinetic_energies`)."""
+        if not self.n:
+            return 0.0
+        d = self.data
+        out = np.empty(self.n)
+        ml.kinetic_energies(np.ascontiguousarray(st.R[self.bodies]), np.ascontiguousarray(self.node_q(st)),
+                            self._positions, self.mass, d["S0"], d["S1"], d["J0"], d["J1"], d["J2"], d["psi0"],
+                            d["dpsi"], d["Mq"], np.ascontiguousarray(w, dtype=float), out)
+        return float(out.sum())
 
     def gravity_potential(self, st, g: NDArray) -> float:
-        S = self.S0 + np.einsum("bdk,bk->bd", self.S1, self.node_q(st))
-        RS = np.einsum("bij,bj->bi", st.R[self.bodies], S)
-        return -float(np.sum(self.mass * (st.x[self.bodies] @ g) + RS @ g))
+        """Potential of gravity ``g (3,)`` of the group at the node ``st`` [J] (compiled,
+        :func:`.modal_laws.gravity_potential`)."""
+        return float(ml.gravity_potential(np.ascontiguousarray(st.x), np.ascontiguousarray(st.R),
+                                          np.ascontiguousarray(self.node_q(st)), self.bodies, self.mass, self.S0,
+                                          self.S1, np.ascontiguousarray(g, dtype=float)))
 
     def strain_energies(self, st) -> NDArray:
         """Strain energy of every body of the group at the node ``st``, ``(n,)`` [J]."""
@@ -167,7 +178,7 @@ class FlexibleBodies:
                 continue
             local, data = self._interfaces(k)
             x, R, B = self._node_attach(st, local, data, True)
-            nu = np.einsum("ndc,c->nd", B, w[k])
+            nu = B @ w[k]
             for i, f in enumerate(ifs):
                 key = f"interface/{body.name}/{f.name}"
                 out[f"{key}/position"], out[f"{key}/rotation"] = x[i], R[i]

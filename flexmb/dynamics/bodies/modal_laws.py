@@ -127,6 +127,47 @@ def mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out):
         mass_world(body[i], R[i], q[i], mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out[i], Y, Psi, RS1)
 
 
+@jit_kernel
+def kinetic_energies(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, w, out):
+    """``out (k,)``: kinetic energy ``w . Mw(q) w / 2`` [J] of bodies ``body (k,)`` (group positions) at
+    rotations ``R (k,3,3)``, modal coordinates ``q (k,nm)`` and world-axes velocities ``w (k, N)``
+    (frame ``(v, omega)`` and modal rates) at a time node."""
+    k, nm = q.shape[0], q.shape[1]
+    N = 6 + nm
+    Mw = np.empty((N, N))
+    Y = np.empty((nm, 3, 3))
+    Psi = np.empty((3, nm))
+    RS1 = np.empty((3, nm))
+    for i in range(k):
+        mass_world(body[i], R[i], q[i], mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, Mw, Y, Psi, RS1)
+        s = 0.0
+        for a in range(N):
+            t = 0.0
+            for c in range(N):
+                t += Mw[a, c] * w[i, c]
+            s += w[i, a] * t
+        out[i] = 0.5 * s
+
+
+@jit_kernel
+def gravity_potential(x, R, q, bodies, mass, S0, S1, g):
+    """Potential of gravity ``g (3,)`` [J] of a group at a time node: ``-sum_b (m_b x_b + R_b S_b(q_b)) . g``
+    with ``S(q) = S0 + S1 q`` (the first mass moment about the frame origin, body axes); ``x (nb,3)``,
+    ``R (nb,3,3)`` of the model's bodies, ``bodies (n,)`` the group's, ``q (n,nm)`` its modal coordinates."""
+    V = 0.0
+    for i in range(bodies.size):
+        b = bodies[i]
+        s0, s1, s2 = S0[i, 0], S0[i, 1], S0[i, 2]
+        for k in range(q.shape[1]):
+            s0 += S1[i, 0, k] * q[i, k]
+            s1 += S1[i, 1, k] * q[i, k]
+            s2 += S1[i, 2, k] * q[i, k]
+        V -= mass[i] * (x[b, 0] * g[0] + x[b, 1] * g[1] + x[b, 2] * g[2])
+        for a in range(3):
+            V -= (R[b, a, 0] * s0 + R[b, a, 1] * s1 + R[b, a, 2] * s2) * g[a]
+    return V
+
+
 # ============================================================================ elastic terms
 @jit_kernel
 def quadratic_form(A, Q, AQ):

@@ -2,8 +2,8 @@
 against the former NumPy formulation (tests/modal_reference.py, dense G and H): residual rows and
 Jacobian of whole time elements agree to round-off (and to the truncation of the strain-energy
 factors, 1e-10 relative), for p = 1, 2, 3, every stiffening option, gravity, joints on interfaces
-(multiplier map and its rate) and forces on interfaces; the node-level mass matrix, strain energy,
-kinetic energy, gravity potential and interface maps too."""
+(multiplier map and its rate) and forces on interfaces; the node-level mass matrix and its inverse,
+strain energy, kinetic energy, gravity potential and interface maps too."""
 from __future__ import annotations
 
 import numpy as np
@@ -84,6 +84,9 @@ def test_node_level_laws_match_numpy_reference(stiffening):
     ref.group_index, ref.vel_cols = grp.group_index, grp.vel_cols
     assert np.allclose(grp.mass_blocks(st), ref.mass_blocks(st), rtol=0, atol=1e-13 * np.abs(ref.mass_blocks(st)).max())
     assert grp.strain_energy(st) == pytest.approx(ref.strain_energy(st), rel=1e-10)
+    Mi = grp.inverse_mass_blocks(st)
+    eye = np.broadcast_to(np.eye(grp.N), Mi.shape)
+    assert np.abs(Mi @ ref.mass_blocks(st) - eye).max() <= 1e-12 * np.linalg.cond(ref.mass_blocks(st)).max()
     w = np.random.default_rng(5).standard_normal((grp.n, grp.N))
     assert grp.kinetic_energy(st, w) == pytest.approx(ref.kinetic_energy(st, w), rel=1e-13)
     g = np.array([0.3, -9.81, 1.1])

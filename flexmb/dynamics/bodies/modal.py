@@ -122,7 +122,15 @@ class FlexibleBodies:
         return out
 
     def inverse_mass_blocks(self, st) -> NDArray:
-        return np.linalg.inv(self.mass_blocks(st)) if self.n else np.zeros((0, self.N, self.N))
+        """Inverse world-axes mass matrices ``(n, N, N)`` at a node (compiled,
+        :func:`.modal_laws.inverse_mass_blocks`)."""
+        d = self.data
+        out = np.empty((self.n, self.N, self.N))
+        if self.n:
+            ml.inverse_mass_blocks(np.ascontiguousarray(st.R[self.bodies]), np.ascontiguousarray(self.node_q(st)),
+                                   self._positions, self.mass, d["S0"], d["S1"], d["J0"], d["J1"], d["J2"], d["psi0"],
+                                   d["dpsi"], d["Mq"], out)
+        return out
 
     def momenta(self, st, w: NDArray) -> NDArray:
         return np.einsum("nij,nj->ni", self.mass_blocks(st), w)

@@ -128,6 +128,21 @@ def mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out):
 
 
 @jit_kernel
+def inverse_mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out):
+    """``out (k, N, N)``: inverses of the world-axes mass matrices of :func:`mass_blocks` (LAPACK's LU
+    inverse, ``np.linalg.inv``, per body: the node-velocity projection's ``M^-1``)."""
+    k, nm = q.shape[0], q.shape[1]
+    N = 6 + nm
+    Mw = np.empty((N, N))
+    Y = np.empty((nm, 3, 3))
+    Psi = np.empty((3, nm))
+    RS1 = np.empty((3, nm))
+    for i in range(k):
+        mass_world(body[i], R[i], q[i], mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, Mw, Y, Psi, RS1)
+        out[i] = np.linalg.inv(Mw)
+
+
+@jit_kernel
 def kinetic_energies(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, w, out):
     """``out (k,)``: kinetic energy ``w . Mw(q) w / 2`` [J] of bodies ``body (k,)`` (group positions) at
     rotations ``R (k,3,3)``, modal coordinates ``q (k,nm)`` and world-axes velocities ``w (k, N)``

@@ -131,15 +131,9 @@ def mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out):
 def inverse_mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out):
     """``out (k, N, N)``: inverses of the world-axes mass matrices of :func:`mass_blocks` (LAPACK's LU
     inverse, ``np.linalg.inv``, per body: the node-velocity projection's ``M^-1``)."""
-    k, nm = q.shape[0], q.shape[1]
-    N = 6 + nm
-    Mw = np.empty((N, N))
-    Y = np.empty((nm, 3, 3))
-    Psi = np.empty((3, nm))
-    RS1 = np.empty((3, nm))
-    for i in range(k):
-        mass_world(body[i], R[i], q[i], mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, Mw, Y, Psi, RS1)
-        out[i] = np.linalg.inv(Mw)
+    mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, out)
+    for i in range(out.shape[0]):
+        out[i] = np.linalg.inv(out[i])
 
 
 @jit_kernel
@@ -147,19 +141,15 @@ def kinetic_energies(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, w, ou
     """``out (k,)``: kinetic energy ``w . Mw(q) w / 2`` [J] of bodies ``body (k,)`` (group positions) at
     rotations ``R (k,3,3)``, modal coordinates ``q (k,nm)`` and world-axes velocities ``w (k, N)``
     (frame ``(v, omega)`` and modal rates) at a time node."""
-    k, nm = q.shape[0], q.shape[1]
-    N = 6 + nm
-    Mw = np.empty((N, N))
-    Y = np.empty((nm, 3, 3))
-    Psi = np.empty((3, nm))
-    RS1 = np.empty((3, nm))
+    k, N = w.shape[0], w.shape[1]
+    M = np.empty((k, N, N))
+    mass_blocks(R, q, body, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, M)
     for i in range(k):
-        mass_world(body[i], R[i], q[i], mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, Mw, Y, Psi, RS1)
         s = 0.0
         for a in range(N):
             t = 0.0
             for c in range(N):
-                t += Mw[a, c] * w[i, c]
+                t += M[i, a, c] * w[i, c]
             s += w[i, a] * t
         out[i] = 0.5 * s
 

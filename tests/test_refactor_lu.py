@@ -59,15 +59,20 @@ def _flexible_pendulum():
 CASES = {
     "chain": (lambda: _chain(8), 0.2, 0.01, 1, "element"),
     "chain-p3": (lambda: _chain(4), 0.1, 0.01, 3, "none"),
-    # the 15-link chain through the first half of its swing: the kept pivots age and are replaced (2
-    # pivot changes in 158 factorizations, asserted below; 5 in 291 through the whole swing, 1.2 s)
-    "chain15-p3": (lambda: _chain(15), 0.6, 5e-3, 3, "auto"),
+    # the 15-link chain through its first swing: the kept pivots age and are replaced (5 pivot changes
+    # in 291 factorizations, asserted below); a slow case (see the test)
+    "chain15-p3": (lambda: _chain(15), 1.2, 5e-3, 3, "auto"),
     "fourbar": (_fourbar, 0.3, 0.01, 2, "none"),
     "flexible": (_flexible_pendulum, 0.05, 0.005, 2, "none"),
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+# chain15-p3 (~5 s of CPU: a SuperLU solve and a condition estimate beside each of 291 solves) is slow: its
+# contract, exact solves after kept pivots are replaced, is test_small_pivot_falls_back_to_fresh_pivoting's
+# (a refused kept pivot, a fresh pivoting, an exact solve, the new pivots kept), with the runs of the other
+# cases matching fresh SuperLU
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c == "chain15-p3" else c
+                                  for c in sorted(CASES)])
 def test_refactored_solves_are_exact_and_runs_match_fresh_superlu(case):
     build, t_end, h, p, reuse = CASES[case]
     model = build()

@@ -2,9 +2,17 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import pytest
+
+# pytest keeps its assertion-rewritten test modules in tests/__pycache__ (git-ignored), unless writing
+# bytecode is off (PYTHONDONTWRITEBYTECODE=1, as in some shells and CI images): then every process, each
+# xdist worker included, parses and rewrites all ~120 test modules again at every run, ~6 s of CPU per
+# worker (2/3 of its collection).  This conftest is imported before any test module, so the cache is
+# written on the first run and read on every later one.
+sys.dont_write_bytecode = False
 
 from flexmb.model import Gravity, Model, Revolute, RigidBody
 

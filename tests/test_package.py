@@ -18,6 +18,7 @@ the file, at module level or inside a function. Not counted, and why:
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -55,6 +56,19 @@ def _modules(root: Path) -> dict[str, Path]:
     return out
 
 
+@functools.lru_cache(maxsize=None)
+def _parse_once(path: str, mtime_ns: int, size: int) -> tuple[list[str], ast.Module]:
+    text = Path(path).read_text(encoding="utf-8")
+    return text.splitlines(), ast.parse(text, path)
+
+
+def _parsed(path: Path) -> tuple[list[str], ast.Module]:
+    """The lines and the syntax tree of ``path``, parsed once per version of the file for all the checks
+    below (the package's ~400 modules: each parse of all of them cost ~1 s of CPU per check)."""
+    st = path.stat()
+    return _parse_once(str(path), st.st_mtime_ns, st.st_size)
+
+
 def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
@@ -73,7 +87,7 @@ def import_graph(root: Path) -> dict[str, dict[str, int]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         edges = graph.setdefault(name, {})
-        stack = [ast.parse(path.read_text(encoding="utf-8"), str(path))]
+        stack = [_parsed(path)[1]]
         while stack:
             for node in ast.iter_child_nodes(stack.pop()):
                 if _is_type_checking(node):
@@ -168,15 +182,21 @@ def test_no_module_over_the_line_limit():
     )
 
 
-def test_no_import_cycle():
-    graph = import_graph(PACKAGE_ROOT)
+@pytest.fixture(scope="module")
+def package_graph() -> dict[str, dict[str, int]]:
+    """The import graph of flexmb, built once for the checks below (not mutated by them)."""
+    return import_graph(PACKAGE_ROOT)
+
+
+def test_no_import_cycle(package_graph):
+    graph = package_graph
     assert len(graph) > 50 and sum(map(len, graph.values())) > 100  # the graph was really built
     cycles = find_cycles(graph)
     assert not cycles, "import cycles: " + "; ".join(_describe(c, graph) for c in cycles)
 
 
-def test_fe_does_not_import_dynamics():
-    graph = import_graph(PACKAGE_ROOT)
+def test_fe_does_not_import_dynamics(package_graph):
+    graph = package_graph
     bad = [f"{m} imports {t} (line {line})" for m, edges in sorted(graph.items()) if m.startswith("flexmb.fe")
            for t, line in edges.items() if t == "flexmb.dynamics" or t.startswith("flexmb.dynamics.")]
     assert not bad, "flexmb.fe must not depend on flexmb.dynamics: " + "; ".join(bad)
@@ -188,8 +208,8 @@ def private_imports(root: Path) -> list[str]:
     modules says why, or is made public)."""
     out = []
     for name, path in _modules(root).items():
-        lines = path.read_text(encoding="utf-8").splitlines()
-        for node in ast.walk(ast.parse("\n".join(lines))):
+        lines, tree = _parsed(path)
+        for node in ast.walk(tree):
             if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").split(".")[0] == root.name):
                 continue
             private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]

@@ -59,14 +59,20 @@ def _flexible_pendulum():
 CASES = {
     "chain": (lambda: _chain(8), 0.2, 0.01, 1, "element"),
     "chain-p3": (lambda: _chain(4), 0.1, 0.01, 3, "none"),
-    # the 15-link chain through its first swing (the kept pivots age and are replaced)
+    # the 15-link chain through its first swing: the kept pivots age and are replaced (5 pivot changes
+    # in 291 factorizations, asserted below); a slow case (see the test)
     "chain15-p3": (lambda: _chain(15), 1.2, 5e-3, 3, "auto"),
     "fourbar": (_fourbar, 0.3, 0.01, 2, "none"),
     "flexible": (_flexible_pendulum, 0.05, 0.005, 2, "none"),
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+# chain15-p3 (~5 s of CPU: a SuperLU solve and a condition estimate beside each of 291 solves) is slow: its
+# contract, exact solves after kept pivots are replaced, is test_small_pivot_falls_back_to_fresh_pivoting's
+# (a refused kept pivot, a fresh pivoting, an exact solve, the new pivots kept), with the runs of the other
+# cases matching fresh SuperLU
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c == "chain15-p3" else c
+                                  for c in sorted(CASES)])
 def test_refactored_solves_are_exact_and_runs_match_fresh_superlu(case):
     build, t_end, h, p, reuse = CASES[case]
     model = build()
@@ -76,8 +82,11 @@ def test_refactored_solves_are_exact_and_runs_match_fresh_superlu(case):
     # the refactorization was exercised: one ordering for the run, every later matrix refactored
     assert checked.calls >= 5 and checked.impl.n_orderings == 1
     assert checked.impl.n_pivot_changes <= checked.calls // 5
+    if case == "chain15-p3":  # the kept pivots were replaced during the run, and the solves stay exact
+        assert checked.impl.n_pivot_changes >= 1
     # measured (pivot_tol 1e-3): backward error <= 2.1e-16, |x - x_ref| <= 7.5e-18 cond |x| (the
-    # 15-link chain at p = 3 through its first swing, 400 factorizations, 14 pivot changes)
+    # 15-link chain at p = 3 through its first swing, 400 factorizations, 14 pivot changes; at this
+    # commit 291 factorizations, 5 pivot changes, backward 3.0e-17, |x - x_ref| 1.1e-19 cond |x|)
     assert checked.backward < 1e-14, checked.backward
     assert checked.worst < 1e-13, checked.worst
     if case == "fourbar":

@@ -412,12 +412,25 @@ def test_relaxed_quartic_is_the_fe_energy_minimized_outside_the_basis(beam, bend
     assert errs[1] < errs[0] * (0.005 / 0.002) ** 2 * 1.5 and errs[2] < errs[1] * 2 ** 2 * 1.5  # O(q^2) relative
 
 
+_GEOMETRIC: dict[tuple[int, int], tuple] = {}
+
+
+def _modal_geometric_stiffness(mesh, P):
+    """``red.modal_geometric_stiffness(mesh, P)``, computed once per (mesh, shapes) pair: it does not depend on
+    the load, and the load steps of one test call it for the same basis 3-4 times (the entry keeps ``mesh``
+    and ``P`` alive, so their ids are not reused)."""
+    key = (id(mesh), id(P))
+    if key not in _GEOMETRIC:
+        _GEOMETRIC[key] = (mesh, P, red.modal_geometric_stiffness(mesh, P))
+    return _GEOMETRIC[key][2]
+
+
 def _static_tip_deflection(mesh, K, basis, H, load, preload=None, Kg_res=None, s=0.0):
     """Static modal equilibrium f_el(q) + s Kg_res q = Phi^T (F + s preload) of K + G + H under a dead z load at
     the tip nodes and an optional preload (load stepping, Newton); returns the mean tip (uz, ux) (m)."""
     P = basis.shapes
     Kr = P.T @ (K @ P)
-    G = red.modal_geometric_stiffness(mesh, P)
+    G = _modal_geometric_stiffness(mesh, P)
     tip = mesh.node_sets["tip"]
     F = np.zeros(K.shape[0])
     F[3 * tip + 2] = load / tip.size

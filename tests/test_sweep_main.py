@@ -4,9 +4,10 @@ starts, instead of hundreds of lines ending in "Nanny failed to start"), a scrip
 input (before: FileNotFoundError on '<stdin>' in every worker) and ``python -c``.
 
 Each case is a Python process of its own running one 1-worker sweep of the IFToMM A01 pendulum
-(period 2.367842 s for L = 1 m); the processes run side by side.  The guarded script and ``python
--c``, which worked before, are a slow test (two more clusters); the unit tests below check the
-decisions behind all four."""
+(period 2.367842 s for L = 1 m); the processes run side by side.  The unguarded script (refused
+before any worker starts) is a fast test; the three that start a cluster (the guarded script and
+``python -c``, which worked before, and standard input) are a slow test; the unit tests below check
+the decisions behind all four."""
 from __future__ import annotations
 
 import subprocess
@@ -58,10 +59,8 @@ def _assert_ran(name: str, proc, out: str, err: str) -> None:
     assert out.split("\n")[1].split() == ["1.0", "2.367842", "ok"], (name, out)  # 4 K(1/2) sqrt(1/9.81)
 
 
-def test_unguarded_script_says_what_to_add_and_stdin_runs(tmp_path):
-    results = _run_side_by_side(tmp_path, ["unguarded", "stdin"])
-    _assert_ran("stdin", *results["stdin"])
-    proc, out, err = results["unguarded"]
+def test_unguarded_script_says_what_to_add(tmp_path):
+    proc, out, err = _run_side_by_side(tmp_path, ["unguarded"])["unguarded"]
     assert proc.returncode == 1 and out == ""
     assert err.count("Traceback") == 1 and "Nanny" not in err and len(err.splitlines()) < 25, err
     message = err.split("flexmb.errors.ModelError: ", 1)[1]
@@ -69,9 +68,12 @@ def test_unguarded_script_says_what_to_add_and_stdin_runs(tmp_path):
     assert 'if __name__ == "__main__":\n        df = fm.sweep(' in message and "scheduler=None" in message
 
 
-@pytest.mark.slow  # two more local clusters; what they test did not change (see the unit tests below)
-def test_guarded_script_and_python_c_still_run(tmp_path):
-    for name, result in _run_side_by_side(tmp_path, ["guarded", "python -c"]).items():
+# three local clusters (~7 s of CPU each: a process that imports flexmb, dask and pandas, a nanny and a
+# worker that loads the kernels); the decisions behind them are the fast unit tests below: the guard
+# lines (test_which_lines_...), '<stdin>' hidden from the spawned workers (test_no_check_without_...)
+@pytest.mark.slow
+def test_guarded_script_stdin_and_python_c_run(tmp_path):
+    for name, result in _run_side_by_side(tmp_path, ["guarded", "stdin", "python -c"]).items():
         _assert_ran(name, *result)
 
 

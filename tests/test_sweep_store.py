@@ -297,6 +297,11 @@ def test_cli_resumes_a_reloaded_study_file_and_names_the_option_when_it_changed(
     assert "energy_err" in fm.load_results(tmp_path / "r.parquet")
 
 
+# two processes killed (~6.5 s of CPU): slow.  Its contract in the fast suite: a kill -9 with the default
+# settings loses no finished run and the resume computes only the others, each once
+# (test_finished_runs_survive_a_kill_within_a_second); what a kill in a fold leaves is read back right
+# (test_journal_cut_short_kill_between_fold_and_removal_and_left_over_files)
+@pytest.mark.slow
 def test_killed_again_and_again_neither_repeats_nor_loses_a_run(tmp_path):
     """kill -9 at random moments (in a run, between runs, in a fold of the journal) of a sweep with
     the default store settings, twice, then a resume to the end: every run finished a second

@@ -27,7 +27,7 @@ from flexmb.dynamics.energy import energy_drift_report, is_conservative
 from flexmb.dynamics.modal_range import check_initial
 from flexmb.dynamics.energy_audit import ElementAudit, balance_report, model_energy
 from flexmb.dynamics.elements.joints import consistent_transport
-from flexmb.dynamics.solve.linsolve import linear_solver
+from flexmb.dynamics.solve.linsolve import expect_factorizations, linear_solver
 from flexmb.dynamics.solve.evaluation import JOINT_EQUATIONS, ElementSystem, make_layout  # noqa: F401 (re-exported)
 from flexmb.dynamics.solve.newton import NewtonOptions
 from flexmb.dynamics.io.recorder import Recorder
@@ -232,6 +232,9 @@ class Run:
                               projection=SymmetricProjection(self.cm, te) if symmetric_projection(te) else None)
         self.system = ElementSystem(self.cm, te, selection=selection)
         self.solver = linear_solver(options.linear_solver)
+        # the second column ordering only where the run can repay it (flexmb.dynamics.solve.linsolve.ata_repays):
+        # from the run's arguments alone, so that a resumed run (built with them) decides alike
+        expect_factorizations(self.solver, np.ceil((t_end - t0) / h))
         self.system.audit = ElementAudit(self)  # every element's energy balance (dynamics/energy_audit.py)
         if redundant:  # redundant loops: the choice of dropped equations is monitored
             self.state.rec.stats.update(constraint_conditioning=[], redundancy_quality=[], reselected=[])

@@ -61,6 +61,10 @@ class ModelCache:
     drive_targets: object = None
     #: the compiled node stage's plan, ``(plan or False,)`` (:class:`flexmb.dynamics.node.stage.EndNodePlan`)
     node_stage: object = None
+    #: the model's initial configuration ``(x, R, w)``, read-only (:func:`initial_configuration`)
+    initial: object = None
+    #: the bodies' lever lengths, read-only (:func:`flexmb.dynamics.solve.scales.body_lengths`)
+    body_lengths: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +214,8 @@ def compile_model(model: Model, contact_rows: bool = False) -> CompiledModel:
     x0, R0, _ = initial_configuration(joints)
     st0 = ElementStart(t=0.0, x=x0, R=R0, pi=np.zeros(nv), s=np.zeros((0, 3)), Rr=np.zeros((0, 3, 3)),
                        lam=np.zeros((0, 6)), acc=np.zeros((0, 3)))
-    return replace(joints, forces=compile_forces(joints, pf, pt, springs, st0), cache=ModelCache())
+    # (the initial configuration carried over: the same model and bodies)
+    return replace(joints, forces=compile_forces(joints, pf, pt, springs, st0), cache=ModelCache(initial=joints.cache.initial))
 
 
 @dataclass
@@ -257,15 +262,20 @@ def with_ground(a: NDArray, value) -> NDArray:
 
 def initial_configuration(cm: CompiledModel):
     """Reference-point positions ``x (nb,3)``, rotations ``R (nb,3,3)`` and velocities ``w (nv,)``
-    (global velocity layout) from the model's initial conditions."""
-    x = np.zeros((cm.nb, 3))
-    R = np.zeros((cm.nb, 3, 3))
-    w = np.zeros(cm.nv)
-    for grp in cm.groups:
-        xg, Rg, wg = grp.initial(cm.model)
-        x[grp.bodies], R[grp.bodies] = xg, Rg
-        w[grp.vel_cols] = wg
-    return x, R, w
+    (global velocity layout) from the model's initial conditions (fresh arrays; computed once per compiled
+    model, ``cm.cache.initial``: a run's start asks three times)."""
+    if cm.cache.initial is None:
+        x = np.zeros((cm.nb, 3))
+        R = np.zeros((cm.nb, 3, 3))
+        w = np.zeros(cm.nv)
+        for grp in cm.groups:
+            xg, Rg, wg = grp.initial(cm.model)
+            x[grp.bodies], R[grp.bodies] = xg, Rg
+            w[grp.vel_cols] = wg
+        for a in (x, R, w):
+            a.flags.writeable = False
+        cm.cache.initial = (x, R, w)
+    return tuple(a.copy() for a in cm.cache.initial)
 
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmb.dynamics.bodies import modal_kernels as mk
 from flexmb.dynamics.bodies import rigid_kernels as K
 from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
 from flexmb.dynamics.solve.fused_joints import joints
 from flexmb.dynamics.solve.fused_kernels import forces, side_pose
-from flexmb.dynamics.solve.fused_modal import modal_body, no_modal
+from flexmb.dynamics.solve.fused_modal import modal_body, no_modal, part_pose
 
 
 @jit_kernel
@@ -60,3 +61,23 @@ def gauss_origins(E, x1, R1, Ug, bsl, sb, nj, p):
     K.rigid_kinematics(E, x1, R1, Ug, bsl[0], bsl[1], R, T, UX, UR, UT)
     X = Ug[:, :, bsl[0]:bsl[0] + 3].copy()
     return side_pose(sb, X, R, T, E, np.bool_(False), nj, p)[0]
+
+
+@jit_kernel
+def gauss_origins_modal(E, x1, R1, Ug, bsl, sb, x1m, R1m, q1m, Um, mb, nj, p):
+    """:func:`gauss_origins` of a model with modal bodies: B's entries on rigid bodies and the ground
+    (``sb``), then those on modal bodies (``mb``, the side's modal part, :mod:`.fused_modal`) from the modal
+    group's kinematics (start values ``x1m``, ``R1m``, ``q1m``, unknowns ``Um (n, p, slots)``)."""
+    n = Ug.shape[0]
+    R, T, UX, UR, UT = (np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)), np.empty((n, p, 3)),
+                        np.empty((n, p, 3, 3)), np.empty((n, p, 3, 3)))
+    K.rigid_kinematics(E, x1, R1, Ug, bsl[0], bsl[1], R, T, UX, UR, UT)
+    X = Ug[:, :, bsl[0]:bsl[0] + 3].copy()
+    x, Rs, _ = side_pose(sb, X, R, T, E, np.bool_(False), nj, p)
+    nm_b, nm = Um.shape[0], q1m.shape[1]
+    mR, mT, mUR, mUT = (np.empty((nm_b, p, 3, 3)), np.empty((nm_b, p, 3, 3)), np.empty((nm_b, p, 3, 3)),
+                        np.empty((nm_b, p, 3, 3)))
+    mUX, mXc, mUQ, mQc = np.empty((nm_b, p, 3)), np.empty((nm_b, p, 3)), np.empty((nm_b, p, nm)), np.empty((nm_b, p, nm))
+    mk.modal_kinematics(E, x1m, R1m, q1m, Um, nm, mR, mT, mUX, mUR, mUT, mUQ, mXc, mQc)
+    part_pose(mb, mXc, mR, mT, mQc, E, np.bool_(False), x, Rs)
+    return x

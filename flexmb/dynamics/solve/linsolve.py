@@ -147,6 +147,37 @@ class SuperLU:
         return solve
 
 
+#: trying MMD_ATA (SuperLU's ordering, factorization and our structure analysis) costs about this many
+#: numeric refactorizations along COLAMD's structure (X3 p = 2, 378 unknowns, 5,808 nonzeros: 2.26 ms
+#: against 0.16 ms for 147k multiply-adds)
+ATA_TRY_COST = 15.0
+
+#: Newton matrices factored per time element, for a run's expectation (X3 to 0.9 rad, p = 2, h = 1e-3:
+#: 23 and 26 factorizations in 8 elements, "none" and "full")
+FACTORIZATIONS_PER_ELEMENT = 3.0
+
+
+def ata_repays(flops: float, nnz: int, ata_ratio: float, expected: float | None) -> bool:
+    """Whether to try MMD_ATA after COLAMD's structure of ``flops`` multiply-adds per refactorization of a
+    matrix of ``nnz`` nonzeros: COLAMD costs more than ``ata_ratio`` per nonzero, and (``expected``
+    factorizations of the pattern, None: unknown) the saving expected over them, taken as COLAMD's excess
+    over ``ata_ratio`` multiply-adds per nonzero, repays the try (:data:`ATA_TRY_COST` refactorizations).
+    Deterministic: multiply-add counts, no clock (a run repeats its bits, a resumed run the same choice)."""
+    excess = flops - ata_ratio * nnz
+    if excess <= 0:
+        return False
+    return expected is None or expected * excess > ATA_TRY_COST * flops
+
+
+def expect_factorizations(backend, n_elements: float) -> None:
+    """Tell ``backend`` (a :class:`Refactor`, or the small-system wrapper around one) that the run has about
+    ``n_elements`` time elements to factor (:data:`FACTORIZATIONS_PER_ELEMENT` each); other backends
+    ignore it."""
+    inner = getattr(backend, "inner", backend)
+    if type(inner) is Refactor:
+        inner.expected_factorizations = FACTORIZATIONS_PER_ELEMENT * float(n_elements)
+
+
 class Refactor:
     """SuperLU for the ordering and the pivots, a compiled refactorization for every later matrix
     of the same pattern (:mod:`flexmb.dynamics.solve.refactor_lu`).
@@ -163,7 +194,8 @@ class Refactor:
     Column order (:meth:`_ordered`, once per pattern): COLAMD; when its structure costs more than
     ``ata_ratio`` (20) multiply-adds per nonzero of ``A`` per refactorization, SuperLU's minimum
     degree ordering of ``A^T A`` (``MMD_ATA``) is tried too and the structure with fewer
-    multiply-adds is kept (``ordering`` says which).  Measured on the chain's Newton matrices (task
+    multiply-adds is kept (``ordering`` says which), unless the run cannot repay the try
+    (:attr:`expected_factorizations`, :func:`ata_repays`).  Measured on the chain's Newton matrices (task
     BIGN, ``benchmarks/README.md``): p = 1 chains 6 multiply-adds per nonzero with COLAMD (kept;
     MMD_ATA is no better and costs 2x more to compute at N = 1000); at p >= 2 COLAMD's fill grows
     (15-link chain p = 3: 114 per nonzero, 2.34 M, 95,414 entries of L + U; 200-link p = 3:
@@ -176,6 +208,9 @@ class Refactor:
         self.ata_ratio = float(ata_ratio)
         self.relax = relax
         self.panel_size = panel_size
+        #: how many factorizations the run expects (None: unknown, MMD_ATA is tried whenever COLAMD's
+        #: structure exceeds ``ata_ratio``); set by the run (:func:`expect_factorizations`)
+        self.expected_factorizations: float | None = None
         self._key: tuple | None = None
         self._s = None  # refactor_lu.Structure: column order, row pivots, structure of L and U
         self._src = (None, None)
@@ -235,7 +270,7 @@ class Refactor:
 
         best = None
         for spec in ("COLAMD", "MMD_ATA"):
-            if spec == "MMD_ATA" and best.flops <= self.ata_ratio * A.nnz:
+            if spec == "MMD_ATA" and not ata_repays(best.flops, A.nnz, self.ata_ratio, self.expected_factorizations):
                 break
             try:
                 # relax/panel_size only set SuperLU's supernode blocking (the same pivots: threshold 1,

@@ -95,7 +95,15 @@ def body_lengths(cm) -> NDArray:
     """Lever length of each body [m], shape ``(nb,)``: the largest distance from its reference point
     to a joint or force attachment on it, or its radius of gyration ``sqrt(J_max / m)`` if larger
     (floor 1e-6 m).  A rotation error ``d theta`` of body ``b`` moves its points by about
-    ``d theta * lengths[b]``."""
+    ``d theta * lengths[b]``.  Computed once per compiled model (``cm.cache.body_lengths``, read-only)."""
+    if cm.cache.body_lengths is None:
+        out = _body_lengths(cm)
+        out.flags.writeable = False
+        cm.cache.body_lengths = out
+    return cm.cache.body_lengths
+
+
+def _body_lengths(cm) -> NDArray:
     model = cm.model
     out = np.full(cm.nb, 1e-6)
     for grp in cm.groups:

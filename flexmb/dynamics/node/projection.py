@@ -120,7 +120,7 @@ def node_frames(cm, st, sel: Selection | None = None) -> NodeFrames:
     that the gauge reset of the end values and the node's output (projection, reactions) share them; a
     node whose arrays were replaced gets fresh frames.  The frames do not depend on the momenta or
     multipliers."""
-    key = (st.x, st.R, tuple(st.extra.values()))
+    key = (st.x, st.R, st.state_extras())
     hit = getattr(st, "_node_frames", None)
     universal = (sel if sel is not None else Selection.full(cm)).any_universal
     if hit is not None and hit[0][0] is key[0] and hit[0][1] is key[1] and len(hit[0][2]) == len(key[2]) \
@@ -133,7 +133,7 @@ def node_frames(cm, st, sel: Selection | None = None) -> NodeFrames:
 
 def keep_frames(st, fr: NodeFrames) -> None:
     """Keep ``fr``, the frames of the node ``st`` computed elsewhere, where :func:`node_frames` finds them."""
-    st._node_frames = ((st.x, st.R, tuple(st.extra.values())), fr)
+    st._node_frames = ((st.x, st.R, st.state_extras()), fr)
 
 
 def attachment_velocities(fr: NodeFrames, w: NDArray) -> tuple[NDArray, NDArray]:

@@ -48,6 +48,7 @@ from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cach
 # the general loop's own compiled pieces (CSC values, refactorization, increments): the same expressions
 from flexmb.dynamics.layout import JOINT_SLOTS, _scatter_values
 from flexmb.dynamics.solve.fused_element import whole_element
+from flexmb.dynamics.solve.fused_modal import no_modal
 from flexmb.dynamics.solve.newton import NewtonResult, contraction_rate, scaled_increment
 from flexmb.dynamics.solve.refactor_lu import refactor_numeric, refactor_solve
 
@@ -194,18 +195,45 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
     return NO_CONVERGENCE, max_iter, rate, n_res, n_jac, n_fac, err, worst, n_ev
 
 
+@jit_kernel
+def newton_rigid(h, te_t, body, sl, sa, sb, jt, loads, springs,
+                 nb, nj, p, jsl, off, nvr, n_entries, dest, n_dropped,
+                 Bp, Brow, gather, Lp, Li, Up, Ui, perm_r, q, pivot_tol,
+                 U0, scale, fopt, iopt, U, hist):  # pragma: no cover - compiled
+    """:func:`newton_element` of a model without modal bodies: their (empty) arguments built here, as
+    :func:`flexmb.dynamics.solve.fused_element.element` does, so that a rigid model's call carries no
+    more arrays to unbox than its own (the empty modal tuples cost ~25 us per element of the
+    pendulum)."""
+    mod, mp = no_modal(p)
+    none = nb - nb  # (typed zeros, not literals: tests/test_compile_specializations.py)
+    slm = jsl - jsl + 18
+    return newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs, nb, none, nj, p, jsl, slm, off,
+                          nvr, none, n_entries, dest, n_dropped, Bp, Brow, gather, Lp, Li, Up, Ui, perm_r, q,
+                          pivot_tol, U0, scale, fopt, iopt, U, hist)
+
+
 class FusedNewton:
     """The arrays of :func:`newton_element` that depend on the model, the pattern and the kept LU
     structure only (built once per pattern and structure, :func:`compiled_newton`)."""
 
     def __init__(self, system, fe, pat, s) -> None:
+        from flexmb.dynamics.elements.joints import SLOTS
+
         te, lay = system.te, system.lay
         self.system, self.fe, self.pat, self.s = system, fe, pat, s
         self.n = lay.size
-        self.dims = (fe.nb, fe.nbm, fe.nj, te.p, JOINT_SLOTS, fe.slots_m, lay.joint_off, fe.nv[0], fe.nv[1],
-                     pat.n_entries, pat._dest, pat._dropped.size)
+        self.rigid = fe.nbm == 0  # no modal bodies: newton_rigid (fewer arrays to unbox per call)
+        if self.rigid:
+            self.dims = (fe.nb, fe.nj, te.p, JOINT_SLOTS, lay.joint_off, fe.nv[0], pat.n_entries, pat._dest,
+                         pat._dropped.size)
+        else:
+            self.dims = (fe.nb, fe.nbm, fe.nj, te.p, JOINT_SLOTS, fe.slots_m, lay.joint_off, fe.nv[0], fe.nv[1],
+                         pat.n_entries, pat._dest, pat._dropped.size)
         self.lu = (s.Bp, s.Brow, s.gather, s.Lp, s.Li, s.Up, s.Ui, s.perm_r, s.q)
+        self.consts = (fe.te_t, SLOTS, fe.sa, fe.sb)
         self._opts = (None, None, None)
+        #: (the run's linear solver, the options, the backend they resolve to): compiled_newton's lookup
+        self.key = (None, None, None)
 
     def _options(self, options):
         if self._opts[0] is not options:
@@ -221,17 +249,21 @@ class FusedNewton:
     def solve(self, st, h: float, U0, scale, options, pivot_tol: float):
         """Newton from ``U0`` on the element of length ``h`` from ``st``: a
         :class:`~flexmb.dynamics.solve.newton.NewtonResult` on plain convergence, else None (module docstring)."""
-        from flexmb.dynamics.elements.joints import SLOTS
-
         system, fe = self.system, self.fe
         body, mod, jt, loads = fe.arguments(st, h, system.lay)
         fopt, iopt = self._options(options)
         U = np.empty(self.n)
         hist = np.empty(options.max_iter)
+        te_t, sl, sa, sb = self.consts
         t0 = _time.perf_counter()
-        out = newton_element(float(h), fe.te_t, body, mod, SLOTS, fe.sa, fe.sb, fe.mp, jt, loads, fe.springs, *self.dims,
-                             *self.lu, pivot_tol, np.ascontiguousarray(U0, dtype=float),
-                             np.ascontiguousarray(scale, dtype=float), fopt, iopt, U, hist)
+        if self.rigid:
+            out = newton_rigid(float(h), te_t, body, sl, sa, sb, jt, loads, fe.springs, *self.dims, *self.lu,
+                               pivot_tol, np.ascontiguousarray(U0, dtype=float),
+                               np.ascontiguousarray(scale, dtype=float), fopt, iopt, U, hist)
+        else:
+            out = newton_element(float(h), te_t, body, mod, sl, sa, sb, fe.mp, jt, loads, fe.springs, *self.dims,
+                                 *self.lu, pivot_tol, np.ascontiguousarray(U0, dtype=float),
+                                 np.ascontiguousarray(scale, dtype=float), fopt, iopt, U, hist)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
         system.n_eval += n_ev
         system.n_residual_only += n_ev - n_jac  # the kernel's evaluations without a Jacobian
@@ -273,17 +305,27 @@ def compiled_newton(fe, system, st, h: float, U0, scale, factor, options):
     pat = system.pattern
     if pat is None:
         return None
-    b = loop_backend(factor, system.lay.size, options)
+    hit = system.__dict__.get("_fused_newton")
+    # the backend found for the run's solver and these options, kept with the loop's arrays (a run's
+    # ``factor`` is a new bound method at every access: the solver it calls is the key)
+    owner = getattr(getattr(factor, "__self__", None), "solver", factor)
+    if hit is not None and hit.key[0] is owner and hit.key[1] is options and hit.pat is pat:
+        b = hit.key[2]
+    else:
+        b = loop_backend(factor, system.lay.size, options)
     if b is None or b._s is None:
         return None
-    from flexmb.dynamics.solve.csc_pattern import same_pattern
-
     tpl = pat._template
-    hit = system.__dict__.get("_fused_newton")
     if hit is None or hit.pat is not pat or hit.s is not b._s:
+        from flexmb.dynamics.solve.csc_pattern import same_pattern
+
         if not same_pattern(tpl, *b._key):
             return None
         hit = system._fused_newton = FusedNewton(system, fe, pat, b._s)
-    elif not (tpl.indptr is b._src[0] and tpl.indices is b._src[1]) and not same_pattern(tpl, *b._key):
-        return None
+    elif not (tpl.indptr is b._src[0] and tpl.indices is b._src[1]):
+        from flexmb.dynamics.solve.csc_pattern import same_pattern
+
+        if not same_pattern(tpl, *b._key):
+            return None
+    hit.key = (owner, options, b)
     return hit.solve(st, h, U0, scale, options, b.pivot_tol)

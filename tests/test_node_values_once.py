@@ -1,7 +1,7 @@
 """A node's values (projection, frames, energies, body-type outputs) are computed once per node and
 shared by the energy audit's acceptance check and the record (:meth:`flexmb.dynamics.io.recorder.Recorder.
 node_values`), also for modal bodies with acceleration preloads, whose start node carries the node
-velocity the marching driver stores for them after the node was recorded (``ElementStart.state_extras``:
+velocity the marching driver stores for them after the node was recorded (``modal_residual.state_extras``:
 that velocity is derived, not state, so it is not part of the caches' key).  Before, every element of such
 a model computed the start node's values a second time (the 8-mode flexible pendulum, ``"full"``: 2.0 node
 projections per element instead of 1.0)."""

@@ -21,7 +21,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
-from flexmb.dynamics.bodies.modal_residual import NODE_VELOCITY
 from flexmb.dynamics.node.constraints import node_momenta, project_velocities
 from flexmb.dynamics.layout import COMPONENT_NAMES
 from flexmb.errors import ModelError
@@ -247,14 +246,6 @@ class ElementStart:
     #: constraint selection ``key`` (:attr:`flexmb.dynamics.node.selection.Selection.key`); set by the
     #: singular-node check of the element that ends here, read by the node projection; None: not checked
     self_stresses: tuple | None = field(default=None, repr=False, compare=False)
-
-    def state_extras(self) -> tuple:
-        """The values of ``extra`` that are the node's state: all but the node velocity the marching
-        driver stores on a start node for the acceleration preloads
-        (:data:`~flexmb.dynamics.bodies.modal_residual.NODE_VELOCITY`: derived from the node, and set
-        after its values were computed).  The caches of values computed from a node (its values, its
-        frames) are keyed on these."""
-        return tuple(v for k, v in self.extra.items() if k != NODE_VELOCITY)
 
     def copy(self) -> "ElementStart":
         """A copy with its own arrays; without the node's checks (``self_stresses``: the copy may be moved)."""

@@ -34,6 +34,14 @@ from flexmb.dynamics.time_elements import lagrange_matrices, once_per_time_eleme
 NODE_VELOCITY = "node_velocity"
 
 
+def state_extras(st) -> tuple:
+    """The values of ``st.extra`` (an :class:`~flexmb.dynamics.system.ElementStart` or any node with the
+    same fields) that are the node's state: all but :data:`NODE_VELOCITY`, which the marching driver
+    derives from the node and stores on it after the node's values were computed.  The caches of values
+    computed from a node (its values, its frames) are keyed on these."""
+    return tuple(v for k, v in st.extra.items() if k != NODE_VELOCITY)
+
+
 def node_frame_velocity(grp, st) -> np.ndarray:
     """Frame velocities ``(v, omega) (n, 6)`` at the start node (see the module docstring)."""
     w_node = st.extra.get(NODE_VELOCITY)

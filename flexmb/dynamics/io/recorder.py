@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 from numpy.typing import NDArray
 
+from flexmb.dynamics.bodies.modal_residual import state_extras
 from flexmb.dynamics.node.constraints import project_node
 from flexmb.dynamics.elements.forces import potential_energy
 from flexmb.dynamics.energy_audit import contributors, track_node, work_fields
@@ -34,10 +35,10 @@ def _read_only(a: NDArray) -> NDArray:
 
 def _state_key(st: ElementStart) -> tuple:
     """A snapshot of the node state's arrays (shape and bytes of x, R, pi, s, lam, acc and the
-    body-type extras that are state, ``ElementStart.state_extras``) that compares equal exactly when
+    body-type extras that are state, ``flexmb.dynamics.bodies.modal_residual.state_extras``) that compares equal exactly when
     every array holds the same bits: the node values' cache key (bitwise: a state rewritten in place
     to other values is a miss; one C-level comparison instead of an ``array_equal`` per array)."""
-    arrays = (st.x, st.R, st.pi, st.s, st.lam, st.acc, *st.state_extras())
+    arrays = (st.x, st.R, st.pi, st.s, st.lam, st.acc, *state_extras(st))
     try:  # arrays (the usual case): their shapes and their bytes (C order) joined
         return tuple([a.shape for a in arrays]), b"".join([a.tobytes() for a in arrays])
     except AttributeError:  # e.g. a number among the body-type extras

@@ -45,6 +45,7 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
 from flexmb import rotations as rot
+from flexmb.dynamics.bodies.modal_residual import state_extras
 from flexmb.dynamics.elements.joint_law import node_rate_rows, node_rate_wrench, node_rates
 from flexmb.dynamics.node import kernels as nk
 from flexmb.dynamics.node.selection import Selection
@@ -120,7 +121,7 @@ def node_frames(cm, st, sel: Selection | None = None) -> NodeFrames:
     that the gauge reset of the end values and the node's output (projection, reactions) share them; a
     node whose arrays were replaced gets fresh frames.  The frames do not depend on the momenta or
     multipliers."""
-    key = (st.x, st.R, st.state_extras())
+    key = (st.x, st.R, state_extras(st))
     hit = getattr(st, "_node_frames", None)
     universal = (sel if sel is not None else Selection.full(cm)).any_universal
     if hit is not None and hit[0][0] is key[0] and hit[0][1] is key[1] and len(hit[0][2]) == len(key[2]) \
@@ -133,7 +134,7 @@ def node_frames(cm, st, sel: Selection | None = None) -> NodeFrames:
 
 def keep_frames(st, fr: NodeFrames) -> None:
     """Keep ``fr``, the frames of the node ``st`` computed elsewhere, where :func:`node_frames` finds them."""
-    st._node_frames = ((st.x, st.R, st.state_extras()), fr)
+    st._node_frames = ((st.x, st.R, state_extras(st)), fr)
 
 
 def attachment_velocities(fr: NodeFrames, w: NDArray) -> tuple[NDArray, NDArray]:

@@ -244,6 +244,17 @@ def attachment_index(data, lay: Layout, bodies: NDArray, kind: str, parts) -> ND
     return hit[1]
 
 
+def node_columns(data, vel_cols: NDArray, local: NDArray) -> NDArray:
+    """The global velocity columns ``(m, c)`` of the bodies ``local (m,)`` (group positions) of a set of
+    attachments at a time node (``vel_cols``: the group's), fixed per model: built once and kept on the
+    attachment data ``data``, read-only (every node's frames share them)."""
+    cols = getattr(data, "node_cols", None)
+    if cols is None or cols.shape[0] != local.size:
+        cols = data.node_cols = vel_cols[local]
+        cols.flags.writeable = False
+    return cols
+
+
 class ReplayLayout(Layout):
     """A :class:`Layout` that records the index arrays of the first evaluation and replays them.
 

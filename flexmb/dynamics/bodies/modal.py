@@ -41,7 +41,7 @@ from flexmb.dynamics.bodies import modal_kernels as mk
 from flexmb.dynamics.bodies import modal_laws as ml
 from flexmb.dynamics.bodies.modal_matrices import group_data
 from flexmb.dynamics.bodies.rigid import frame_end_values
-from flexmb.dynamics.layout import attachment_index
+from flexmb.dynamics.layout import attachment_index, node_columns
 from flexmb.dynamics.march.kernels import extrapolate, extrapolation_matrices
 
 I3 = np.eye(3)
@@ -234,11 +234,7 @@ class FlexibleBodies:
         (:func:`.modal_attach.node_attach`): ``x (m, 3)``, ``R (m, 3, 3)``, the columns ``(m, N)`` and ``B
         (m, 6, N)`` (optional contract method, :mod:`flexmb.dynamics.bodies`: the node frames ask for both)."""
         x, R, B = self._node_attach(st, local, data, True)
-        cols = getattr(data, "node_cols", None)
-        if cols is None or cols.shape[0] != local.size:  # the attachments' velocity columns (fixed: once)
-            cols = data.node_cols = self.vel_cols[local]
-            cols.flags.writeable = False  # shared by every node (read-only, as the node frames keep it)
-        return x, R, cols, B
+        return x, R, node_columns(data, self.vel_cols, local), B
 
     def node_attach_pose(self, st, local, data):
         x, R, _ = self._node_attach(st, local, data, False)

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from flexmb import rotations as rot
 from flexmb.dynamics.bodies import rigid_kernels as kernels
-from flexmb.dynamics.layout import attachment_index
+from flexmb.dynamics.layout import attachment_index, node_columns
 from flexmb.dynamics.march.kernels import end_values, extrapolate, extrapolation_matrices
 
 I3 = np.eye(3)
@@ -94,8 +94,9 @@ class RigidBodies:
         self._slot_starts = np.array([self.BX, self.BTH, self.BPI, self.BW], dtype=np.int64)
         self._pos_slots = self.BX + np.arange(3, dtype=np.int64)
         self._mom_slots = self.BPI + np.arange(6, dtype=np.int64)
-        #: the group holds every body of the model, in order (its rows of a node's arrays: the arrays)
-        self._every = self.n == len(model.bodies) and bool(np.array_equal(self.bodies, np.arange(self.n)))
+        #: the group holds every body of the model, in order (its rows of a node's arrays: the arrays; read by
+        #: the recorder and the compiled node stage too)
+        self.every_body = self.n == len(model.bodies) and bool(np.array_equal(self.bodies, np.arange(self.n)))
 
     def local_index(self, bodies: NDArray) -> NDArray:
         return np.array([self._pos[int(b)] for b in bodies], dtype=np.int64)
@@ -169,11 +170,7 @@ class RigidBodies:
         m = local.size
         x, R, B = np.empty((m, 3)), np.empty((m, 3, 3)), np.empty((m, 6, 6))
         kernels.rigid_node_attach(st.x, st.R, self.bodies, local, data.c, data.A, x, R, B)
-        cols = getattr(data, "node_cols", None)
-        if cols is None or cols.shape[0] != m:  # the attachments' velocity columns (fixed: once)
-            cols = data.node_cols = self.vel_cols[local]
-            cols.flags.writeable = False  # shared by every node (read-only, as the node frames keep it)
-        return x, R, cols, B
+        return x, R, node_columns(data, self.vel_cols, local), B
 
     def node_attach_pose(self, st, local, data):
         x, R, _, _ = self.node_attach(st, local, data)
@@ -285,7 +282,7 @@ class RigidBodies:
         the new start, momenta shifted by the gauge reset (compiled:
         :func:`flexmb.dynamics.march.kernels.extrapolate`; ``ext``, ``ext_internal`` not needed)."""
         Pe, Pi = extrapolation_matrices(te)
-        if self._every:  # every body in order: the node's arrays as they are (the same values)
+        if self.every_body:  # every body in order: the node's arrays as they are (the same values)
             x1, pi1, pi2 = st_prev.x, st_prev.pi.reshape(self.n, 6), st.pi.reshape(self.n, 6)
         else:
             x1, pi1, pi2 = st_prev.x[self.bodies], st_prev.pi[self.vel_cols], st.pi[self.vel_cols]

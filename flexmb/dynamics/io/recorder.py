@@ -35,9 +35,10 @@ def _read_only(a: NDArray) -> NDArray:
 
 def _state_key(st: ElementStart) -> tuple:
     """A snapshot of the node state's arrays (shape and bytes of x, R, pi, s, lam, acc and the
-    body-type extras that are state, ``flexmb.dynamics.bodies.modal_residual.state_extras``) that compares equal exactly when
-    every array holds the same bits: the node values' cache key (bitwise: a state rewritten in place
-    to other values is a miss; one C-level comparison instead of an ``array_equal`` per array)."""
+    body-type extras that are state, :func:`~flexmb.dynamics.bodies.modal_residual.state_extras`) that
+    compares equal exactly when every array holds the same bits: the node values' cache key (bitwise: a
+    state rewritten in place to other values is a miss; one C-level comparison instead of an
+    ``array_equal`` per array)."""
     arrays = (st.x, st.R, st.pi, st.s, st.lam, st.acc, *state_extras(st))
     try:  # arrays (the usual case): their shapes and their bytes (C order) joined
         return tuple([a.shape for a in arrays]), b"".join([a.tobytes() for a in arrays])
@@ -79,9 +80,8 @@ class Recorder:
         #: the only body type when it holds every body in order, computes the node frames and the kinetic
         #: energy in one call (``node_frames_energy``) and has no other node outputs; else None
         grp = cm.groups[0] if len(cm.groups) == 1 else None
-        self._whole = grp if (grp is not None and grp.n == cm.nb and hasattr(grp, "node_frames_energy")
-                              and not hasattr(grp, "node_output")
-                              and np.array_equal(grp.bodies, np.arange(cm.nb))) else None
+        self._whole = grp if (grp is not None and getattr(grp, "every_body", False)
+                              and hasattr(grp, "node_frames_energy") and not hasattr(grp, "node_output")) else None
 
     def node_values(self, st: ElementStart) -> SimpleNamespace:
         """The node outputs at ``st`` without recording them: the projection ``nv``

@@ -140,9 +140,7 @@ def rigid_group(cm):
     if len(cm.groups) != 1 or not cm.nb:
         return None
     grp = cm.groups[0]
-    if getattr(grp, "kind", None) != "rigid" or grp.n != cm.nb or not np.array_equal(grp.bodies, np.arange(cm.nb)):
-        return None
-    return grp
+    return grp if getattr(grp, "kind", None) == "rigid" and grp.every_body else None
 
 
 class _Side:

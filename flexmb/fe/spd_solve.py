@@ -13,6 +13,7 @@ unsymmetric: they use ``splu`` elsewhere.
 from __future__ import annotations
 
 import ctypes
+import functools
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -182,21 +183,16 @@ def _thread_functions(path: str) -> tuple[Callable, Callable] | None:
     return None
 
 
-#: ``threadpoolctl.threadpool_limits`` or None, once looked for (``[]``: not yet)
-_LIMITS: list = []
-
-
+@functools.cache
 def _threadpoolctl() -> Callable | None:
     """``threadpoolctl.threadpool_limits`` when the optional package is installed, else None; looked for once
     (a failed import is not remembered by Python: it searched the path again at every call, 0.2-0.5 ms, twice
     per ``simulate``)."""
-    if not _LIMITS:
-        try:
-            from threadpoolctl import threadpool_limits  # optional
-        except ImportError:
-            threadpool_limits = None
-        _LIMITS.append(threadpool_limits)
-    return _LIMITS[0]
+    try:
+        from threadpoolctl import threadpool_limits  # optional
+    except ImportError:
+        return None
+    return threadpool_limits
 
 
 @contextmanager

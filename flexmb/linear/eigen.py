@@ -21,7 +21,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
-from flexmb.errors import ModelError
+from flexmb.errors import ModelError, SingularMatrixError
 from flexmb.linear.statics import rate_matrix, spin_matrix
 
 #: |s| below this fraction of the reference rate is a zero mode (a zero stiffness eigenvalue at 1e-12)
@@ -214,6 +214,29 @@ def eigen(lin, n: int | None = None, *, sigma: float = 0.0, method: str = "auto"
                        reference=_reference(lin), model=lin.equilibrium.model)
 
 
+#: the Arnoldi subspace sizes tried in turn (times the number of eigenvalues, at least the second number)
+_SUBSPACES = ((2, 40), (4, 80))
+
+
+def _arnoldi(op, k: int, N: int):
+    """The ``k`` largest eigenvalues and eigenvectors of the shift-inverted operator ``op`` (``(N, N)``) by
+    ARPACK, from a seeded start vector (ARPACK's own is random: a run could not be repeated) and, when
+    ARPACK fails, once more with a larger subspace and another start.  Why: the descriptor pencil's
+    algebraic rows are infinite eigenvalues, a cluster at zero of ``op``, and with some start vectors
+    LAPACK cannot reorder the Schur form there (``ArpackError 1``, dtrsen: one run in ~10 of the flapping
+    arm's, tests/test_linear.py)."""
+    rng = np.random.default_rng(20261129)
+    err = None
+    for factor, least in _SUBSPACES:
+        try:
+            return spla.eigs(op, k=k, which="LM", ncv=min(max(factor * k + 1, least), N - 1),
+                             v0=rng.standard_normal(N))
+        except (spla.ArpackError, spla.ArpackNoConvergence) as exc:
+            err = exc
+    raise SingularMatrixError(f"eigen(method='sparse'): ARPACK failed on the {N} x {N} shift-inverted pencil "
+                              f"({err}); use method='dense' (up to a few thousand coordinates) or another sigma")
+
+
 def _reference(lin) -> float:
     """A rate [1/s] of the model: ``sqrt(max |diag K| / max |diag M|)`` or ``sqrt(|g| / L)``."""
     cm = lin.equilibrium.pencil.cm
@@ -258,8 +281,9 @@ def _sparse(lin, n: int, sigma: float):
     sig = sigma if sigma != 0.0 else -1e-3 * max(_reference(lin), 1e-6)
     lu = spla.splu((Ap - sig * Ep).tocsc())
     op = spla.LinearOperator(Ap.shape, matvec=lambda v: lu.solve(Ep @ v), dtype=float)
-    k = min(2 * n + 2, Ap.shape[0] - 2)
-    nu, V = spla.eigs(op, k=k, which="LM", ncv=min(max(2 * k + 1, 40), Ap.shape[0] - 1))
+    N = Ap.shape[0]
+    k = min(2 * n + 2, N - 2)
+    nu, V = _arnoldi(op, k, N)
     ok = np.abs(nu) > 1e-14 * np.abs(nu).max()
     s = sig + 1.0 / nu[ok]
     V = V[:, ok]

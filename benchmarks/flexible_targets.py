@@ -35,9 +35,9 @@ from flexible import exu, exudyn_crank, exudyn_spinup, flexmb_crank, flexmb_spin
 from flexmb.validation.cases import case_x3  # noqa: E402
 
 ANGLE = 0.9  # rad of crank: past the first maximum
-FLEXMB_LINEAR = ((2, 1e-3), (2, 5e-4), (2, 2.5e-4), (3, 2e-3), (3, 1e-3), (3, 5e-4))
+FLEXMB_LINEAR = ((2, 2e-3), (2, 1e-3), (2, 5e-4), (2, 2.5e-4), (3, 2e-3), (3, 1e-3), (3, 5e-4))
 FLEXMB_FULL = ((2, 2e-3), (2, 1e-3), (3, 2e-3), (3, 1e-3), (2, 5e-4))
-EXUDYN_LINEAR = (1e-4, 5e-5, 2.5e-5, 1.25e-5)
+EXUDYN_LINEAR = (2e-4, 1e-4, 5e-5, 2.5e-5, 1.25e-5)
 REF_FULL = 0.00976
 
 

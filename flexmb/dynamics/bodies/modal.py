@@ -42,7 +42,7 @@ from flexmb.dynamics.bodies import modal_laws as ml
 from flexmb.dynamics.bodies.modal_matrices import group_data
 from flexmb.dynamics.bodies.rigid import frame_end_values
 from flexmb.dynamics.layout import attachment_index, node_columns
-from flexmb.dynamics.march.kernels import extrapolate, extrapolation_matrices
+from flexmb.dynamics.march.kernels import extrapolate
 
 I3 = np.eye(3)
 #: key of the modal coordinates at a node in ``ElementStart.extra``
@@ -351,12 +351,12 @@ class FlexibleBodies:
         Ug[..., self.BPI:self.BPI + self.N] = st.pi[self.vel_cols][:, None]
         Ug[..., self.BW:self.BW + self.N] = w[:, None]
 
-    def predict_warm(self, te, st, st_prev, Ug: NDArray, Up: NDArray, ext, ext_internal) -> None:
+    def predict_warm(self, te, st, st_prev, Ug: NDArray, Up: NDArray, Pe: NDArray, Pi: NDArray) -> None:
         """Extrapolate the previous element's polynomials (degree p through the start value for ``x``,
         ``q``, ``theta`` and ``pi``, degree p - 1 for ``w``) to the new internal points; rotations re-based
         on the new start, momenta shifted by the gauge reset (compiled, the rigid body's kernel:
-        :func:`flexmb.dynamics.march.kernels.extrapolate`; ``ext``, ``ext_internal`` not needed)."""
-        Pe, Pi = extrapolation_matrices(te)
+        :func:`flexmb.dynamics.march.kernels.extrapolate` with the extrapolation matrices ``Pe``,
+        ``Pi`` of :func:`~flexmb.dynamics.march.kernels.extrapolation_matrices`)."""
         if self._pos_slots is None:  # x and q: the slots extrapolated through their start values
             self._pos_slots = np.concatenate([self.BX + np.arange(3), self.BQ + np.arange(self.nm)]).astype(np.int64)
             self._mom_slots = (self.BPI + np.arange(self.N)).astype(np.int64)

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from flexmb import rotations as rot
 from flexmb.dynamics.bodies import rigid_kernels as kernels
 from flexmb.dynamics.layout import attachment_index, node_columns
-from flexmb.dynamics.march.kernels import end_values, extrapolate, extrapolation_matrices
+from flexmb.dynamics.march.kernels import end_values, extrapolate
 
 I3 = np.eye(3)
 I6 = np.eye(6)
@@ -276,12 +276,12 @@ class RigidBodies:
         Ug[..., self.BPI:self.BPI + 6] = st.pi[self.vel_cols][:, None]
         Ug[..., self.BW:self.BW + 6] = w[:, None]
 
-    def predict_warm(self, te, st, st_prev, Ug: NDArray, Up: NDArray, ext, ext_internal) -> None:
+    def predict_warm(self, te, st, st_prev, Ug: NDArray, Up: NDArray, Pe: NDArray, Pi: NDArray) -> None:
         """Extrapolate the previous element's polynomials (degree p through the start value for ``x``,
         ``theta`` and ``pi``, degree p - 1 for ``w``) to the new internal points; rotations re-based on
         the new start, momenta shifted by the gauge reset (compiled:
-        :func:`flexmb.dynamics.march.kernels.extrapolate`; ``ext``, ``ext_internal`` not needed)."""
-        Pe, Pi = extrapolation_matrices(te)
+        :func:`flexmb.dynamics.march.kernels.extrapolate` with the extrapolation matrices ``Pe``,
+        ``Pi`` of :func:`~flexmb.dynamics.march.kernels.extrapolation_matrices`)."""
         if self.every_body:  # every body in order: the node's arrays as they are (the same values)
             x1, pi1, pi2 = st_prev.x, st_prev.pi.reshape(self.n, 6), st.pi.reshape(self.n, 6)
         else:

@@ -11,12 +11,32 @@ from flexmb.dynamics.kernels import jit_kernel, exp_tangent  # (jit_kernel: the 
 from flexmb.dynamics.time_elements import lagrange_matrices, once_per_time_element  # the time element's own basis
 
 
-@once_per_time_element  # they depend on c only
-def extrapolation_matrices(te):
-    """Lagrange extrapolation from the previous element to the new internal points ``1 + c_k``:
+#: the warm predictor extrapolates the previous element to a new one up to this many times as long (the
+#: step control's largest growth, :data:`flexmb.dynamics.variants.step_control.GROW_MAX`); longer ones start
+#: from the constant-velocity guess
+WARM_RATIO_MAX = 2.5
+
+
+def length_ratio(h_prev: float, h: float) -> float | None:
+    """The new element's length ``h`` over the previous one's ``h_prev`` [s] for the warm predictor: exactly
+    1.0 for the same length (to 1e-12), None beyond :data:`WARM_RATIO_MAX` (the cold guess).  Why any
+    other ratio: the last element of a run shortened to land on ``t_end``, the halves of a halved step and
+    every step of a step-controlled run change the length; the constant-velocity guess there has an
+    error ``O(h^2)`` against the extrapolation's ``O(h^(p+1))``, and on X3 (p = 2, h = 2e-3, ``"full"``) the
+    last element (0.6 h) diverged from it twice and was halved."""
+    if abs(h_prev - h) <= 1e-12 * h:
+        return 1.0
+    ratio = h / h_prev
+    return ratio if 0.0 < ratio <= WARM_RATIO_MAX else None
+
+
+@once_per_time_element  # they depend on c and the ratio only
+def extrapolation_matrices(te, ratio: float = 1.0):
+    """Lagrange extrapolation from the previous element to the new internal points ``1 + ratio c_k`` (in
+    units of the previous element's length; ``ratio``: the new element's length over the previous one's):
     ``Pe (p, p+1)`` on the nodes ``{0, c}`` (degree p), ``Pi (p, p)`` on the nodes ``c`` (degree p-1)."""
-    Pe, _ = lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + te.c)
-    Pi, _ = lagrange_matrices(te.c, 1.0 + te.c)
+    Pe, _ = lagrange_matrices(np.concatenate([[0.0], te.c]), 1.0 + ratio * te.c)
+    Pi, _ = lagrange_matrices(te.c, 1.0 + ratio * te.c)
     return np.ascontiguousarray(Pe), np.ascontiguousarray(Pi)
 
 

@@ -13,7 +13,7 @@ from flexmb.dynamics.node.constraints import multiplier_momenta
 from flexmb.dynamics.elements.joints import consistent_transport, onto_bodies, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
 from flexmb.dynamics.march import kernels as march_kernels
-from flexmb.dynamics.march.kernels import extrapolation_matrices
+from flexmb.dynamics.march.kernels import extrapolation_matrices, length_ratio
 from flexmb.dynamics.node.projection import attachment_velocities, node_frames
 from flexmb.dynamics.node.stage import EndNodePlan, end_node
 from flexmb.dynamics.step.outcome import ElementPiece
@@ -33,27 +33,22 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
              prev: ElementPiece | None) -> NDArray:
     """Initial guess.
 
-    After an element ``prev`` of the same length: the previous element's polynomials extrapolated to the
-    new internal points (degree p through the start value and the internal values for unknowns
-    with end values, degree p - 1 for internal-only unknowns, increments re-based on the new
-    start for the rotations).  Otherwise a constant-velocity guess.
+    After an element ``prev`` (up to :data:`~flexmb.dynamics.march.kernels.WARM_RATIO_MAX` times shorter
+    or longer: :func:`~flexmb.dynamics.march.kernels.length_ratio`): the previous element's polynomials
+    extrapolated to the new internal points (degree p through the start value and the internal values
+    for unknowns with end values, degree p - 1 for internal-only unknowns, increments re-based on the
+    new start for the rotations).  Otherwise a constant-velocity guess.
     """
     U = np.zeros(lay.size)
     Jv = lay.joint_view(U)
     if prev is not None:
-        U_prev, st_prev, h_prev = prev.U, prev.start, prev.h
-        if abs(h_prev - h) <= 1e-12 * h:
-            Pe, Pi = extrapolation_matrices(te)
-
-            def ext(Y, y1):  # degree p through (0, y1), (c_j, Y_j)
-                return Pe[None, :, 0, None] * y1[:, None] + np.einsum("kj,bjd->bkd", Pe[:, 1:], Y)
-
-            def ext_internal(Y):  # degree p - 1 through the internal values
-                return np.einsum("kj,bjd->bkd", Pi, Y)
-
+        U_prev, st_prev = prev.U, prev.start
+        ratio = length_ratio(prev.h, h)
+        if ratio is not None:
+            Pe, Pi = extrapolation_matrices(te, ratio)
             for grp in cm.groups:
                 grp.predict_warm(te, st, st_prev, lay.group_view(U, grp.bodies, grp.slots),
-                                 lay.group_view(U_prev, grp.bodies, grp.slots), ext, ext_internal)
+                                 lay.group_view(U_prev, grp.bodies, grp.slots), Pe, Pi)
             if cm.nj:  # compiled: march.kernels.extrapolate (the multipliers shifted by the gauge reset)
                 march_kernels.extrapolate(Pe, Pi, te.end, lay.joint_view(U_prev), Jv, _JPOS, st_prev.s, JPHI,
                                           _JMOM, st_prev.lam, st.lam)

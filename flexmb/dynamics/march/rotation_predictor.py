@@ -45,27 +45,31 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.kernels import jit_kernel
+from flexmb.dynamics.march.kernels import length_ratio
 from flexmb.dynamics.time_elements import TimeElement, lagrange_matrices, once_per_time_element
 
 
 @once_per_time_element
-def _rotation_matrices(te: TimeElement):
+def _rotation_matrices(te: TimeElement, ratio: float = 1.0):
     """``P (p, p + 1)``: values at the new internal points ``c`` of the polynomial through ``s = 0``
-    and ``s = c - 1`` (the previous element's internal points); ``Dinv (p, p)``: ``D[:, 1:]^-1``."""
-    P, _ = lagrange_matrices(np.concatenate([[0.0], te.c - 1.0]), te.c)
+    and ``s = (c - 1) / ratio`` (the previous element's internal points, in units of the new element's
+    length; ``ratio``: the new length over the previous one); ``Dinv (p, p)``: ``D[:, 1:]^-1``."""
+    P, _ = lagrange_matrices(np.concatenate([[0.0], (te.c - 1.0) / ratio]), te.c)
     return P, np.linalg.inv(te.D[:, 1:])
 
 
 def predict_rotations(cm, lay, te: TimeElement, h: float, w: NDArray, prev, U: NDArray) -> NDArray:
     """Replace the predicted rotation increments in ``U`` (``(lay.size,)``, modified in place and
-    returned) by ``h D^-1 omega_ext`` (module docstring), after an element of the same length
-    ``prev`` (:class:`~flexmb.dynamics.step.outcome.ElementPiece`); ``w`` the node velocities at the element's start."""
+    returned) by ``h D^-1 omega_ext`` (module docstring), after an element ``prev``
+    (:class:`~flexmb.dynamics.step.outcome.ElementPiece`) that the warm predictor extrapolates
+    (:func:`flexmb.dynamics.march.kernels.length_ratio`); ``w`` the node velocities at the element's start."""
     if prev is None:
         return U
-    U_prev, h_prev = prev.U, prev.h
-    if abs(h_prev - h) > 1e-12 * h:
+    ratio = length_ratio(prev.h, h)
+    if ratio is None:
         return U
-    P, Dinv = _rotation_matrices(te)
+    U_prev = prev.U
+    P, Dinv = _rotation_matrices(te, ratio)
     for grp in cm.groups:
         bth, bw = getattr(grp, "BTH", None), getattr(grp, "BW", None)
         if bth is None or bw is None or len(grp.bodies) == 0:

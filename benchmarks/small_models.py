@@ -105,6 +105,7 @@ def _targets():
     import flexmb.dynamics.io.recorder as R
     import flexmb.dynamics.energy_audit as EA
     import flexmb.dynamics.node.stage as NS
+    import flexmb.dynamics.node.stage_modal as NSM
     import flexmb.dynamics.simulate as S
     import flexmb.dynamics.step.advance as ADV
     from flexmb.dynamics.elements import joints as JN
@@ -131,12 +132,14 @@ def _targets():
         ("  factorization (Run.factor)", S.Run, "factor"),
         (" predictor", ADV, "predict_element"),
         (" end values", M, "end_values"),
-        ("  compiled end node (node stage)", M, "end_node"),
+        ("  compiled end node (rigid node stage)", NS, "end_node"),
+        ("  compiled end node (modal node stage)", NSM.ModalPlan, "end_node"),
         ("  multipliers as momenta (gauge reset)", M, "multiplier_momenta"),
         ("  re-orthonormalization", M, "_orthonormalize"),
         (" energy audit (ElementAudit.refused)", EA.ElementAudit, "refused"),
         ("  node values (Recorder.node_values)", R.Recorder, "node_values"),
-        ("   compiled node values (node stage)", NS, "node_values"),
+        ("   compiled node values (rigid node stage)", NS, "node_values"),
+        ("   compiled node values (modal node stage)", NSM.ModalPlan, "node_values"),
         (" record internal points", S.Run, "_record"),
         (" record node (Recorder.node)", R.Recorder, "node"),
         ("  node-velocity projection", R, "project_node"),

@@ -85,6 +85,12 @@ def mixed_pendulum() -> fm.Model:
                     [fm.Gravity((0, -9.81, 0))])
 
 
+def flexible_bar() -> fm.Model:
+    """The flexible bar of :func:`mixed_pendulum` alone, pinned to the ground: modal bodies only."""
+    bar = fm.FlexibleBody("bar", _bar_data(), stiffening="none")
+    return fm.Model([bar], [fm.Revolute("pin", "ground", ("bar", "xmin"), axis=(0, 0, 1))], [fm.Gravity((0, -9.81, 0))])
+
+
 #: model, h, p (or a TimeElement), end time; the first two are the targets of compare_exudyn.py, the others
 #: used the general path before the fused evaluator (issue 17)
 MODELS = {
@@ -94,6 +100,7 @@ MODELS = {
     "damped10": (damped_chain, 1e-3, 1, 0.3),
     "symmetric_pendulum": (flexmb_pendulum, 1 / 32, fm.TimeElement.of_order(2, transport="symmetric"), 5.0),
     "mixed": (mixed_pendulum, 5e-3, 2, 0.2),
+    "flexbar": (flexible_bar, 5e-3, 2, 0.2),
 }
 
 

@@ -12,6 +12,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.dynamics.bodies.modal import QKEY
+from flexmb.dynamics.march import marching
 from flexmb.dynamics.node import stage, stage_modal
 from flexmb.dynamics.simulate import Run, SimulationOptions
 from flexmb.validation.cases import case_x3
@@ -114,3 +115,29 @@ def test_which_stage():
     assert isinstance(stage_modal.stage_plan(cm(pend)), stage.EndNodePlan)
     assert isinstance(stage_modal.stage_plan(cm(mixed())), stage_modal.ModalPlan)
     assert stage_modal.stage_plan(cm(fm.Model([_flex("F", "none")], [], []))) is None
+
+
+def test_falls_back_where_it_cannot_vouch():
+    """An end rotation the Newton-Schulz iteration does not polish (a start rotation 1.8x too long) and a
+    node on a singular configuration of the loops (``st.self_stresses``): no stage result, the general
+    path (its SVD polar factor, its deflated projection)."""
+    from flexmb.dynamics.node.projection import node_projector
+
+    run = Run.start(x3("none"), 1.0, 1e-3, 2, 0.0, SimulationOptions())
+    run.step()
+    out = run.solve_element(run.st, run.h, run.w, run.prev)
+    sy = run.system
+    plan = stage_modal.stage_plan(sy.cm)
+    st = run.st.copy()
+    st.R = st.R.copy()
+    st.R[0] *= 1.8
+    assert plan.end_node(sy.cm, sy.lay, sy.te, st, run.h, out.last.U, (marching._JPOS, marching._JMOM),
+                         (marching._POLAR_NEAR, marching._POLAR_FAR)) is None
+    new = marching.end_values(sy.cm, sy.lay, sy.te, st, run.h, out.last.U)
+    assert np.allclose(np.einsum("nji,njk->nik", new.R, new.R), np.eye(3), atol=1e-12)
+    node = out.end
+    assert plan.node_values(sy.cm, node, run.rec.selection) is not None
+    node.self_stresses = (node_projector(sy.cm, run.rec.selection).key, None)
+    assert plan.node_values(sy.cm, node, run.rec.selection) is not None  # checked: regular
+    node.self_stresses = (node_projector(sy.cm, run.rec.selection).key, ([], np.zeros((0, 1)), 0.0))
+    assert plan.node_values(sy.cm, node, run.rec.selection) is None

@@ -85,6 +85,12 @@ def mixed_pendulum() -> fm.Model:
                     [fm.Gravity((0, -9.81, 0))])
 
 
+def flexible_bar() -> fm.Model:
+    """The flexible bar of :func:`mixed_pendulum` alone, pinned to the ground: modal bodies only."""
+    bar = fm.FlexibleBody("bar", _bar_data(), stiffening="none")
+    return fm.Model([bar], [fm.Revolute("pin", "ground", ("bar", "xmin"), axis=(0, 0, 1))], [fm.Gravity((0, -9.81, 0))])
+
+
 #: model, h, p (or a TimeElement), end time; the first two are the targets of compare_exudyn.py, the others
 #: used the general path before the fused evaluator (issue 17)
 MODELS = {
@@ -94,6 +100,7 @@ MODELS = {
     "damped10": (damped_chain, 1e-3, 1, 0.3),
     "symmetric_pendulum": (flexmb_pendulum, 1 / 32, fm.TimeElement.of_order(2, transport="symmetric"), 5.0),
     "mixed": (mixed_pendulum, 5e-3, 2, 0.2),
+    "flexbar": (flexible_bar, 5e-3, 2, 0.2),
 }
 
 
@@ -105,6 +112,7 @@ def _targets():
     import flexmb.dynamics.io.recorder as R
     import flexmb.dynamics.energy_audit as EA
     import flexmb.dynamics.node.stage as NS
+    import flexmb.dynamics.node.stage_modal as NSM
     import flexmb.dynamics.simulate as S
     import flexmb.dynamics.step.advance as ADV
     from flexmb.dynamics.elements import joints as JN
@@ -131,12 +139,14 @@ def _targets():
         ("  factorization (Run.factor)", S.Run, "factor"),
         (" predictor", ADV, "predict_element"),
         (" end values", M, "end_values"),
-        ("  compiled end node (node stage)", M, "end_node"),
+        ("  compiled end node (rigid node stage)", NS, "end_node"),
+        ("  compiled end node (modal node stage)", NSM.ModalPlan, "end_node"),
         ("  multipliers as momenta (gauge reset)", M, "multiplier_momenta"),
         ("  re-orthonormalization", M, "_orthonormalize"),
         (" energy audit (ElementAudit.refused)", EA.ElementAudit, "refused"),
         ("  node values (Recorder.node_values)", R.Recorder, "node_values"),
-        ("   compiled node values (node stage)", NS, "node_values"),
+        ("   compiled node values (rigid node stage)", NS, "node_values"),
+        ("   compiled node values (modal node stage)", NSM.ModalPlan, "node_values"),
         (" record internal points", S.Run, "_record"),
         (" record node (Recorder.node)", R.Recorder, "node"),
         ("  node-velocity projection", R, "project_node"),

@@ -8,7 +8,7 @@ import pytest
 
 import flexmb as fm
 from flexmb.dynamics.march import marching
-from flexmb.dynamics.node import stage
+from flexmb.dynamics.node import stage, stage_modal
 from flexmb.dynamics.simulate import Run, SimulationOptions
 
 
@@ -58,7 +58,7 @@ def _run(mk, h, p, t_end, on: bool):
 @pytest.mark.parametrize("case", list(CASES))
 def test_same_bits_as_the_general_path(case):
     mk, h, p, t_end = CASES[case]
-    assert stage.EndNodePlan.of(fm.dynamics.system.compile_model(mk())) is not None  # the stage applies
+    assert stage_modal.stage_plan(fm.dynamics.system.compile_model(mk())) is not None  # the stage applies
     a, run_a = _run(mk, h, p, t_end, True)
     b, run_b = _run(mk, h, p, t_end, False)
     assert len(a.t) == len(b.t) > 3
@@ -73,21 +73,19 @@ def test_same_bits_as_the_general_path(case):
     assert a.meta["energy_balance"] == b.meta["energy_balance"]
 
 
-def test_one_node_both_paths():
-    """End node and node values of one element by the stage and by the general path: every array equal,
-    and the stage's node carries the joint frames that the projection then reuses."""
-    run = Run.start(chain(), 1.0, 1e-2, 2, 0.0, SimulationOptions())
-    for _ in range(5):
-        run.step()
-    out = run.solve_element(run.st, run.h, run.w, run.prev)
+def same_node(run, U):
+    """End node and node values of the element ``U`` from ``run.st`` by the stage and by the general
+    path: every array equal (the frames read-only and kept on the stage's node); returns both node values."""
     sy = run.system
-    U = out.last.U
     fast = marching.end_values(sy.cm, sy.lay, sy.te, run.st, run.h, U)
     assert fast._node_frames is not None  # kept by the stage (flexmb.dynamics.node.projection.keep_frames)
     sy.cm.cache.node_stage = (False,)
     slow = marching.end_values(sy.cm, sy.lay, sy.te, run.st, run.h, U)
     for k in ("x", "R", "pi", "s", "Rr", "lam", "acc", "lam_end"):
         assert np.array_equal(getattr(fast, k), getattr(slow, k)), k
+    assert fast.extra.keys() == slow.extra.keys()
+    for k in fast.extra:
+        assert np.array_equal(fast.extra[k], slow.extra[k]), k
     sy.cm.cache.node_stage = None
     vf = run.rec.node_values(fast)
     sy.cm.cache.node_stage = (False,)
@@ -99,13 +97,27 @@ def test_one_node_both_paths():
     for k in ("xa", "Ra", "Ba", "ca", "wa", "xb", "Rb", "Bb", "cb", "wb"):
         assert np.array_equal(getattr(vf.nv.frames, k), getattr(vs.nv.frames, k)), k
         assert not getattr(vf.nv.frames, k).flags.writeable  # read-only like the general frames
+    assert vf.extra.keys() == vs.extra.keys()
+    for k in vf.extra:
+        assert np.array_equal(vf.extra[k], vs.extra[k]), k
+    return fast, vf
+
+
+def test_one_node_both_paths():
+    """End node and node values of one element by the stage and by the general path: every array equal,
+    and the stage's node carries the joint frames that the projection then reuses."""
+    run = Run.start(chain(), 1.0, 1e-2, 2, 0.0, SimulationOptions())
+    for _ in range(5):
+        run.step()
+    out = run.solve_element(run.st, run.h, run.w, run.prev)
+    same_node(run, out.last.U)
 
 
 def test_where_it_does_not_apply():
     """Not for models without joints nor for the consistent transport of the multipliers (general path:
     its end node carries no frames of the stage)."""
     free = fm.Model([fm.RigidBody("b", mass=1.0, inertia=(1, 1, 1))], [], [fm.Gravity((0, 0, -9.81))])
-    assert stage.EndNodePlan.of(fm.dynamics.system.compile_model(free)) is None
+    assert stage_modal.stage_plan(fm.dynamics.system.compile_model(free)) is None
     run = Run.start(pendulum(), 1.0, 0.05, fm.TimeElement.of_order(3, transport="consistent"), 0.0,
                     SimulationOptions())
     run.step()

@@ -15,7 +15,8 @@
                 solvers :mod:`.solve.linsolve`.  Before it, the start-node check of
                 :mod:`.variants.singular_node` (``solve``).
 4. end values   :mod:`.march.marching` (``end_values``): the element's end values, the next one's start
-                (rigid bodies on joints: with the node's values in two compiled calls, :mod:`.node.stage`).
+                (rigid and modal bodies on joints: with the node's values in two compiled calls,
+                :mod:`.node.stage`, :mod:`.node.stage_modal`).
 5. end check    :mod:`.variants.singular_node` (``check_end``): an end node on a singular configuration
                 of the loops may replace the solve; its self-stresses stay on the node.
 6. root checks  :mod:`.variants.root_checks` (``refusal``): a root that is not the motion is refused

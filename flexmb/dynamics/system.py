@@ -59,7 +59,8 @@ class ModelCache:
     node_svd: object = None
     #: the drives' values at the last constraint points (:func:`flexmb.dynamics.elements.joints.constraint_targets`)
     drive_targets: object = None
-    #: the compiled node stage's plan, ``(plan or False,)`` (:class:`flexmb.dynamics.node.stage.EndNodePlan`)
+    #: the compiled node stage's plan, ``(plan or False,)`` (:func:`flexmb.dynamics.node.stage_modal.stage_plan`: a
+    #: :class:`flexmb.dynamics.node.stage.EndNodePlan` or a :class:`flexmb.dynamics.node.stage_modal.ModalPlan`)
     node_stage: object = None
     #: the model's initial configuration ``(x, R, w)``, read-only (:func:`initial_configuration`)
     initial: object = None

@@ -40,9 +40,8 @@ from flexmb.dynamics.bodies import modal_attach as ma
 from flexmb.dynamics.bodies import modal_kernels as mk
 from flexmb.dynamics.bodies import modal_laws as ml
 from flexmb.dynamics.bodies.modal_matrices import group_data
-from flexmb.dynamics.bodies.rigid import frame_end_values
 from flexmb.dynamics.layout import attachment_index, node_columns
-from flexmb.dynamics.march.kernels import extrapolate
+from flexmb.dynamics.march.kernels import end_values, extrapolate
 
 I3 = np.eye(3)
 #: key of the modal coordinates at a node in ``ElementStart.extra``
@@ -88,7 +87,7 @@ class FlexibleBodies:
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
         self._positions = np.arange(n, dtype=np.int64)
         self._pos_slots = self._mom_slots = None  # the warm predictor's slot lists (predict_warm)
-        self._iface_data: dict = {}  # the interfaces' attachment data per body (node outputs), built once
+        self._iface_data = None  # the interfaces' attachment data (node outputs, :meth:`interfaces`), built once
 
     @property
     def equations(self) -> dict:
@@ -174,34 +173,48 @@ class FlexibleBodies:
     def node_output(self, st, w: NDArray) -> dict:
         """Recorded per node (output only): ``modal/<body>``, ``modal_rate/<body>`` (own modes) and,
         per interface, ``interface/<body>/<name>/{position, rotation, velocity, angular_velocity}``
-        (inertial; the interface frame as the mesh gives it, A = I)."""
+        (inertial; the interface frame as the mesh gives it, A = I): every interface of the group in one
+        compiled call (:func:`.modal_attach.node_interfaces`), then :meth:`node_extra`."""
         q = self.node_q(st)
+        w = np.ascontiguousarray(w, dtype=float)
+        local, data, _ = self.interfaces()
+        m = local.size
+        xo, Ro, nu = np.empty((m, 3)), np.empty((m, 3, 3)), np.empty((m, 6))
+        if m:
+            ma.node_interfaces(st.x, np.ascontiguousarray(st.R), np.ascontiguousarray(q), w, local, self.bodies,
+                               data.c, data.A, data.Pt, data.Pr, xo, Ro, nu)
+        return self.node_extra(q, w, xo, Ro, nu)
+
+    def node_extra(self, q: NDArray, w: NDArray, xo: NDArray, Ro: NDArray, nu: NDArray) -> dict:
+        """The node outputs of :meth:`node_output` from the modal coordinates ``q (n, nm)``, the velocities
+        ``w (n, N)`` and the interfaces' positions ``xo (m, 3)``, frames ``Ro (m, 3, 3)`` and velocities
+        ``nu (m, 6)`` (:meth:`interfaces` order; also the compiled node stage's,
+        :mod:`flexmb.dynamics.node.stage_modal`)."""
         out = {}
+        start = self.interfaces()[2]
         for k, body in enumerate(self.src):  # output only: one entry per body and interface
             nmk = self.nm_b[k]
             out[f"modal/{body.name}"] = q[k, :nmk].copy()
             out[f"modal_rate/{body.name}"] = w[k, 6:6 + nmk].copy()
-            ifs = body.data.interfaces
-            if not ifs:
-                continue
-            local, data = self._interfaces(k)
-            x, R, B = self._node_attach(st, local, data, True)
-            nu = B @ w[k]
-            for i, f in enumerate(ifs):
-                key = f"interface/{body.name}/{f.name}"
-                out[f"{key}/position"], out[f"{key}/rotation"] = x[i], R[i]
-                out[f"{key}/velocity"], out[f"{key}/angular_velocity"] = nu[i, :3], nu[i, 3:]
+            for i, f in enumerate(body.data.interfaces):
+                key, j = f"interface/{body.name}/{f.name}", start[k] + i
+                out[f"{key}/position"], out[f"{key}/rotation"] = xo[j], Ro[j]
+                out[f"{key}/velocity"], out[f"{key}/angular_velocity"] = nu[j, :3], nu[j, 3:]
         return out
 
-    def _interfaces(self, k: int):
-        """``(local, data)`` of the attachments at every interface of body ``k`` (A = I), built once."""
-        cache = self._iface_data
-        hit = cache.get(k)
+    def interfaces(self):
+        """``(local, data, start)``: the attachments at every interface of every body of the group (A = I;
+        body ``k``'s from ``start[k]``, in the order of its interfaces), built once."""
+        hit = self._iface_data
         if hit is None:
-            ifs = self.src[k].data.interfaces
-            local = np.full(len(ifs), k)
-            hit = cache[k] = (local, self.attach_data(local, np.array([f.position for f in ifs], dtype=float),
-                                                      np.tile(I3, (len(ifs), 1, 1)), [f.name for f in ifs]))
+            names = [[f.name for f in b.data.interfaces] for b in self.src]
+            local = np.array([k for k, nk in enumerate(names) for _ in nk], dtype=np.int64)
+            start = np.concatenate([[0], np.cumsum([len(nk) for nk in names])]).astype(np.int64)
+            pts = np.array([f.position for b in self.src for f in b.data.interfaces], dtype=float).reshape(-1, 3)
+            data = self.attach_data(local, pts, np.tile(I3, (local.size, 1, 1)), [n for nk in names for n in nk])
+            for a in (data.Pt, data.Pr):
+                a.flags.writeable = False
+            hit = self._iface_data = (local, data, start)
         return hit
 
     # ================================================================== attachments (contract)
@@ -335,12 +348,27 @@ class FlexibleBodies:
 
     # ================================================================== time marching
     def end_values(self, te, st, Ug: NDArray):
-        """End values of the frame (:func:`~flexmb.dynamics.bodies.rigid.frame_end_values`, all
-        ``N`` modified momenta) and of the modal coordinates ``q (n, nm)``."""
-        x, R, pi = frame_end_values(self, te, st, Ug, self.N)
-        e0, e = te.end[0], te.end[1:]
-        q = e0 * self.node_q(st) + np.einsum("j,bjd->bd", e, Ug[..., self.BQ:self.BQ + self.nm])
-        return x, R, pi, {QKEY: q}
+        """End values of the frame ``x``, ``R``, all ``N`` modified momenta ``pi`` and the modal coordinates
+        ``q (n, nm)`` in one compiled call (:func:`flexmb.dynamics.march.kernels.end_values`, the rigid
+        body's: ``x`` and ``q`` the slots with start values; the compiled node stage,
+        :mod:`flexmb.dynamics.node.stage_modal`, calls it the same way)."""
+        b, n, nm = self.bodies, self.n, self.nm
+        pos, mom = self.end_slots()
+        y1 = np.empty((n, 3 + nm))
+        y1[:, :3] = st.x[b]
+        y1[:, 3:] = self.node_q(st)
+        y, pi, R, th = np.empty((n, 3 + nm)), np.empty((n, self.N)), np.empty((n, 3, 3)), np.empty((n, 3))
+        end_values(te.end, Ug, pos, y1, mom, np.ascontiguousarray(st.pi[self.vel_cols]), self.BTH,
+                   np.ascontiguousarray(st.R[b]), True, y, pi, R, th)
+        return np.ascontiguousarray(y[:, :3]), R, pi, {QKEY: np.ascontiguousarray(y[:, 3:])}
+
+    def end_slots(self):
+        """The slots with end values: ``x`` and ``q`` (positions: extrapolated through their start values)
+        and the momenta ``pi`` (``(3 + nm,)``, ``(N,)``; also the warm predictor's)."""
+        if self._pos_slots is None:
+            self._pos_slots = np.concatenate([self.BX + np.arange(3), self.BQ + np.arange(self.nm)]).astype(np.int64)
+            self._mom_slots = (self.BPI + np.arange(self.N)).astype(np.int64)
+        return self._pos_slots, self._mom_slots
 
     def predict_cold(self, te, st, h: float, w: NDArray, Ug: NDArray) -> None:
         c = te.c[None, :, None]
@@ -357,11 +385,9 @@ class FlexibleBodies:
         on the new start, momenta shifted by the gauge reset (compiled, the rigid body's kernel:
         :func:`flexmb.dynamics.march.kernels.extrapolate` with the extrapolation matrices ``Pe``,
         ``Pi`` of :func:`~flexmb.dynamics.march.kernels.extrapolation_matrices`)."""
-        if self._pos_slots is None:  # x and q: the slots extrapolated through their start values
-            self._pos_slots = np.concatenate([self.BX + np.arange(3), self.BQ + np.arange(self.nm)]).astype(np.int64)
-            self._mom_slots = (self.BPI + np.arange(self.N)).astype(np.int64)
+        pos, mom = self.end_slots()  # x and q: the slots extrapolated through their start values
         start = np.concatenate([st_prev.x[self.bodies], self.node_q(st_prev)], axis=1)
-        extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, start, self.BTH, self._mom_slots,
+        extrapolate(Pe, Pi, te.end, Up, Ug, pos, start, self.BTH, mom,
                     np.ascontiguousarray(st_prev.pi[self.vel_cols]), np.ascontiguousarray(st.pi[self.vel_cols]))
 
     def scales(self, L: float, V: float) -> NDArray:

@@ -555,3 +555,20 @@ def node_attach(x, R, q, local, bodies, c, A, Pt, Pr, xo, Ro, B):
         if not want_b:
             continue
         _velocity_map(r, RPt, RGam, B[k])
+
+
+@jit_kernel
+def node_interfaces(x, R, q, w, local, bodies, c, A, Pt, Pr, xo, Ro, nu):
+    """At a time node: the attachments' positions ``xo (m,3)`` and frames ``Ro (m,3,3)``
+    (:func:`node_attach`) and their velocities ``nu (m,6) = B w[local]`` for the group's velocities
+    ``w (n,N)`` (the modal bodies' interface outputs)."""
+    m, N = local.size, w.shape[1]
+    B = np.empty((m, 6, N))
+    node_attach(x, R, q, local, bodies, c, A, Pt, Pr, xo, Ro, B)
+    for k in range(m):
+        lb = local[k]
+        for d in range(6):
+            s = 0.0
+            for e in range(N):
+                s += B[k, d, e] * w[lb, e]
+            nu[k, d] = s

@@ -17,7 +17,7 @@ from flexmb.dynamics.elements.joints import consistent_transport, transport_mome
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
 from flexmb.dynamics.node.projection import body_rates
 from flexmb.dynamics.node.reactions import element_record, node_reactions, node_record, with_start_impulse
-from flexmb.dynamics.node import stage as node_stage
+from flexmb.dynamics.node.stage_modal import stage_plan
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
 from flexmb.results.solution import Solution
@@ -94,12 +94,12 @@ class Recorder:
         if hit is not None and hit[0] == st.t and hit[1] == key:
             return hit[2]
         cm = self.cm
-        plan = node_stage.EndNodePlan.of(cm) if cm.nj else None
-        fast = node_stage.node_values(cm, st, self.selection, plan.grp) if plan is not None else None
+        plan = stage_plan(cm) if cm.nj else None
+        fast = plan.node_values(cm, st, self.selection) if plan is not None else None
         extra = {}
         whole = self._whole
-        if fast is not None:  # the compiled node stage (flexmb.dynamics.node.stage): the same kernels in one call
-            nv, pos, rotm, vel, om, ke = fast
+        if fast is not None:  # the compiled node stage (flexmb.dynamics.node.stage_modal): the same kernels in one call
+            nv, pos, rotm, vel, om, ke, extra = fast
             ke = 0.0 + ke
         elif whole is not None:  # one body type with node_frames_energy, every body in order: its arrays as they are
             nv = project_node(cm, st, sel=self.selection)

@@ -15,7 +15,7 @@ from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplet
 from flexmb.dynamics.march import kernels as march_kernels
 from flexmb.dynamics.march.kernels import extrapolation_matrices, length_ratio
 from flexmb.dynamics.node.projection import attachment_velocities, node_frames
-from flexmb.dynamics.node.stage import EndNodePlan, end_node
+from flexmb.dynamics.node.stage_modal import stage_plan
 from flexmb.dynamics.step.outcome import ElementPiece
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
@@ -77,13 +77,14 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     gauge reset of the multipliers: the bodies' end values through their type
     (:func:`flexmb.dynamics.bodies.rigid.frame_end_values` for a floating frame), the joints'
     (:func:`flexmb.dynamics.march.kernels.end_values`), the rotations re-orthonormalized
-    (:func:`_orthonormalize`).  A model of rigid bodies on joints takes the compiled node stage
-    (:func:`flexmb.dynamics.node.stage.end_node`: the same kernels in one call) where it applies."""
+    (:func:`_orthonormalize`).  A model of rigid and/or modal bodies on joints takes the compiled node
+    stage (:func:`flexmb.dynamics.node.stage_modal.stage_plan`: the same kernels in one call) where it
+    applies."""
     transport = consistent_transport(te)
     if not transport:
-        plan = EndNodePlan.of(cm)
+        plan = stage_plan(cm)
         if plan is not None:
-            new = end_node(cm, lay, te, st, h, U, plan, (_JPOS, _JMOM), (_POLAR_NEAR, _POLAR_FAR))
+            new = plan.end_node(cm, lay, te, st, h, U, (_JPOS, _JMOM), (_POLAR_NEAR, _POLAR_FAR))
             if new is not None:
                 return new
     extra = dict(st.extra)

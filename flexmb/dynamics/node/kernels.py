@@ -209,3 +209,72 @@ def project_dense(Mi, voff, nvb, p, xa, Ra, xb, Rb, Ba, ca, wa_, Bb, cb, wb_, un
         return False
     correction(Mi, voff, nvb, Ra, Rb, universal, xa, xb, Ba, ca, wa_, Bb, cb, wb_, jj, cc, mu, w2, loc, w)
     return True
+
+
+# ============================================================================ the scaled loop matrix
+@jit_kernel
+def _nanmax(a, b):
+    """``np.maximum(a, b)``: a NaN wins."""
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return a if a >= b else b
+
+
+@jit_kernel
+def _side_magnitudes(B, cols, width, L, mag):
+    """``mag[col] = max(mag[col], max_d |B[j, d, q]|)`` (rows ``d < 3`` over ``L``) over the used columns."""
+    for j in range(B.shape[0]):
+        for q in range(width[j]):
+            m = abs(B[j, 0, q]) / L
+            for d in range(1, 6):
+                m = _nanmax(m, abs(B[j, d, q]) / L if d < 3 else abs(B[j, d, q]))
+            c = cols[j, q]
+            mag[c] = _nanmax(mag[c], m)
+
+
+@jit_kernel
+def column_magnitudes(Ba, ca, wa, Bb, cb, wb, L, rigid, body, nb, floor, mag):
+    """The natural magnitude ``mag (nv,)`` of each velocity column as the joints see it (the method:
+    :func:`flexmb.dynamics.node.redundancy.column_magnitudes`): the largest entry of the attachments' maps
+    in the column (translations over ``L``), modal columns (``rigid`` False) floored at ``floor`` of
+    their body's (``body (nv,)``) largest modal one, columns no joint sees 1."""
+    for k in range(mag.size):
+        mag[k] = 0.0
+    _side_magnitudes(Ba, ca, wa, L, mag)
+    _side_magnitudes(Bb, cb, wb, L, mag)
+    top = np.zeros(nb)
+    for k in range(mag.size):
+        if not rigid[k]:
+            top[body[k]] = _nanmax(top[body[k]], mag[k])
+    for k in range(mag.size):
+        if not rigid[k]:
+            mag[k] = _nanmax(mag[k], floor * top[body[k]])
+        if mag[k] == 0.0:
+            mag[k] = 1.0
+
+
+@jit_kernel
+def scaled_loop_values(CBb, CBa, jj, cc, posb, posa, rs, cols, Ba, ca, wa, Bb, cb, wb, L, rigid, body, nb, floor,
+                       colscale, G):
+    """The scaled loop matrix ``G (n_rows, n_cols) = Dr G0 Dc`` and ``colscale (nv,) = 1 / mag``
+    (:func:`column_magnitudes`): ``G0[r, pos[r, q]]`` the sum of both sides' ``CB[jj[r], cc[r], q]`` (the
+    rate blocks times the velocity maps, ``C @ B (nj, 7, cw)``; side B first; ``pos`` -1: unused), ``Dr``
+    the row scales ``rs``, ``Dc`` ``colscale`` at the columns ``cols``."""
+    column_magnitudes(Ba, ca, wa, Bb, cb, wb, L, rigid, body, nb, floor, colscale)
+    for k in range(colscale.size):
+        colscale[k] = 1.0 / colscale[k]
+    for r in range(G.shape[0]):
+        for k in range(G.shape[1]):
+            G[r, k] = 0.0
+        j, c = jj[r], cc[r]
+        for q in range(posb.shape[1]):
+            if posb[r, q] >= 0:
+                G[r, posb[r, q]] += CBb[j, c, q]
+        for q in range(posa.shape[1]):
+            if posa[r, q] >= 0:
+                G[r, posa[r, q]] += CBa[j, c, q]
+        for k in range(G.shape[1]):
+            G[r, k] = G[r, k] * rs[r]
+            G[r, k] = G[r, k] * colscale[cols[k]]

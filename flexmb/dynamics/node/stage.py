@@ -16,10 +16,13 @@ is the reference; these calls only replace its ~20 Python-level calls and ~15 co
 (the fixed cost of a small model's element, issue 17 D; ``benchmarks/README.md``, "Small models after
 NODESTAGE").
 
-Where it applies (:class:`EndNodePlan`, :class:`ValuesPlan`, decided once per model and selection): one
-body type, rigid, holding every body in order; at least one joint; the "node" transport of the
-multipliers; a dense projection.  Anything it cannot vouch for returns to the general path, which then
-computes the node from scratch: a rotation that the Newton-Schulz iteration does not polish (the SVD
+Where it applies (:class:`EndNodePlan`, chosen once per model by
+:func:`flexmb.dynamics.node.stage_modal.stage_plan`, which takes the modal twin of this stage for models
+with modal bodies): one body type, rigid, holding every body in order; at least one joint; the "node"
+transport of the multipliers; a dense projection.  The steps both stages share are one kernel each
+(:func:`joints_end`, :func:`rigid_side`, :func:`gauge_momenta`, :class:`Side`).  Anything it cannot vouch
+for returns to the general path, which then computes the node from scratch: a rotation that the
+Newton-Schulz iteration does not polish (the SVD
 of :func:`~flexmb.dynamics.march.marching._orthonormalize`), a Cholesky that declines (singular rows), a
 node on a singular configuration of the loops (``st.self_stresses``).
 """
@@ -42,27 +45,34 @@ from flexmb.dynamics.system import ElementStart
 
 # ============================================================================ compiled
 @jit_kernel
-def _side(x, R, bodies, idx, local, c, A, xs, Rs, B):  # pragma: no cover - compiled
-    """The attachment frames of one joint side's body entries ``idx`` (rows of ``xs``, ``Rs``, ``B``;
-    the ground rows hold their constants) at the node ``x``, ``R``."""
+def rigid_side(x, R, bodies, idx, local, c, A, xs, Rs, B):  # pragma: no cover - compiled
+    """The attachment frames of one joint side's rigid-body entries ``idx`` (rows of ``xs``, ``Rs``, ``B``,
+    the first 6 columns of ``B``; the other rows hold their constants) at the node ``x``, ``R``."""
     m = idx.size
     if m == 0:
         return
     xt, Rt, Bt = np.empty((m, 3)), np.empty((m, 3, 3)), np.empty((m, 6, 6))
     rigid_node_attach(x, R, bodies, local, c, A, xt, Rt, Bt)
-    for q in range(m):
+    scatter_frames(idx, xt, Rt, Bt, xs, Rs, B)
+
+
+@jit_kernel
+def scatter_frames(idx, xt, Rt, Bt, xs, Rs, B):  # pragma: no cover - compiled
+    """Rows ``idx (m,)`` of one side's ``xs, Rs, B`` from the attachments' ``xt (m, 3)``, ``Rt (m, 3, 3)``,
+    ``Bt (m, 6, c)`` (the first ``c`` columns of ``B``)."""
+    for q in range(idx.size):
         j = idx[q]
         for d in range(3):
             xs[j, d] = xt[q, d]
             for e in range(3):
                 Rs[j, d, e] = Rt[q, d, e]
         for d in range(6):
-            for e in range(6):
+            for e in range(Bt.shape[2]):
                 B[j, d, e] = Bt[q, d, e]
 
 
 @jit_kernel
-def _momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, out):  # pragma: no cover - compiled
+def gauge_momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, out):  # pragma: no cover - compiled
     """``out = pi + Lambda``: the multipliers ``lam (nj, 6)`` as body momenta
     (:func:`~flexmb.dynamics.node.kernels.generalized`; zero when every multiplier is zero, as
     :func:`flexmb.dynamics.node.constraints.multiplier_momenta`) added to the modified momenta ``pi``."""
@@ -76,6 +86,28 @@ def _momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, out):  # pragma: no cover 
         generalized(lam, xa, xb, Ba, ca, wa, Bb, cb, wb, Lam)
     for k in range(pi.size):
         out[k] = pi[k] + Lam[k]
+
+
+@jit_kernel
+def joints_end(end, Jv, jpos, s1, jmom, lam1, jphi, Rr1, left, acc1, s, lam, Rr, acc):  # pragma: no cover - compiled
+    """The joints' end values ``s``, ``lam``, ``Rr`` (:func:`~flexmb.dynamics.march.kernels.end_values` of
+    ``Jv (nj, p, slots)``; ``left`` False: the relative rotation's increment on the right, a run-time flag)
+    and the accumulated relative rotation ``acc = acc1 + phi``."""
+    nj = s.shape[0]
+    phi = np.empty((nj, 3))
+    _row_end_values(end, Jv, jpos, s1, jmom, lam1, jphi, Rr1, left, s, lam, Rr, phi)
+    for j in range(nj):
+        for d in range(3):
+            acc[j, d] = acc1[j, d] + phi[j, d]
+
+
+@jit_kernel
+def polish(R, Rr, near, far):  # pragma: no cover - compiled
+    """The end node's body rotations ``R`` and the joints' ``Rr`` re-orthonormalized in place
+    (:func:`~flexmb.dynamics.march.kernels.polar`); False when one is not polished (the caller's SVD)."""
+    if not polar(R, near, far, np.empty(R.shape[0], np.bool_)):
+        return False
+    return polar(Rr, near, far, np.empty(Rr.shape[0], np.bool_))
 
 
 @jit_kernel
@@ -95,18 +127,12 @@ def rigid_end_node(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, Jv, jpos, s1
     left = n >= 0
     th = np.empty((n, 3))
     _row_end_values(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, left, x, pi, R, th)
-    phi = np.empty((nj, 3))
-    _row_end_values(end, Jv, jpos, s1, jmom, lam1, jphi, Rr1, not left, s, lam, Rr, phi)
-    for j in range(nj):
-        for d in range(3):
-            acc[j, d] = acc1[j, d] + phi[j, d]
-    if not polar(R, near, far, np.empty(n, np.bool_)):
+    joints_end(end, Jv, jpos, s1, jmom, lam1, jphi, Rr1, not left, acc1, s, lam, Rr, acc)
+    if not polish(R, Rr, near, far):
         return False
-    if not polar(Rr, near, far, np.empty(nj, np.bool_)):
-        return False
-    _side(x, R, bodies, a_idx, a_local, a_c, a_A, xa, Ra, Ba)
-    _side(x, R, bodies, b_idx, b_local, b_c, b_A, xb, Rb, Bb)
-    _momenta(pi.reshape(pi.size), lam, xa, xb, Ba, ca, wa, Bb, cb, wb, new_pi)
+    rigid_side(x, R, bodies, a_idx, a_local, a_c, a_A, xa, Ra, Ba)
+    rigid_side(x, R, bodies, b_idx, b_local, b_c, b_A, xb, Rb, Bb)
+    gauge_momenta(pi.reshape(pi.size), lam, xa, xb, Ba, ca, wa, Bb, cb, wb, new_pi)
     return True
 
 
@@ -119,7 +145,7 @@ def rigid_node_values(x, R, pi, lam, bodies, J0inv, mass, com, J0, voff, nvb,
     M^-1 p``, the rows' multipliers ``mu`` and ``loc``; :func:`~flexmb.dynamics.node.kernels.project_dense`
     with the inverse mass ``Mi``), the body frames ``pos, rotm, vel, om`` and the kinetic energy ``ke[0]``.
     False when the Cholesky declines (the caller takes the general path)."""
-    _momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, p)
+    gauge_momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, p)
     rigid_inverse_mass(R, bodies, J0inv, mass, Mi)
     if not project_dense(Mi, voff, nvb, p, xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, jj, cc, target,
                          ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, tol, w2, A, mu, loc, w):
@@ -143,35 +169,45 @@ def rigid_group(cm):
     return grp if getattr(grp, "kind", None) == "rigid" and grp.every_body else None
 
 
-class _Side:
-    """One joint side's constants at a node: the ground rows of ``x, R`` (zero elsewhere), ``B`` zero,
-    the velocity columns and widths, and the body entries ``idx`` with their ``local``, ``c``, ``A``."""
+class Side:
+    """One joint side's constants at a node: the ground rows of ``x, R`` (zero elsewhere), ``B (n, 6, cw)``
+    zero, the velocity columns ``cols (n, cw)`` and widths, the rigid-body entries ``idx`` with their
+    ``local``, ``c``, ``A`` and the modal-body entries ``midx`` with ``mlocal``, ``mc``, ``mA``, ``mPt``,
+    ``mPr`` (:meth:`flexmb.dynamics.bodies.modal.FlexibleBodies.attach_data`; empty without modal bodies)."""
 
-    __slots__ = ("x0", "R0", "B0", "cols", "width", "idx", "local", "c", "A", "writable")
+    __slots__ = ("x0", "R0", "B0", "cols", "width", "idx", "local", "c", "A", "midx", "mlocal", "mc", "mA", "mPt",
+                 "mPr", "writable")
 
-    def __init__(self, att, grp):
+    def __init__(self, att, cw: int = 6):
         n = att.n
         self.x0 = np.zeros((n, 3))
         self.R0 = np.zeros((n, 3, 3))
         self.x0[att.ground] = att.ground_point[att.ground]
         self.R0[att.ground] = att.frame[att.ground]
-        self.B0 = np.zeros((n, 6, 6))
-        self.cols = np.zeros((n, 6), dtype=np.int64)
+        self.B0 = np.zeros((n, 6, cw))
+        self.cols = np.zeros((n, cw), dtype=np.int64)
         self.width = np.zeros(n, dtype=np.int64)
-        self.idx = np.zeros(0, dtype=np.int64)
-        self.local = np.zeros(0, dtype=np.int64)
-        self.c, self.A = np.zeros((0, 3)), np.zeros((0, 3, 3))
-        for _g, mask, local, data in att.parts:  # (one part: the rigid group)
-            self.idx = np.flatnonzero(mask).astype(np.int64)
-            self.local = np.ascontiguousarray(local, dtype=np.int64)
-            self.c, self.A = np.ascontiguousarray(data.c, dtype=float), np.ascontiguousarray(data.A, dtype=float)
-            self.cols[mask] = grp.vel_cols[local]
+        self.idx = self.midx = np.zeros(0, dtype=np.int64)
+        self.local = self.mlocal = np.zeros(0, dtype=np.int64)
+        self.c, self.A = self.mc, self.mA = np.zeros((0, 3)), np.zeros((0, 3, 3))
+        self.mPt = self.mPr = np.zeros((0, 3, max(cw - 6, 0)))
+        for g, mask, local, data in att.parts:  # (one part per body type)
+            grp = att.groups[g]
+            idx, local = np.flatnonzero(mask).astype(np.int64), np.ascontiguousarray(local, dtype=np.int64)
+            c, A = np.ascontiguousarray(data.c, dtype=float), np.ascontiguousarray(data.A, dtype=float)
+            if grp.kind == "rigid":
+                self.idx, self.local, self.c, self.A = idx, local, c, A
+            else:
+                self.midx, self.mlocal, self.mc, self.mA = idx, local, c, A
+                self.mPt, self.mPr = (np.ascontiguousarray(a, dtype=float) for a in (data.Pt, data.Pr))
+            self.cols[mask, :grp.nv] = grp.vel_cols[local]
             self.width[mask] = grp.nv
         for name in self.__slots__[:-1]:
             setattr(self, name, _read_only(getattr(self, name)))
         #: a side of ground entries only: writable twins of the constants for the kernel (which writes the
         #: body rows only: none), the read-only constants for the node frames
-        self.writable = (self.x0.copy(), self.R0.copy(), self.B0.copy()) if not self.idx.size else None
+        self.writable = (self.x0.copy(), self.R0.copy(), self.B0.copy()) if not (self.idx.size or self.midx.size) \
+            else None
 
     def frames(self):
         """``(x, R, B)`` for the kernel and for the node's frames: fresh copies of the constants (the
@@ -183,25 +219,41 @@ class _Side:
         return out, out
 
 
+
 class EndNodePlan:
-    """What :func:`end_node` needs of a compiled model, built once (``cm.cache.node_stage``; None from
-    :meth:`of` where the stage does not apply)."""
+    """What :func:`end_node` needs of a compiled model of rigid bodies, built once
+    (:func:`flexmb.dynamics.node.stage_modal.stage_plan` keeps it in ``cm.cache.node_stage``)."""
 
     def __init__(self, cm, grp):
         self.grp = grp
-        self.a, self.b = _Side(cm.att_a, grp), _Side(cm.att_b, grp)
+        self.a, self.b = Side(cm.att_a), Side(cm.att_b)
         self.pos_slots = np.ascontiguousarray(grp.BX + np.arange(3), dtype=np.int64)
         self.mom_slots = np.ascontiguousarray(grp.BPI + np.arange(6), dtype=np.int64)
 
     @classmethod
-    def of(cls, cm):
-        """The plan of ``cm`` (kept in ``cm.cache.node_stage``), or None when the stage does not apply."""
-        hit = cm.cache.node_stage
-        if hit is None:
-            grp = rigid_group(cm)
-            ok = grp is not None and cm.nj and all(len(att.parts) <= 1 for att in (cm.att_a, cm.att_b))
-            hit = cm.cache.node_stage = (cls(cm, grp) if ok else False,)
-        return hit[0] or None
+    def build(cls, cm):
+        """The plan of ``cm``, or None when the stage does not apply (not every body rigid, no joint)."""
+        grp = rigid_group(cm)
+        return cls(cm, grp) if grp is not None and cm.nj else None
+
+    def end_node(self, cm, lay, te, st, h: float, U: NDArray, joint_slots, polar_tol):
+        """:func:`end_node` of this plan."""
+        return end_node(cm, lay, te, st, h, U, self, joint_slots, polar_tol)
+
+    def node_values(self, cm, st, sel):
+        """:func:`node_values` of this plan, with no body-type outputs: ``(nv, pos, rotm, vel, om, ke, {})``
+        or None."""
+        out = node_values(cm, st, sel, self.grp)
+        return None if out is None else out + ({},)
+
+
+def keep_side_frames(cm, new, a: Side, b: Side, fa, fb) -> None:
+    """Keep the joint frames of the end node ``new`` computed by a stage kernel (``fa``, ``fb``: each side's
+    ``(x, R, B)`` from :meth:`Side.frames`) where the projection finds them
+    (:func:`~flexmb.dynamics.node.projection.keep_frames`)."""
+    fresh = (() if a.writable is not None else fa) + (() if b.writable is not None else fb)
+    keep_frames(new, NodeFrames.of_arrays(fa + (a.cols, a.width), fb + (b.cols, b.width),
+                                          Selection.full(cm).any_universal, fresh))
 
 
 def end_node(cm, lay, te, st, h: float, U: NDArray, plan: EndNodePlan, joint_slots, polar_tol):
@@ -224,9 +276,7 @@ def end_node(cm, lay, te, st, h: float, U: NDArray, plan: EndNodePlan, joint_slo
         return None
     new = ElementStart(t=st.t + h, x=x, R=R, pi=new_pi, s=s, Rr=Rr, lam=np.zeros((nj, 6)), acc=acc, lam_end=lam,
                        extra=dict(st.extra))
-    fresh = (() if a.writable is not None else fa) + (() if b.writable is not None else fb)
-    keep_frames(new, NodeFrames.of_arrays(fa + (a.cols, a.width), fb + (b.cols, b.width),
-                                          Selection.full(cm).any_universal, fresh))
+    keep_side_frames(cm, new, a, b, fa, fb)
     return new
 
 

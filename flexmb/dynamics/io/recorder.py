@@ -3,6 +3,7 @@ body-type outputs and Newton statistics, assembled into a :class:`~flexmb.Soluti
 from __future__ import annotations
 
 import logging
+import operator
 from types import SimpleNamespace
 
 import numpy as np
@@ -33,17 +34,39 @@ def _read_only(a: NDArray) -> NDArray:
 
 
 
-def _state_key(st: ElementStart) -> tuple:
-    """A snapshot of the node state's arrays (shape and bytes of x, R, pi, s, lam, acc and the
-    body-type extras that are state, :func:`~flexmb.dynamics.bodies.modal_residual.state_extras`) that
-    compares equal exactly when every array holds the same bits: the node values' cache key (bitwise: a
-    state rewritten in place to other values is a miss; one C-level comparison instead of an
-    ``array_equal`` per array)."""
-    arrays = (st.x, st.R, st.pi, st.s, st.lam, st.acc, *state_extras(st))
-    try:  # arrays (the usual case): their shapes and their bytes (C order) joined
-        return tuple([a.shape for a in arrays]), b"".join([a.tobytes() for a in arrays])
+def _state_arrays(st: ElementStart) -> tuple:
+    """The node state's arrays: x, R, pi, s, lam, acc and the body-type extras that are state
+    (:func:`~flexmb.dynamics.bodies.modal_residual.state_extras`; none for a node without extras)."""
+    if st.extra:
+        return (st.x, st.R, st.pi, st.s, st.lam, st.acc, *state_extras(st))
+    return st.x, st.R, st.pi, st.s, st.lam, st.acc
+
+
+def _state_bytes(arrays: tuple):
+    """The bytes of ``arrays`` (C order) joined: one C-level comparison instead of an ``array_equal`` per
+    array."""
+    try:  # arrays (the usual case)
+        return b"".join([a.tobytes() for a in arrays])
     except AttributeError:  # e.g. a number among the body-type extras
         return tuple((np.shape(a), np.ascontiguousarray(a).tobytes()) for a in arrays)
+
+
+def _state_key(st: ElementStart) -> tuple:
+    """A snapshot of the node state's arrays (:func:`_state_arrays`: the arrays themselves and their
+    bytes) that :func:`_same_state` finds equal exactly when the node holds the same array objects with
+    the same bits: the node values' cache key (bitwise: a state rewritten in place to other values is a
+    miss; an array replaced by another object is a miss too)."""
+    arrays = _state_arrays(st)
+    return arrays, _state_bytes(arrays)
+
+
+def _same_state(st: ElementStart, key: tuple) -> bool:
+    """Whether the node ``st`` still holds the state of ``key`` (:func:`_state_key`): the same array
+    objects (identity, C-level) holding the same bytes (~1 us for a small rigid model)."""
+    arrays = _state_arrays(st)
+    return (len(arrays) == len(key[0]) and all(map(operator.is_, arrays, key[0]))
+            and _state_bytes(arrays) == key[1])
+
 
 class Recorder:
     """Collects node and internal-point outputs.
@@ -89,10 +112,10 @@ class Recorder:
         (nb, ...), ``ke``, ``pe`` [J] and the body-type outputs ``extra``.  Cached on ``st`` while its
         state arrays are unchanged: the energy audit's acceptance check
         (:mod:`flexmb.dynamics.energy_audit`) and :meth:`node` share one evaluation."""
-        key = _state_key(st)
         hit = getattr(st, "_node_values", None)
-        if hit is not None and hit[0] == st.t and hit[1] == key:
+        if hit is not None and hit[0] == st.t and _same_state(st, hit[1]):  # the cache hit, ~1 us
             return hit[2]
+        key = _state_key(st)
         cm = self.cm
         plan = node_stage.EndNodePlan.of(cm) if cm.nj else None
         fast = node_stage.node_values(cm, st, self.selection, plan.grp) if plan is not None else None

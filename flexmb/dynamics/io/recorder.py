@@ -100,6 +100,8 @@ class Recorder:
         self._pending = None
         self.range = RangeMonitor(cm)  # modal bodies outside their range (flexmb.dynamics.modal_range)
         self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
+        #: the first six velocity columns of every body are all of them, in order (rigid bodies only)
+        self._all6 = cm.nv == self._first6.size and bool(np.array_equal(self._first6, np.arange(cm.nv)))
         #: the only body type when it holds every body in order, computes the node frames and the kinetic
         #: energy in one call (``node_frames_energy``) and has no other node outputs; else None
         grp = cm.groups[0] if len(cm.groups) == 1 else None
@@ -160,7 +162,7 @@ class Recorder:
         w = nv.w
         self.t.append(st.t)
         # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
-        self.mom.append(nv.p[self._first6].reshape(cm.nb, 6))
+        self.mom.append(nv.p.reshape(cm.nb, 6).copy() if self._all6 else nv.p[self._first6].reshape(cm.nb, 6))
         for key, value in vals.extra.items():
             self.body_extra.setdefault(key, []).append(value)
         self.pos.append(vals.pos)
@@ -240,9 +242,10 @@ class Recorder:
         if start_imp is not None and te.p > 1:
             rec = with_start_impulse(te, rec, *start_imp)
         self.imp_el.append(rec)
+        Q = Jv[:, :, JQ:JQ + 6].transpose(1, 0, 2).copy()  # (p, nj, 6): the reactions, one copy
         for i in range(te.p):
-            self.force.append(Jv[:, i, JQ:JQ + 3].copy())
-            self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
+            self.force.append(Q[i, :, :3])
+            self.moment.append(Q[i, :, 3:])
 
     def reactions(self, sel=None):
         """Node reactions ``(force, moment)`` (n_out, nj, 3) of the output nodes

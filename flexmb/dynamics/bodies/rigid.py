@@ -289,9 +289,9 @@ class RigidBodies:
         extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, x1, self.BTH, self._mom_slots, pi1, pi2)
 
     def scales(self, L: float, V: float) -> NDArray:
-        """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18) (a read-only
-        broadcast of one row): position ``L``, rotation 1, momenta ``m V`` and ``J V / L`` (``m``, ``J``
-        the group's largest mass and principal inertia), velocities ``V`` and ``V / L``."""
+        """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18), the same row for
+        every body: position ``L``, rotation 1, momenta ``m V`` and ``J V / L`` (``m``, ``J`` the group's
+        largest mass and principal inertia), velocities ``V`` and ``V / L``."""
         c = getattr(self, "_scale_consts", None)
         if c is None:  # the largest mass and principal inertia, each slot's magnitude (constant: once)
             kind = np.ones(self.slots, dtype=np.int64)  # index into the magnitudes below
@@ -299,6 +299,6 @@ class RigidBodies:
                              (self.BW + 3, 5)):
                 kind[first:first + 3] = k
             Jm = np.linalg.eigvalsh(self.J0).max(initial=0.0) if self.n else 0.0
-            c = self._scale_consts = (self.mass.max(initial=0.0), Jm, kind)
+            c = self._scale_consts = (self.mass.max(initial=0.0), Jm, np.tile(kind, (self.n, 1)))
         m, Jm, kind = c
-        return np.broadcast_to(np.array([L, 1.0, m * V, Jm * V / L, V, V / L])[kind], (self.n, self.slots))
+        return np.array([L, 1.0, m * V, Jm * V / L, V, V / L])[kind]  # (one fancy index: (n, 18))

@@ -42,3 +42,27 @@ def test_node_values_once_per_node(monkeypatch, stiffening):
     nodes = sol.t.size
     assert np.all(sol.stats["retries"] == 0)
     assert len(calls) == nodes, (len(calls), nodes)  # the initial node and one per element
+
+
+def test_node_values_cache_hit_is_bitwise():
+    """The cache hit of a node's values (:func:`~flexmb.dynamics.io.recorder._same_state`: the same array
+    objects holding the same bytes) returns the values computed for that state only: a state array
+    rewritten in place, or replaced by another array, is a miss and gets fresh values (here a pendulum
+    bob moved by 0.1 m: another potential energy)."""
+    from flexmb.dynamics.simulate import Run, SimulationOptions
+
+    bob = fm.RigidBody("bob", mass=2.0, inertia=(0.1, 0.1, 0.1), position=(1.0, 0.0, 0.0))
+    model = fm.Model([bob], [fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))],
+                     [fm.Gravity((0.0, -9.81, 0.0))])
+    run = Run.start(model, 1.0, 0.05, 2, 0.0, SimulationOptions())
+    run.step()
+    st, rec = run.state.st, run.state.rec
+    first = rec.node_values(st)
+    assert rec.node_values(st) is first  # a hit: the same values
+    st.x[0, 1] += 0.1  # rewritten in place: a miss
+    moved = rec.node_values(st)
+    assert moved is not first and moved.pe == pytest.approx(first.pe + 2.0 * 9.81 * 0.1, rel=1e-12)
+    assert rec.node_values(st) is moved
+    st.x = st.x.copy()  # another array with the same bits: a miss, the same values
+    again = rec.node_values(st)
+    assert again is not moved and again.pe == moved.pe

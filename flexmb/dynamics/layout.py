@@ -207,10 +207,14 @@ class Layout:
     def group_view(self, U: NDArray, bodies: NDArray, slots: int) -> NDArray:
         """``U`` block of a body group (``bodies``: its model indices, contiguous in storage) as
         ``(n_g, p, slots)``."""
-        if len(bodies) == 0:
+        n = len(bodies)
+        if n == 0:
             return U[:0].reshape(0, self.p, slots)
-        s = int(self.body_start[bodies[0]])
-        return U[s:s + len(bodies) * self.p * slots].reshape(len(bodies), self.p, slots)
+        starts = self.__dict__.get("_starts")
+        if starts is None:  # the body starts as Python ints (a list lookup per call)
+            starts = self._starts = self.body_start.tolist()
+        s = starts[bodies[0]]
+        return U[s:s + n * self.p * slots].reshape(n, self.p, slots)
 
     def joint_view(self, U: NDArray) -> NDArray:
         return U[self.joint_off:].reshape(self.n_joints, self.p, JOINT_SLOTS)

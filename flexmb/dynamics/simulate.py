@@ -4,6 +4,7 @@ store, one time element after the other, with step halving and retry when Newton
 from __future__ import annotations
 
 import logging
+import math
 import time as _time
 from dataclasses import dataclass
 from pathlib import Path
@@ -351,20 +352,21 @@ class Run:
 
     def _record(self, out: ElementOutcome) -> None:
         te, lay, rec = self.te, self.system.lay, self.state.rec
+        stats = rec.stats
         for k, piece in enumerate(out.pieces):
             s_start, hh, UU, rr = piece.start, piece.h, piece.U, piece.result
             if k:  # the start of the second half of a halved step
                 rec.subnode(s_start)
             rec.internal(te, s_start, hh, lay, UU, self._gauss_xb(s_start, hh, UU))
             rec.add_work(piece.work)  # accepted by the audit (variants/root_checks.py)
-            rec.stats["t_start"].append(s_start.t)
-            rec.stats["h"].append(hh)
-            rec.stats["iterations"].append(rr.iterations)
-            rec.stats["rate"].append(rr.rate)
-            rec.stats["factorizations"].append(rr.n_factor)
-            rec.stats["residual"].append(rr.error)
-            rec.stats["retries"].append(out.halvings)
-            if np.isfinite(rr.residual):  # converged in the residual: a (nearly) rank-deficient matrix
+            stats["t_start"].append(s_start.t)
+            stats["h"].append(hh)
+            stats["iterations"].append(rr.iterations)
+            stats["rate"].append(rr.rate)
+            stats["factorizations"].append(rr.n_factor)
+            stats["residual"].append(rr.error)
+            stats["retries"].append(out.halvings)
+            if math.isfinite(rr.residual):  # converged in the residual: a (nearly) rank-deficient matrix
                 self.state.singular_t.append(s_start.t)
 
     def _gauss_xb(self, st: ElementStart, h: float, U: NDArray) -> NDArray | None:

@@ -289,16 +289,16 @@ class RigidBodies:
         extrapolate(Pe, Pi, te.end, Up, Ug, self._pos_slots, x1, self.BTH, self._mom_slots, pi1, pi2)
 
     def scales(self, L: float, V: float) -> NDArray:
-        """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18)."""
-        m = self.mass.max(initial=0.0)
-        Jm = getattr(self, "_Jmax", None)
-        if Jm is None:  # the largest principal inertia (constant: computed once)
-            Jm = self._Jmax = np.linalg.eigvalsh(self.J0).max(initial=0.0) if self.n else 0.0
-        one = np.full(self.slots, 1.0)
-        one[self.BX:self.BX + 3] = L
-        one[self.BTH:self.BTH + 3] = 1.0
-        one[self.BPI:self.BPI + 3] = m * V
-        one[self.BPI + 3:self.BPI + 6] = Jm * V / L
-        one[self.BW:self.BW + 3] = V
-        one[self.BW + 3:self.BW + 6] = V / L
-        return np.tile(one, (self.n, 1))
+        """Absolute magnitudes of the 18 unknowns (convergence test), shape (n, 18), the same row for
+        every body: position ``L``, rotation 1, momenta ``m V`` and ``J V / L`` (``m``, ``J`` the group's
+        largest mass and principal inertia), velocities ``V`` and ``V / L``."""
+        c = getattr(self, "_scale_consts", None)
+        if c is None:  # the largest mass and principal inertia, each slot's magnitude (constant: once)
+            kind = np.ones(self.slots, dtype=np.int64)  # index into the magnitudes below
+            for first, k in ((self.BX, 0), (self.BTH, 1), (self.BPI, 2), (self.BPI + 3, 3), (self.BW, 4),
+                             (self.BW + 3, 5)):
+                kind[first:first + 3] = k
+            Jm = np.linalg.eigvalsh(self.J0).max(initial=0.0) if self.n else 0.0
+            c = self._scale_consts = (self.mass.max(initial=0.0), Jm, np.tile(kind, (self.n, 1)))
+        m, Jm, kind = c
+        return np.array([L, 1.0, m * V, Jm * V / L, V, V / L])[kind]  # (one fancy index: (n, 18))

@@ -228,7 +228,7 @@ def potential_energy(cm, st) -> float:
         if hasattr(grp, "strain_energy"):
             strain = strain + grp.strain_energy(st)
     V += strain
-    if cm.nj and cm.jnt_k.any():
+    if cm.nj and np.count_nonzero(cm.jnt_k):  # (any(): ~5 us on a float array)
         q = np.concatenate([st.s, st.acc], axis=1)
         V += float(np.sum(0.5 * cm.jnt_k * (q - cm.jnt_ref) ** 2))
     S = cm.forces.springs

@@ -3,6 +3,7 @@ body-type outputs and Newton statistics, assembled into a :class:`~flexmb.Soluti
 from __future__ import annotations
 
 import logging
+import operator
 from types import SimpleNamespace
 
 import numpy as np
@@ -33,17 +34,39 @@ def _read_only(a: NDArray) -> NDArray:
 
 
 
-def _state_key(st: ElementStart) -> tuple:
-    """A snapshot of the node state's arrays (shape and bytes of x, R, pi, s, lam, acc and the
-    body-type extras that are state, :func:`~flexmb.dynamics.bodies.modal_residual.state_extras`) that
-    compares equal exactly when every array holds the same bits: the node values' cache key (bitwise: a
-    state rewritten in place to other values is a miss; one C-level comparison instead of an
-    ``array_equal`` per array)."""
-    arrays = (st.x, st.R, st.pi, st.s, st.lam, st.acc, *state_extras(st))
-    try:  # arrays (the usual case): their shapes and their bytes (C order) joined
-        return tuple([a.shape for a in arrays]), b"".join([a.tobytes() for a in arrays])
+def _state_arrays(st: ElementStart) -> tuple:
+    """The node state's arrays: x, R, pi, s, lam, acc and the body-type extras that are state
+    (:func:`~flexmb.dynamics.bodies.modal_residual.state_extras`; none for a node without extras)."""
+    if st.extra:
+        return (st.x, st.R, st.pi, st.s, st.lam, st.acc, *state_extras(st))
+    return st.x, st.R, st.pi, st.s, st.lam, st.acc
+
+
+def _state_bytes(arrays: tuple):
+    """The bytes of ``arrays`` (C order) joined: one C-level comparison instead of an ``array_equal`` per
+    array."""
+    try:  # arrays (the usual case)
+        return b"".join([a.tobytes() for a in arrays])
     except AttributeError:  # e.g. a number among the body-type extras
         return tuple((np.shape(a), np.ascontiguousarray(a).tobytes()) for a in arrays)
+
+
+def _state_key(st: ElementStart) -> tuple:
+    """A snapshot of the node state's arrays (:func:`_state_arrays`: the arrays themselves and their
+    bytes) that :func:`_same_state` finds equal exactly when the node holds the same array objects with
+    the same bits: the node values' cache key (bitwise: a state rewritten in place to other values is a
+    miss; an array replaced by another object is a miss too)."""
+    arrays = _state_arrays(st)
+    return arrays, _state_bytes(arrays)
+
+
+def _same_state(st: ElementStart, key: tuple) -> bool:
+    """Whether the node ``st`` still holds the state of ``key`` (:func:`_state_key`): the same array
+    objects (identity, C-level) holding the same bytes (~1 us for a small rigid model)."""
+    arrays = _state_arrays(st)
+    return (len(arrays) == len(key[0]) and all(map(operator.is_, arrays, key[0]))
+            and _state_bytes(arrays) == key[1])
+
 
 class Recorder:
     """Collects node and internal-point outputs.
@@ -77,6 +100,8 @@ class Recorder:
         self._pending = None
         self.range = RangeMonitor(cm)  # modal bodies outside their range (flexmb.dynamics.modal_range)
         self._first6 = (cm.vel_off[:, None] + np.arange(6)).reshape(-1)
+        #: the first six velocity columns of every body are all of them, in order (rigid bodies only)
+        self._all6 = cm.nv == self._first6.size and bool(np.array_equal(self._first6, np.arange(cm.nv)))
         #: the only body type when it holds every body in order, computes the node frames and the kinetic
         #: energy in one call (``node_frames_energy``) and has no other node outputs; else None
         grp = cm.groups[0] if len(cm.groups) == 1 else None
@@ -89,10 +114,10 @@ class Recorder:
         (nb, ...), ``ke``, ``pe`` [J] and the body-type outputs ``extra``.  Cached on ``st`` while its
         state arrays are unchanged: the energy audit's acceptance check
         (:mod:`flexmb.dynamics.energy_audit`) and :meth:`node` share one evaluation."""
-        key = _state_key(st)
         hit = getattr(st, "_node_values", None)
-        if hit is not None and hit[0] == st.t and hit[1] == key:
+        if hit is not None and hit[0] == st.t and _same_state(st, hit[1]):  # the cache hit, ~1 us
             return hit[2]
+        key = _state_key(st)
         cm = self.cm
         plan = stage_plan(cm) if cm.nj else None
         fast = plan.node_values(cm, st, self.selection) if plan is not None else None
@@ -137,7 +162,7 @@ class Recorder:
         w = nv.w
         self.t.append(st.t)
         # the scheme's own momenta at the node: p = pi + Lambda (equal to pi after the gauge reset)
-        self.mom.append(nv.p[self._first6].reshape(cm.nb, 6))
+        self.mom.append(nv.p.reshape(cm.nb, 6).copy() if self._all6 else nv.p[self._first6].reshape(cm.nb, 6))
         for key, value in vals.extra.items():
             self.body_extra.setdefault(key, []).append(value)
         self.pos.append(vals.pos)
@@ -217,9 +242,10 @@ class Recorder:
         if start_imp is not None and te.p > 1:
             rec = with_start_impulse(te, rec, *start_imp)
         self.imp_el.append(rec)
+        Q = Jv[:, :, JQ:JQ + 6].transpose(1, 0, 2).copy()  # (p, nj, 6): the reactions, one copy
         for i in range(te.p):
-            self.force.append(Jv[:, i, JQ:JQ + 3].copy())
-            self.moment.append(Jv[:, i, JQ + 3:JQ + 6].copy())
+            self.force.append(Q[i, :, :3])
+            self.moment.append(Q[i, :, 3:])
 
     def reactions(self, sel=None):
         """Node reactions ``(force, moment)`` (n_out, nj, 3) of the output nodes

@@ -74,7 +74,7 @@ def predict_rotations(cm, lay, te: TimeElement, h: float, w: NDArray, prev, U: N
         bth, bw = getattr(grp, "BTH", None), getattr(grp, "BW", None)
         if bth is None or bw is None or len(grp.bodies) == 0:
             continue
-        om0 = np.ascontiguousarray(w[grp.vel_cols][:, 3:6])  # (n, 3) node angular velocity
+        om0 = w[grp.vel_cols[:, 3:6]]  # (n, 3) node angular velocity (a new contiguous array)
         _predict_theta(P, Dinv, float(h), om0, lay.group_view(U_prev, grp.bodies, grp.slots),
                        lay.group_view(U, grp.bodies, grp.slots), bth, bw, GUARD, GUARD_ABS)
     return U
@@ -124,6 +124,20 @@ def _predict_theta(P, Dinv, h, om0, gp, g, bth, bw, guard, guard_abs):  # pragma
 GUARD = 0.3
 #: ... and by more than this many radians (a body starting from rest)
 GUARD_ABS = 1e-4
+
+
+@jit_kernel
+def moved(U, U0, idx):  # pragma: no cover - compiled
+    """``max |U[idx] - U0[idx]|`` (0 for none; NaN propagated, as ``.max()``): how far the unknowns
+    ``idx`` moved from the predictor (``root_checks.flipped_joint``)."""
+    m = 0.0
+    for k in range(idx.size):
+        a = abs(U[idx[k]] - U0[idx[k]])
+        if a > m or a != a:
+            m = a
+            if a != a:
+                break
+    return m
 
 
 @jit_kernel

@@ -237,14 +237,30 @@ def _maxima(w, trans, rotn, Q, slots, jq):  # pragma: no cover - compiled
 
 def _speed_columns(cm) -> tuple[NDArray, NDArray, float]:
     """Columns of the global velocity vector holding the bodies' translational and angular velocities
-    (sorted) and the model's total mass [kg] (per model, kept in ``cm.cache``)."""
+    (sorted) and the model's total mass [kg] (per model, kept in ``cm.cache`` with :func:`_jointed`)."""
+    hit = _model_columns(cm)
+    return hit[1], hit[2], hit[3]
+
+
+def _jointed(cm) -> list:
+    """``[(group, mask)]``: the groups with bodies on joints and which of their bodies are (per model)."""
+    return _model_columns(cm)[4]
+
+
+def _model_columns(cm) -> tuple:
+    """``(vel_off, trans, rotn, total mass, jointed)`` of :func:`_speed_columns` and :func:`_jointed`,
+    worked out once per model (``cm.cache.speed_columns``)."""
     hit = cm.cache.speed_columns
     if hit is None or hit[0] is not cm.vel_off:
         trans = np.sort((cm.vel_off[:, None] + np.arange(3)).reshape(-1))
         rotn = np.sort((cm.vel_off[:, None] + np.arange(3, 6)).reshape(-1))
-        hit = (cm.vel_off, trans, rotn, cm.total_mass)
+        jointed = []
+        if cm.nj:
+            on = np.isin(np.arange(cm.nb), np.concatenate([cm.att_a.body, cm.att_b.body]))
+            jointed = [(grp, on[grp.bodies]) for grp in cm.groups if on[grp.bodies].any()]
+        hit = (cm.vel_off, trans, rotn, cm.total_mass, jointed)
         cm.cache.speed_columns = hit
-    return hit[1], hit[2], hit[3]
+    return hit
 
 
 def unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: bool = False) -> NDArray:
@@ -296,11 +312,8 @@ def _unknown_scales(cm, lay: Layout, mag: Magnitudes, h: float, floor_momenta: b
         # the modified momenta of a body on joints hold pi = p - Lambda: their magnitude is at least
         # the multipliers' (F h force, F L h moment), whatever the body's inertia (a point mass: J V / L
         # ~ 0; with the transport moment of joints._transport_moment its pi_m carries O(F L h))
-        jointed = np.isin(np.arange(cm.nb), np.concatenate([cm.att_a.body, cm.att_b.body]))
-        for grp in cm.groups:
-            sel = jointed[grp.bodies]
-            if sel.any():
-                v = lay.group_view(out, grp.bodies, grp.slots)
-                v[sel, :, grp.BPI:grp.BPI + 3] = np.maximum(v[sel, :, grp.BPI:grp.BPI + 3], F * h)
-                v[sel, :, grp.BPI + 3:grp.BPI + 6] = np.maximum(v[sel, :, grp.BPI + 3:grp.BPI + 6], F * L * h)
+        for grp, sel in _jointed(cm):
+            v = lay.group_view(out, grp.bodies, grp.slots)
+            v[sel, :, grp.BPI:grp.BPI + 3] = np.maximum(v[sel, :, grp.BPI:grp.BPI + 3], F * h)
+            v[sel, :, grp.BPI + 3:grp.BPI + 6] = np.maximum(v[sel, :, grp.BPI + 3:grp.BPI + 6], F * L * h)
     return out

@@ -107,9 +107,10 @@ def advance(system, st: ElementStart, h: float, w: NDArray, prev: ElementPiece |
     :class:`~flexmb.dynamics.simulate.SimulationOptions` and :class:`Stages`), splitting it in halves when
     Newton fails."""
     cm = system.cm
-    if any(getattr(g, "Ka", None) is not None for g in cm.groups):  # modal frame accelerations start
-        # from the projected node velocity
-        st.extra[NODE_VELOCITY] = w
+    for g in cm.groups:  # modal frame accelerations start from the projected node velocity
+        if getattr(g, "Ka", None) is not None:
+            st.extra[NODE_VELOCITY] = w
+            break
     # the extrapolation of the previous element first; when Newton fails from it, the constant-velocity
     # guess before halving the step (large turns per element: the extrapolated polynomials of quantities
     # that rotate by ~1 rad per element can start Newton outside its basin where the cold guess does not)

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JOINT_SLOTS, JPHI, Layout
-from flexmb.dynamics.march.rotation_predictor import largest_turn as _largest
+from flexmb.dynamics.march.rotation_predictor import largest_turn as _largest, moved
 from flexmb.dynamics.step.outcome import ElementOutcome, Refusal
 from flexmb.dynamics.system import CompiledModel, ElementStart
 from flexmb.dynamics.time_elements import TimeElement
@@ -97,7 +97,7 @@ def flipped_joint(cm: CompiledModel, lay: Layout, U0: NDArray, U: NDArray, st_en
     if not cm.nj:
         return None
     rs = rotation_slots(lay, cm)
-    if rs.size == 0 or np.abs(U[rs] - U0[rs]).max() <= FLIP_CHECK:
+    if rs.size == 0 or moved(U, U0, rs) <= FLIP_CHECK:  # max |U - U0| over the rotations, compiled
         return None
     _, Ra = cm.att_a.node_pose(cm, st_end)
     _, Rb = cm.att_b.node_pose(cm, st_end)

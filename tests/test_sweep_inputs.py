@@ -285,3 +285,24 @@ def test_any_grid_name_is_accepted_or_named(name, values):
         return
     assert parsed == (name.strip(), values) and name.strip().isidentifier() and name.strip() not in RESERVED
     assert fm.grid(**{parsed[0]: parsed[1]}) == [{parsed[0]: v} for v in values]
+
+
+def test_a_keyword_the_study_functions_cannot_take_is_named_before_any_run(in_tmp):
+    """``shared={'A': 0}`` for a build without a parameter ``A`` failed every run alike with a TypeError
+    (hypothesis found it); now a ModelError before any run names the input, where it comes from and the fix.
+    The same for a swept parameter that ``build`` or ``outputs`` cannot take; ``**kwargs`` takes anything."""
+    with pytest.raises(FlexmbError, match=r"build build_fails\(\) has no parameter 'A'.*from shared.*give build"):
+        sweep(shared={"A": 0})
+    with pytest.raises(FlexmbError, match=r"has no parameter 'width'.*from the parameters"):
+        sweep(parameters={"length": [1.0], "width": [2.0]})
+
+    def outputs_length_only(sol, length):
+        return {}
+
+    def build_any(**kw):
+        raise RuntimeError("not built")
+
+    with pytest.raises(FlexmbError, match=r"outputs outputs_length_only\(\) has no parameter 'width'"):
+        sweep(build=build_any, parameters={"length": [1.0], "width": [2.0]}, outputs=outputs_length_only)
+    df = sweep(build=build_any, shared={"A": 0})
+    assert df["status"].tolist() == ["failed"] and df["message"].iloc[0] == "not built"

@@ -23,7 +23,7 @@ from flexmb.studies.parameters import check_name
 from flexmb.studies.parameters import short_repr as _short
 from flexmb.studies.store import IF_CHANGED
 
-__all__ = ["checked_arguments", "SERIAL"]
+__all__ = ["checked_arguments", "check_keywords", "SERIAL"]
 
 #: ``scheduler`` values that run every parameter set in the calling process, one after the other
 SERIAL = (None, "sync", "serial")
@@ -142,3 +142,24 @@ def _store(value: Any) -> Path | None:
         raise ModelError(f"store={_short(value)} contains a NUL character, which no path can; give the path of the "
                          f"results directory, e.g. store='results.parquet'")
     return Path(value)
+
+
+def check_keywords(fn: Any, role: str, names: list[str], source: dict[str, str]) -> None:
+    """ModelError when the study function ``fn`` (``role``: ``"build"`` or ``"outputs"``) cannot take the
+    keyword arguments ``names`` it will be called with (``source[name]``: where the name comes from, e.g.
+    ``"shared"``), before any run: every run would otherwise fail alike with a TypeError.  A function
+    with ``**kwargs``, or whose signature Python cannot read (a builtin), is not checked."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return
+    takes = {p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                  inspect.Parameter.KEYWORD_ONLY)}
+    missing = [n for n in names if n not in takes]
+    if missing:
+        n = missing[0]
+        name = getattr(fn, "__name__", repr(fn))
+        raise ModelError(f"sweep: {role} {name}() has no parameter {n!r}, which it would be called with (from "
+                         f"{source[n]}); give {role} a parameter {n} (or **kwargs), or drop {n!r} from {source[n]}")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from flexmb.errors import ModelError
-from flexmb.studies.arguments import SERIAL, checked_arguments
+from flexmb.studies.arguments import SERIAL, check_keywords, checked_arguments
 from flexmb.studies.deps import require
 from flexmb.studies.fingerprint import study_fingerprint
 from flexmb.studies.mainscript import check_main_guard, workers_skip_missing_main
@@ -136,13 +136,17 @@ def sweep(build: Callable, parameters: Any, outputs: Callable | None = None, *, 
     if clash:
         raise ModelError(f"shared inputs {clash} have the names of swept parameters; a name is either swept or shared: "
                          f"drop it from shared or from the parameters")
+    names = list(dict.fromkeys(n for s in sets for n in s))
+    check_keywords(build, "build", names + list(shared), {**{n: "the parameters" for n in names},
+                                                          **{k: "shared" for k in shared}})
+    if outputs is not None:
+        check_keywords(outputs, "outputs", names, {n: "the parameters" for n in names})
     if scheduler == "local":
         check_main_guard()  # before anything is stored or started
     rs = ResultStore(store, study_fingerprint(build, outputs, simulate_kwargs, shared)) if store is not None else None
     stored = rs.done(rerun_failed, if_changed) if rs is not None else {}
     adopt = [k for k in keys if k in stored and stored[k][FINGERPRINT] != rs.current]  # if_changed="keep"
     todo = [i for i, k in enumerate(keys) if k not in stored]
-    names = list(dict.fromkeys(n for s in sets for n in s))
     meta = {"parameters": names, "n_sets": len(sets), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "build": getattr(build, "__qualname__", repr(build)), "module": getattr(build, "__module__", None)}
     from flexmb import __version__

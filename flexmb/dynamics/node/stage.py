@@ -219,7 +219,6 @@ class Side:
         return out, out
 
 
-
 class EndNodePlan:
     """What :func:`end_node` needs of a compiled model of rigid bodies, built once
     (:func:`flexmb.dynamics.node.stage_modal.stage_plan` keeps it in ``cm.cache.node_stage``)."""

@@ -230,8 +230,8 @@ class ModalPlan:
     def build(cls, cm):
         """The plan of ``cm``, or None when it does not apply (see the module)."""
         kinds = [getattr(g, "kind", None) for g in cm.groups]
-        if not cm.nj or kinds.count("flexible") != 1 or len(kinds) - kinds.count("flexible") > kinds.count("rigid") \
-                or kinds.count("rigid") > 1:
+        # one modal group and at most one rigid group, on joints
+        if not cm.nj or sorted(kinds, key=str) not in (["flexible"], ["flexible", "rigid"]):
             return None
         groups = {k: g for k, g in zip(kinds, cm.groups)}
         return cls(cm, groups.get("rigid"), groups["flexible"])

@@ -301,15 +301,25 @@ class Refactor:
         self._s = s
         self.last_nnz = s.nnz + A.shape[0]  # as SuperLU counts: L with its unit diagonal, U with its diagonal
 
-    def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
+    def analyse(self, A) -> sp.csc_matrix:
+        """The column order and row pivots of ``A``'s pattern (SuperLU's factorization of ``A`` and the
+        structure under them, :meth:`_pivot`) where this pattern is new, without the numeric factors
+        of :meth:`__call__` (the compiled Newton loop factors the same matrix itself:
+        :meth:`flexmb.dynamics.solve.fused.FusedEvaluator.newton`); ``A`` as CSC."""
         A = as_csc(A)
         if A.shape[0] == 0:
-            return lambda b: np.zeros(0)
+            return A
         known = self._key is not None and (
             (A.indptr is self._src[0] and A.indices is self._src[1]) or same_pattern(A, *self._key))
         if not known:
             q, self._pending_q = self._pending_q, None
             self._pivot(A, q)
+        return A
+
+    def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
+        A = self.analyse(A)
+        if A.shape[0] == 0:
+            return lambda b: np.zeros(0)
         f = self._s.factor(A.data, self.pivot_tol)
         if f is None:  # a pivot too small for the kept row order: pivot afresh
             self.n_pivot_changes += 1

@@ -11,6 +11,7 @@ factorization of a Newton matrix (:mod:`flexmb.dynamics.solve.pivot_memo`).
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -35,21 +36,27 @@ def digest(*parts: Any) -> bytes:
 
 
 class Memo:
-    """At most ``size`` answers, by digest, the least recently used dropped first."""
+    """At most ``size`` answers, by digest, the least recently used dropped first (thread-safe: runs of a
+    sweep may share the process; two threads missing the same key both compute it, the answers being
+    equal)."""
 
     def __init__(self, size: int) -> None:
         self.size = int(size)
         self._d: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, key: bytes, make: Callable[[], Any]) -> Any:
         """The answer kept for ``key`` (a :func:`digest`), else ``make()`` (kept; an exception is not)."""
-        hit = self._d.get(key)
-        if hit is None:
-            hit = self._d[key] = make()
+        with self._lock:
+            hit = self._d.get(key)
+            if hit is not None:
+                self._d.move_to_end(key)
+                return hit
+        hit = make()
+        with self._lock:
+            self._d[key] = hit
             while len(self._d) > self.size:
                 self._d.popitem(last=False)
-        else:
-            self._d.move_to_end(key)
         return hit
 
     def __len__(self) -> int:

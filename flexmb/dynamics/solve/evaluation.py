@@ -41,8 +41,9 @@ JOINT_EQUATIONS = {JS: "relative position", JPHI: "relative rotation", JLAM: "mu
                    JQ: "joint law", JNA: "attachment velocity a", JNB: "attachment velocity b"}
 
 
-#: patterns with more recorded entries are not kept (:func:`recorded_pattern`)
-PATTERN_MEMO_ENTRIES = 200_000
+#: patterns with more recorded entries are not kept (:func:`recorded_pattern`; 8 kept patterns of 50,000
+#: entries take ~20 MB)
+PATTERN_MEMO_ENTRIES = 50_000
 _PATTERNS = Memo(8)
 
 

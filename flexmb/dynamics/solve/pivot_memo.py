@@ -20,12 +20,12 @@ from numpy.typing import NDArray
 from flexmb.dynamics.solve.refactor_lu import Structure
 from flexmb.memo import Memo, digest
 
-#: patterns with more nonzeros are not kept (the digests and the kept structures would cost more than
-#: they save: a large model's run is long)
-MAX_NNZ = 100_000
+#: patterns with more nonzeros are not kept (a large model's run is long, and its structure takes
+#: megabytes: 8 kept structures of 50,000 nonzeros and ~5x fill take ~25 MB)
+MAX_NNZ = 50_000
 
-_PIVOTS = Memo(16)
-_STRUCTURES = Memo(16)
+_PIVOTS = Memo(8)
+_STRUCTURES = Memo(8)
 
 
 def superlu_pivots(A, **options) -> tuple[NDArray, NDArray]:

@@ -121,3 +121,20 @@ def test_compiled_force_and_tangent_are_the_derivatives_of_the_energy():
         assert (Up - Um)[0, 0] / (2 * eps) == pytest.approx(F[0, 0, m], rel=1e-7, abs=1e-9)
         assert np.allclose((Fp - Fm)[0, 0] / (2 * eps), Kt[0, 0, :, m], rtol=1e-7, atol=1e-7)
     assert np.allclose(Kt[0, 0], Kt[0, 0].T, rtol=0, atol=1e-10 * np.abs(Kt).max())
+
+
+def test_the_check_follows_the_contents_not_the_objects():
+    """factors_match keeps its answer by the arguments' contents (every run of a model checks its bodies'
+    factors): equal copies get the same answer; the same arrays changed in place after a passed check
+    (a stale factorization: the quartic stiffness scaled by 1.1, a cubic entry moved) fail it, as a fresh
+    check does."""
+    G, H, om2 = _tensors(4, seed=3)
+    f = factor_strain_energy(G, H, om2, tol=0.0)
+    assert factors_match(f, G, H, om2)
+    assert factors_match(f, G.copy(), H.copy(), om2.copy())
+    H *= 1.1
+    assert not factors_match(f, G, H, om2)
+    H /= 1.1
+    G[0, 1, 1] += 0.5 * np.abs(G).max()
+    G[1, 0, 1] = G[0, 1, 1]
+    assert not factors_match(f, G, H, om2)

@@ -152,3 +152,26 @@ def test_singular_with_kept_pattern_raises():
     with pytest.raises(SingularMatrixError):
         f(C)
     assert f(A)(np.ones(200)).shape == (200,)  # usable again afterwards
+
+
+def test_a_first_matrix_met_before_reuses_its_pivots_and_structure():
+    """The first matrix of a pattern costs SuperLU and the symbolic analysis; a later run that meets the
+    same matrix (a copy: the same pattern and values, as every run of a rebuilt model does) gets the same
+    column order, pivots and structure arrays without them (flexmb.dynamics.solve.pivot_memo), and the
+    same solves bit for bit.  A matrix of the same pattern with other values whose pivots differ is
+    factored afresh: its row pivots are SuperLU's own for that matrix."""
+    A = random_unsymmetric(n=300, seed=7)
+    b = np.random.default_rng(1).standard_normal(300)
+    f1, f2 = Refactor(), Refactor()
+    x1 = f1(A)(b)
+    x2 = f2(A.copy())(b)
+    assert f2._s.Li is f1._s.Li and f2._s is not f1._s
+    assert np.array_equal(f2._s.q, f1._s.q) and np.array_equal(f2._s.perm_r, f1._s.perm_r)
+    assert np.array_equal(x1, x2)
+    B = same_pattern_new_values(A, seed=3)
+    f3 = Refactor()
+    f3(B)
+    lu = spla.splu(B, permc_spec=f3.ordering, diag_pivot_thresh=1.0, relax=f3.relax, panel_size=f3.panel_size,
+                   options={"SymmetricMode": False})  # (the ordering it kept: COLAMD or MMD_ATA)
+    assert np.array_equal(f3._s.q, np.argsort(lu.perm_c)) and np.array_equal(f3._s.perm_r, lu.perm_r)
+    assert not np.array_equal(f3._s.perm_r, f1._s.perm_r)

@@ -41,5 +41,9 @@ checks).  The step's replaceable parts (predict, rotations, Newton, root checks)
 calls).  The driver is :mod:`.simulate` (``simulate``, ``resume``); everything a run changes is one
 :class:`.step.state.RunState` (``run.state``), which :mod:`.io.checkpoint` saves and restores whole.
 Data derived from the compiled model are kept in its named :class:`~.system.ModelCache` (keyed by the
-selection where they depend on it).
+selection where they depend on it).  Set-up results that are deterministic functions of arrays and numbers,
+which every run of a rebuilt model would compute again, are kept across runs by a digest of those inputs
+(:mod:`flexmb.memo`): the recorded Jacobian pattern (:func:`.solve.evaluation.recorded_pattern`), the first
+matrix's SuperLU pivots and LU structure (:mod:`.solve.pivot_memo`), the check of a body's strain-energy
+factors.
 """

@@ -25,7 +25,10 @@ rad).  The linear part ``K q`` is exact with the ``p`` points and stays collocat
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
+from numpy.typing import NDArray
 
 from flexmb.dynamics.bodies import modal_kernels as mk
 from flexmb.dynamics.time_elements import lagrange_matrices, once_per_time_element
@@ -100,9 +103,15 @@ def modal_residual(grp, ek, kin, r, trip, gravity) -> None:
     if trip.values_only:
         trip.add_diag(None, None, vals)
         return
-    key = (p, tuple(int(s) for s in ek.lay.body_start[grp.bodies]))
-    hit = getattr(grp, "_jac_index", None)
-    if hit is None or hit[0] != key:
-        hit = grp._jac_index = (key, mk.jacobian_indices(ek.lay.body_start[grp.bodies], grp.nm, p, ka, nl))
-    rows, cols = hit[1]
+    rows, cols = jacobian_indices(tuple(int(s) for s in ek.lay.body_start[grp.bodies]), grp.nm, p, ka, nl)
     trip.add_diag(rows, cols, vals)
+
+
+@lru_cache(maxsize=32)
+def jacobian_indices(body_start: tuple, nm: int, p: int, ka: bool, nl: bool) -> tuple[NDArray, NDArray]:
+    """:func:`~flexmb.dynamics.bodies.modal_kernels.jacobian_indices` (read-only), kept per argument values
+    across models and runs (a function of these integers only: 0.4 ms per run of X3 at 10 modes)."""
+    rows, cols = mk.jacobian_indices(np.array(body_start, dtype=np.int64), nm, p, ka, nl)
+    rows.flags.writeable = False
+    cols.flags.writeable = False
+    return rows, cols

@@ -131,9 +131,9 @@ def drive_targets(cm, t: np.ndarray):
     """``(nj,6,len(t))`` drive values and rates; zeros where not driven."""
     f = np.zeros((cm.nj, 6, t.size))
     df = np.zeros((cm.nj, 6, t.size))
-    for (j, c, fn, dfn) in cm.jnt_drives:
-        f[j, c] = np.broadcast_to(np.asarray(fn(t), dtype=float), t.shape)
-        df[j, c] = np.broadcast_to(np.asarray(dfn(t), dtype=float), t.shape)
+    for (j, c, fn, dfn) in cm.jnt_drives:  # (a scalar or a (t.size,) value broadcast by the assignment)
+        f[j, c] = np.asarray(fn(t), dtype=float)
+        df[j, c] = np.asarray(dfn(t), dtype=float)
     return f, df
 
 

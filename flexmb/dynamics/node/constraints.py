@@ -94,7 +94,7 @@ def project_velocities(cm, st, w0, t0, sel=None):
     proj = node_projector(cm, sel)
     if proj.n == 0:
         return w0
-    fr = NodeFrames(cm, st, sel)
+    fr = node_frames(cm, st, sel)  # (kept on st: the first node's output shares them)
     viol = body_rates(fr, w0)[proj.jj, proj.cc] - proj.target(cm, t0)
     scale = max(np.abs(w0).max(initial=0.0), 1.0)
     if np.abs(viol).max() <= 1e-12 * scale:

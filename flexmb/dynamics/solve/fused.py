@@ -292,20 +292,23 @@ class FusedEvaluator:
     def _prime(system, st, h: float, U0, factor, options) -> None:
         """What the compiled loop needs before its first element, where it applies
         (:func:`~.fused_newton.loop_backend`): the Jacobian pattern (one evaluation at the predictor,
-        which records it) and the backend's column order and pivots (the first factorization, of that
-        Jacobian: the general loop's first factorization, the same SuperLU call on the same matrix).  The
-        compiled loop then starts from the same predictor; before, the general loop took the whole first
-        element (X3, p = 2: 11 of a 44 ms run).  A matrix that SuperLU finds singular is left to the general loop
-        (its rank-deficient branch) as before."""
+        which records it) and the backend's column order and pivots (SuperLU's factorization of that
+        Jacobian: the general loop's first factorization, the same SuperLU call on the same matrix,
+        :meth:`~flexmb.dynamics.solve.linsolve.Refactor.analyse`; the loop's first iteration computes
+        the numeric factors of the same matrix itself).  The compiled loop then starts from the same
+        predictor; before, the general loop took the whole first element (X3, p = 2: 11 of a 44 ms run).
+        A matrix that SuperLU finds singular is left to the general loop (its rank-deficient branch) as
+        before."""
         n = system.lay.size
-        if loop_backend(factor, n, options) is None:
+        backend = loop_backend(factor, n, options)
+        if backend is None:
             return
         with np.errstate(all="ignore"):
             F, J = system.evaluate(U0, st, h)
         if not np.all(np.isfinite(F)) or not np.all(np.isfinite(J.data)):
             return  # (the pattern is built; the general loop meets the non-finite values itself)
         try:
-            factor(J)
+            backend.analyse(J)  # (the loop's first iteration factors J numerically: 0.2 ms of X3's run)
         except SingularMatrixError:
             return
 

@@ -238,12 +238,13 @@ class Refactor:
 
     def _pivot(self, A: sp.csc_matrix, q: np.ndarray | None) -> None:
         """Factor ``A`` with SuperLU (a new column order when ``q`` is None, :meth:`_ordered`; else
-        the column order ``q``) and analyse the structure of its pivots."""
-        from flexmb.dynamics.solve.refactor_lu import Structure
+        the column order ``q``) and analyse the structure of its pivots (both kept for a matrix met
+        before: :mod:`flexmb.dynamics.solve.pivot_memo`)."""
+        from flexmb.dynamics.solve.pivot_memo import structure, superlu_pivots
 
         n = A.shape[0]
         if q is not None and q.size == 2 * n:  # column order and row pivots of a checkpoint
-            s = Structure(A.indptr, A.indices, q[:n], q[n:])
+            s = structure(A.indptr, A.indices, q[:n], q[n:])
             if s.ok:
                 self._adopt(A, s)
                 return
@@ -252,12 +253,12 @@ class Refactor:
             self._adopt(A, self._ordered(A))
             return
         try:
-            lu = spla.splu(A[:, q], permc_spec="NATURAL", relax=self.relax, panel_size=self.panel_size,
-                           diag_pivot_thresh=1.0)
-            q = q[np.argsort(lu.perm_c)]  # SuperLU postorders the elimination tree
+            perm_c, perm_r = superlu_pivots(A[:, q], permc_spec="NATURAL", relax=self.relax,
+                                            panel_size=self.panel_size, diag_pivot_thresh=1.0)
+            q = q[np.argsort(perm_c)]  # SuperLU postorders the elimination tree
         except RuntimeError as exc:  # "Factor is exactly singular"
             raise SingularMatrixError(str(exc)) from exc
-        s = Structure(A.indptr, A.indices, q, lu.perm_r)
+        s = structure(A.indptr, A.indices, q, perm_r)
         if not s.ok:
             raise SingularMatrixError("structurally singular matrix")
         self._adopt(A, s)
@@ -266,7 +267,7 @@ class Refactor:
         """Column order and pivots for a new pattern: COLAMD, and also the minimum degree ordering of
         ``A^T A`` when COLAMD's refactorization would cost more than ``ata_ratio`` multiply-adds per
         nonzero of ``A``; the structure with fewer multiply-adds is kept (see the class docstring)."""
-        from flexmb.dynamics.solve.refactor_lu import Structure
+        from flexmb.dynamics.solve.pivot_memo import structure, superlu_pivots
 
         best = None
         for spec in ("COLAMD", "MMD_ATA"):
@@ -275,13 +276,13 @@ class Refactor:
             try:
                 # relax/panel_size only set SuperLU's supernode blocking (the same pivots: threshold 1,
                 # the largest entry of each column): 14 % faster than its defaults at N = 3000
-                lu = spla.splu(A, permc_spec=spec, diag_pivot_thresh=1.0, relax=self.relax, panel_size=self.panel_size,
-                               options={"SymmetricMode": False})
+                perm_c, perm_r = superlu_pivots(A, permc_spec=spec, diag_pivot_thresh=1.0, relax=self.relax,
+                                                panel_size=self.panel_size, options={"SymmetricMode": False})
             except RuntimeError as exc:  # "Factor is exactly singular"
                 if best is None:
                     raise SingularMatrixError(str(exc)) from exc
                 break
-            s = Structure(A.indptr, A.indices, np.argsort(lu.perm_c), lu.perm_r)
+            s = structure(A.indptr, A.indices, np.argsort(perm_c), perm_r)
             s.ordering = spec
             if not s.ok:
                 if best is None:
@@ -301,15 +302,25 @@ class Refactor:
         self._s = s
         self.last_nnz = s.nnz + A.shape[0]  # as SuperLU counts: L with its unit diagonal, U with its diagonal
 
-    def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
+    def analyse(self, A) -> sp.csc_matrix:
+        """The column order and row pivots of ``A``'s pattern (SuperLU's factorization of ``A`` and the
+        structure under them, :meth:`_pivot`) where this pattern is new, without the numeric factors
+        of :meth:`__call__` (the compiled Newton loop factors the same matrix itself:
+        :meth:`flexmb.dynamics.solve.fused.FusedEvaluator.newton`); ``A`` as CSC."""
         A = as_csc(A)
         if A.shape[0] == 0:
-            return lambda b: np.zeros(0)
+            return A
         known = self._key is not None and (
             (A.indptr is self._src[0] and A.indices is self._src[1]) or same_pattern(A, *self._key))
         if not known:
             q, self._pending_q = self._pending_q, None
             self._pivot(A, q)
+        return A
+
+    def __call__(self, A) -> Callable[[np.ndarray], np.ndarray]:
+        A = self.analyse(A)
+        if A.shape[0] == 0:
+            return lambda b: np.zeros(0)
         f = self._s.factor(A.data, self.pivot_tol)
         if f is None:  # a pivot too small for the kept row order: pivot afresh
             self.n_pivot_changes += 1

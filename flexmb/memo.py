@@ -5,8 +5,8 @@ run: a cache keyed by objects never hits there, and one keyed by objects that ar
 answer for contents it has not seen.  :class:`Memo` keys an answer by :func:`digest`, a BLAKE2b hash of
 the inputs' contents (arrays: shape, dtype and bytes; other values: their ``repr``), so equal digests
 mean equal inputs and a changed input is computed again.  Used for the check of a flexible body's
-strain-energy factors (:func:`flexmb.fe.reduction.energy_factors.factors_match`) and the first SuperLU
-factorization of a Newton matrix (:mod:`flexmb.dynamics.solve.pivot_memo`).
+strain-energy factors (:func:`flexmb.fe.reduction.energy_factors.factors_match`), the recorded Jacobian
+pattern and the LU structure of a Newton matrix (:mod:`flexmb.dynamics.solve.pivot_memo`).
 """
 from __future__ import annotations
 

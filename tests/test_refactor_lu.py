@@ -154,11 +154,11 @@ def test_singular_with_kept_pattern_raises():
     assert f(A)(np.ones(200)).shape == (200,)  # usable again afterwards
 
 
-def test_a_first_matrix_met_before_reuses_its_pivots_and_structure():
-    """The first matrix of a pattern costs SuperLU and the symbolic analysis; a later run that meets the
-    same matrix (a copy: the same pattern and values, as every run of a rebuilt model does) gets the same
-    column order, pivots and structure arrays without them (flexmb.dynamics.solve.pivot_memo), and the
-    same solves bit for bit.  A matrix of the same pattern with other values whose pivots differ is
+def test_a_first_matrix_met_before_reuses_its_structure():
+    """The first matrix of a pattern costs SuperLU and the symbolic analysis; a later run that meets a
+    matrix of the same pattern and pivots (here a copy, as every run of a rebuilt model does) gets the
+    same structure arrays without the analysis (flexmb.dynamics.solve.pivot_memo; SuperLU's pivots are
+    computed again), and the same solves bit for bit.  A matrix of the same pattern with other values whose pivots differ is
     factored afresh: its row pivots are SuperLU's own for that matrix."""
     A = random_unsymmetric(n=300, seed=7)
     b = np.random.default_rng(1).standard_normal(300)

@@ -43,7 +43,7 @@ calls).  The driver is :mod:`.simulate` (``simulate``, ``resume``); everything a
 Data derived from the compiled model are kept in its named :class:`~.system.ModelCache` (keyed by the
 selection where they depend on it).  Set-up results that are deterministic functions of arrays and numbers,
 which every run of a rebuilt model would compute again, are kept across runs by a digest of those inputs
-(:mod:`flexmb.memo`): the recorded Jacobian pattern (:func:`.solve.evaluation.recorded_pattern`), the first
-matrix's SuperLU pivots and LU structure (:mod:`.solve.pivot_memo`), the check of a body's strain-energy
+(:mod:`flexmb.memo`): the recorded Jacobian pattern (:func:`.solve.evaluation.recorded_pattern`), the LU
+structure under the first matrix's pivots (:mod:`.solve.pivot_memo`), the check of a body's strain-energy
 factors.
 """

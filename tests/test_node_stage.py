@@ -126,3 +126,27 @@ def test_where_it_does_not_apply():
     new = marching.end_values(sy.cm, sy.lay, sy.te, run.st, run.h, out.last.U)
     assert getattr(new, "_node_frames", None) is None
     assert np.array_equal(new.x, out.end.x) and np.array_equal(new.pi, out.end.pi)
+
+
+
+def test_node_values_carry_the_records_rates_and_wrench():
+    """The node stage's values carry the joints' rates at the projected velocities and the projection's
+    wrench on B, computed in the node values' compiled call, equal to the bit to the record's own
+    (:func:`~flexmb.dynamics.node.projection.body_rates`, :func:`~flexmb.dynamics.node.projection.joint_wrench`),
+    which the general path's values leave to the record (None)."""
+    from flexmb.dynamics.node.projection import body_rates, joint_wrench
+
+    run = Run.start(chain(joint=fm.Universal, axis=(0, 0, 1), axis2=(0, 1, 0)), 1.0, 2e-3, 2, 0.0, SimulationOptions())
+    for _ in range(3):
+        run.step()
+    nv = run.rec.node_values(run.st).nv
+    assert nv.rates is not None and nv.wrench is not None  # the stage's
+    assert nv.rates.shape == (4, 7) and nv.wrench.shape == (4, 6)
+    assert np.array_equal(nv.rates, body_rates(nv.frames, nv.w))
+    assert np.array_equal(nv.wrench, joint_wrench(nv.frames, nv.loc))
+    assert np.abs(nv.wrench).max() > 0.0
+    run.rec.cm.cache.node_stage = (False,)  # the general path
+    st = run.st.copy()
+    general = run.rec.node_values(st).nv
+    assert general.rates is None and general.wrench is None
+    assert np.array_equal(general.w, nv.w)

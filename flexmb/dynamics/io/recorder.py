@@ -175,8 +175,7 @@ class Recorder:
         if self.range.bodies:
             self.range.node(st.t, vals.extra, vals.om, vals.rotm)
         if cm.nj:
-            fr = nv.frames
-            qdot = body_rates(fr, w)[:, :6]
+            qdot = (nv.rates if nv.rates is not None else body_rates(nv.frames, w))[:, :6]  # (the node stage's)
             self.srel.append(st.s.copy())
             self.rrel.append(st.acc.copy())
             self.vrel.append(qdot)

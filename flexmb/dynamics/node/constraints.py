@@ -123,12 +123,16 @@ class NodeVelocity:
     """Result of :func:`project_node`: projected velocities ``w (nv,)``, the scheme's momenta
     ``p = pi + Lambda (nv,)`` and their velocities ``w2 = M^-1 p``, the rows' multipliers ``mu`` and
     the same as ``loc (nj, 7)`` (None when nothing was projected), the row ``labels`` and the node's
-    joint ``frames`` (None without joints)."""
+    joint ``frames`` (None without joints); ``rates (nj, 7)``, the joints' rates at ``w``
+    (:func:`~flexmb.dynamics.node.projection.body_rates`), and ``wrench (nj, 6)``, ``loc`` as the wrench on B
+    (:func:`~flexmb.dynamics.node.projection.joint_wrench`), when the compiled node stage computed them with
+    the projection (:mod:`flexmb.dynamics.node.stage`), else None (the record computes them)."""
 
-    __slots__ = ("w", "p", "w2", "mu", "loc", "frames", "_proj")
+    __slots__ = ("w", "p", "w2", "mu", "loc", "frames", "_proj", "rates", "wrench")
 
-    def __init__(self, w, p, w2, mu, loc, proj, frames):
+    def __init__(self, w, p, w2, mu, loc, proj, frames, rates=None, wrench=None):
         self.w, self.p, self.w2, self.mu, self.loc, self._proj, self.frames = w, p, w2, mu, loc, proj, frames
+        self.rates, self.wrench = rates, wrench
 
     @property
     def labels(self) -> list:

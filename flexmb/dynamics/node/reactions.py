@@ -79,9 +79,10 @@ def node_record(cm, st, nv, qdot: NDArray | None = None) -> NDArray:
         return out
     fr = nv.frames
     none = _NONE6
-    _pack_node(none if st.lam_end is None else st.lam_end, st.lam_end is not None,
-               none if nv.loc is None else joint_wrench(fr, nv.loc), nv.loc is not None, fr.xb, fr.Ra, st.s, st.acc,
-               cm.jnt_k, cm.jnt_ref, cm.jnt_c, none if qdot is None else qdot, qdot is not None, st.Rr, out)
+    wrench = none if nv.loc is None else nv.wrench if nv.wrench is not None else joint_wrench(fr, nv.loc)
+    _pack_node(none if st.lam_end is None else st.lam_end, st.lam_end is not None, wrench, nv.loc is not None, fr.xb,
+               fr.Ra, st.s, st.acc, cm.jnt_k, cm.jnt_ref, cm.jnt_c, none if qdot is None else qdot, qdot is not None,
+               st.Rr, out)
     return out
 
 

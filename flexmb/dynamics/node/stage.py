@@ -1,6 +1,7 @@
 """The node stage of a model of rigid bodies on joints in two compiled calls: the end node of an
 element with the gauge reset (:func:`end_node`) and the node's values (:func:`node_values`: the
-node-velocity projection, the body frames and the kinetic energy).
+node-velocity projection, the body frames, the kinetic energy, and for the record of the node's reactions
+the joints' rates and the projection's wrench).
 
 Each call strings together the one compiled implementation of every step, in the order of the general
 path, so that the results are the same to the bit: the end values of the bodies and the joints
@@ -36,7 +37,8 @@ from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cach
 from flexmb.dynamics.layout import JPHI
 from flexmb.dynamics.march.kernels import end_values as _row_end_values, polar
 from flexmb.dynamics.node.constraints import NodeVelocity
-from flexmb.dynamics.node.kernels import generalized, project_dense
+from flexmb.dynamics.elements.joint_law import node_rate_wrench
+from flexmb.dynamics.node.kernels import generalized, joint_rates, project_dense
 from flexmb.dynamics.node.projection import (SINGULAR_PIVOT, NodeFrames, body_widths, keep_frames, node_frames,
                                              node_projector, singular_node)
 from flexmb.dynamics.node.selection import Selection
@@ -140,17 +142,22 @@ def rigid_end_node(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, Jv, jpos, s1
 def rigid_node_values(x, R, pi, lam, bodies, J0inv, mass, com, J0, voff, nvb,
                       xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, jj, cc, target,
                       ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, tol,
-                      p, Mi, w2, A, mu, loc, w, pos, rotm, vel, om, ke):  # pragma: no cover - compiled
+                      p, Mi, w2, A, mu, loc, w, pos, rotm, vel, om, ke, rates, wrench):  # pragma: no cover - compiled
     """The node's values: the momenta ``p = pi + Lambda(lam)``, the projected velocities ``w`` (``w2 =
     M^-1 p``, the rows' multipliers ``mu`` and ``loc``; :func:`~flexmb.dynamics.node.kernels.project_dense`
-    with the inverse mass ``Mi``), the body frames ``pos, rotm, vel, om`` and the kinetic energy ``ke[0]``.
-    False when the Cholesky declines (the caller takes the general path)."""
+    with the inverse mass ``Mi``), the body frames ``pos, rotm, vel, om``, the kinetic energy ``ke[0]`` and,
+    for the record of the node's reactions, the joints' rates ``rates (nj, 7)`` at ``w``
+    (:func:`~flexmb.dynamics.node.kernels.joint_rates`) and the projection's wrench on B ``wrench (nj, 6)``
+    (:func:`~flexmb.dynamics.elements.joint_law.node_rate_wrench` of ``loc``).  False when the Cholesky
+    declines (the caller takes the general path)."""
     gauge_momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, p)
     rigid_inverse_mass(R, bodies, J0inv, mass, Mi)
     if not project_dense(Mi, voff, nvb, p, xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, jj, cc, target,
                          ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, tol, w2, A, mu, loc, w):
         return False
     ke[0] = rigid_node_output(x, R, bodies, w.reshape((bodies.size, 6)), com, mass, J0, pos, rotm, vel, om)
+    joint_rates(w, xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, rates)
+    node_rate_wrench(Ra, Rb, universal, loc, wrench)
     return True
 
 
@@ -283,7 +290,8 @@ def node_values(cm, st, sel, grp):
     """The node's projection, frames and kinetic energy by :func:`rigid_node_values` for the constraint
     selection ``sel`` (``grp``: the model's rigid group, :func:`rigid_group`): ``(nv, pos, rotm, vel, om,
     ke)`` with ``nv`` the :class:`~flexmb.dynamics.node.constraints.NodeVelocity`, or None (the caller's
-    general path: no dense projection, a node on a singular configuration, a declined Cholesky)."""
+    general path: no dense projection, a node on a singular configuration, a declined Cholesky); ``nv``
+    carries the joints' rates and the projection's wrench that the record of the node's reactions reads."""
     proj = node_projector(cm, sel)
     if proj.factor.backend != "dense" or proj.n == 0 or singular_node(st, proj.key) is not None:
         return None
@@ -292,11 +300,12 @@ def node_values(cm, st, sel, grp):
     p, Mi, w2, A, mu, loc, w = (np.empty(nv), np.empty((nb, 6, 6)), np.empty(nv), np.empty((n, n)), np.empty(n),
                                 np.empty((cm.nj, 7)), np.empty(nv))
     pos, rotm, vel, om, ke = np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3)), np.empty(1)
+    rates, wrench = np.empty((cm.nj, 7)), np.empty((cm.nj, 6))
     xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
     if not rigid_node_values(st.x, st.R, st.pi, st.lam, grp.bodies, grp.J0inv, grp.mass, grp.com, grp.J0, cm.vel_off,
                              body_widths(cm), xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, fr.universal, proj.jj, proj.cc,
                              proj.target(cm, st.t), proj.ent_side, proj.ent_joint, proj.ent_comp, proj.ent_body,
                              proj.ptr, proj.pair_slot, SINGULAR_PIVOT, p, Mi, w2, A, mu, loc, w, pos, rotm, vel, om,
-                             ke):
+                             ke, rates, wrench):
         return None
-    return NodeVelocity(w, p, w2, mu, loc, proj, fr), pos, rotm, vel, om, float(ke[0])
+    return NodeVelocity(w, p, w2, mu, loc, proj, fr, rates, wrench), pos, rotm, vel, om, float(ke[0])

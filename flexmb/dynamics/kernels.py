@@ -18,7 +18,11 @@ or the user cache directory; when no cache location is usable the kernels compil
 once per process and a note is logged.  Compiled callers pass flags and sizes as typed values
 (``np.bool_(True)``, ``np.int64(6)``, a variable), never as literal constants: numba compiles a callee
 once more for every literal argument (``Literal[bool](True)``), and that duplicate reaches down through
-every kernel the flag is passed to (``tests/test_compile_specializations.py``).
+every kernel the flag is passed to (``tests/test_compile_specializations.py``).  Likewise numba types a
+read-only array apart from a writable one: the model's constant arrays reach the kernels read-only and
+C-contiguous (:func:`frozen`; empty stand-ins made in compiled code are read-only module constants), so
+that models whose data happen to be built one way or the other share one specialization of the fused
+element (its call tree took ~70 s of CPU to compile, and a clean test run compiled it six times).
 """
 from __future__ import annotations
 
@@ -40,6 +44,23 @@ S_GAMMA = np.ascontiguousarray(_SER["gamma"])
 S_DELTA = np.ascontiguousarray(_SER["delta"])
 S_DELTA_X = np.ascontiguousarray(_SER["delta_x"])
 X_SERIES = float(_rot.X_SERIES)
+
+
+def frozen(value):
+    """``value`` with every array in it (an array, or nested tuples of them; other items as they are)
+    read-only and C-contiguous: the form in which model constants reach the kernels (module docstring).
+    A read-only contiguous array is returned as it is; a writable one as a read-only view (the owner's
+    flags are left alone); a non-contiguous one as a read-only copy."""
+    if isinstance(value, tuple):
+        return tuple(frozen(v) for v in value)
+    if not isinstance(value, np.ndarray):
+        return value
+    if not value.flags.c_contiguous:
+        value = np.ascontiguousarray(value)
+    if value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
 
 
 def jit_kernel(fn):

@@ -40,6 +40,7 @@ from flexmb.dynamics.bodies import modal_attach as ma
 from flexmb.dynamics.bodies import modal_kernels as mk
 from flexmb.dynamics.bodies import modal_laws as ml
 from flexmb.dynamics.bodies.modal_matrices import group_data
+from flexmb.dynamics.kernels import frozen
 from flexmb.dynamics.layout import attachment_index, node_columns
 from flexmb.dynamics.march.kernels import end_values, extrapolate
 
@@ -59,7 +60,7 @@ class FlexibleBodies:
     kind = "flexible"
 
     def __init__(self, model, bodies: NDArray):
-        self.bodies = np.asarray(bodies, dtype=np.int64)
+        self.bodies = frozen(np.asarray(bodies, dtype=np.int64))  # (kernel constant)
         self.n = n = self.bodies.size
         src = [model.bodies[b] for b in self.bodies]
         self.src = src
@@ -69,7 +70,7 @@ class FlexibleBodies:
         self.nv = N
         self.slots = 6 + nm + 2 * N
         self.BX, self.BTH, self.BQ, self.BPI, self.BW = 0, 3, 6, 6 + nm, 6 + nm + N
-        self.mass = np.array([b.mass for b in src], dtype=float).reshape(n)
+        self.mass = frozen(np.array([b.mass for b in src], dtype=float).reshape(n))  # (kernel constant)
         self.data = group_data(src, nm)
         self.S0, self.S1 = self.data["S0"], self.data["S1"]
         #: modal damping matrices (n, nm, nm) (padded): the rows' law, read by the energy audit
@@ -212,9 +213,9 @@ class FlexibleBodies:
             start = np.concatenate([[0], np.cumsum([len(nk) for nk in names])]).astype(np.int64)
             pts = np.array([f.position for b in self.src for f in b.data.interfaces], dtype=float).reshape(-1, 3)
             data = self.attach_data(local, pts, np.tile(I3, (local.size, 1, 1)), [n for nk in names for n in nk])
-            for a in (data.Pt, data.Pr):
-                a.flags.writeable = False
-            hit = self._iface_data = (local, data, start)
+            for key, value in vars(data).items():  # the kernels' constants: read-only (kernels.frozen)
+                setattr(data, key, frozen(value))
+            hit = self._iface_data = (frozen(local), data, frozen(start))
         return hit
 
     # ================================================================== attachments (contract)

@@ -21,6 +21,7 @@ import logging
 import numpy as np
 from numpy.typing import NDArray
 
+from flexmb.dynamics.kernels import frozen
 from flexmb.fe.reduction.energy_factors import StrainEnergyFactors, factor_strain_energy, factors_match
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def group_data(src, nm: int) -> dict:
     bodies without ``stiffening="full"`` have none), the unit preload stiffnesses ``Kg``, ``Ka
     (n,6,nm,nm)`` (first axis 0 when no body has them: spin products; frame-origin acceleration
     minus gravity and angular acceleration, body axes; ``"full"``: the residual ``Kg_res``,
-    ``"preload"``: the full ``Kg``)."""
+    ``"preload"``: the full ``Kg``).  Read-only, contiguous (:func:`flexmb.dynamics.kernels.frozen`)."""
     n = len(src)
     if n:
         blocks = [mass_data(b.data.invariants, nm) for b in src]
@@ -125,4 +126,4 @@ def group_data(src, nm: int) -> dict:
     empty = np.zeros((0, 6, nm, nm))
     out.update(K=K, C=C, cs=cs, cu=cu, cV=cV, ql=ql, qA=qA, Kg=empty if Kg is None else Kg,
                Ka=empty if Ka is None else Ka)
-    return out
+    return {k: frozen(a) for k, a in out.items()}  # the kernels' constants: read-only (flexmb.dynamics.kernels)

@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from flexmb import rotations as rot
 from flexmb.dynamics.bodies import rigid_kernels as kernels
+from flexmb.dynamics.kernels import frozen
 from flexmb.dynamics.layout import attachment_index, node_columns
 from flexmb.dynamics.march.kernels import end_values, extrapolate
 
@@ -92,6 +93,9 @@ class RigidBodies:
         self._pos = {int(b): k for k, b in enumerate(self.bodies)}
         #: first slots of x, theta, pi, w (the compiled kernels read the unknowns through them)
         self._slot_starts = np.array([self.BX, self.BTH, self.BPI, self.BW], dtype=np.int64)
+        # the kernels' constants, read-only (flexmb.dynamics.kernels.frozen: one specialization per kernel)
+        self.bodies, self.mass, self.J0, self.J0inv, self._slot_starts = frozen(
+            (self.bodies, self.mass, self.J0, self.J0inv, self._slot_starts))
         self._pos_slots = self.BX + np.arange(3, dtype=np.int64)
         self._mom_slots = self.BPI + np.arange(6, dtype=np.int64)
         #: the group holds every body of the model, in order (its rows of a node's arrays: the arrays; read by

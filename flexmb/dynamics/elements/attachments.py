@@ -35,7 +35,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.kernels import put_chain, scatter_wrench
+from flexmb.dynamics.kernels import frozen, put_chain, scatter_wrench
 from flexmb.dynamics.layout import Layout, Triplets
 
 I3 = np.eye(3)
@@ -152,9 +152,11 @@ class AttachmentSet:
             mask = ~self.ground & np.isin(self.body, group.bodies)
             if not mask.any():
                 continue
-            local = group.local_index(self.body[mask])
+            local = frozen(np.asarray(group.local_index(self.body[mask]), dtype=np.int64))
             data = group.attach_data(local, point[mask], self.frame[mask],
                                      None if site is None else [site[k] for k in np.nonzero(mask)[0]])
+            for key, value in vars(data).items():  # the kernels' constants: read-only (kernels.frozen)
+                setattr(data, key, frozen(value))
             self.parts.append((g, mask, local, data))
         #: parts that serve every entry (no ground, one body group): their arrays are used as they are
         self._whole = [bool(mask.all()) for _, mask, _, _ in self.parts]

@@ -32,6 +32,7 @@ import numpy as np
 from flexmb.dynamics.elements import joint_law
 from flexmb.dynamics.elements.attachments import ElementKin, chain
 from flexmb.dynamics.elements.joint_law import FREE, HELD, component_kinds
+from flexmb.dynamics.kernels import frozen
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JOINT_SLOTS, JQ, JS, Triplets
 from flexmb.dynamics.time_elements import once_per_time_element
 
@@ -90,8 +91,8 @@ def law_data(cm, sel=None) -> SimpleNamespace:
         jd, md = np.nonzero((kind == FREE) & (c != 0))
         damped = np.zeros(cm.nj, bool)
         damped[jd] = True
-        hit = SimpleNamespace(key=sel.key, kind=kind, k=np.ascontiguousarray(cm.jnt_k, dtype=float), c=c,
-                              ref=np.ascontiguousarray(cm.jnt_ref, dtype=float), held=np.nonzero(kind == HELD),
+        kind, k, c, ref = frozen((kind, np.asarray(cm.jnt_k, dtype=float), c, np.asarray(cm.jnt_ref, dtype=float)))
+        hit = SimpleNamespace(key=sel.key, kind=kind, k=k, c=c, ref=ref, held=np.nonzero(kind == HELD),
                               free=np.nonzero(kind == FREE), damp=(jd, md), damped=damped,
                               any_damped=bool(jd.size), ju=np.nonzero(sel.universal)[0], grids={})
         cm.cache.joint_laws = hit
@@ -140,14 +141,14 @@ def drive_targets(cm, t: np.ndarray):
 def constraint_targets(cm, t_cons: np.ndarray) -> np.ndarray:
     """Drive values ``(nj, 6, p)`` at the constraint points ``t_cons`` (:func:`drive_targets`; zeros
     without drives), kept for the last ``t_cons`` asked for (every Newton iteration of an element asks
-    for the same times; the drives are functions of time).  Not to be written (the kernels read it; a
-    writable array like every other kernel argument: one compiled signature)."""
+    for the same times; the drives are functions of time).  Read-only, like every constant the kernels
+    read (:func:`flexmb.dynamics.kernels.frozen`: one compiled signature)."""
     if not cm.jnt_drives:
         return _zeros_targets(cm.nj, t_cons.size)
     key = t_cons.tobytes()
     hit = cm.cache.drive_targets
     if hit is None or hit[0] != key:
-        hit = cm.cache.drive_targets = (key, drive_targets(cm, t_cons)[0])
+        hit = cm.cache.drive_targets = (key, frozen(drive_targets(cm, t_cons)[0]))
     return hit[1]
 
 

@@ -10,7 +10,7 @@ for rigid-only models; a model with a modal body keeps the general evaluator whe
 on a modal body or the time element uses the consistent transport (not written for modal sides).
 
 The physics is the one implementation of each law (rigid body, rigid attachments, joint laws, force
-laws); :func:`flexmb.dynamics.solve.fused_element.element` and the modules :mod:`.fused_kernels` and
+laws); :func:`flexmb.dynamics.solve.fused_element.whole_element` and the modules :mod:`.fused_kernels` and
 :mod:`.fused_joints` only call them and place the values in the pattern recorded by the general
 evaluator (module docstring of :mod:`.fused_kernels`).  User functions of time (drive targets, loads)
 are evaluated here in Python before the kernel runs.  Newton's loop around the element:
@@ -27,8 +27,9 @@ from flexmb.dynamics.bodies.modal_residual import kernel_start, n_values
 from flexmb.dynamics.bodies.rigid_kernels import RIGID_N_LOCAL
 from flexmb.dynamics.elements.forces import load_values
 from flexmb.dynamics.elements.joints import SLOTS, consistent_transport, constraint_targets, law_data, transport_matrices
+from flexmb.dynamics.kernels import frozen
 from flexmb.dynamics.layout import JOINT_SLOTS
-from flexmb.dynamics.solve.fused_element import element, gauss_origins, gauss_origins_modal, whole_element
+from flexmb.dynamics.solve.fused_element import gauss_origins, gauss_origins_modal, whole_element
 from flexmb.dynamics.solve.fused_newton import compiled_newton, loop_backend
 from flexmb.errors import SingularMatrixError
 
@@ -70,7 +71,9 @@ def _modal_part(att, nm: int) -> tuple:
 
 
 def _pairs(sa, sb) -> tuple[NDArray, NDArray]:
-    """The entries on bodies of both sides, increasing: their positions in ``sa``'s and ``sb``'s lists."""
+    """The entries on bodies of both sides, increasing: their positions in ``sa``'s and ``sb``'s lists.
+    Fresh writable arrays, the one exception to the read-only constants (:func:`flexmb.dynamics.kernels.frozen`):
+    the kernels loop over them in tuples with index arrays they make themselves (one type per tuple)."""
     both = np.intersect1d(sa[0], sb[0])
     return (np.searchsorted(sa[0], both).astype(np.int64), np.searchsorted(sb[0], both).astype(np.int64))
 
@@ -112,27 +115,29 @@ class FusedEvaluator:
         Ainv, Dh = transport_matrices(te)
         self.te_t = (np.ascontiguousarray(te.E), np.ascontiguousarray(te.D), Ainv, Dh)
         self.consistent = bool(consistent_transport(te))
-        self.sa, self.sb = _side(cm.att_a), _side(cm.att_b)
-        self.ab = _pairs(self.sa, self.sb)
+        # the model constants in the kernels' form: read-only, contiguous (flexmb.dynamics.kernels.frozen)
+        self.sa, self.sb = frozen(_side(cm.att_a)), frozen(_side(cm.att_b))
+        self.ab = _pairs(self.sa, self.sb)  # (pairs stay writable: _pairs)
         nm = self.mgrp.nm if modal else 0
         ma, mb = _modal_part(cm.att_a, nm), _modal_part(cm.att_b, nm)
-        self.mp = (ma, mb, _pairs(self.sa, mb), _pairs(ma, self.sb), _pairs(ma, mb))
+        self.mp = frozen((ma, mb)) + (_pairs(self.sa, mb), _pairs(ma, self.sb), _pairs(ma, mb))
         g = np.asarray(cm.gravity, dtype=float)
         if rigid:
-            self.body_const = (self.grp.mass, self.grp.J0, g, self.grp._slot_starts)
+            self.body_const = frozen((self.grp.mass, self.grp.J0, g, self.grp._slot_starts))
             self.slots = self.grp.slots
         else:  # (an empty rigid group: the rigid kernels loop over no body)
-            self.body_const = (np.zeros(0), np.zeros((0, 3, 3)), g, np.array([0, 3, 6, 12], dtype=np.int64))
+            self.body_const = frozen((np.zeros(0), np.zeros((0, 3, 3)), g, np.array([0, 3, 6, 12], dtype=np.int64)))
             self.slots = 18
         self.slots_m = self.mgrp.slots if modal else 18
         #: Jacobian values per body and point of each group's own rows
         self.nv = (12 * self.p + RIGID_N_LOCAL, n_values(self.mgrp, self.p) if modal else 0)
         self._no_modal = None if modal else self._empty_modal()
-        self.loads = self._loads(cm)
-        self.springs = self._springs(cm)
+        self.loads = frozen(self._loads(cm))
+        springs = self._springs(cm)
+        self.springs = frozen(springs[:5]) + springs[5:]
         self._law_key = None
         self._law = None
-        self._no_targets = np.zeros((self.nj, 6, self.p))  # (read by the kernels only)
+        self._no_targets = frozen(np.zeros((self.nj, 6, self.p)))  # (read by the kernels only)
         self._no_loads = np.zeros((0, self.p, 3))
         self._bs = None
         self._checked = None
@@ -146,10 +151,10 @@ class FusedEvaluator:
 
         d = group_data([], 0)
         Ef, Wf = force_points(self.te)
-        return (np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros((0, 0)), np.zeros((0, 6)), np.zeros((0, 6)),
-                np.zeros(0), d["S0"], d["S1"], d["J0"], d["J1"], d["J2"], d["psi0"], d["dpsi"], d["Mq"], d["K"],
-                d["C"], d["cs"], d["cu"], d["cV"], d["ql"], d["qA"], Ef, Wf, d["Kg"], d["Ka"],
-                np.zeros(0, np.int64))
+        start = (np.zeros((0, 3)), np.zeros((0, 3, 3)), np.zeros((0, 0)), np.zeros((0, 6)), np.zeros((0, 6)))
+        return start + frozen((np.zeros(0), d["S0"], d["S1"], d["J0"], d["J1"], d["J2"], d["psi0"], d["dpsi"], d["Mq"],
+                               d["K"], d["C"], d["cs"], d["cu"], d["cV"], d["ql"], d["qA"], Ef, Wf, d["Kg"], d["Ka"],
+                               np.zeros(0, np.int64)))
 
     # ------------------------------------------------------------------ model-constant arrays
     @staticmethod
@@ -187,19 +192,19 @@ class FusedEvaluator:
             on_a = np.isin(sa[0], jd)
             on_b = np.isin(sb[0], jd)
             i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
-            self._law = (law.k, law.c, law.ref, law.kind, i64(jh), i64(mh), i64(jf), i64(mf),
-                         np.ascontiguousarray(law.k[jf, mf]), i64(jd), i64(md), i64(np.nonzero(on_a)[0]),
-                         i64(np.nonzero(on_b)[0]), i64(law.ju), self.ab[0], self.ab[1], self.consistent)
+            self._law = frozen((law.k, law.c, law.ref, law.kind, i64(jh), i64(mh), i64(jf), i64(mf),
+                                np.ascontiguousarray(law.k[jf, mf]), i64(jd), i64(md), i64(np.nonzero(on_a)[0]),
+                                i64(np.nonzero(on_b)[0]), i64(law.ju))) + (self.ab[0], self.ab[1], self.consistent)
         return self._law
 
     # ------------------------------------------------------------------ per call
     def arguments(self, st, h: float, lay) -> tuple:
-        """``(body, mod, jt, loads)`` of :func:`element` for the element of length ``h`` from ``st``: start
-        values, drive targets and load values at this element's times."""
+        """``(body, mod, jt, loads)`` of :func:`~.fused_element.whole_element` for the element of length ``h``
+        from ``st``: start values, drive targets and load values at this element's times."""
         cm, te = self.cm, self.te
         if self._bs is None or self._bs[0] is not lay:
-            self._bs = (lay,) + tuple(np.ascontiguousarray(lay.body_start[g.bodies]) if g is not None
-                                      else np.zeros(0, np.int64) for g in (self.grp, self.mgrp))
+            self._bs = (lay,) + frozen(tuple(np.ascontiguousarray(lay.body_start[g.bodies]) if g is not None
+                                             else np.zeros(0, np.int64) for g in (self.grp, self.mgrp)))
         mass, J0, g, bsl = self.body_const
         if self.nbm == 0:
             # (the node states' arrays are contiguous: made by the end values, the initial state, a checkpoint)
@@ -244,12 +249,10 @@ class FusedEvaluator:
         # (values-only evaluation: the pattern recorded by the general evaluator)
         pat, buf = (trip.pattern, trip.buffer) if jac else (None, np.empty(0))
         Ug, Um, Jv, rb, rm, r, vals, valsm = self.views(U, res, buf if jac else None, lay.joint_off)
-        if self.nbm:
-            n = whole_element(float(h), self.te_t, body, mod, Ug, Um, Jv, SLOTS, self.sa, self.sb, self.mp, jt, loads,
-                              self.springs, rb, rm, r, res, jac, vals, valsm, buf)
-        else:  # (fewer arguments to type per call)
-            n = element(float(h), self.te_t, body, Ug, Jv, SLOTS, self.sa, self.sb, jt, loads, self.springs, rb, r, res,
-                        jac, vals, buf)
+        # (a model without modal bodies passes the empty stand-ins of the compiled loop's no_modal: the
+        # same types, one specialization of the element for both callers)
+        n = whole_element(float(h), self.te_t, body, mod, Ug, Um, Jv, SLOTS, self.sa, self.sb, self.mp, jt, loads,
+                          self.springs, rb, rm, r, res, jac, vals, valsm, buf)
         if jac:
             self.check(pat, n)
             trip.all_written()

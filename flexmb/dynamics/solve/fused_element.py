@@ -12,18 +12,7 @@ from flexmb.dynamics.bodies import rigid_kernels as K
 from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
 from flexmb.dynamics.solve.fused_joints import joints
 from flexmb.dynamics.solve.fused_kernels import forces, side_pose
-from flexmb.dynamics.solve.fused_modal import modal_body, no_modal, part_pose
-
-
-@jit_kernel
-def element(h, te_t, body, Ug, Jv, sl, sa, sb, jt, loads, springs, rb, r, res, jac, vals, buf):
-    """:func:`whole_element` of a model without modal bodies: their arguments built here (empty), so
-    that a rigid-only model's call carries no more arguments to type than the rigid ones."""
-    p = Ug.shape[1]
-    mod, mp = no_modal(p)
-    e = np.empty((0, p, 18))
-    return whole_element(h, te_t, body, mod, Ug, e, Jv, sl, sa, sb, mp, jt, loads, springs, rb, e, r, res, jac, vals,
-                         np.empty((0, p, 0)), buf)
+from flexmb.dynamics.solve.fused_modal import modal_body, part_pose
 
 
 @jit_kernel

@@ -32,10 +32,16 @@ import numpy as np
 
 from flexmb.dynamics.bodies import rigid_kernels as K
 from flexmb.dynamics.elements import force_law
-from flexmb.dynamics.kernels import jit_kernel, dot6, put  # (jit_kernel: the kernels' compilation, cache, no fastmath)
+from flexmb.dynamics.kernels import dot6, frozen, jit_kernel, put  # (jit_kernel: the kernels' compilation, cache, no fastmath)
 
 
 # ============================================================================ value writers
+#: a one-entry side's constants (:func:`forces`' loads): numba types module arrays read-only
+_ONE_ENTRY = frozen(np.zeros(1, np.int64))
+_NO_GROUND_X = frozen(np.zeros((1, 3)))
+_NO_GROUND_R = frozen(np.zeros((1, 3, 3)))
+
+
 @jit_kernel
 def put_scatter(buf, o, fac, BT, q1s, dW, js, sgn, J, q2s):
     """``((fac BT[q1]) @ (sgn dW[j])) @ J[q2]`` for every entry ``z`` (``q1 = q1s[z]``, ``j = js[z]``,
@@ -162,8 +168,8 @@ def forces(h, p, X, R, T, Ug, bw, bpi, bs, slots, E, loads, springs, res, jac, b
     loc, c, A, lever, k0, body, vals = loads
     nl = loc.size
     for ld in range(nl):
-        side = (np.zeros(1, np.int64), loc[ld:ld + 1], c[ld:ld + 1], A[ld:ld + 1], np.zeros((1, 3)),
-                np.zeros((1, 3, 3)), lever[ld])
+        # (a side tuple of the types of the model's: read-only constants, flexmb.dynamics.kernels.frozen)
+        side = (_ONE_ENTRY, loc[ld:ld + 1], c[ld:ld + 1], A[ld:ld + 1], _NO_GROUND_X, _NO_GROUND_R, lever[ld])
         W = np.zeros((1, p, 6))
         dW = np.empty((1, p, 6, 6) if body[ld] else (0, 0, 6, 6))
         Jg = np.empty((0, p, 6, 6))

@@ -21,7 +21,7 @@ import numpy as np
 
 from flexmb.dynamics.bodies import modal_attach as ma
 from flexmb.dynamics.bodies import modal_kernels as mk
-from flexmb.dynamics.kernels import jit_kernel, dot6  # (jit_kernel: the kernels' compilation, cache, no fastmath)
+from flexmb.dynamics.kernels import dot6, frozen, jit_kernel  # (jit_kernel: the kernels' compilation, cache, no fastmath)
 from flexmb.dynamics.solve.fused_kernels import place_poses
 
 
@@ -125,12 +125,19 @@ def positions_in(sel, js):
     return np.nonzero(keep)[0].astype(np.int64)
 
 
+_I0 = frozen(np.zeros(0, np.int64))
+_C1, _C2, _C3, _C4, _C5 = (frozen(np.zeros((0,) * k)) for k in range(1, 6))
+
+
 @jit_kernel
 def no_modal(p):
     """``(mod, mp)`` of a model without modal bodies: empty arrays of the kernels' types, one per
-    dimension (:func:`flexmb.dynamics.solve.fused_element.element`)."""
-    i0 = np.zeros(0, np.int64)
-    z1, z2, z3, z4, z5 = np.zeros(0), np.zeros((0, 0)), np.zeros((0, 0, 0)), np.zeros((0, 0, 0, 0)), np.zeros((0, 0, 0, 0, 0))
-    part = (i0, i0, z2, z3, z3, z3)
-    mod = (z2, z3, z2, z2, z2, z1, z2, z3, z3, z4, z5, z3, z4, z3, z3, z3, z2, z3, z4, z2, z4, z2, z2, z4, z4, i0)
-    return mod, (part, part, (i0, i0), (i0, i0), (i0, i0))
+    dimension (``FusedEvaluator._empty_modal`` builds the same in Python): the start values writable, the
+    constants read-only like a modal group's (module constants: numba types them read-only;
+    :func:`flexmb.dynamics.kernels.frozen`), so that both share one specialization."""
+    z2, z3 = np.zeros((0, 0)), np.zeros((0, 0, 0))
+    i0, c1, c2, c3, c4, c5 = _I0, _C1, _C2, _C3, _C4, _C5
+    part = (i0, i0, c2, c3, c3, c3)
+    mod = (z2, z3, z2, z2, z2, c1, c2, c3, c3, c4, c5, c3, c4, c3, c3, c3, c2, c3, c4, c2, c4, c2, c2, c4, c4, i0)
+    pair = np.zeros(0, np.int64)  # (pairs are writable: fused._pairs)
+    return mod, (part, part, (pair, pair), (pair, pair), (pair, pair))

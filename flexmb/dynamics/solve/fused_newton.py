@@ -44,7 +44,7 @@ import time as _time
 
 import numpy as np
 
-from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.kernels import frozen, jit_kernel  # (jit_kernel: the kernels' compilation, cache, no fastmath)
 # the general loop's own compiled pieces (CSC values, refactorization, increments): the same expressions
 from flexmb.dynamics.layout import JOINT_SLOTS, _scatter_values
 from flexmb.dynamics.solve.fused_element import whole_element
@@ -71,7 +71,7 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
     reuse_near, predicted_factor, reuse_rate, stall_rate)``, ``iopt = (max_iter,
     min_iter_divergence, predicted_stop, late, element)`` (``late``: full Newton's reuse near the
     root, ``reuse="none"``; ``element``: ``reuse="element"``, newton_solve's ``reuse != "none"``); the
-    other arguments are those of :func:`~flexmb.dynamics.solve.fused_element.element` (model and element start; ``nb``, ``nbm`` rigid
+    other arguments are those of :func:`~flexmb.dynamics.solve.fused_element.whole_element` (model and element start; ``nb``, ``nbm`` rigid
     and modal bodies, ``slm`` the modal bodies' unknowns per point, ``off`` the joints' first unknown),
     the pattern's (``nvr``, ``nvm`` the values per body and point of the rigid and the modal group's
     blocks, the first in the values; ``dest``, ``n_dropped``) and the kept LU structure's.
@@ -200,9 +200,9 @@ def newton_rigid(h, te_t, body, sl, sa, sb, jt, loads, springs,
                  nb, nj, p, jsl, off, nvr, n_entries, dest, n_dropped,
                  Bp, Brow, gather, Lp, Li, Up, Ui, perm_r, q, pivot_tol,
                  U0, scale, fopt, iopt, U, hist):  # pragma: no cover - compiled
-    """:func:`newton_element` of a model without modal bodies: their (empty) arguments built here, as
-    :func:`flexmb.dynamics.solve.fused_element.element` does, so that a rigid model's call carries no
-    more arrays to unbox than its own (the empty modal tuples cost ~25 us per element of the
+    """:func:`newton_element` of a model without modal bodies: their (empty) arguments built here
+    (:func:`.fused_modal.no_modal`, the types of ``FusedEvaluator._empty_modal``), so that a rigid model's call
+    carries no more arrays to unbox than its own (the empty modal tuples cost ~25 us per element of the
     pendulum)."""
     mod, mp = no_modal(p)
     none = nb - nb  # (typed zeros, not literals: tests/test_compile_specializations.py)
@@ -254,16 +254,18 @@ class FusedNewton:
         fopt, iopt = self._options(options)
         U = np.empty(self.n)
         hist = np.empty(options.max_iter)
+        # read-only views, whatever the caller's flags (flexmb.dynamics.kernels.frozen: one compiled signature)
+        U0, scale = frozen((np.require(U0, float, "C"), np.require(scale, float, "C")))
         te_t, sl, sa, sb = self.consts
         t0 = _time.perf_counter()
         if self.rigid:
             out = newton_rigid(float(h), te_t, body, sl, sa, sb, jt, loads, fe.springs, *self.dims, *self.lu,
-                               pivot_tol, np.ascontiguousarray(U0, dtype=float),
-                               np.ascontiguousarray(scale, dtype=float), fopt, iopt, U, hist)
+                               pivot_tol, U0,
+                               scale, fopt, iopt, U, hist)
         else:
             out = newton_element(float(h), te_t, body, mod, sl, sa, sb, fe.mp, jt, loads, fe.springs, *self.dims,
-                                 *self.lu, pivot_tol, np.ascontiguousarray(U0, dtype=float),
-                                 np.ascontiguousarray(scale, dtype=float), fopt, iopt, U, hist)
+                                 *self.lu, pivot_tol, U0,
+                                 scale, fopt, iopt, U, hist)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
         system.n_eval += n_ev
         system.n_residual_only += n_ev - n_jac  # the kernel's evaluations without a Jacobian

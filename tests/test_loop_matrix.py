@@ -167,3 +167,24 @@ def test_singular_node_check_without_dropped_equations_decides_as_the_svd():
             assert (found is None) == (ratio >= tol), (tol, ratio, b)
             if found is not None:
                 assert found[2] == pytest.approx(ratio, rel=1e-12)
+
+
+def test_redundancy_check_at_t0_decides_as_the_svds_for_an_independent_loop_set(caplog):
+    """``detect_redundant`` proves an independent, well-conditioned loop set by the conditioning bound
+    (at least 2 x NEAR_DEPENDENT_TOL) without its two SVDs: X3 at t0 and at random configurations has
+    nothing dependent and no WARNING, as the SVDs decide (full rank, conditioning above the warning's
+    threshold)."""
+    import logging
+
+    cm = compile_model(case_x3.slider_crank(case_x3.OMEGA_X3, 0.0, "none", case_x3.rod_data()))
+    st0, _ = initial_state(cm)
+    js = rd.loop_joints(cm)
+    rng = np.random.default_rng(6)
+    for st in [st0] + [moved(st0, rng, cm) for _ in range(3)]:
+        Gs, _, _, _ = rd.scaled_loop_matrix(cm, st, js)
+        assert rd.conditioning_bound(Gs) >= 2 * rd.NEAR_DEPENDENT_TOL
+        rank, _, _, _ = rd.rank_select(Gs)
+        assert rank == Gs.shape[0] and rd.conditioning(Gs) >= rd.NEAR_DEPENDENT_TOL
+        with caplog.at_level(logging.WARNING, logger="flexmb"):
+            assert rd.detect_redundant(cm, st) == ([], [])
+        assert not caplog.records

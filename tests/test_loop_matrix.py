@@ -107,3 +107,84 @@ def test_singular_node_check_fires_near_the_change_point(theta_deg, singular):
     # the self-stresses: orthonormal, and the kept rows combined by them have no lever (n^T Gs ~ ratio |Gs|)
     assert np.allclose(n.T @ n, np.eye(n.shape[1]), atol=1e-12)
     assert np.linalg.norm(n.T @ Gs) <= 10 * ratio * np.linalg.norm(Gs, 2)
+
+
+@pytest.mark.parametrize("shape", [(18, 23), (6, 6), (12, 30)])
+@pytest.mark.parametrize("smallest", [1.0, 1e-3, 1e-6, 1e-9, 0.0])
+def test_conditioning_bound_is_below_the_svd_ratio(shape, smallest):
+    """:func:`~flexmb.dynamics.node.redundancy.conditioning_bound` (``1 / (|G|_F |L^-1|_F)``, ``G G^T = L L^T``)
+    never exceeds ``sigma_min / sigma_max`` of the SVD and is within ``n_rows`` of it (the Frobenius norms
+    over the 2-norms, ``sqrt(n_rows)`` each), for singular values spread down to ``smallest``; an exactly
+    singular matrix proves nothing (0 or a bound at round-off)."""
+    rng = np.random.default_rng(3)
+    n, m = shape
+    U, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    V, _ = np.linalg.qr(rng.standard_normal((m, n)))
+    sv = np.geomspace(1.0, max(smallest, 1e-300), n) if smallest > 0 else np.r_[np.linspace(1.0, 0.1, n - 1), 0.0]
+    G = (U * sv) @ V.T
+    s = np.linalg.svd(G, compute_uv=False)
+    ratio = s[-1] / s[0]
+    b = rd.conditioning_bound(G)
+    if smallest >= 1e-6:
+        assert ratio / n <= b <= ratio * (1 + 1e-8)
+    else:  # at and below the round-off of the Gram matrix (1e-16 of sigma_max^2): nothing to prove
+        assert b <= 1e-7
+
+
+def test_conditioning_bound_proves_nothing_for_wide_or_bad_input():
+    """More rows than columns (dependent by count), a zero matrix, NaN: 0.0, so that the check falls back
+    to the SVD."""
+    rng = np.random.default_rng(4)
+    assert rd.conditioning_bound(rng.standard_normal((7, 5))) == 0.0
+    assert rd.conditioning_bound(np.zeros((4, 6))) == 0.0
+    G = rng.standard_normal((4, 6))
+    G[1, 2] = np.nan
+    assert rd.conditioning_bound(G) == 0.0
+    assert rd.conditioning_bound(np.zeros((0, 6))) == 0.0
+
+
+def test_singular_node_check_without_dropped_equations_decides_as_the_svd():
+    """X3's loop set drops nothing: the check proves a node regular by the conditioning bound when it can
+    (at least ``BOUND_MARGIN`` x the tolerance) and asks the SVD otherwise; either way the decision is the
+    SVD's (None iff its ratio is at least ``tol``), for tolerances from far below the node's ratio up to
+    just around it, at random configurations."""
+    from flexmb.dynamics.variants.singular_node import BOUND_MARGIN
+
+    cm = compile_model(case_x3.slider_crank(case_x3.OMEGA_X3, 0.0, "none", case_x3.rod_data()))
+    st0, _ = initial_state(cm)
+    full = Selection.full(cm)
+    assert not full.redundant
+    rng = np.random.default_rng(5)
+    for st in [st0] + [moved(st0, rng, cm) for _ in range(3)]:
+        Gs, _ = rd.full_loop_matrix(cm, st)
+        s = np.linalg.svd(Gs, compute_uv=False)
+        ratio, b = s[-1] / s[0], rd.conditioning_bound(Gs)
+        assert 0 < b <= ratio
+        tols = [SINGULAR_NODE_TOL, b / BOUND_MARGIN, b / BOUND_MARGIN * 1.01, ratio * 0.999, ratio * 1.001, 2 * ratio]
+        for tol in tols:
+            cm.cache.node_svd = None
+            found = self_stresses(cm, st, full, tol=tol)
+            assert (found is None) == (ratio >= tol), (tol, ratio, b)
+            if found is not None:
+                assert found[2] == pytest.approx(ratio, rel=1e-12)
+
+
+def test_redundancy_check_at_t0_decides_as_the_svds_for_an_independent_loop_set(caplog):
+    """``detect_redundant`` proves an independent, well-conditioned loop set by the conditioning bound
+    (at least 2 x NEAR_DEPENDENT_TOL) without its two SVDs: X3 at t0 and at random configurations has
+    nothing dependent and no WARNING, as the SVDs decide (full rank, conditioning above the warning's
+    threshold)."""
+    import logging
+
+    cm = compile_model(case_x3.slider_crank(case_x3.OMEGA_X3, 0.0, "none", case_x3.rod_data()))
+    st0, _ = initial_state(cm)
+    js = rd.loop_joints(cm)
+    rng = np.random.default_rng(6)
+    for st in [st0] + [moved(st0, rng, cm) for _ in range(3)]:
+        Gs, _, _, _ = rd.scaled_loop_matrix(cm, st, js)
+        assert rd.conditioning_bound(Gs) >= 2 * rd.NEAR_DEPENDENT_TOL
+        rank, _, _, _ = rd.rank_select(Gs)
+        assert rank == Gs.shape[0] and rd.conditioning(Gs) >= rd.NEAR_DEPENDENT_TOL
+        with caplog.at_level(logging.WARNING, logger="flexmb"):
+            assert rd.detect_redundant(cm, st) == ([], [])
+        assert not caplog.records

@@ -229,3 +229,38 @@ def test_a_dropped_equation_that_drifts_stops_the_run():
 
     with pytest.raises(ConstraintViolationError, match=rf"{model.joints[j].name}.*dropped"):
         run._check_dropped()
+
+
+@pytest.mark.parametrize("kind", ["revolute", "universal", "prismatic"])
+def test_attachment_frames_from_point_and_axis_are_checked_rotations(kind):
+    """The attachment frames a model derives from a joint's point and axis (``Frame.checked``: no input
+    checks again) are the body-frame images of one orthonormal joint frame: proper rotations whose
+    z axis (universal: x and y) is the given axis in each body, meeting at the point, with the arrays
+    the checked constructor makes of the same values (float (3,) and (3, 3))."""
+    from flexmb.rotations import so3
+
+    axis = np.array([0.3, -0.4, 0.5]) / np.linalg.norm([0.3, -0.4, 0.5])
+    axis2 = np.cross(axis, [1.0, 0.0, 0.0])
+    axis2 /= np.linalg.norm(axis2)
+    R = so3.exp(np.array([0.2, -0.1, 0.7]))
+    b = bob(orientation=R)
+    point = np.array([-0.5, 0.2, 0.1])
+    cls = {"revolute": fm.Revolute, "universal": fm.Universal, "prismatic": fm.Prismatic}[kind]
+    kw = dict(axis2=axis2) if kind == "universal" else {}
+    joint = cls("j", "ground", "bob", point=point, axis=axis, **kw)
+    model = fm.Model([b], [joint])
+    fa, fb = model.attachment_frames(joint)
+    for f, Rb, xb in ((fa, np.eye(3), np.zeros(3)), (fb, R, b.position)):
+        again = fm.Frame(f.origin, f.orientation)  # the checking constructor accepts them, unchanged
+        assert np.array_equal(again.origin, f.origin) and np.array_equal(again.orientation, f.orientation)
+        same = fm.Frame.checked(list(f.origin), f.orientation.tolist(), site="s")  # lists: float arrays
+        assert np.array_equal(same.origin, f.origin) and np.array_equal(same.orientation, f.orientation)
+        assert same.site == "s" and same.origin.shape == (3,)
+        assert f.origin.dtype == float and f.origin.shape == (3,) and f.orientation.shape == (3, 3)
+        G = Rb @ f.orientation  # the joint frame in inertial axes
+        assert np.allclose(G.T @ G, np.eye(3), atol=1e-14) and np.linalg.det(G) > 0
+        assert np.allclose(xb + Rb @ f.origin, point, atol=1e-14)
+        if kind == "universal":
+            assert np.allclose(G[:, 0], axis, atol=1e-14) and np.allclose(G[:, 1], axis2, atol=1e-14)
+        else:
+            assert np.allclose(G[:, 2], axis, atol=1e-14)

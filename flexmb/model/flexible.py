@@ -415,4 +415,6 @@ def site_frame(model, value: Any, frame):
         return frame
     body = model.bodies[model.body_index(value)]
     _, turn = site_offset(model, value)
-    return Frame(np.asarray(body.interface(value[1]).position, dtype=float), turn.T @ frame.orientation, site=value[1])
+    # (a checked interface point and a product of checked rotations: no input checks again)
+    return Frame.checked(np.asarray(body.interface(value[1]).position, dtype=float), turn.T @ frame.orientation,
+                         site=value[1])

@@ -524,13 +524,14 @@ class Model:
                 G = Rb @ fb.orientation
             else:
                 G = np.eye(3)
+            # (products of checked rotations and vectors: Frame.checked skips the input checks)
             if fa is None:
-                fa = Frame(Ra.T @ (p - xa), Ra.T @ G)
+                fa = Frame.checked(Ra.T @ (p - xa), Ra.T @ G)
             if fb is None:
                 Gb = G
                 if isinstance(joint, Universal) and joint.axis2 is not None:
                     Gb = G  # same frame at t = 0: cross axes are x of A and y of B
-                fb = Frame(Rb.T @ (p - xb), Rb.T @ Gb)
+                fb = Frame.checked(Rb.T @ (p - xb), Rb.T @ Gb)
         return site_frame(self, joint.body_a, fa), site_frame(self, joint.body_b, fb)
 
     @property
@@ -548,6 +549,8 @@ class Model:
 
 def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray:
     """Orthonormal frame with z = ``axis`` (universal: x = axis, y = axis2)."""
+    from flexmb.rotations.so3 import cross  # (numpy's np.cross, the same products, without its overhead)
+
     if kind == "universal":
         x = axis
         if axis2 is None:
@@ -558,10 +561,10 @@ def _frame_from_axes(axis: NDArray, axis2: NDArray | None, kind: str) -> NDArray
         if abs(axis2 @ x) > 1e-8:
             raise ModelError(f"Universal joint: axis and axis2 must be orthogonal at t = 0 (dot = {axis2 @ x:.3e})")
         y = y / np.linalg.norm(y)
-        return np.column_stack([x, y, np.cross(x, y)])
+        return np.column_stack([x, y, cross(x, y)])
     z = axis
     helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     x = helper - (helper @ z) * z
     x /= np.linalg.norm(x)
-    return np.column_stack([x, np.cross(z, x), z])
+    return np.column_stack([x, cross(z, x), z])
 

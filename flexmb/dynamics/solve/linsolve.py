@@ -238,9 +238,9 @@ class Refactor:
 
     def _pivot(self, A: sp.csc_matrix, q: np.ndarray | None) -> None:
         """Factor ``A`` with SuperLU (a new column order when ``q`` is None, :meth:`_ordered`; else
-        the column order ``q``) and analyse the structure of its pivots (both kept for a matrix met
-        before: :mod:`flexmb.dynamics.solve.pivot_memo`)."""
-        from flexmb.dynamics.solve.pivot_memo import structure, superlu_pivots
+        the column order ``q``) and analyse the structure of its pivots (kept for pivots met before:
+        :mod:`flexmb.dynamics.solve.pivot_memo`)."""
+        from flexmb.dynamics.solve.pivot_memo import structure
 
         n = A.shape[0]
         if q is not None and q.size == 2 * n:  # column order and row pivots of a checkpoint
@@ -253,12 +253,12 @@ class Refactor:
             self._adopt(A, self._ordered(A))
             return
         try:
-            perm_c, perm_r = superlu_pivots(A[:, q], permc_spec="NATURAL", relax=self.relax,
-                                            panel_size=self.panel_size, diag_pivot_thresh=1.0)
-            q = q[np.argsort(perm_c)]  # SuperLU postorders the elimination tree
+            lu = spla.splu(A[:, q], permc_spec="NATURAL", relax=self.relax, panel_size=self.panel_size,
+                           diag_pivot_thresh=1.0)
+            q = q[np.argsort(lu.perm_c)]  # SuperLU postorders the elimination tree
         except RuntimeError as exc:  # "Factor is exactly singular"
             raise SingularMatrixError(str(exc)) from exc
-        s = structure(A.indptr, A.indices, q, perm_r)
+        s = structure(A.indptr, A.indices, q, lu.perm_r)
         if not s.ok:
             raise SingularMatrixError("structurally singular matrix")
         self._adopt(A, s)
@@ -267,7 +267,7 @@ class Refactor:
         """Column order and pivots for a new pattern: COLAMD, and also the minimum degree ordering of
         ``A^T A`` when COLAMD's refactorization would cost more than ``ata_ratio`` multiply-adds per
         nonzero of ``A``; the structure with fewer multiply-adds is kept (see the class docstring)."""
-        from flexmb.dynamics.solve.pivot_memo import structure, superlu_pivots
+        from flexmb.dynamics.solve.pivot_memo import structure
 
         best = None
         for spec in ("COLAMD", "MMD_ATA"):
@@ -276,13 +276,13 @@ class Refactor:
             try:
                 # relax/panel_size only set SuperLU's supernode blocking (the same pivots: threshold 1,
                 # the largest entry of each column): 14 % faster than its defaults at N = 3000
-                perm_c, perm_r = superlu_pivots(A, permc_spec=spec, diag_pivot_thresh=1.0, relax=self.relax,
-                                                panel_size=self.panel_size, options={"SymmetricMode": False})
+                lu = spla.splu(A, permc_spec=spec, diag_pivot_thresh=1.0, relax=self.relax, panel_size=self.panel_size,
+                               options={"SymmetricMode": False})
             except RuntimeError as exc:  # "Factor is exactly singular"
                 if best is None:
                     raise SingularMatrixError(str(exc)) from exc
                 break
-            s = structure(A.indptr, A.indices, np.argsort(perm_c), perm_r)
+            s = structure(A.indptr, A.indices, np.argsort(lu.perm_c), lu.perm_r)
             s.ordering = spec
             if not s.ok:
                 if best is None:

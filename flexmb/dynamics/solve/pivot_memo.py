@@ -1,6 +1,6 @@
-"""The first factorization of a Newton matrix pattern (:class:`~flexmb.dynamics.solve.linsolve.Refactor`):
-SuperLU's column order and row pivots (computed every time), and the structure of ``L`` and ``U`` under
-them, kept by a digest of its inputs (:mod:`flexmb.memo`).
+"""The structure of ``L`` and ``U`` under the first factorization's pivots of a Newton matrix pattern
+(:class:`~flexmb.dynamics.solve.linsolve.Refactor`; SuperLU's column order and row pivots are computed
+every time), kept by a digest of its inputs (:mod:`flexmb.memo`).
 
 The structure (:class:`~flexmb.dynamics.solve.refactor_lu.Structure`) is a deterministic function of the
 pattern and the permutations: a run of a model of the same structure whose first matrix pivots alike (a
@@ -13,7 +13,6 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
 from flexmb.dynamics.solve.refactor_lu import Structure
@@ -24,13 +23,6 @@ from flexmb.memo import Memo, digest
 MAX_NNZ = 50_000
 
 _STRUCTURES = Memo(8)
-
-
-def superlu_pivots(A, **options) -> tuple[NDArray, NDArray]:
-    """``(perm_c, perm_r)`` of ``scipy.sparse.linalg.splu(A, **options)`` (``A`` CSC; its RuntimeError on
-    a singular matrix passes through)."""
-    lu = spla.splu(A, **options)
-    return lu.perm_c, lu.perm_r
 
 
 def structure(indptr: NDArray, indices: NDArray, q: NDArray, perm_r: NDArray) -> Structure:

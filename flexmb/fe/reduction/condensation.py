@@ -102,7 +102,9 @@ class QuarticCondensation:
         included): ~1e-3-3e-2 for bending and torsion shapes of a beam (the geometric part is of order
         (thickness/length)^2), ~0.5 for an axial (membrane) shape. Soft under "auto": ``kappa < KAPPA_SOFT``.
     form_minimum : dict
-        :func:`quartic_form_minimum` (energy per unit |q|^4) of the ``"relaxed"`` and ``"raw"`` forms.
+        :func:`quartic_form_minimum` (energy per unit |q|^4) of the ``"relaxed"`` form, and of the full
+        geometric coupling (``"weight 1"``) when its weight was reduced. (The raw form is the SVK energy
+        of the field ``Phi q``, a sum of squares: its minimum is >= 0 and not searched for.)
     pair_correction : ndarray, shape (P, P)
         ``b_ij . K_c^+ b_kl`` over the pairs ``i <= j`` (``np.triu_indices(nm)`` order) for the chosen
         coupling, plus the internal modes' ``sum_e b_alpha,ij . K_aa^-1 b_alpha,kl`` (hex8, wedge6),
@@ -142,7 +144,7 @@ class QuarticCondensation:
 
 
 def quartic_form_minimum(
-    H: NDArray[np.float64], *, n_samples: int = 4000, seed: int = 0
+    H: NDArray[np.float64], *, n_samples: int = 4000, seed: int = 0, stop_below: float | None = None
 ) -> tuple[float, NDArray[np.float64]]:
     """Smallest value of ``sum H[i,j,k,l] q_i q_j q_k q_l`` on the unit sphere ``|q| = 1`` (estimate).
 
@@ -153,6 +155,10 @@ def quartic_form_minimum(
     Parameters
     ----------
     H : ndarray, shape (nm, nm, nm, nm)
+    stop_below : float, optional
+        Return as soon as a value below it is found (a sign test: the minimum is below it too, and
+        the search from the remaining starts could only lower it); the value returned is then that
+        upper bound of the minimum, not the search's estimate.
 
     Returns
     -------
@@ -182,6 +188,8 @@ def quartic_form_minimum(
 
     best_v, best_q = float(vals.min()), Q[int(np.argmin(vals))]
     for i in np.argsort(vals)[:5]:
+        if stop_below is not None and best_v < stop_below:
+            break
         res = minimize(f, Q[i], jac=True, method="BFGS",
                        options=dict(gtol=1e-9 * max(abs(vals).max(), 1e-300), maxiter=300))
         if res.fun < best_v:
@@ -304,7 +312,7 @@ def quartic_condensation(
     kappa = np.sqrt(e_k / np.maximum(e_m, tiny)) * (np.maximum(e_m, e_k) > tiny)
     raw = expand_pairs(Hp, nm)
 
-    def relaxed_with(soft, weight=1.0, n_samples=4000):
+    def relaxed_with(soft, weight=1.0, n_samples=4000, stop_below=None):
         mask = weight * (soft[iu] & soft[ju]).astype(float)[:, None]
         B, V = Bm + mask * Bk, Vm + mask * Vk
         C = (B if KS is None else B + KS) @ V.T
@@ -319,11 +327,12 @@ def quartic_condensation(
             C = C - (S @ KS.T + BS + BS.T)
             V = V - S  # v(q) = -1/2 sum q_i q_j (V_ij - s_ij)
         Hr = expand_pairs(Hp - C, nm)
-        return dict(C=C, H=Hr, asym=asym, V=V, minimum=quartic_form_minimum(Hr, n_samples=n_samples)[0])
+        return dict(C=C, H=Hr, asym=asym, V=V,
+                    minimum=quartic_form_minimum(Hr, n_samples=n_samples, stop_below=stop_below)[0])
 
     soft = {"full": np.ones(nm, bool), "membrane": np.zeros(nm, bool), "auto": kappa < KAPPA_SOFT}[coupling]
     res = relaxed_with(soft)
-    minima = {"raw": quartic_form_minimum(raw)[0], "relaxed": res["minimum"]}
+    minima = {"relaxed": res["minimum"]}
     tol = 1e-9 * float(np.abs(raw).max(initial=0.0))  # round-off of a form with null directions
     weight = 1.0
     if coupling == "auto" and soft.any() and res["minimum"] < -tol:
@@ -333,7 +342,7 @@ def quartic_condensation(
         lo, hi = 0.0, 1.0
         for _ in range(GEOMETRIC_WEIGHT_BISECTIONS):
             mid = 0.5 * (lo + hi)
-            if relaxed_with(soft, mid, n_samples=1000)["minimum"] >= -tol:
+            if relaxed_with(soft, mid, n_samples=1000, stop_below=-tol)["minimum"] >= -tol:
                 lo = mid
             else:
                 hi = mid

@@ -73,6 +73,26 @@ def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
+#: the fields of a node that hold statements (an import is a statement: it never sits in an expression)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.Module, type_checking: bool = False):
+    """Every statement of ``tree``, nested ones too (functions, classes, if/try/with/match blocks), but
+    those under ``if TYPE_CHECKING:`` unless ``type_checking``.  Expressions are not walked: nine nodes
+    in ten."""
+    stack = [tree]
+    while stack:
+        block = stack.pop()
+        for field in _BLOCKS:
+            children = getattr(block, field, ())
+            for node in children if isinstance(children, list) else ():
+                if not isinstance(node, ast.AST) or (not type_checking and _is_type_checking(node)):
+                    continue
+                stack.append(node)
+                yield node
+
+
 def import_graph(root: Path) -> dict[str, dict[str, int]]:
     """Module -> {imported module of the same package -> line of the first such import}."""
     modules = _modules(root)
@@ -87,27 +107,22 @@ def import_graph(root: Path) -> dict[str, dict[str, int]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         edges = graph.setdefault(name, {})
-        stack = [_parsed(path)[1]]
-        while stack:
-            for node in ast.iter_child_nodes(stack.pop()):
-                if _is_type_checking(node):
-                    continue
-                stack.append(node)
-                targets: list[str] = []
-                if isinstance(node, ast.Import):
-                    targets = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom):
-                    base = node.module or ""
-                    if node.level:  # relative import
-                        parent = package.split(".")[: len(package.split(".")) - node.level + 1]
-                        base = ".".join(parent + ([base] if base else []))
-                    # `from pkg import sub` imports the submodule when there is one
-                    targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
-                for target in targets:
-                    if target == top or target.startswith(top + "."):
-                        resolved = resolve(target)
-                        if resolved is not None and resolved != name:
-                            edges[resolved] = min(edges.get(resolved, node.lineno), node.lineno)
+        for node in _statements(_parsed(path)[1]):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative import
+                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parent + ([base] if base else []))
+                # `from pkg import sub` imports the submodule when there is one
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            for target in targets:
+                if target == top or target.startswith(top + "."):
+                    resolved = resolve(target)
+                    if resolved is not None and resolved != name:
+                        edges[resolved] = min(edges.get(resolved, node.lineno), node.lineno)
     return graph
 
 
@@ -209,7 +224,7 @@ def private_imports(root: Path) -> list[str]:
     out = []
     for name, path in _modules(root).items():
         lines, tree = _parsed(path)
-        for node in ast.walk(tree):
+        for node in _statements(tree, type_checking=True):
             if not isinstance(node, ast.ImportFrom) or not (node.level or (node.module or "").split(".")[0] == root.name):
                 continue
             private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]

@@ -62,14 +62,17 @@ def theta(t):
     return np.where(t < TS, up, WS * (t - TS / 2))
 
 
-def spinup_beam_data(nx: int = 20, n_modes: int = 20, tip: bool = True):
+def spinup_beam_data(nx: int = 20, n_modes: int = 20, tip: bool = True, quartic="auto"):
     """Craig-Bampton body of the X1 beam (hex20), root reference interface ``xmin`` and (``tip``)
-    the tip interface ``xmax``, whose static modes bring the axial stretch shape into the basis."""
+    the tip interface ``xmax``, whose static modes bring the axial stretch shape into the basis.
+    ``quartic`` as in :func:`flexmb.fe.reduction.body_data.build_flexible_body` (False: no quartic
+    term, which only ``stiffening="full"`` uses; its positivity search is most of the build's ~6 s)."""
     hy = math.sqrt(12 * INERTIA / AREA)
     bz = AREA / hy
     mesh = structured_box((L, hy, bz), (nx, 1, 1), "hexahedron20", origin=(0.0, -hy / 2, -bz / 2),
                           material=Material(E=E, nu=0.0, rho=RHO))
-    return build_flexible_body(mesh, interfaces=["xmin", "xmax"] if tip else ["xmin"], n_modes=n_modes)
+    return build_flexible_body(mesh, interfaces=["xmin", "xmax"] if tip else ["xmin"], n_modes=n_modes,
+                               quartic=quartic)
 
 
 def tip_from_modes(sol, data, modes):

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 import scipy.sparse as sp
 
-from flexmb.dynamics.kernels import jit_kernel
+from flexmb.dynamics.kernels import frozen, jit_kernel
 from flexmb.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -207,14 +207,16 @@ class Layout:
     def group_view(self, U: NDArray, bodies: NDArray, slots: int) -> NDArray:
         """``U`` block of a body group (``bodies``: its model indices, contiguous in storage) as
         ``(n_g, p, slots)``."""
-        n = len(bodies)
-        if n == 0:
-            return U[:0].reshape(0, self.p, slots)
-        starts = self.__dict__.get("_starts")
-        if starts is None:  # the body starts as Python ints (a list lookup per call)
-            starts = self._starts = self.body_start.tolist()
-        s = starts[bodies[0]]
-        return U[s:s + n * self.p * slots].reshape(n, self.p, slots)
+        views = self.__dict__.get("_views")
+        if views is None or len(views) > 64:  # (bounded: a caller's temporary ``bodies`` would add keys)
+            views = self._views = {}
+        hit = views.get((id(bodies), slots))
+        if hit is None or hit[0] is not bodies:  # the block's bounds and shape, once per group (its bodies kept
+            # with them: the key's id stays theirs)
+            n = len(bodies)
+            s = int(self.body_start[bodies[0]]) if n else 0
+            hit = views[(id(bodies), slots)] = (bodies, s, s + n * self.p * slots, (n, self.p, slots))
+        return U[hit[1]:hit[2]].reshape(hit[3])
 
     def joint_view(self, U: NDArray) -> NDArray:
         return U[self.joint_off:].reshape(self.n_joints, self.p, JOINT_SLOTS)
@@ -254,8 +256,7 @@ def node_columns(data, vel_cols: NDArray, local: NDArray) -> NDArray:
     attachment data ``data``, read-only (every node's frames share them)."""
     cols = getattr(data, "node_cols", None)
     if cols is None or cols.shape[0] != local.size:
-        cols = data.node_cols = vel_cols[local]
-        cols.flags.writeable = False
+        cols = data.node_cols = frozen(vel_cols[local])
     return cols
 
 

@@ -207,16 +207,14 @@ class Layout:
     def group_view(self, U: NDArray, bodies: NDArray, slots: int) -> NDArray:
         """``U`` block of a body group (``bodies``: its model indices, contiguous in storage) as
         ``(n_g, p, slots)``."""
-        views = self.__dict__.get("_views")
-        if views is None or len(views) > 64:  # (bounded: a caller's temporary ``bodies`` would add keys)
-            views = self._views = {}
-        hit = views.get((id(bodies), slots))
-        if hit is None or hit[0] is not bodies:  # the block's bounds and shape, once per group (its bodies kept
-            # with them: the key's id stays theirs)
-            n = len(bodies)
-            s = int(self.body_start[bodies[0]]) if n else 0
-            hit = views[(id(bodies), slots)] = (bodies, s, s + n * self.p * slots, (n, self.p, slots))
-        return U[hit[1]:hit[2]].reshape(hit[3])
+        n = len(bodies)
+        if n == 0:
+            return U[:0].reshape(0, self.p, slots)
+        starts = self.__dict__.get("_starts")
+        if starts is None:  # the body starts as Python ints (a list lookup per call)
+            starts = self._starts = self.body_start.tolist()
+        s = starts[bodies[0]]
+        return U[s:s + n * self.p * slots].reshape(n, self.p, slots)
 
     def joint_view(self, U: NDArray) -> NDArray:
         return U[self.joint_off:].reshape(self.n_joints, self.p, JOINT_SLOTS)

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 import scipy.sparse as sp
 
-from flexmb.dynamics.kernels import jit_kernel
+from flexmb.dynamics.kernels import frozen, jit_kernel
 from flexmb.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -254,8 +254,7 @@ def node_columns(data, vel_cols: NDArray, local: NDArray) -> NDArray:
     attachment data ``data``, read-only (every node's frames share them)."""
     cols = getattr(data, "node_cols", None)
     if cols is None or cols.shape[0] != local.size:
-        cols = data.node_cols = vel_cols[local]
-        cols.flags.writeable = False
+        cols = data.node_cols = frozen(vel_cols[local])
     return cols
 
 

@@ -88,9 +88,7 @@ class ElementKin:
 @lru_cache(maxsize=64)
 def _arange(n: int) -> NDArray:
     """``arange(n)`` (int64, read-only, built once per size)."""
-    a = np.arange(n, dtype=np.int64)
-    a.flags.writeable = False
-    return a
+    return frozen(np.arange(n, dtype=np.int64))
 
 
 def chain(trip: Triplets, rows: NDArray, dR: NDArray, jacs, sel: NDArray | None = None) -> None:
@@ -275,10 +273,8 @@ class AttachmentSet:
             R = np.zeros((self.n, 3, 3))
             x[self.ground] = self.ground_point[self.ground]
             R[self.ground] = self.frame[self.ground]
-            base = self._node_base = (x, R, np.zeros((self.n, 6, cw)), np.zeros((self.n, cw), dtype=np.int64),
-                                      np.zeros(self.n, dtype=np.int64), np.full(self.n, cw, dtype=np.int64))
-            for a in base:
-                a.flags.writeable = False
+            base = self._node_base = frozen((x, R, np.zeros((self.n, 6, cw)), np.zeros((self.n, cw), dtype=np.int64),
+                                             np.zeros(self.n, dtype=np.int64), np.full(self.n, cw, dtype=np.int64)))
         x0, R0, B0, c0, w0, full = base
         if not self.parts:  # the ground only: constant
             return x0, R0, B0, c0, w0

@@ -69,9 +69,7 @@ def _grid(nj: int, p: int):
     J3 = np.broadcast_to(jn[:, None, None], (nj, p, p))
     K3 = np.broadcast_to(np.arange(p)[None, :, None], (nj, p, p))
     P3 = np.broadcast_to(np.arange(p)[None, None, :], (nj, p, p))
-    for a in (J2, I2):
-        a.flags.writeable = False
-    return J2, I2, J3, K3, P3
+    return (*frozen((J2, I2)), J3, K3, P3)
 
 
 def law_data(cm, sel=None) -> SimpleNamespace:
@@ -123,9 +121,7 @@ def _law_grids(law, te):
 @lru_cache(maxsize=32)
 def _zeros_targets(nj: int, p: int):
     """Read-only ``(nj, 6, p)`` zeros: the drive targets of a model without drives."""
-    z = np.zeros((nj, 6, p))
-    z.flags.writeable = False
-    return z
+    return frozen(np.zeros((nj, 6, p)))
 
 
 def drive_targets(cm, t: np.ndarray):

@@ -15,6 +15,7 @@ from flexmb.dynamics.elements.forces import potential_energy
 from flexmb.dynamics.energy_audit import contributors, track_node, work_fields
 from flexmb.dynamics.modal_range import RangeMonitor
 from flexmb.dynamics.elements.joints import consistent_transport, transport_moment
+from flexmb.dynamics.kernels import frozen
 from flexmb.dynamics.layout import JLAM, JNB, JQ, Layout
 from flexmb.dynamics.node.projection import body_rates
 from flexmb.dynamics.node.reactions import element_record, node_reactions, node_record, with_start_impulse
@@ -25,13 +26,6 @@ from flexmb.results.solution import Solution
 
 
 log = logging.getLogger(__name__)
-
-
-def _read_only(a: NDArray) -> NDArray:
-    v = a.view()
-    v.flags.writeable = False
-    return v
-
 
 
 def _state_arrays(st: ElementStart) -> tuple:
@@ -187,9 +181,9 @@ class Recorder:
         """The last node for ``on_step``: ``t``, ``body_position``, ``body_rotation``, ``body_velocity``,
         ``body_angular_velocity`` (read-only views of the recorded arrays: a callback cannot change the
         results; 4 views, about a microsecond each) and ``kinetic_energy``, ``potential_energy`` [J]."""
-        return SimpleNamespace(t=self.t[-1], body_position=_read_only(self.pos[-1]),
-                               body_rotation=_read_only(self.rotm[-1]), body_velocity=_read_only(self.vel[-1]),
-                               body_angular_velocity=_read_only(self.om[-1]), kinetic_energy=self.ke[-1],
+        return SimpleNamespace(t=self.t[-1], body_position=frozen(self.pos[-1]),
+                               body_rotation=frozen(self.rotm[-1]), body_velocity=frozen(self.vel[-1]),
+                               body_angular_velocity=frozen(self.om[-1]), kinetic_energy=self.ke[-1],
                                potential_energy=self.pe[-1])
 
     # ------------------------------------------------------------------ energy audit

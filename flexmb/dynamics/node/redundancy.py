@@ -16,6 +16,8 @@
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
+
 import numpy as np
 import scipy.linalg.lapack as _lapack
 from numpy.typing import NDArray
@@ -274,8 +276,6 @@ def _generic_neighbour(cm, st, Gs, cols, colscale, seed: int = 0):
     the square of it, which can make equations that are dependent along the whole motion look
     independent (an over-constrained mechanism such as Bricard's: 1.3e-8 of the largest singular
     value, above the tolerance, at a step of 1e-3; ~1e-12 at 1e-5)."""
-    from types import SimpleNamespace
-
     from flexmb import rotations as rot
 
     rng = np.random.default_rng(seed)
@@ -434,8 +434,6 @@ def constraint_violation(cm, st, labels):
 def loop_structure(cm):
     """The model's loop joints ``js`` (:func:`loop_joints`) and ``every``: the loop matrix is examined at
     every node up to :data:`MONITOR_SIZE` entries, at every ``every``-th node above (kept in ``cm.cache``)."""
-    from types import SimpleNamespace
-
     hit = cm.cache.loops
     if hit is None:
         js = loop_joints(cm) if cm.nj else np.zeros(0, int)

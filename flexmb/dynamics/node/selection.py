@@ -30,15 +30,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from flexmb.dynamics.kernels import frozen
+
 
 def _label(j, c) -> tuple:
     return int(j), c if isinstance(c, str) else int(c)
 
 
 def _frozen(a) -> NDArray:
-    out = np.array(a, dtype=bool)
-    out.flags.writeable = False
-    return out
+    return frozen(np.array(a, dtype=bool))
 
 
 @dataclass(frozen=True, eq=False)

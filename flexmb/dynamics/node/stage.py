@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.bodies.rigid_kernels import rigid_inverse_mass, rigid_node_attach, rigid_node_output
-from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.kernels import frozen, jit_kernel  # the kernels' compilation (cache, no fastmath)
 from flexmb.dynamics.layout import JPHI
 from flexmb.dynamics.march.kernels import end_values as _row_end_values, polar
 from flexmb.dynamics.node.constraints import NodeVelocity
@@ -162,12 +162,6 @@ def rigid_node_values(x, R, pi, lam, bodies, J0inv, mass, com, J0, voff, nvb,
 
 
 # ============================================================================ plans
-def _read_only(a) -> NDArray:
-    a = np.ascontiguousarray(a)
-    a.flags.writeable = False
-    return a
-
-
 def rigid_group(cm):
     """The model's one body group when it is rigid and holds every body in order, else None."""
     if len(cm.groups) != 1 or not cm.nb:
@@ -210,7 +204,7 @@ class Side:
             self.cols[mask, :grp.nv] = grp.vel_cols[local]
             self.width[mask] = grp.nv
         for name in self.__slots__[:-1]:
-            setattr(self, name, _read_only(getattr(self, name)))
+            setattr(self, name, frozen(getattr(self, name)))
         #: a side of ground entries only: writable twins of the constants for the kernel (which writes the
         #: body rows only: none), the read-only constants for the node frames
         self.writable = (self.x0.copy(), self.R0.copy(), self.B0.copy()) if not (self.idx.size or self.midx.size) \
@@ -257,9 +251,8 @@ def keep_side_frames(cm, new, a: Side, b: Side, fa, fb) -> None:
     """Keep the joint frames of the end node ``new`` computed by a stage kernel (``fa``, ``fb``: each side's
     ``(x, R, B)`` from :meth:`Side.frames`) where the projection finds them
     (:func:`~flexmb.dynamics.node.projection.keep_frames`)."""
-    fresh = (() if a.writable is not None else fa) + (() if b.writable is not None else fb)
     keep_frames(new, NodeFrames.of_arrays(fa + (a.cols, a.width), fb + (b.cols, b.width),
-                                          Selection.full(cm).any_universal, fresh))
+                                          Selection.full(cm).any_universal))
 
 
 def end_node(cm, lay, te, st, h: float, U: NDArray, plan: EndNodePlan, joint_slots, polar_tol):

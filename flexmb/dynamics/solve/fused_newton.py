@@ -263,12 +263,10 @@ class FusedNewton:
         t0 = _time.perf_counter()
         if self.rigid:
             out = newton_rigid(float(h), te_t, body, sl, sa, sb, jt, loads, fe.springs, *self.dims, *self.lu,
-                               pivot_tol, U0,
-                               scale, fopt, iopt, U, hist)
+                               pivot_tol, U0, scale, fopt, iopt, U, hist)
         else:
             out = newton_element(float(h), te_t, body, mod, sl, sa, sb, fe.mp, jt, loads, fe.springs, *self.dims,
-                                 *self.lu, pivot_tol, U0,
-                                 scale, fopt, iopt, U, hist)
+                                 *self.lu, pivot_tol, U0, scale, fopt, iopt, U, hist)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
         system.n_eval += n_ev
         system.n_residual_only += n_ev - n_jac  # the kernel's evaluations without a Jacobian

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from flexmb.dynamics.kernels import frozen
 from flexmb.dynamics.layout import JOINT_SLOTS, JPHI, Layout
 from flexmb.dynamics.march.rotation_predictor import largest_turn as _largest, moved
 from flexmb.dynamics.step.outcome import ElementOutcome, Refusal
@@ -80,8 +81,7 @@ def rotation_slots(lay: Layout, cm: CompiledModel) -> NDArray:
             probe[:] = 0.0
             lay.joint_view(probe)[..., JPHI:JPHI + 3] = 1.0
             idx.append(np.flatnonzero(probe))
-        hit = cm.cache.rotation_slots[key] = np.unique(np.concatenate(idx))
-        hit.flags.writeable = False
+        hit = cm.cache.rotation_slots[key] = frozen(np.unique(np.concatenate(idx)))
     return hit
 
 

@@ -67,6 +67,8 @@ import scipy.sparse.linalg as spla
 from numpy.typing import NDArray
 
 from flexmb.dynamics.layout import JOINT_SLOTS, JQ
+from flexmb.dynamics.node.redundancy import (conditioning_bound, full_loop_matrix, loop_structure, node_svd,
+                                             scaled_loop_matrix)
 from flexmb.dynamics.step.outcome import ElementOutcome, ElementPiece
 from flexmb.errors import SingularMatrixError
 
@@ -98,9 +100,6 @@ def self_stresses(cm, st, sel, tol: float = SINGULAR_NODE_TOL):
     forces x L, moments) and the smallest singular value over the largest; None when that ratio is
     at least ``tol`` (a regular node) or the model has no loop.  ``sel``: the kept rows
     (:class:`~flexmb.dynamics.node.selection.Selection`)."""
-    from flexmb.dynamics.node.redundancy import (conditioning_bound, full_loop_matrix, loop_structure, node_svd,
-                                                 scaled_loop_matrix)
-
     loops = loop_structure(cm)
     if loops.js.size == 0 or loops.every > 1:
         return None

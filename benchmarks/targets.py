@@ -153,7 +153,7 @@ def main(argv=None) -> int:
         if part == "rigid":
             cmd = [py, str(BENCH / "compare_exudyn.py"), "--json", str(js_path)]
         elif part == "flexpend":
-            cmd = [py, str(BENCH / "flexible_pendulum.py"), "--json", str(js_path)]
+            cmd = [py, str(BENCH / "flexible_pendulum.py"), "--repeat", "3", "--json", str(js_path)]
         elif part == "flexchain":
             cmd = [py, str(BENCH / "flexible_chain.py"), "--repeat", "3", "--json", str(js_path)]
         elif part == "x3":

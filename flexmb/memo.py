@@ -6,7 +6,8 @@ answer for contents it has not seen.  :class:`Memo` keys an answer by :func:`dig
 the inputs' contents (arrays: shape, dtype and bytes; other values: their ``repr``), so equal digests
 mean equal inputs and a changed input is computed again.  Used for the check of a flexible body's
 strain-energy factors (:func:`flexmb.fe.reduction.energy_factors.factors_match`), the recorded Jacobian
-pattern and the LU structure of a Newton matrix (:mod:`flexmb.dynamics.solve.pivot_memo`).
+pattern, the LU structure of a Newton matrix (:mod:`flexmb.dynamics.solve.pivot_memo`) and a modal group's
+kernel data (:func:`flexmb.dynamics.bodies.modal_matrices.group_data`).
 """
 from __future__ import annotations
 

@@ -39,3 +39,38 @@ def test_memo_keeps_the_newest_answers_and_no_exception():
     with pytest.raises(ValueError):
         m.get(b"d", fails)
     assert m.get(b"d", make(5)) == 5
+
+
+def test_group_data_is_kept_for_the_same_numbers_and_computed_again_for_changed_ones():
+    """A modal group's kernel data (flexmb.dynamics.bodies.modal_matrices.group_data) are kept by the digest of
+    every number they are made of: a model rebuilt around the same body data gets the kept arrays (equal to
+    a fresh computation), a changed damping or an inertia invariant changed in place gets its own."""
+    import copy
+    from dataclasses import replace
+
+    from flexmb.dynamics.bodies.modal_matrices import _group_data, body_factors, group_data
+    from flexmb.validation.cases import case_x3
+
+    data = case_x3.rod_data()
+
+    def rods(stiffening):
+        return [b for b in case_x3.slider_crank(case_x3.OMEGA_X3, 0.0, stiffening, data).bodies if hasattr(b, "data")]
+
+    def fresh(src):
+        return _group_data(src, src[0].n_modes, [body_factors(b) if b.stiffening == "full" else None for b in src])
+
+    for stiffening in ("none", "full"):
+        first, again = rods(stiffening), rods(stiffening)
+        nm = first[0].n_modes
+        a, b, ref = group_data(first, nm), group_data(again, nm), fresh(again)
+        assert a.keys() == ref.keys()
+        assert all(a[k] is b[k] and np.array_equal(a[k], ref[k]) and not a[k].flags.writeable for k in a)
+    damped = [replace(first[0], damping=0.02)]
+    c = group_data(damped, nm)
+    assert not np.array_equal(c["C"], a["C"]) and np.array_equal(c["C"], fresh(damped)["C"])
+    moved = copy.deepcopy(first)
+    inv = moved[0].data.invariants
+    inv.modal_cross_moment.flags.writeable = True
+    inv.modal_cross_moment[0, 0, 1] += 1e-3  # changed in place: the digest sees it
+    d = group_data(moved, nm)
+    assert not np.array_equal(d["J1"], a["J1"]) and np.array_equal(d["J1"], fresh(moved)["J1"])

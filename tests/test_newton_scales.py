@@ -104,3 +104,35 @@ def test_spinning_rotor_at_the_origin():
         H.append(np.einsum("tij,jk,tlk,tl->ti", b.rotation, J, b.rotation, b.angular_velocity))
     Htot = H[0] + H[1]
     np.testing.assert_allclose(Htot, np.broadcast_to(Htot[0], Htot.shape), atol=1e-6 * np.linalg.norm(Htot[0]))
+
+
+def test_sampled_max_is_the_largest_norm_of_the_samples_to_the_bit():
+    """The sampled maximum of a time function (drive rates, loads) is the largest ``np.linalg.norm`` of its
+    finite samples up to the first sample that raises (the one-array path for scalar values must give
+    the same bits, also where the square overflows or underflows)."""
+    from flexmb.dynamics.solve.scales import _sampled_max
+
+    def reference(fn, times):
+        best = 0.0
+        for t in times:
+            try:
+                val = np.asarray(fn(float(t)), dtype=float).reshape(-1)
+            except ZeroDivisionError:
+                return best
+            if np.all(np.isfinite(val)):
+                best = max(best, float(np.linalg.norm(val)))
+        return best
+
+    rng = np.random.default_rng(17)
+    times = np.linspace(0.0, 1.0, 33)
+    for scale in (1.0, 1e-170, 1e160, 1e200, 1e-200):
+        v = scale * rng.standard_normal(times.size)
+        v[[3, 11]] = (np.nan, np.inf)
+        table = dict(zip(times.tolist(), v.tolist()))
+        scalar = lambda t, table=table: [table[t]]  # noqa: E731 - a drive's rate, as model_magnitudes wraps it
+        stops = lambda t, table=table: [table[t] if t < 0.5 else 1 / 0]  # noqa: E731
+        vector = lambda t, table=table: [table[t], -2 * table[t], 0.5]  # noqa: E731 - a load
+        with np.errstate(over="ignore", under="ignore"):
+            for fn in (scalar, stops, vector):
+                assert _sampled_max(fn, times, "f") == reference(fn, times)
+    assert _sampled_max(lambda t: 1 / 0, times, "f") == 0.0

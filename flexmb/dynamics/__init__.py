@@ -45,5 +45,5 @@ selection where they depend on it).  Set-up results that are deterministic funct
 which every run of a rebuilt model would compute again, are kept across runs by a digest of those inputs
 (:mod:`flexmb.memo`): the recorded Jacobian pattern (:func:`.solve.evaluation.recorded_pattern`), the LU
 structure under the first matrix's pivots (:mod:`.solve.pivot_memo`), the check of a body's strain-energy
-factors.
+factors, a modal group's kernel data (:func:`.bodies.modal_matrices.group_data`).
 """

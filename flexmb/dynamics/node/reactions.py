@@ -310,20 +310,21 @@ def node_reactions(cm, t: NDArray, rec: NDArray, el: NDArray, output: NDArray, t
         Q = dI / (t[1] - t[0])
     else:
         e0, w = _stencil_weights(t, k, te)
-
-        def inc(i):  # element impulse ending at node i and projection impulse at node i, about c
-            return (_about(lam[i, :, :3], lam[i, :, 3:], xb[i], c), _about(d[i, :, :3], d[i, :, 3:], xb[i], c))
-
-        l1, d1 = inc(e0 + 1)
-        l2, d2 = inc(e0 + 2)
-        _, d0 = inc(e0)
-        data = [np.zeros_like(l1), l1 + d1 - d0, l1 + l2 + d2 - d0]
         m = p - 1
-        for e, base in ((e0, -d0), (e0 + 1, l1 - d0)):
-            er = el[e]  # (K, nj, 6m + 3)
-            y = er[..., 6 * m:]
+        # every impulse about c in one pass (the same operations per entry as one at a time): the element
+        # impulses ending at the nodes e0 + 1, e0 + 2 and the projection impulses at e0 + 1, e0 + 2, e0
+        # (rows 0-2, 3-5), then the element moments l of the elements e0, e0 + 1 (row 6 + 2 l + e)
+        at = np.stack([e0 + 1, e0 + 2, e0])  # (3, K)
+        er = el[np.stack([e0, e0 + 1])]  # (2, K, nj, 6m + 3)
+        y = er[..., 6 * m:]
+        imp = _about(np.concatenate([lam[at, :, :3], d[at, :, :3]] + [er[..., 6 * li:6 * li + 3] for li in range(m)]),
+                     np.concatenate([lam[at, :, 3:], d[at, :, 3:]] + [er[..., 6 * li + 3:6 * li + 6] for li in range(m)]),
+                     np.concatenate([xb[at], xb[at]] + [y] * m), c)
+        l1, l2, d1, d2, d0 = imp[0], imp[1], imp[3], imp[4], imp[5]
+        data = [np.zeros_like(l1), l1 + d1 - d0, l1 + l2 + d2 - d0]
+        for e, base in ((0, -d0), (1, l1 - d0)):
             for li in range(m):
-                mom = _about(er[..., 6 * li:6 * li + 3], er[..., 6 * li + 3:6 * li + 6], y, c)
+                mom = imp[6 + 2 * li + e]
                 data.append(mom + base if li == 0 else mom)
         Q = np.einsum("ks,skjd->kjd", w, np.stack(data))
     Ra = rec[k, :, 15:24].reshape(k.size, nj, 3, 3)

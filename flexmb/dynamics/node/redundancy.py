@@ -329,7 +329,7 @@ def detect_redundant(cm, st, t0: float = 0.0, tol: float = DEPENDENT_TOL):
     """
     if cm.nj == 0:
         return [], []
-    js = loop_joints(cm)
+    js = loop_structure(cm).js  # (kept in cm.cache: the loop matrix's row structure reads it too)
     if js.size == 0:
         return [], []
     n_rows = int(np.count_nonzero(cm.jnt_constrained[js]) + np.count_nonzero(cm.jnt_universal[js]))

@@ -34,7 +34,7 @@ from flexmb.dynamics.bodies.modal import QKEY
 from flexmb.dynamics.bodies.modal_attach import node_attach, node_interfaces
 from flexmb.dynamics.bodies.modal_laws import inverse_mass_blocks, kinetic_energies
 from flexmb.dynamics.bodies.rigid_kernels import rigid_inverse_mass, rigid_node_output
-from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.kernels import frozen, jit_kernel  # the kernels' compilation (cache, no fastmath)
 from flexmb.dynamics.layout import JPHI
 from flexmb.dynamics.march.kernels import end_values as _row_end_values
 from flexmb.dynamics.node.constraints import NodeVelocity
@@ -195,9 +195,9 @@ def stage_plan(cm):
 
 
 def _ro(a, dtype=float) -> NDArray:
-    a = np.ascontiguousarray(a, dtype=dtype)
-    a.flags.writeable = False
-    return a
+    """``a`` as a read-only contiguous array of ``dtype`` (:func:`flexmb.dynamics.kernels.frozen`: the owner's
+    flags left alone)."""
+    return frozen(np.asarray(a, dtype=dtype))
 
 
 class ModalPlan:

@@ -56,3 +56,19 @@ def test_rigid_newton_unboxes_few_arrays_per_element():
     for sig in sigs:
         assert not any(isinstance(t, types.BaseTuple) for t in sig), sig
         assert sum(isinstance(t, types.Array) for t in sig) <= 24, sig
+
+
+def test_rigid_node_stage_unboxes_few_arrays_per_node():
+    """The node stage's two compiled calls receive the model's (and the projector's) constants packed: the
+    end node 30 arrays (41 before: 17 constants one by one), the node values 34 (44 before), every
+    constant behind the packing index ``M`` (their last argument)."""
+    from flexmb.dynamics.node import stage
+
+    bob = fm.RigidBody("bob", mass=1.0, inertia=np.full(3, 1e-3), position=(-1.0, 0.0, 0.0))
+    pin = fm.Revolute("pin", "ground", "bob", point=(0, 0, 0), axis=(0, 0, 1))
+    fm.simulate(fm.Model([bob], [pin], [fm.Gravity((0.0, -9.81, 0.0))]), 0.1, 0.02, p=2)
+    for kernel, most in ((stage.rigid_end_node, 30), (stage.rigid_node_values, 34)):
+        assert kernel.signatures, kernel
+        for sig in kernel.signatures:
+            assert sum(isinstance(t, types.Array) for t in sig) <= most, (kernel, sig)
+            assert sig[-1] == types.Array(types.int64, 2, "C", readonly=True), sig

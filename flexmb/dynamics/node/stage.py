@@ -15,7 +15,9 @@ path, so that the results are the same to the bit: the end values of the bodies 
 (:func:`flexmb.dynamics.march.marching.end_values`, :meth:`flexmb.dynamics.io.recorder.Recorder.node_values`)
 is the reference; these calls only replace its ~20 Python-level calls and ~15 compiled calls per node
 (the fixed cost of a small model's element, issue 17 D; ``benchmarks/README.md``, "Small models after
-NODESTAGE").
+NODESTAGE").  The model's constants (and the projector's) reach both calls packed into a few flat arrays
+(:mod:`flexmb.dynamics.solve.packing`), built once per plan (:attr:`EndNodePlan.packed`) and per projector
+(:meth:`EndNodePlan.values_packing`): fewer arrays to unbox per call.
 
 Where it applies (:class:`EndNodePlan`, chosen once per model by
 :func:`flexmb.dynamics.node.stage_modal.stage_plan`, which takes the modal twin of this stage for models
@@ -42,6 +44,7 @@ from flexmb.dynamics.node.kernels import generalized, joint_rates, project_dense
 from flexmb.dynamics.node.projection import (SINGULAR_PIVOT, NodeFrames, body_widths, keep_frames, node_frames,
                                              node_projector, singular_node)
 from flexmb.dynamics.node.selection import Selection
+from flexmb.dynamics.solve.packing import FR, FW, IR, IW, pack, v1, v2, v3
 from flexmb.dynamics.system import ElementStart
 
 
@@ -113,16 +116,21 @@ def polish(R, Rr, near, far):  # pragma: no cover - compiled
 
 
 @jit_kernel
-def rigid_end_node(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, Jv, jpos, s1, jmom, lam1, jphi, Rr1, acc1,
-                   near, far, bodies, a_idx, a_local, a_c, a_A, b_idx, b_local, b_c, b_A,
-                   xa, Ra, Ba, ca, wa, xb, Rb, Bb, cb, wb,
-                   x, pi, R, s, lam, Rr, acc, new_pi):  # pragma: no cover - compiled
+def rigid_end_node(end, Ug, x1, pi1, R1, Jv, jpos, s1, jmom, lam1, Rr1, acc1, near, far, xa, Ra, Ba, xb, Rb, Bb,
+                   x, pi, R, s, lam, Rr, acc, new_pi, Fr, Ir, Iw, M):  # pragma: no cover - compiled
     """The end node of an element of rigid bodies ``Ug (n, p, slots)`` on joints ``Jv (nj, p, slots)``:
     ``x``, ``pi``, ``R`` and ``s``, ``lam``, ``Rr``, ``acc`` (the march kernels' end values, the rotations
     polished by :func:`~flexmb.dynamics.march.kernels.polar`), the joints' attachment frames there (the
-    body rows of ``xa, Ra, Ba``, ``xb, Rb, Bb``; their ground rows and ``ca, wa, cb, wb`` hold the
-    constants) and the momenta after the gauge reset ``new_pi = pi + Lambda(lam)``.  False when a
-    rotation is not polished (the caller takes the general path, with its SVD)."""
+    body rows of ``xa, Ra, Ba``, ``xb, Rb, Bb``; their ground rows hold the constants) and the momenta
+    after the gauge reset ``new_pi = pi + Lambda(lam)``.  The model's constants packed
+    (:mod:`flexmb.dynamics.solve.packing`, :attr:`EndNodePlan.packed`: the kinds ``Fr, Ir, Iw`` and ``M``).
+    False when a rotation is not polished (the caller takes the general path, with its SVD)."""
+    d = v1(Ir, M[0])
+    bth, jphi = d[0], d[1]
+    pos_slots, mom_slots, bodies = v1(Iw, M[1]), v1(Iw, M[2]), v1(Ir, M[3])
+    a_idx, a_local, a_c, a_A = v1(Ir, M[4]), v1(Ir, M[5]), v2(Fr, M[6]), v3(Fr, M[7])
+    b_idx, b_local, b_c, b_A = v1(Ir, M[8]), v1(Ir, M[9]), v2(Fr, M[10]), v3(Fr, M[11])
+    ca, wa, cb, wb = v2(Ir, M[12]), v1(Ir, M[13]), v2(Ir, M[14]), v1(Ir, M[15])
     n, nj = x.shape[0], s.shape[0]
     # the bodies' spatial increment (left) and the joints' relative one: run-time flags (a literal True
     # would compile end_values once more for it, tests/test_compile_specializations.py)
@@ -139,17 +147,22 @@ def rigid_end_node(end, Ug, pos_slots, x1, mom_slots, pi1, bth, R1, Jv, jpos, s1
 
 
 @jit_kernel
-def rigid_node_values(x, R, pi, lam, bodies, J0inv, mass, com, J0, voff, nvb,
-                      xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, jj, cc, target,
-                      ent_side, ent_joint, ent_comp, ent_body, ptr, pair_slot, tol,
-                      p, Mi, w2, A, mu, loc, w, pos, rotm, vel, om, ke, rates, wrench):  # pragma: no cover - compiled
+def rigid_node_values(x, R, pi, lam, xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, target, tol,
+                      p, Mi, w2, A, mu, loc, w, pos, rotm, vel, om, ke, rates, wrench,
+                      Fr, Fw, Ir, Iw, M):  # pragma: no cover - compiled
     """The node's values: the momenta ``p = pi + Lambda(lam)``, the projected velocities ``w`` (``w2 =
     M^-1 p``, the rows' multipliers ``mu`` and ``loc``; :func:`~flexmb.dynamics.node.kernels.project_dense`
     with the inverse mass ``Mi``), the body frames ``pos, rotm, vel, om``, the kinetic energy ``ke[0]`` and,
     for the record of the node's reactions, the joints' rates ``rates (nj, 7)`` at ``w``
     (:func:`~flexmb.dynamics.node.kernels.joint_rates`) and the projection's wrench on B ``wrench (nj, 6)``
     (:func:`~flexmb.dynamics.elements.joint_law.node_rate_wrench` of ``loc``).  False when the Cholesky
-    declines (the caller takes the general path)."""
+    declines (the caller takes the general path).  The model's constants and the projector's packed
+    (:mod:`flexmb.dynamics.solve.packing`, :meth:`EndNodePlan.values_packing`: the kinds ``Fr, Fw, Ir, Iw``
+    and ``M``)."""
+    bodies, J0inv, mass, com, J0 = v1(Ir, M[0]), v3(Fr, M[1]), v1(Fr, M[2]), v2(Fw, M[3]), v3(Fr, M[4])
+    voff, nvb, jj, cc = v1(Ir, M[5]), v1(Iw, M[6]), v1(Iw, M[7]), v1(Iw, M[8])
+    ent_side, ent_joint, ent_comp, ent_body = v1(Iw, M[9]), v1(Iw, M[10]), v1(Iw, M[11]), v1(Iw, M[12])
+    ptr, pair_slot = v1(Iw, M[13]), v1(Iw, M[14])
     gauge_momenta(pi, lam, xa, xb, Ba, ca, wa, Bb, cb, wb, p)
     rigid_inverse_mass(R, bodies, J0inv, mass, Mi)
     if not project_dense(Mi, voff, nvb, p, xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, universal, jj, cc, target,
@@ -229,6 +242,26 @@ class EndNodePlan:
         self.a, self.b = Side(cm.att_a), Side(cm.att_b)
         self.pos_slots = np.ascontiguousarray(grp.BX + np.arange(3), dtype=np.int64)
         self.mom_slots = np.ascontiguousarray(grp.BPI + np.arange(6), dtype=np.int64)
+        a, b = self.a, self.b
+        #: :func:`rigid_end_node`'s constants packed (:func:`flexmb.dynamics.solve.packing.pack`): ``(Fr, Ir, Iw, M)``
+        *flats, M = pack([(IR, np.array([grp.BTH, JPHI], dtype=np.int64)), (IW, self.pos_slots), (IW, self.mom_slots),
+                          (IR, grp.bodies), (IR, a.idx), (IR, a.local), (FR, a.c), (FR, a.A), (IR, b.idx),
+                          (IR, b.local), (FR, b.c), (FR, b.A), (IR, a.cols), (IR, a.width), (IR, b.cols),
+                          (IR, b.width)])
+        self.packed = (flats[FR], flats[IR], flats[IW], M)
+        self._values = (None, None)  # (projector, packing) of rigid_node_values
+
+    def values_packing(self, cm, proj) -> tuple:
+        """:func:`rigid_node_values`' constants packed, ``(Fr, Fw, Ir, Iw, M)``: the bodies' and the
+        projector ``proj``'s (built again when the projector changes: another constraint selection)."""
+        if self._values[0] is not proj:
+            grp = self.grp
+            *flats, M = pack([(IR, grp.bodies), (FR, grp.J0inv), (FR, grp.mass), (FW, grp.com), (FR, grp.J0),
+                              (IR, cm.vel_off), (IW, body_widths(cm)), (IW, proj.jj), (IW, proj.cc),
+                              (IW, proj.ent_side), (IW, proj.ent_joint), (IW, proj.ent_comp), (IW, proj.ent_body),
+                              (IW, proj.ptr), (IW, proj.pair_slot)])
+            self._values = (proj, (flats[FR], flats[FW], flats[IR], flats[IW], M))
+        return self._values[1]
 
     @classmethod
     def build(cls, cm):
@@ -243,7 +276,7 @@ class EndNodePlan:
     def node_values(self, cm, st, sel):
         """:func:`node_values` of this plan, with no body-type outputs: ``(nv, pos, rotm, vel, om, ke, {})``
         or None."""
-        out = node_values(cm, st, sel, self.grp)
+        out = node_values(cm, st, sel, self.grp, self)
         return None if out is None else out + ({},)
 
 
@@ -267,11 +300,10 @@ def end_node(cm, lay, te, st, h: float, U: NDArray, plan: EndNodePlan, joint_slo
     x, pi, R = np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 3, 3))
     s, lam, Rr, acc = np.empty((nj, 3)), np.empty((nj, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3))
     new_pi = np.empty(cm.nv)
-    if not rigid_end_node(te.end, lay.group_view(U, grp.bodies, grp.slots), plan.pos_slots, st.x, plan.mom_slots,
-                          st.pi.reshape(nb, 6), grp.BTH, st.R, lay.joint_view(U), joint_slots[0], st.s, joint_slots[1],
-                          st.lam, JPHI, st.Rr, st.acc, polar_tol[0], polar_tol[1], grp.bodies, a.idx, a.local, a.c,
-                          a.A, b.idx, b.local, b.c, b.A, xa, Ra, Ba, a.cols, a.width, xb, Rb, Bb, b.cols, b.width,
-                          x, pi, R, s, lam, Rr, acc, new_pi):
+    if not rigid_end_node(te.end, lay.group_view(U, grp.bodies, grp.slots), st.x, st.pi.reshape(nb, 6), st.R,
+                          lay.joint_view(U), joint_slots[0], st.s, joint_slots[1], st.lam, st.Rr, st.acc,
+                          polar_tol[0], polar_tol[1], xa, Ra, Ba, xb, Rb, Bb, x, pi, R, s, lam, Rr, acc, new_pi,
+                          *plan.packed):
         return None
     new = ElementStart(t=st.t + h, x=x, R=R, pi=new_pi, s=s, Rr=Rr, lam=np.zeros((nj, 6)), acc=acc, lam_end=lam,
                        extra=dict(st.extra))
@@ -279,9 +311,10 @@ def end_node(cm, lay, te, st, h: float, U: NDArray, plan: EndNodePlan, joint_slo
     return new
 
 
-def node_values(cm, st, sel, grp):
+def node_values(cm, st, sel, grp, plan: EndNodePlan):
     """The node's projection, frames and kinetic energy by :func:`rigid_node_values` for the constraint
-    selection ``sel`` (``grp``: the model's rigid group, :func:`rigid_group`): ``(nv, pos, rotm, vel, om,
+    selection ``sel`` (``grp``: the model's rigid group, :func:`rigid_group`; ``plan`` its
+    :class:`EndNodePlan`, which keeps the packed constants): ``(nv, pos, rotm, vel, om,
     ke)`` with ``nv`` the :class:`~flexmb.dynamics.node.constraints.NodeVelocity`, or None (the caller's
     general path: no dense projection, a node on a singular configuration, a declined Cholesky); ``nv``
     carries the joints' rates and the projection's wrench that the record of the node's reactions reads."""
@@ -295,10 +328,8 @@ def node_values(cm, st, sel, grp):
     pos, rotm, vel, om, ke = np.empty((nb, 3)), np.empty((nb, 3, 3)), np.empty((nb, 3)), np.empty((nb, 3)), np.empty(1)
     rates, wrench = np.empty((cm.nj, 7)), np.empty((cm.nj, 6))
     xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb = fr.sides
-    if not rigid_node_values(st.x, st.R, st.pi, st.lam, grp.bodies, grp.J0inv, grp.mass, grp.com, grp.J0, cm.vel_off,
-                             body_widths(cm), xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, fr.universal, proj.jj, proj.cc,
-                             proj.target(cm, st.t), proj.ent_side, proj.ent_joint, proj.ent_comp, proj.ent_body,
-                             proj.ptr, proj.pair_slot, SINGULAR_PIVOT, p, Mi, w2, A, mu, loc, w, pos, rotm, vel, om,
-                             ke, rates, wrench):
+    if not rigid_node_values(st.x, st.R, st.pi, st.lam, xa, Ra, xb, Rb, Ba, ca, wa, Bb, cb, wb, fr.universal,
+                             proj.target(cm, st.t), SINGULAR_PIVOT, p, Mi, w2, A, mu, loc, w, pos, rotm, vel, om,
+                             ke, rates, wrench, *plan.values_packing(cm, proj)):
         return None
     return NodeVelocity(w, p, w2, mu, loc, proj, fr, rates, wrench), pos, rotm, vel, om, float(ke[0])

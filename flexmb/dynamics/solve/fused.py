@@ -31,6 +31,7 @@ from flexmb.dynamics.kernels import frozen
 from flexmb.dynamics.layout import JOINT_SLOTS
 from flexmb.dynamics.solve.fused_element import gauss_origins, gauss_origins_modal, whole_element
 from flexmb.dynamics.solve.fused_newton import compiled_newton, loop_backend
+from flexmb.dynamics.solve.packing import BR, FR, FW, IR, IW
 from flexmb.errors import SingularMatrixError
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,12 @@ def _modal_part(att, nm: int) -> tuple:
     c = np.ascontiguousarray
     return (np.nonzero(mask)[0].astype(np.int64), c(local, dtype=np.int64), c(data.c, dtype=float),
             c(data.A, dtype=float), c(data.Pt, dtype=float), c(data.Pr, dtype=float))
+
+
+def _side_pieces(side) -> list:
+    """A side tuple's pieces of :func:`.packing.pack` (its flag as an int64)."""
+    sel, loc, c, A, gx, gR, lever = side
+    return [(IR, sel), (IR, loc), (FR, c), (FR, A), (FR, gx), (FR, gR), (IR, np.int64(lever))]
 
 
 def _pairs(sa, sb) -> tuple[NDArray, NDArray]:
@@ -201,10 +208,8 @@ class FusedEvaluator:
     def arguments(self, st, h: float, lay) -> tuple:
         """``(body, mod, jt, loads)`` of :func:`~.fused_element.whole_element` for the element of length ``h``
         from ``st``: start values, drive targets and load values at this element's times."""
-        cm, te = self.cm, self.te
-        if self._bs is None or self._bs[0] is not lay:
-            self._bs = (lay,) + frozen(tuple(np.ascontiguousarray(lay.body_start[g.bodies]) if g is not None
-                                             else np.zeros(0, np.int64) for g in (self.grp, self.mgrp)))
+        te = self.te
+        law = self.arguments_constants(lay)[1]
         mass, J0, g, bsl = self.body_const
         if self.nbm == 0:
             # (the node states' arrays are contiguous: made by the end values, the initial state, a checkpoint)
@@ -215,15 +220,50 @@ class FusedEvaluator:
             cols = self.grp.vel_cols if self.grp is not None else np.zeros((0, 6), np.int64)
             body = (st.x[b], st.R[b], st.pi[cols], mass, J0, g, bsl, self._bs[1], self.slots)
             mod = kernel_start(self.mgrp, st, te) + (self._bs[2],)
-        law = self._laws(lay.selection)
-        tgt = constraint_targets(cm, st.t + h * te.tau_c) if cm.jnt_drives else self._no_targets
+        tgt, vals = self.element_values(st, h)
         jt = (st.s, st.lam, st.Rr, st.acc, tgt) + law
+        return body, mod, jt, self.loads + (vals,)
+
+    def element_values(self, st, h: float) -> tuple:
+        """``(tgt (nj, 6, p), vals (nl, p, 3))``: the drive targets at the element's constraint points and
+        the point loads' values at its Gauss points (user functions of time, evaluated here)."""
+        cm, te = self.cm, self.te
+        tgt = constraint_targets(cm, st.t + h * te.tau_c) if cm.jnt_drives else self._no_targets
         if cm.forces.loads:
             t_gauss = st.t + h * te.c
             vals = np.array([load_values(ld, t_gauss) for ld in cm.forces.loads]).reshape(-1, self.p, 3)
         else:
             vals = self._no_loads
-        return body, mod, jt, self.loads + (vals,)
+        return tgt, vals
+
+    def rigid_pieces(self, lay) -> list:
+        """The model constants of a model without modal bodies as pieces of :func:`.packing.pack`, in the
+        order :func:`.fused_newton.newton_rigid` unpacks them (rows 1-66 of its ``M``): the time element's
+        matrices (``te_t``), the bodies' (mass, J0, gravity, slot starts, first unknowns), the joints'
+        slots, both attachment sides, the joint laws under ``lay``'s selection, the point loads' and the
+        spring-dampers' constants.  The same arrays as :meth:`arguments` hands the element."""
+        self.arguments_constants(lay)
+        mass, J0, g, bsl = self.body_const
+        law = self._law
+        pieces = [(FW, self.te_t[0]), (FW, self.te_t[1]), (FR, self.te_t[2]), (FR, self.te_t[3]),
+                  (FR, mass), (FR, J0), (FR, g), (IR, bsl), (IR, self._bs[1]), (IW, SLOTS)]
+        pieces += _side_pieces(self.sa) + _side_pieces(self.sb)
+        pieces += [(FR, law[0]), (FR, law[1]), (FR, law[2]), (IR, law[3])] + [(IR, a) for a in law[4:8]]
+        pieces += [(FR, law[8])] + [(IR, a) for a in law[9:14]] + [(IW, law[14]), (IW, law[15]),
+                                                                  (IR, np.int64(law[16]))]
+        loc, c, A, lever, k0, body = self.loads
+        pieces += [(IR, loc), (FR, c), (FR, A), (BR, lever), (IR, k0), (BR, body)]
+        sa, sb, k, cd, L0, (pa, pb) = self.springs
+        pieces += _side_pieces(sa) + _side_pieces(sb) + [(FR, k), (FR, cd), (FR, L0), (IW, pa), (IW, pb)]
+        return pieces
+
+    def arguments_constants(self, lay) -> tuple:
+        """The constants of :meth:`arguments` that depend on the layout (the bodies' first unknowns, the
+        joint laws under its selection), built again when it changes: the key of a packing of them."""
+        if self._bs is None or self._bs[0] is not lay:
+            self._bs = (lay,) + frozen(tuple(np.ascontiguousarray(lay.body_start[g.bodies]) if g is not None
+                                             else np.zeros(0, np.int64) for g in (self.grp, self.mgrp)))
+        return self._bs, self._laws(lay.selection)
 
     def views(self, U: NDArray, res: NDArray, buf: NDArray | None, off: int) -> tuple:
         """``U``'s, the residual's and (``buf``) the values' blocks of the rigid group, the modal group and

@@ -50,6 +50,7 @@ from flexmb.dynamics.layout import JOINT_SLOTS, _scatter_values
 from flexmb.dynamics.solve.fused_element import whole_element
 from flexmb.dynamics.solve.fused_modal import no_modal
 from flexmb.dynamics.solve.newton import NewtonResult, contraction_rate, scaled_increment
+from flexmb.dynamics.solve.packing import IR, IW, JW, pack, v1, v2, v3
 from flexmb.dynamics.solve.refactor_lu import refactor_numeric, refactor_solve
 
 log = logging.getLogger(__name__)
@@ -196,20 +197,49 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
 
 
 @jit_kernel
-def newton_rigid(h, te_t, body, sl, sa, sb, jt, loads, springs,
-                 nb, nj, p, jsl, off, nvr, n_entries, dest, n_dropped,
-                 Bp, Brow, gather, Lp, Li, Up, Ui, perm_r, q, pivot_tol,
-                 U0, scale, fopt, iopt, U, hist):  # pragma: no cover - compiled
-    """:func:`newton_element` of a model without modal bodies: their (empty) arguments built here
-    (:func:`.fused_modal.no_modal`, the types of ``FusedEvaluator._empty_modal``), so that a rigid model's call
-    carries no more arrays to unbox than its own (the empty modal tuples cost ~25 us per element of the
-    pendulum)."""
+def _side(Fr, Ir, m):  # pragma: no cover - compiled
+    """An attachment side tuple of :mod:`.fused_kernels` from its 7 rows ``m`` of a packing's ``M``
+    (:func:`flexmb.dynamics.solve.fused._side_pieces`)."""
+    return (v1(Ir, m[0]), v1(Ir, m[1]), v2(Fr, m[2]), v3(Fr, m[3]), v2(Fr, m[4]), v3(Fr, m[5]), Ir[m[6, 0]] != 0)
+
+
+@jit_kernel
+def newton_rigid(h, x, R, pi, js, lam, Rr, acc, tgt, vals, pivot_tol, U0, scale, fopt, iopt, U, hist,
+                 Fr, Fw, Ir, Iw, Jw, Br, M):  # pragma: no cover - compiled
+    """:func:`newton_element` of a model without modal bodies, its constants packed
+    (:mod:`.packing`: ``Fr, Fw, Ir, Iw, Jw, Br, M``, built once per pattern and joint laws by
+    :meth:`FusedNewton.packed`): ``M``'s row 0 the sizes ``(nb, nj, p, jsl, off, nvr, n_entries,
+    n_dropped, slots)``, rows 1-66 :meth:`~flexmb.dynamics.solve.fused.FusedEvaluator.rigid_pieces`,
+    67-76 the pattern's ``dest`` and the kept LU structure.  The per-element arguments: the start
+    node's ``x (nb, 3)``, ``R (nb, 3, 3)``, ``pi (nb, 6)``, the joints' ``js, lam, Rr, acc`` and the drive
+    targets ``tgt``, the loads' values ``vals`` (:meth:`~.fused.FusedEvaluator.element_values`), then
+    :func:`newton_element`'s.  The modal group's (empty) arguments are built here
+    (:func:`.fused_modal.no_modal`).  Some 15 arrays to unbox per call instead of ~100 (the tuples of
+    constants: ~13 us per element of the pendulum, benchmarks/README.md)."""
+    d = v1(Ir, M[0])
+    nb, nj, p, jsl, off, nvr, n_entries, n_dropped, slots = d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7], d[8]
+    te_t = (v2(Fw, M[1]), v2(Fw, M[2]), v2(Fr, M[3]), v2(Fr, M[4]))
+    body = (x, R, pi, v1(Fr, M[5]), v3(Fr, M[6]), v1(Fr, M[7]), v1(Ir, M[8]), v1(Ir, M[9]), slots)
+    sl = v1(Iw, M[10])
+    sa, sb = _side(Fr, Ir, M[11:18]), _side(Fr, Ir, M[18:25])
+    jt = (js, lam, Rr, acc, tgt, v2(Fr, M[25]), v2(Fr, M[26]), v2(Fr, M[27]), v2(Ir, M[28]), v1(Ir, M[29]),
+          v1(Ir, M[30]), v1(Ir, M[31]), v1(Ir, M[32]), v1(Fr, M[33]), v1(Ir, M[34]), v1(Ir, M[35]), v1(Ir, M[36]),
+          v1(Ir, M[37]), v1(Ir, M[38]), v1(Iw, M[39]), v1(Iw, M[40]), Ir[M[41, 0]] != 0)
+    loads = (v1(Ir, M[42]), v2(Fr, M[43]), v3(Fr, M[44]), v1(Br, M[45]), v1(Ir, M[46]), v1(Br, M[47]), vals)
+    springs = (_side(Fr, Ir, M[48:55]), _side(Fr, Ir, M[55:62]), v1(Fr, M[62]), v1(Fr, M[63]), v1(Fr, M[64]),
+               (v1(Iw, M[65]), v1(Iw, M[66])))
+    dest, Bp, Brow, gather = v1(Jw, M[67]), v1(Iw, M[68]), v1(Jw, M[69]), v1(Jw, M[70])
+    Lp, Li, Up, Ui, perm_r, q = v1(Iw, M[71]), v1(Jw, M[72]), v1(Iw, M[73]), v1(Jw, M[74]), v1(Iw, M[75]), v1(Iw, M[76])
     mod, mp = no_modal(p)
     none = nb - nb  # (typed zeros, not literals: tests/test_compile_specializations.py)
     slm = jsl - jsl + 18
     return newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs, nb, none, nj, p, jsl, slm, off,
                           nvr, none, n_entries, dest, n_dropped, Bp, Brow, gather, Lp, Li, Up, Ui, perm_r, q,
                           pivot_tol, U0, scale, fopt, iopt, U, hist)
+
+
+#: rows of newton_rigid's M: the sizes, the evaluator's constants, the pattern's and the LU structure's
+_N_PIECES = 77
 
 
 class FusedNewton:
@@ -231,6 +261,7 @@ class FusedNewton:
                          pat.n_entries, pat._dest, pat._dropped.size)
         self.lu = (s.Bp, s.Brow, s.gather, s.Lp, s.Li, s.Up, s.Ui, s.perm_r, s.q)
         self.consts = (fe.te_t, SLOTS, fe.sa, fe.sb)
+        self._packed = (None, None)  # (key, packing) of newton_rigid
         self._opts = (None, None, None)
         #: (the run's linear solver, the options, the backend they resolve to): compiled_newton's lookup
         self.key = (None, None, None)
@@ -246,11 +277,29 @@ class FusedNewton:
             self._opts = (options, fopt, iopt)
         return self._opts[1], self._opts[2]
 
+    def packed(self) -> tuple:
+        """:func:`newton_rigid`'s packed constants (:func:`.packing.pack`), built again when the evaluator's
+        layout-dependent constants change (:meth:`~.fused.FusedEvaluator.arguments_constants`)."""
+        fe, lay = self.fe, self.system.lay
+        key = fe.arguments_constants(lay)
+        if self._packed[0] is None or self._packed[0][0] is not key[0] or self._packed[0][1] is not key[1]:
+            d, lu = self.dims, self.lu
+            sizes = np.array([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[8], fe.slots], dtype=np.int64)
+            pieces = [(IR, sizes)] + fe.rigid_pieces(lay) + [(JW, d[7])]
+            pieces += [(k, a) for k, a in zip((IW, JW, JW, IW, JW, IW, JW, IW, IW), lu)]
+            assert len(pieces) == _N_PIECES, len(pieces)
+            self._packed = (key, pack(pieces))
+        return self._packed[1]
+
     def solve(self, st, h: float, U0, scale, options, pivot_tol: float):
         """Newton from ``U0`` on the element of length ``h`` from ``st``: a
         :class:`~flexmb.dynamics.solve.newton.NewtonResult` on plain convergence, else None (module docstring)."""
         system, fe = self.system, self.fe
-        body, mod, jt, loads = fe.arguments(st, h, system.lay)
+        if self.rigid:
+            packed = self.packed()
+            tgt, vals = fe.element_values(st, h)
+        else:
+            body, mod, jt, loads = fe.arguments(st, h, system.lay)
         fopt, iopt = self._options(options)
         U = np.empty(self.n)
         hist = np.empty(options.max_iter)
@@ -262,8 +311,8 @@ class FusedNewton:
         te_t, sl, sa, sb = self.consts
         t0 = _time.perf_counter()
         if self.rigid:
-            out = newton_rigid(float(h), te_t, body, sl, sa, sb, jt, loads, fe.springs, *self.dims, *self.lu,
-                               pivot_tol, U0, scale, fopt, iopt, U, hist)
+            out = newton_rigid(float(h), st.x, st.R, st.pi.reshape(fe.nb, 6), st.s, st.lam, st.Rr, st.acc, tgt, vals,
+                               pivot_tol, U0, scale, fopt, iopt, U, hist, *packed)
         else:
             out = newton_element(float(h), te_t, body, mod, sl, sa, sb, fe.mp, jt, loads, fe.springs, *self.dims,
                                  *self.lu, pivot_tol, U0, scale, fopt, iopt, U, hist)

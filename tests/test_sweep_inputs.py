@@ -276,6 +276,7 @@ def test_any_range_is_exact_or_named(start, stop, n, log):
 @EXAMPLES
 @given(name=st.text(max_size=10), values=st.lists(st.integers(-5, 5), min_size=1, max_size=4, unique=True))
 @example(name="A=", values=[1, 2])  # "A==1,2" was read as the name 'A' with the string value '=1'
+@example(name="A=0", values=[0])  # "A=0=0" was read as the name 'A' with the string value '0=0'
 def test_any_grid_name_is_accepted_or_named(name, values):
     text = f"{name}={','.join(map(str, values))}"
     try:

@@ -166,7 +166,7 @@ def parameter_key(params: Mapping[str, Any]) -> str:
 def parse_grid_option(text: str) -> tuple[str, list]:
     """One ``--grid`` option of ``flexmb sweep``: ``"name=start:stop:n"`` (n values, linear),
     ``"name=start:stop:n:log"`` (log scale) or ``"name=v1,v2,..."`` (a list; ints stay ints,
-    other numbers are floats, anything else a string).
+    other numbers are floats, anything else a string; one ``=`` only: names and values cannot hold one).
 
     >>> parse_grid_option("omega=100:150:6")
     ('omega', [100.0, 110.0, 120.0, 130.0, 140.0, 150.0])
@@ -184,6 +184,9 @@ def parse_grid_option(text: str) -> tuple[str, list]:
     if spec.startswith("="):
         raise ModelError(f"--grid {text!r}: '==' after the name {name!r}: a parameter name cannot contain '=' and "
                          f"a value cannot start with it; write one '=', e.g. {name}=1,2")
+    if "=" in spec:  # "A=0=0": the name 'A=0' (invalid) or the value '0=0' of A? Neither is meant: refuse
+        raise ModelError(f"--grid {text!r}: more than one '=': a parameter name cannot contain '=' and neither can a "
+                         f"value of a grid option; write one '=' after the name, e.g. {name}=1,2")
     if ":" in spec:
         parts = spec.split(":")
         scale = "lin"

@@ -33,11 +33,13 @@ def fd_check(model, p, h=0.02, seed=0, *, eps=1e-6, acc_noise=0.1, q_noise=0.0, 
         st.extra["flex_q"] = st.extra["flex_q"] + q_noise * rng.standard_normal(st.extra["flex_q"].shape)
     _, J = system.evaluate(U, st, h)
     J = J.toarray()
+    # the differenced residuals are residual-only evaluations: the same residual bit for bit
+    # (ElementSystem.evaluate; tests/test_lean_eval.py) without assembling a Jacobian at each of the 2n states
     Jfd = np.zeros_like(J)
     for k in range(lay.size):
         e = np.zeros(lay.size)
         e[k] = eps
-        Jfd[:, k] = (system.evaluate(U + e, st, h)[0] - system.evaluate(U - e, st, h)[0]) / (2 * eps)
+        Jfd[:, k] = (system.residual(U + e, st, h) - system.residual(U - e, st, h)) / (2 * eps)
     err = np.abs(J - Jfd) / (1.0 + np.abs(Jfd))
     worst = np.unravel_index(np.argmax(err), err.shape)
     return err.max(), f"{system.describe(worst[0])} / {system.describe(worst[1])}"

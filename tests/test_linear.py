@@ -262,9 +262,15 @@ def test_fast_spin_without_gravity_is_judged_against_its_centrifugal_force():
     balance) read as "no static equilibrium found" after 50 iterations (validation L3, full mode).
     Scaled by M Omega^2 L it converges in a few iterations, and the residual scale is at least that."""
     from flexmb.linear.equilibrium import steady_spin
-    from flexmb.validation.cases.case_l3 import beam_data, beam_time_scale, spinning
+    from flexmb.validation.cases import case_x5 as x5
+    from flexmb.validation.cases.case_l3 import beam_time_scale, spinning
 
-    data, T = beam_data(), beam_time_scale()
+    # case_l3.beam_data() without the cubic term G (geometric=False): the 'preload' stiffening of the
+    # spinning beam never reads it, and the equilibrium, its residual and the scales are array_equal
+    # with and without it (the build: 5.7 -> 4.1 s of CPU)
+    mesh = x5.structured_box(x5.LENGTHS, (50, 2, 1), "hexahedron20", material=x5.ALUMINIUM)
+    data = build_flexible_body(mesh, interfaces=["root"], n_modes=20, geometric=False, stresses=False)
+    T = beam_time_scale()
     model = spinning(data, 50.0 / T)
     eq = fm.equilibrium(model, steady=True)
     assert eq.iterations <= 5 and eq.residual <= 1e-10

@@ -23,7 +23,8 @@ def run():
     """A flexible hex20 bar (Craig-Bampton, xmin reference) on a hinge with a rigid bob at its tip, under gravity."""
     mesh = structured_box((1.0, 0.02, 0.02), (6, 1, 1), "hexahedron20", origin=(0, -0.01, -0.01),
                           material=fm.Material(E=7e9, nu=0.3, rho=2700.0))
-    data = build_flexible_body(mesh, interfaces=["xmin", "xmax"], n_modes=3)
+    # stiffening "none" reads no quartic term: built without it (the run and the stresses are array_equal)
+    data = build_flexible_body(mesh, interfaces=["xmin", "xmax"], n_modes=3, quartic=False)
     bar = fm.FlexibleBody("bar", data, stiffening="none")
     bob = fm.RigidBody("bob", 0.1, np.full(3, 1e-5), position=(1.0, 0, 0))
     joints = [fm.Revolute("pin", "ground", ("bar", "xmin"), axis=(0, 0, 1)),

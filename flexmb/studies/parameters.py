@@ -181,10 +181,7 @@ def parse_grid_option(text: str) -> tuple[str, list]:
         missing = "the '='" if not sep else "a name before '='" if not name else "values after '='"
         raise ModelError(f"--grid {text!r}: no {missing}; {syntax}")
     check_name(name, f"--grid {text!r}: name")
-    if spec.startswith("="):
-        raise ModelError(f"--grid {text!r}: '==' after the name {name!r}: a parameter name cannot contain '=' and "
-                         f"a value cannot start with it; write one '=', e.g. {name}=1,2")
-    if "=" in spec:  # "A=0=0": the name 'A=0' (invalid) or the value '0=0' of A? Neither is meant: refuse
+    if "=" in spec:  # "A==1,2", "A=0=0": neither the name 'A=' / 'A=0' nor the value '=1' / '0=0' is meant
         raise ModelError(f"--grid {text!r}: more than one '=': a parameter name cannot contain '=' and neither can a "
                          f"value of a grid option; write one '=' after the name, e.g. {name}=1,2")
     if ":" in spec:

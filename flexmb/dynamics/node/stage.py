@@ -240,11 +240,11 @@ class EndNodePlan:
     def __init__(self, cm, grp):
         self.grp = grp
         self.a, self.b = Side(cm.att_a), Side(cm.att_b)
-        self.pos_slots = np.ascontiguousarray(grp.BX + np.arange(3), dtype=np.int64)
-        self.mom_slots = np.ascontiguousarray(grp.BPI + np.arange(6), dtype=np.int64)
+        pos_slots = (grp.BX + np.arange(3)).astype(np.int64)
+        mom_slots = (grp.BPI + np.arange(6)).astype(np.int64)
         a, b = self.a, self.b
         #: :func:`rigid_end_node`'s constants packed (:func:`flexmb.dynamics.solve.packing.pack`): ``(Fr, Ir, Iw, M)``
-        *flats, M = pack([(IR, np.array([grp.BTH, JPHI], dtype=np.int64)), (IW, self.pos_slots), (IW, self.mom_slots),
+        *flats, M = pack([(IR, np.array([grp.BTH, JPHI], dtype=np.int64)), (IW, pos_slots), (IW, mom_slots),
                           (IR, grp.bodies), (IR, a.idx), (IR, a.local), (FR, a.c), (FR, a.A), (IR, b.idx),
                           (IR, b.local), (FR, b.c), (FR, b.A), (IR, a.cols), (IR, a.width), (IR, b.cols),
                           (IR, b.width)])

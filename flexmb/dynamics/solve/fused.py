@@ -242,11 +242,10 @@ class FusedEvaluator:
         matrices (``te_t``), the bodies' (mass, J0, gravity, slot starts, first unknowns), the joints'
         slots, both attachment sides, the joint laws under ``lay``'s selection, the point loads' and the
         spring-dampers' constants.  The same arrays as :meth:`arguments` hands the element."""
-        self.arguments_constants(lay)
+        bs, law = self.arguments_constants(lay)
         mass, J0, g, bsl = self.body_const
-        law = self._law
         pieces = [(FW, self.te_t[0]), (FW, self.te_t[1]), (FR, self.te_t[2]), (FR, self.te_t[3]),
-                  (FR, mass), (FR, J0), (FR, g), (IR, bsl), (IR, self._bs[1]), (IW, SLOTS)]
+                  (FR, mass), (FR, J0), (FR, g), (IR, bsl), (IR, bs[1]), (IW, SLOTS)]
         pieces += _side_pieces(self.sa) + _side_pieces(self.sb)
         pieces += [(FR, law[0]), (FR, law[1]), (FR, law[2]), (IR, law[3])] + [(IR, a) for a in law[4:8]]
         pieces += [(FR, law[8])] + [(IR, a) for a in law[9:14]] + [(IW, law[14]), (IW, law[15]),

@@ -308,12 +308,12 @@ class FusedNewton:
         U0 = np.ascontiguousarray(U0, dtype=float).view()
         scale = np.ascontiguousarray(scale, dtype=float).view()
         U0.flags.writeable = scale.flags.writeable = False
-        te_t, sl, sa, sb = self.consts
         t0 = _time.perf_counter()
         if self.rigid:
             out = newton_rigid(float(h), st.x, st.R, st.pi.reshape(fe.nb, 6), st.s, st.lam, st.Rr, st.acc, tgt, vals,
                                pivot_tol, U0, scale, fopt, iopt, U, hist, *packed)
         else:
+            te_t, sl, sa, sb = self.consts
             out = newton_element(float(h), te_t, body, mod, sl, sa, sb, fe.mp, jt, loads, fe.springs, *self.dims,
                                  *self.lu, pivot_tol, U0, scale, fopt, iopt, U, hist)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out

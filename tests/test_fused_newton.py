@@ -50,11 +50,12 @@ def _joints_hold(sol, names, tol=1e-9):
 
 def test_pendulum_takes_the_compiled_loop():
     """IFToMM A01 over 10 s (p = 2, h = 1/32: 96 unknowns, the performance target's run): every element
-    after the first goes through the compiled loop (a few pivots failing the kept-pivot test go back to
-    the general loop, which re-pivots); the bob stays on its circle and lands on IFToMM's position."""
+    after the first goes through the compiled loop (the five whose predictor's matrix fails the kept-pivot
+    test get fresh pivots and the compiled loop again, as the general loop would re-pivot: none goes back
+    to it); the bob stays on its circle and lands on IFToMM's position."""
     sol, seen = _run(_iftomm_pendulum(), 10.0, 1 / 32, 2)
     ne = len(sol.stats["iterations"])
-    assert ne == 320 and seen["compiled"] >= 300 and seen["compiled"] + seen["general"] == ne
+    assert ne == 320 and seen["general"] <= 1 and seen["compiled"] + seen["general"] == ne
     x = sol.body("bob").position
     assert np.allclose(np.linalg.norm(x, axis=1), 1.0, atol=1e-9)
     assert np.abs(x[-1, :2] - (-0.275087, -0.961419)).max() < 3e-5  # IFToMM A01 reference, 1.55e-5 m measured

@@ -147,6 +147,9 @@ class FusedEvaluator:
         self._no_targets = frozen(np.zeros((self.nj, 6, self.p)))  # (read by the kernels only)
         self._no_loads = np.zeros((0, self.p, 3))
         self._bs = None
+        #: the compiled Newton loop's packing of these constants and the pattern's, before the LU structure's
+        #: pieces: ``(pattern, layout key, laws, packing)`` (:meth:`.fused_newton.FusedNewton.packed`)
+        self.newton_base = None
         self._checked = None
         log.debug("fused evaluator: %d rigid, %d modal bodies, %d joints", self.nb, self.nbm, self.nj)
 

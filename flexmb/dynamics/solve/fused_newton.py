@@ -50,15 +50,17 @@ from flexmb.dynamics.layout import JOINT_SLOTS, _scatter_values
 from flexmb.dynamics.solve.fused_element import whole_element
 from flexmb.dynamics.solve.fused_modal import no_modal
 from flexmb.dynamics.solve.newton import NewtonResult, contraction_rate, scaled_increment
-from flexmb.dynamics.solve.packing import IR, IW, JW, pack, v1, v2, v3
+from flexmb.dynamics.solve.packing import IR, IW, JW, extend, pack, v1, v2, v3
 from flexmb.dynamics.solve.refactor_lu import refactor_numeric, refactor_solve
+from flexmb.errors import SingularMatrixError
 
 log = logging.getLogger(__name__)
 
 #: statuses of :func:`newton_element`
 CONVERGED, ROUNDOFF = 0, 1
 NOT_FINITE, LOST_ZERO, PIVOT, STALLED, DIVERGING, NO_CONVERGENCE = 2, 3, 4, 5, 6, 7
-_MESSAGES = {CONVERGED: "converged", ROUNDOFF: "converged to round-off"}
+#: the messages of the plain outcomes
+MESSAGES = {CONVERGED: "converged", ROUNDOFF: "converged to round-off"}
 
 
 @jit_kernel
@@ -265,6 +267,8 @@ class FusedNewton:
         self._opts = (None, None, None)
         #: (the run's linear solver, the options, the backend they resolve to): compiled_newton's lookup
         self.key = (None, None, None)
+        #: ``(status, iteration)`` of the last :meth:`solve`
+        self.status = (None, 0)
 
     def _options(self, options):
         if self._opts[0] is not options:
@@ -283,12 +287,18 @@ class FusedNewton:
         fe, lay = self.fe, self.system.lay
         key = fe.arguments_constants(lay)
         if self._packed[0] is None or self._packed[0][0] is not key[0] or self._packed[0][1] is not key[1]:
-            d, lu = self.dims, self.lu
-            sizes = np.array([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[8], fe.slots], dtype=np.int64)
-            pieces = [(IR, sizes)] + fe.rigid_pieces(lay) + [(JW, d[7])]
-            pieces += [(k, a) for k, a in zip((IW, JW, JW, IW, JW, IW, JW, IW, IW), lu)]
-            assert len(pieces) == _N_PIECES, len(pieces)
-            self._packed = (key, pack(pieces))
+            # the evaluator's and the pattern's pieces once per pattern and layout, kept on the evaluator: a
+            # loop built again for fresh pivots (Refactor.repivot) appends only its LU structure's
+            base = fe.newton_base
+            if base is None or base[0] is not self.pat or base[1] is not key[0] or base[2] is not key[1]:
+                d = self.dims
+                sizes = np.array([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[8], fe.slots], dtype=np.int64)
+                pieces = [(IR, sizes)] + fe.rigid_pieces(lay) + [(JW, d[7])]
+                base = fe.newton_base = (self.pat, key[0], key[1], pack(pieces))
+            lu = [(k, a) for k, a in zip((IW, JW, JW, IW, JW, IW, JW, IW, IW), self.lu)]
+            packing = extend(base[3], lu)
+            assert packing[-1].shape[0] == _N_PIECES, packing[-1].shape
+            self._packed = (key, packing)
         return self._packed[1]
 
     def solve(self, st, h: float, U0, scale, options, pivot_tol: float):
@@ -317,13 +327,14 @@ class FusedNewton:
             out = newton_element(float(h), te_t, body, mod, sl, sa, sb, fe.mp, jt, loads, fe.springs, *self.dims,
                                  *self.lu, pivot_tol, U0, scale, fopt, iopt, U, hist)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
+        self.status = (status, k)
         system.n_eval += n_ev
         system.n_residual_only += n_ev - n_jac  # the kernel's evaluations without a Jacobian
         system.t_eval += _time.perf_counter() - t0
         if status > ROUNDOFF:
             log.debug("compiled Newton: status %d at iteration %d; the general loop takes the element", status, k)
             return None
-        return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, _MESSAGES[status],
+        return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status],
                             hist[:k].tolist())
 
 
@@ -351,9 +362,10 @@ def loop_backend(factor, n: int, options):
     return _backend(factor, n)
 
 
-def compiled_newton(fe, system, st, h: float, U0, scale, factor, options):
-    """Newton on the element by the compiled loop: a :class:`~flexmb.dynamics.solve.newton.NewtonResult`,
-    or None where the loop does not apply or declines (module docstring)."""
+def loop_for(fe, system, factor, options):
+    """The :class:`FusedNewton` of the element system's pattern for the run's ``factor`` and the Newton
+    ``options`` (built again for a new pattern or LU structure; its ``key[2]`` the backend), or None where
+    the compiled loop does not apply (no pattern yet, another backend, a reuse across elements)."""
     pat = system.pattern
     if pat is None:
         return None
@@ -380,4 +392,30 @@ def compiled_newton(fe, system, st, h: float, U0, scale, factor, options):
         if not same_pattern(tpl, *b._key):
             return None
     hit.key = (owner, options, b)
-    return hit.solve(st, h, U0, scale, options, b.pivot_tol)
+    return hit
+
+
+def compiled_newton(fe, system, st, h: float, U0, scale, factor, options, retried: bool = False):
+    """Newton on the element by the compiled loop: a :class:`~flexmb.dynamics.solve.newton.NewtonResult`,
+    or None where the loop does not apply or declines (module docstring).  A predictor whose matrix fails
+    the kept pivots' test is given fresh pivots and solved again (once: ``retried``)."""
+    hit = loop_for(fe, system, factor, options)
+    if hit is None:
+        return None
+    b = hit.key[2]
+    r = hit.solve(st, h, U0, scale, options, b.pivot_tol)
+    if r is None and hit.status == (PIVOT, 1) and not retried:
+        # the predictor's matrix fails the kept pivots' test: fresh pivots for it, as the general loop's
+        # first factorization takes them (Refactor.__call__), and the loop again from the same predictor,
+        # the general loop's iterations (before: the general loop took the element, and the next one
+        # built the loop's arrays again; the IFToMM pendulum, 5 elements of its 320, ~2 ms each)
+        with np.errstate(all="ignore"):
+            F, J = system.evaluate(U0, st, h)
+        if not (np.all(np.isfinite(F)) and np.all(np.isfinite(J.data))):
+            return None
+        try:
+            b.repivot(J)
+        except SingularMatrixError:
+            return None  # (the general loop meets it again and takes its rank-deficient branch)
+        return compiled_newton(fe, system, st, h, U0, scale, factor, options, retried=True)
+    return r

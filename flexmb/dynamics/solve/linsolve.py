@@ -323,12 +323,20 @@ class Refactor:
             return lambda b: np.zeros(0)
         f = self._s.factor(A.data, self.pivot_tol)
         if f is None:  # a pivot too small for the kept row order: pivot afresh
-            self.n_pivot_changes += 1
-            self._pivot(A, self._s.q)
+            self.repivot(A)
             f = self._s.factor(A.data, self.pivot_tol)
             if f is None:
                 raise SingularMatrixError("singular matrix (no acceptable pivot after fresh pivoting)")
         return f
+
+    def repivot(self, A) -> None:
+        """Fresh row pivots for ``A`` (CSC, of the pattern in use), whose factorization along the kept ones
+        met a pivot below ``pivot_tol``: SuperLU with the kept column order (:meth:`_pivot`), counted in
+        ``n_pivot_changes``.  What :meth:`__call__` does on such a matrix, and what the compiled Newton
+        loop asks for when its first matrix fails the same test
+        (:func:`flexmb.dynamics.solve.fused_newton.compiled_newton`)."""
+        self.n_pivot_changes += 1
+        self._pivot(as_csc(A), self._s.q)
 
 
 class _SuperLUFunction:

@@ -56,6 +56,26 @@ def pack(pieces) -> tuple:
     return tuple(flats) + (M,)
 
 
+def extend(packing: tuple, pieces) -> tuple:
+    """``packing`` (a :func:`pack` result) with ``pieces`` appended: the same flats and ``M`` as
+    ``pack(old pieces + pieces)``, without going over the old pieces again (a packing whose last pieces
+    change, e.g. the LU structure behind a compiled Newton loop after fresh pivots:
+    :meth:`flexmb.dynamics.solve.fused_newton.FusedNewton.packed`)."""
+    *flats, M = packing
+    *more, M_more = pack(pieces)
+    M_new = np.array(M_more)
+    for k, (kind, _value) in enumerate(pieces):
+        M_new[k, :2] += flats[kind].size
+    out = []
+    for (dtype, writable), old, add in zip(KINDS, flats, more):
+        flat = np.concatenate([old, add])  # (a copy, like pack's)
+        flat.flags.writeable = writable
+        out.append(flat)
+    M_all = np.concatenate([M, M_new])
+    M_all.flags.writeable = False
+    return tuple(out) + (M_all,)
+
+
 @jit_kernel
 def v1(flat, m):  # pragma: no cover - compiled
     """The 1-d piece of row ``m`` of ``M``: a view of ``flat``."""

@@ -35,7 +35,9 @@ end check) -> root checks, halving on failure; an :class:`~.step.outcome.Element
 :meth:`~.simulate.Run.commit` (record -> node -> scales -> dropped equations).  Variants of the step
 wrap the solve and return the same ElementOutcome: :mod:`.variants` (singular nodes, symmetric
 projection, which re-runs the solve stage from its own start nodes, error-controlled steps, root
-checks).  The step's replaceable parts (predict, rotations, Newton, root checks) are
+checks).  A warm element of a rigid model takes stages 2-4 (predict, solve, end values) in one compiled
+call of the same kernels (:mod:`.step.compiled_element`, a backend chosen when the run starts; where it
+declines, the stages one by one).  The step's replaceable parts (predict, rotations, Newton, root checks) are
 :class:`.step.advance.Stages`, the contract through which tests steer the solver (with
 ``Run.start(..., selection=, monitor=)`` for the constraint choice; the element system counts its Newton
 calls).  The driver is :mod:`.simulate` (``simulate``, ``resume``); everything a run changes is one

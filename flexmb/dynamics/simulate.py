@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import math
 import time as _time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Callable
@@ -33,6 +33,7 @@ from flexmb.dynamics.solve.evaluation import JOINT_EQUATIONS, ElementSystem, mak
 from flexmb.dynamics.solve.newton import NewtonOptions
 from flexmb.dynamics.io.recorder import Recorder
 from flexmb.dynamics.step.advance import STAGES, Stages, advance, solve_element
+from flexmb.dynamics.step.compiled_element import element_stage
 from flexmb.dynamics.step.outcome import ElementOutcome, ElementPiece
 from flexmb.dynamics.step.state import RunState
 from flexmb.dynamics.variants.step_control import StepControl
@@ -242,8 +243,11 @@ class Run:
         self._plain_lay = None  # the recorder's own layout (its index replay separate from Newton's)
         #: lever length of each body [m] (error measure of rotations)
         self.lever = body_lengths(self.cm)
-        #: the step's replaceable parts (flexmb.dynamics.step.advance.Stages): tests and instrumentation
-        self.stages = STAGES
+        #: the step's replaceable parts (flexmb.dynamics.step.advance.Stages): tests and instrumentation;
+        #: the default ones with the compiled element of a rigid model where it applies (a backend of the
+        #: same stages: flexmb.dynamics.step.compiled_element)
+        element = element_stage(self.system)
+        self.stages = STAGES if element is None else replace(STAGES, element=element)
 
     # the run's state as its own attributes (flexmb.dynamics.step.state.RunState documents them)
     st = _state_attribute("st")

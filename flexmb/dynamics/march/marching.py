@@ -84,7 +84,7 @@ def end_values(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart
     if not transport:
         plan = stage_plan(cm)
         if plan is not None:
-            new = plan.end_node(cm, lay, te, st, h, U, (_JPOS, _JMOM), (_POLAR_NEAR, _POLAR_FAR))
+            new = plan.end_node(cm, lay, te, st, h, U, JOINT_END_SLOTS, POLAR_TOL)
             if new is not None:
                 return new
     extra = dict(st.extra)
@@ -177,6 +177,10 @@ def _plain_layout(cm: CompiledModel, lay: Layout) -> Layout:
 _POLAR_FAR = 0.5
 #: deviation below which one more Newton-Schulz step is exact to round-off (error ~ 0.75 e^2)
 _POLAR_NEAR = 1e-8
+#: the polar iteration's ``(near, far)`` and the joints' slots with end values ``(s, lambda)``, as the
+#: compiled node stage takes them (:mod:`flexmb.dynamics.node.stage`, :mod:`flexmb.dynamics.step.compiled_element`)
+POLAR_TOL = (_POLAR_NEAR, _POLAR_FAR)
+JOINT_END_SLOTS = (_JPOS, _JMOM)
 
 
 def _orthonormalize(R: NDArray) -> NDArray:

@@ -313,11 +313,12 @@ class FusedNewton:
         fopt, iopt = self._options(options)
         U = np.empty(self.n)
         hist = np.empty(options.max_iter)
-        # read-only views, whatever the caller's flags (one compiled signature: flexmb.dynamics.kernels.frozen,
-        # written out here: ~1 us against frozen's and np.require's ~10 us per element of a 10-link chain)
-        U0 = np.ascontiguousarray(U0, dtype=float).view()
+        # one compiled signature whatever the caller's flags: the predictor a writable copy (as the compiled
+        # element's, which writes it in compiled code: flexmb.dynamics.step.compiled_element), the scales a
+        # read-only view (flexmb.dynamics.kernels.frozen written out: ~1 us against frozen's ~10 us)
+        U0 = np.array(U0, dtype=float)
         scale = np.ascontiguousarray(scale, dtype=float).view()
-        U0.flags.writeable = scale.flags.writeable = False
+        scale.flags.writeable = False
         t0 = _time.perf_counter()
         if self.rigid:
             out = newton_rigid(float(h), st.x, st.R, st.pi.reshape(fe.nb, 6), st.s, st.lam, st.Rr, st.acc, tgt, vals,

@@ -12,6 +12,8 @@
                 motion is refused like a Newton failure (an explicit
                 :class:`~flexmb.dynamics.step.outcome.Refusal` in the outcome).
 
+A warm element of a rigid model runs stages 1-3 in one compiled call of the same kernels where the run's
+``Stages.element`` offers it (:mod:`flexmb.dynamics.step.compiled_element`), then stage 4 as here.
 Stages 2-4 are :func:`solve_element` (what the symmetric projection re-runs from its own start nodes);
 :func:`advance` adds 1 and 5, and the halving: a failure retries from the constant-velocity guess, then
 halves the step (up to ``SimulationOptions.max_halvings`` times) and raises
@@ -62,12 +64,17 @@ class Stages:
       (:meth:`~flexmb.dynamics.solve.evaluation.ElementSystem.newton`; a wrapper may force a failure by
       returning the result with ``converged=False``);
     * ``refusal(system, U0, out) -> Refusal | None``: the root checks
-      (:func:`flexmb.dynamics.variants.root_checks.refusal`)."""
+      (:func:`flexmb.dynamics.variants.root_checks.refusal`);
+    * ``element(system, st, h, w, prev, scale, factor, options) -> (U0, ElementOutcome) | None``: stages 1-4
+      of an element after ``prev`` in one call where the run's backend offers it (a run of the default
+      stages: :func:`flexmb.dynamics.step.compiled_element.element_stage`, the same kernels in one compiled
+      call), None when it declines; None (the default): the stages one by one."""
 
     predict: Callable = predict
     rotations: Callable = predict_rotations
     newton: Callable = _newton
     refusal: Callable = refusal
+    element: Callable | None = None
 
 
 #: the stages of a run that was not given others
@@ -118,11 +125,16 @@ def advance(system, st: ElementStart, h: float, w: NDArray, prev: ElementPiece |
         if guess is None and prev is not None:
             log.info("Newton failed at t=%.6g (h=%.3g: %s) from the extrapolated guess; retrying from the "
                      "constant-velocity guess", st.t, h, out.reason[1])
-        U0 = predict_element(system, st, h, w, guess, stages)  # stage 1
-        # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
-        # by halving the step, so numpy's floating-point warnings are not shown
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            out = solve_element(system, st, h, U0, scale, factor, options, stages)  # stages 2-4
+        one = stages.element(system, st, h, w, guess, scale, factor, options) \
+            if stages.element is not None and guess is not None else None
+        if one is not None:  # stages 1-4 in one compiled call (a plain warm element of a rigid model)
+            U0, out = one
+        else:
+            U0 = predict_element(system, st, h, w, guess, stages)  # stage 1
+            # a diverging trial iterate may overflow: that is detected (non-finite residual) and handled
+            # by halving the step, so numpy's floating-point warnings are not shown
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                out = solve_element(system, st, h, U0, scale, factor, options, stages)  # stages 2-4
         if not out.converged:
             continue
         out.refusal = stages.refusal(system, U0, out)  # stage 5: a turn beyond half a revolution, a flipped joint,

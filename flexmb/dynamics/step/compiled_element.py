@@ -1,0 +1,183 @@
+"""Stages 1-3 of a warm element of a rigid model in one compiled call: a backend of the step chosen when
+the run starts (:func:`element_stage`), not another implementation of it.
+
+For a model of rigid bodies on joints that the fused evaluator serves (:mod:`flexmb.dynamics.solve.fused`)
+and whose end node the compiled node stage computes (:class:`flexmb.dynamics.node.stage.EndNodePlan`),
+each stage of an element is one compiled kernel and the Python between them (the stages' functions, their
+arguments, the results' objects: ~150 Python calls) costs more than the kernels themselves (the IFToMM
+pendulum, ``benchmarks/README.md``).  :func:`rigid_element` calls the very kernels of those stages in their
+order:
+
+    predict     :func:`flexmb.dynamics.march.kernels.extrapolate` (the bodies, then the joints), then
+                :func:`flexmb.dynamics.march.rotation_predictor._predict_theta` (what
+                :func:`~flexmb.dynamics.march.marching.predict` and
+                :func:`~flexmb.dynamics.march.rotation_predictor.predict_rotations` call after an element
+                they extrapolate)
+    solve       :func:`flexmb.dynamics.solve.fused_newton.newton_rigid` (the compiled Newton loop)
+    end values  :func:`flexmb.dynamics.node.stage.rigid_end_node`
+
+with the same arguments, so that the element's predictor, iterate and end node are those of the stages
+one by one, bit for bit (``tests/test_compiled_element.py``).  Where anything is not plain (no previous
+element to extrapolate, a singular start node, a Newton status other than converged, a rotation the
+end node does not polish) :class:`RigidElement` answers None and :func:`flexmb.dynamics.step.advance.advance`
+runs the stages one by one from the start: the compiled loop's fallbacks, the singular-node variant and
+the step halving are theirs.  The end-node check (:func:`flexmb.dynamics.variants.singular_node.check_end`)
+and the root checks run in Python after it, as for every element.
+"""
+from __future__ import annotations
+
+import time as _time
+
+import numpy as np
+
+from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.march import marching
+from flexmb.dynamics.march.kernels import extrapolate, extrapolation_matrices, length_ratio
+# (the rotation predictor's own kernel and matrices: this module strings that stage's kernels together)
+from flexmb.dynamics.march.rotation_predictor import GUARD, GUARD_ABS, _predict_theta, _rotation_matrices
+from flexmb.dynamics.node.stage import EndNodePlan, keep_side_frames, rigid_end_node
+from flexmb.dynamics.node.stage_modal import stage_plan
+from flexmb.dynamics.solve.fused_newton import MESSAGES, ROUNDOFF, loop_for, newton_rigid
+from flexmb.dynamics.solve.newton import NewtonResult
+from flexmb.dynamics.solve.packing import v1
+from flexmb.dynamics.step.outcome import ElementPiece
+from flexmb.dynamics.system import ElementStart
+from flexmb.dynamics.variants import singular_node
+
+__all__ = ["RigidElement", "element_stage", "rigid_element"]
+
+
+@jit_kernel
+def rigid_element(h, x, R, pi, js, lam, Rr, acc, tgt, vals, pivot_tol, scale, fopt, iopt, U, hist,
+                  Fr, Fw, Ir, Iw, Jw, Br, M,
+                  Pe, Pi, end, Up, x_prev, pi_prev, s_prev, lam_prev, P, Dinv, om0, bw, guard, guard_abs, U0,
+                  jpos, jmom, near, far, xa, Ra, Ba, xb, Rb, Bb, xe, pie, Re, se, lame, Rre, acce, new_pi,
+                  Er, EIr, EIw, EM):  # pragma: no cover - compiled
+    """Predict, solve and end values of a warm element of a rigid model (module docstring).
+
+    Newton's arguments are :func:`~flexmb.dynamics.solve.fused_newton.newton_rigid`'s without the predictor
+    (``x (nb, 3)``, ``R (nb, 3, 3)``, ``pi (nb, 6)``, ``js, lam, Rr, acc`` the start node's, ``U (n,)``,
+    ``hist`` written; the packed constants ``Fr .. M``).  The predictor's: the extrapolation matrices ``Pe
+    (p, p + 1)``, ``Pi (p, p)``, the time element's end row ``end (p + 1,)``, the previous element's
+    unknowns ``Up (n,)`` and start node ``x_prev (nb, 3)``, ``pi_prev (nb, 6)``, ``s_prev (nj, 3)``,
+    ``lam_prev (nj, 6)``, the rotation predictor's ``P``, ``Dinv``, the node angular velocities ``om0 (nb,
+    3)``, the bodies' velocity slot ``bw`` and its guards; the predictor is written into ``U0 (n,)``.  The
+    joints' slots with end values ``jpos``, ``jmom`` (positions, multipliers).  The end node's (:func:`~flexmb.dynamics.node.stage.rigid_end_node`): the polar tolerances ``near``, ``far``,
+    the sides' frames ``xa .. Bb`` and the outputs ``xe .. new_pi``, its packed constants ``Er, EIr, EIw,
+    EM`` (:attr:`~flexmb.dynamics.node.stage.EndNodePlan.packed`).
+
+    Returns newton_rigid's ``(status, iterations, rate, n_res, n_jac, n_fac, err, worst, n_eval)`` and
+    whether the end node was computed (a plain status and a polished rotation)."""
+    d = v1(Ir, M[0])
+    nb, nj, p, jsl, off, slots = d[0], d[1], d[2], d[3], d[4], d[8]
+    e = v1(EIr, EM[0])
+    bth, jphi = e[0], e[1]
+    pos_slots, mom_slots = v1(EIw, EM[1]), v1(EIw, EM[2])
+    om = nb * p * slots
+    for i in range(U0.size):
+        U0[i] = 0.0
+    Ug0, Jv0 = U0[:om].reshape((nb, p, slots)), U0[off:].reshape((nj, p, jsl))
+    Ugp, Jvp = Up[:om].reshape((nb, p, slots)), Up[off:].reshape((nj, p, jsl))
+    # 1. predict (marching.predict after an element, then predict_rotations)
+    extrapolate(Pe, Pi, end, Ugp, Ug0, pos_slots, x_prev, bth, mom_slots, pi_prev, pi)
+    extrapolate(Pe, Pi, end, Jvp, Jv0, jpos, s_prev, jphi, jmom, lam_prev, lam)
+    _predict_theta(P, Dinv, h, om0, Ugp, Ug0, bth, bw, guard, guard_abs)
+    # 2. solve
+    out = newton_rigid(h, x, R, pi, js, lam, Rr, acc, tgt, vals, pivot_tol, U0, scale, fopt, iopt, U, hist,
+                       Fr, Fw, Ir, Iw, Jw, Br, M)
+    if out[0] > 1:  # (fused_newton.ROUNDOFF) not a plain convergence: the stages one by one
+        return out, False
+    # 3. end values (node.stage.end_node)
+    ok = rigid_end_node(end, U[:om].reshape((nb, p, slots)), x, pi, R, U[off:].reshape((nj, p, jsl)), jpos, js,
+                        jmom, lam, Rr, acc, near, far, xa, Ra, Ba, xb, Rb, Bb, xe, pie, Re, se, lame, Rre, acce,
+                        new_pi, Er, EIr, EIw, EM)
+    return out, ok
+
+
+class RigidElement:
+    """Stages 1-3 of a warm element in one call of :func:`rigid_element` for the element system ``system``
+    of a rigid model (:func:`element_stage` says where it applies); called by
+    :func:`flexmb.dynamics.step.advance.advance` as ``Stages.element``."""
+
+    def __init__(self, system, plan: EndNodePlan) -> None:
+        cm = system.cm
+        self.plan = plan
+        self.grp = plan.grp
+        self.cols = np.ascontiguousarray(self.grp.vel_cols[:, 3:6])
+        self.jpos, self.jmom = marching.JOINT_END_SLOTS
+        self.nb, self.nj = cm.nb, cm.nj
+
+    def __call__(self, system, st, h: float, w, prev, scale, factor, options):
+        """``(U0, outcome)`` of the element of length ``h`` [s] from ``st`` after the element ``prev``
+        (node velocities ``w (nv,)``, Newton's scales, the run's ``factor`` and
+        :class:`~flexmb.dynamics.simulate.SimulationOptions`), or None: the stages one by one (module
+        docstring)."""
+        if prev is None:
+            return None
+        ratio = length_ratio(prev.h, h)
+        if ratio is None:
+            return None
+        fe = system.evaluator
+        loop = loop_for(fe, system, factor, options.newton)
+        if loop is None or not loop.rigid:
+            return None
+        cm, lay, te = system.cm, system.lay, system.te
+        if singular_node.node_self_stresses(cm, st, lay.selection) is not None:
+            return None
+        packed = loop.packed()
+        tgt, vals = fe.element_values(st, h)
+        fopt, iopt = loop._options(options.newton)
+        Pe, Pi = extrapolation_matrices(te, ratio)
+        P, Dinv = _rotation_matrices(te, ratio)
+        st_prev = prev.start
+        nb, nj, n = self.nb, self.nj, loop.n
+        U, U0, hist = np.empty(n), np.empty(n), np.empty(options.newton.max_iter)
+        a, b = self.plan.a, self.plan.b
+        (xa, Ra, Ba), fa = a.frames()
+        (xb, Rb, Bb), fb = b.frames()
+        x, pi, R = np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 3, 3))
+        s, lam, Rr, acc = np.empty((nj, 3)), np.empty((nj, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3))
+        new_pi = np.empty(cm.nv)
+        scale = np.ascontiguousarray(scale, dtype=float).view()
+        scale.flags.writeable = False
+        t0 = _time.perf_counter()
+        out, ok = rigid_element(float(h), st.x, st.R, st.pi.reshape(nb, 6), st.s, st.lam, st.Rr, st.acc, tgt, vals,
+                                loop.key[2].pivot_tol, scale, fopt, iopt, U, hist, *packed,
+                                Pe, Pi, te.end, prev.U, st_prev.x, st_prev.pi.reshape(nb, 6), st_prev.s, st_prev.lam,
+                                P, Dinv, w[self.cols], self.grp.BW, GUARD, GUARD_ABS, U0,
+                                self.jpos, self.jmom, marching.POLAR_TOL[0], marching.POLAR_TOL[1], xa, Ra, Ba, xb, Rb, Bb,
+                                x, pi, R, s, lam, Rr, acc, new_pi, *self.plan.packed)
+        status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
+        if status > ROUNDOFF or not ok:
+            return None  # (the stages one by one count their own evaluations)
+        system.n_eval += n_ev
+        system.n_residual_only += n_ev - n_jac
+        system.t_eval += _time.perf_counter() - t0
+        system.newton_calls["compiled"] += 1
+        r = NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status], hist[:k].tolist())
+        piece = ElementPiece(st, h, U, r)
+        end = ElementStart(t=st.t + h, x=x, R=R, pi=new_pi, s=s, Rr=Rr, lam=np.zeros((nj, 6)), acc=acc, lam_end=lam,
+                           extra=dict(st.extra))
+        keep_side_frames(cm, end, a, b, fa, fb)
+
+        def end_values(U):  # (the end check's, where the end node is singular)
+            return marching.end_values(cm, lay, te, st, h, U)
+
+        return U0, singular_node.check_end(system, piece, end, U0, scale, options, end_values)
+
+
+def element_stage(system) -> RigidElement | None:
+    """The :class:`RigidElement` of the element system ``system`` (an
+    :class:`~flexmb.dynamics.solve.evaluation.ElementSystem`), or None where the stages run one by one: a
+    model that is not one group of rigid bodies on joints served by the fused evaluator, or a time element
+    with the consistent transport (whose end values have no compiled node stage)."""
+    from flexmb.dynamics.elements.joints import consistent_transport
+    from flexmb.dynamics.solve.fused import FusedEvaluator
+
+    cm, te = system.cm, system.te
+    if consistent_transport(te) or not isinstance(system.evaluator, FusedEvaluator) or system.evaluator.nbm:
+        return None
+    plan = stage_plan(cm)
+    if not isinstance(plan, EndNodePlan) or len(cm.groups) != 1 or not getattr(plan.grp, "every_body", False):
+        return None
+    return RigidElement(system, plan)

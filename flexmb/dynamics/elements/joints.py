@@ -34,6 +34,7 @@ from flexmb.dynamics.elements.attachments import ElementKin, chain
 from flexmb.dynamics.elements.joint_law import FREE, HELD, component_kinds
 from flexmb.dynamics.kernels import frozen
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JOINT_SLOTS, JQ, JS, Triplets
+from flexmb.dynamics.node.selection import Selection
 from flexmb.dynamics.time_elements import once_per_time_element
 
 #: first slots of the joint unknowns, as the kernels read them
@@ -79,8 +80,6 @@ def law_data(cm, sel=None) -> SimpleNamespace:
     (:func:`~flexmb.dynamics.elements.joint_law.component_kinds`), ``k``, ``c``, ``ref (nj, 6)``
     contiguous; the components of each Jacobian block: held ``(jh, mh)``, free ``(jf, mf)``, damped free
     ``(jd, md)`` and ``damped (nj,)`` (joints with one), universal joints ``ju``."""
-    from flexmb.dynamics.node.selection import Selection
-
     sel = sel if sel is not None else Selection.full(cm)
     hit = cm.cache.joint_laws
     if hit is None or hit.key != sel.key:

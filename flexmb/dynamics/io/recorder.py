@@ -223,7 +223,8 @@ class Recorder:
 
     def internal(self, te: TimeElement, st: ElementStart, h: float, lay: Layout, U: NDArray, xb: NDArray | None = None):
         """Record an element: its internal points and, for the reactions, ``xb (nj, p, 3)`` B's origins there."""
-        self.ti.extend(st.t + h * te.c)
+        t, ti = st.t, self.ti  # (Python floats, the same double arithmetic: ~0.5 us against ~4 us in NumPy)
+        ti.extend([t + h * c for c in te.c.tolist()])
         if not self.cm.nj:
             return
         Jv = lay.joint_view(U)

@@ -361,7 +361,8 @@ class Run:
             s_start, hh, UU, rr = piece.start, piece.h, piece.U, piece.result
             if k:  # the start of the second half of a halved step
                 rec.subnode(s_start)
-            rec.internal(te, s_start, hh, lay, UU, self._gauss_xb(s_start, hh, UU))
+            xb = piece.xb if piece.xb is not None and te.p >= 2 else self._gauss_xb(s_start, hh, UU)
+            rec.internal(te, s_start, hh, lay, UU, xb)
             rec.add_work(piece.work)  # accepted by the audit (variants/root_checks.py)
             stats["t_start"].append(s_start.t)
             stats["h"].append(hh)

@@ -314,8 +314,9 @@ class FusedEvaluator:
         c = np.ascontiguousarray
         grp, E = self.grp, self.te_t[0]
         if not self.nbm:
+            # (the slot starts read-only, as the compiled element's packing holds them: one signature)
             return gauss_origins(E, c(st.x), c(st.R), c(system.lay.group_view(U, grp.bodies, grp.slots)),
-                                 grp._slot_starts, self.sb, self.nj, self.p)
+                                 self.body_const[3], self.sb, self.nj, self.p)
         if grp is not None:
             b = grp.bodies
             rigid = (c(st.x[b]), c(st.R[b]), c(system.lay.group_view(U, b, grp.slots)), grp._slot_starts)

@@ -199,7 +199,7 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
 
 
 @jit_kernel
-def _side(Fr, Ir, m):  # pragma: no cover - compiled
+def side_of(Fr, Ir, m):  # pragma: no cover - compiled
     """An attachment side tuple of :mod:`.fused_kernels` from its 7 rows ``m`` of a packing's ``M``
     (:func:`flexmb.dynamics.solve.fused._side_pieces`)."""
     return (v1(Ir, m[0]), v1(Ir, m[1]), v2(Fr, m[2]), v3(Fr, m[3]), v2(Fr, m[4]), v3(Fr, m[5]), Ir[m[6, 0]] != 0)
@@ -223,12 +223,12 @@ def newton_rigid(h, x, R, pi, js, lam, Rr, acc, tgt, vals, pivot_tol, U0, scale,
     te_t = (v2(Fw, M[1]), v2(Fw, M[2]), v2(Fr, M[3]), v2(Fr, M[4]))
     body = (x, R, pi, v1(Fr, M[5]), v3(Fr, M[6]), v1(Fr, M[7]), v1(Ir, M[8]), v1(Ir, M[9]), slots)
     sl = v1(Iw, M[10])
-    sa, sb = _side(Fr, Ir, M[11:18]), _side(Fr, Ir, M[18:25])
+    sa, sb = side_of(Fr, Ir, M[11:18]), side_of(Fr, Ir, M[18:25])
     jt = (js, lam, Rr, acc, tgt, v2(Fr, M[25]), v2(Fr, M[26]), v2(Fr, M[27]), v2(Ir, M[28]), v1(Ir, M[29]),
           v1(Ir, M[30]), v1(Ir, M[31]), v1(Ir, M[32]), v1(Fr, M[33]), v1(Ir, M[34]), v1(Ir, M[35]), v1(Ir, M[36]),
           v1(Ir, M[37]), v1(Ir, M[38]), v1(Iw, M[39]), v1(Iw, M[40]), Ir[M[41, 0]] != 0)
     loads = (v1(Ir, M[42]), v2(Fr, M[43]), v3(Fr, M[44]), v1(Br, M[45]), v1(Ir, M[46]), v1(Br, M[47]), vals)
-    springs = (_side(Fr, Ir, M[48:55]), _side(Fr, Ir, M[55:62]), v1(Fr, M[62]), v1(Fr, M[63]), v1(Fr, M[64]),
+    springs = (side_of(Fr, Ir, M[48:55]), side_of(Fr, Ir, M[55:62]), v1(Fr, M[62]), v1(Fr, M[63]), v1(Fr, M[64]),
                (v1(Iw, M[65]), v1(Iw, M[66])))
     dest, Bp, Brow, gather = v1(Jw, M[67]), v1(Iw, M[68]), v1(Jw, M[69]), v1(Jw, M[70])
     Lp, Li, Up, Ui, perm_r, q = v1(Iw, M[71]), v1(Jw, M[72]), v1(Iw, M[73]), v1(Jw, M[74]), v1(Iw, M[75]), v1(Iw, M[76])

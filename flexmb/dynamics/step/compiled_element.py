@@ -15,6 +15,8 @@ order:
                 they extrapolate)
     solve       :func:`flexmb.dynamics.solve.fused_newton.newton_rigid` (the compiled Newton loop)
     end values  :func:`flexmb.dynamics.node.stage.rigid_end_node`
+    after them  B's origins of the joints at the Gauss points for the record of the reactions
+                (:func:`flexmb.dynamics.solve.fused_element.gauss_origins`, ``ElementPiece.xb``)
 
 with the same arguments, so that the element's predictor, iterate and end node are those of the stages
 one by one, bit for bit (``tests/test_compiled_element.py``).  Where anything is not plain (no previous
@@ -37,9 +39,10 @@ from flexmb.dynamics.march.kernels import extrapolate, extrapolation_matrices, l
 from flexmb.dynamics.march.rotation_predictor import GUARD, GUARD_ABS, _predict_theta, _rotation_matrices
 from flexmb.dynamics.node.stage import EndNodePlan, keep_side_frames, rigid_end_node
 from flexmb.dynamics.node.stage_modal import stage_plan
-from flexmb.dynamics.solve.fused_newton import MESSAGES, ROUNDOFF, loop_for, newton_rigid
+from flexmb.dynamics.solve.fused_newton import MESSAGES, ROUNDOFF, loop_for, newton_rigid, side_of
 from flexmb.dynamics.solve.newton import NewtonResult
-from flexmb.dynamics.solve.packing import v1
+from flexmb.dynamics.solve.fused_element import gauss_origins
+from flexmb.dynamics.solve.packing import v1, v2
 from flexmb.dynamics.step.outcome import ElementPiece
 from flexmb.dynamics.system import ElementStart
 from flexmb.dynamics.variants import singular_node
@@ -62,12 +65,18 @@ def rigid_element(h, x, R, pi, js, lam, Rr, acc, tgt, vals, pivot_tol, scale, fo
     unknowns ``Up (n,)`` and start node ``x_prev (nb, 3)``, ``pi_prev (nb, 6)``, ``s_prev (nj, 3)``,
     ``lam_prev (nj, 6)``, the rotation predictor's ``P``, ``Dinv``, the node angular velocities ``om0 (nb,
     3)``, the bodies' velocity slot ``bw`` and its guards; the predictor is written into ``U0 (n,)``.  The
-    joints' slots with end values ``jpos``, ``jmom`` (positions, multipliers).  The end node's (:func:`~flexmb.dynamics.node.stage.rigid_end_node`): the polar tolerances ``near``, ``far``,
-    the sides' frames ``xa .. Bb`` and the outputs ``xe .. new_pi``, its packed constants ``Er, EIr, EIw,
-    EM`` (:attr:`~flexmb.dynamics.node.stage.EndNodePlan.packed`).
+    joints' slots with end values ``jpos``, ``jmom`` (positions, multipliers).  The end node's
+    (:func:`~flexmb.dynamics.node.stage.rigid_end_node`): the polar tolerances ``near``, ``far``, the sides'
+    frames ``xa .. Bb`` and the outputs ``xe .. new_pi``, its packed constants ``Er, EIr, EIw, EM``
+    (:attr:`~flexmb.dynamics.node.stage.EndNodePlan.packed`).
 
-    Returns newton_rigid's ``(status, iterations, rate, n_res, n_jac, n_fac, err, worst, n_eval)`` and
-    whether the end node was computed (a plain status and a polished rotation)."""
+    Then B's origins of the joints at the Gauss points
+    (:func:`~flexmb.dynamics.solve.fused_element.gauss_origins`, as the record asks for them).
+
+    Returns newton_rigid's ``(status, iterations, rate, n_res, n_jac, n_fac, err, worst, n_eval)``, whether
+    the end node was computed (a plain status and a polished rotation) and the Gauss points' origins ``(nj,
+    p, 3)``.  (The end node's values, which the energy audit and the record read, stay a call of their own:
+    their kernels take the node's frames read-only, one compiled signature with every other node.)"""
     d = v1(Ir, M[0])
     nb, nj, p, jsl, off, slots = d[0], d[1], d[2], d[3], d[4], d[8]
     e = v1(EIr, EM[0])
@@ -85,13 +94,19 @@ def rigid_element(h, x, R, pi, js, lam, Rr, acc, tgt, vals, pivot_tol, scale, fo
     # 2. solve
     out = newton_rigid(h, x, R, pi, js, lam, Rr, acc, tgt, vals, pivot_tol, U0, scale, fopt, iopt, U, hist,
                        Fr, Fw, Ir, Iw, Jw, Br, M)
+    xg = np.empty((nj, p, 3))
     if out[0] > 1:  # (fused_newton.ROUNDOFF) not a plain convergence: the stages one by one
-        return out, False
+        return out, False, xg
     # 3. end values (node.stage.end_node)
     ok = rigid_end_node(end, U[:om].reshape((nb, p, slots)), x, pi, R, U[off:].reshape((nj, p, jsl)), jpos, js,
                         jmom, lam, Rr, acc, near, far, xa, Ra, Ba, xb, Rb, Bb, xe, pie, Re, se, lame, Rre, acce,
                         new_pi, Er, EIr, EIw, EM)
-    return out, ok
+    if not ok:
+        return out, False, xg
+    # the record's B origins at the Gauss points (FusedEvaluator.gauss_xb)
+    xg = gauss_origins(v2(Fw, M[1]), x, R, U[:om].reshape((nb, p, slots)), v1(Ir, M[8]), side_of(Fr, Ir, M[18:25]),
+                       nj, p)
+    return out, True, xg
 
 
 class RigidElement:
@@ -141,7 +156,7 @@ class RigidElement:
         scale = np.ascontiguousarray(scale, dtype=float).view()
         scale.flags.writeable = False
         t0 = _time.perf_counter()
-        out, ok = rigid_element(float(h), st.x, st.R, st.pi.reshape(nb, 6), st.s, st.lam, st.Rr, st.acc, tgt, vals,
+        out, ok, xg = rigid_element(float(h), st.x, st.R, st.pi.reshape(nb, 6), st.s, st.lam, st.Rr, st.acc, tgt, vals,
                                 loop.key[2].pivot_tol, scale, fopt, iopt, U, hist, *packed,
                                 Pe, Pi, te.end, prev.U, st_prev.x, st_prev.pi.reshape(nb, 6), st_prev.s, st_prev.lam,
                                 P, Dinv, w[self.cols], self.grp.BW, GUARD, GUARD_ABS, U0,
@@ -155,9 +170,9 @@ class RigidElement:
         system.t_eval += _time.perf_counter() - t0
         system.newton_calls["compiled"] += 1
         r = NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status], hist[:k].tolist())
-        piece = ElementPiece(st, h, U, r)
-        end = ElementStart(t=st.t + h, x=x, R=R, pi=new_pi, s=s, Rr=Rr, lam=np.zeros((nj, 6)), acc=acc, lam_end=lam,
-                           extra=dict(st.extra))
+        piece = ElementPiece(st, h, U, r, xb=xg)
+        end = ElementStart(t=st.t + h, x=x, R=R, pi=new_pi, s=s, Rr=Rr, lam=np.zeros((nj, 6)), acc=acc,
+                           lam_end=lam, extra=dict(st.extra))
         keep_side_frames(cm, end, a, b, fa, fb)
 
         def end_values(U):  # (the end check's, where the end node is singular)

@@ -43,6 +43,9 @@ class ElementPiece:
     result: object = None
     released: str | None = None
     work: NDArray | None = None
+    #: B's origins of the joints at the Gauss points ``(nj, p, 3)`` [m] where the solve computed them with
+    #: the element (:mod:`flexmb.dynamics.step.compiled_element`), else None (the record computes them)
+    xb: NDArray | None = None
 
 
 @dataclass

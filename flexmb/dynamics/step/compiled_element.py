@@ -40,8 +40,8 @@ from flexmb.dynamics.march.rotation_predictor import GUARD, GUARD_ABS, _predict_
 from flexmb.dynamics.node.stage import EndNodePlan, keep_side_frames, rigid_end_node
 from flexmb.dynamics.node.stage_modal import stage_plan
 from flexmb.dynamics.solve.fused_newton import MESSAGES, ROUNDOFF, loop_for, newton_rigid, side_of
-from flexmb.dynamics.solve.newton import NewtonResult
 from flexmb.dynamics.solve.fused_element import gauss_origins
+from flexmb.dynamics.solve.newton import NewtonResult
 from flexmb.dynamics.solve.packing import v1, v2
 from flexmb.dynamics.step.outcome import ElementPiece
 from flexmb.dynamics.system import ElementStart
@@ -141,7 +141,7 @@ class RigidElement:
             return None
         packed = loop.packed()
         tgt, vals = fe.element_values(st, h)
-        fopt, iopt = loop._options(options.newton)
+        fopt, iopt = loop._options(options.newton)  # (the loop's option arrays, as its own solve takes them)
         Pe, Pi = extrapolation_matrices(te, ratio)
         P, Dinv = _rotation_matrices(te, ratio)
         st_prev = prev.start
@@ -156,12 +156,13 @@ class RigidElement:
         scale = np.ascontiguousarray(scale, dtype=float).view()
         scale.flags.writeable = False
         t0 = _time.perf_counter()
-        out, ok, xg = rigid_element(float(h), st.x, st.R, st.pi.reshape(nb, 6), st.s, st.lam, st.Rr, st.acc, tgt, vals,
-                                loop.key[2].pivot_tol, scale, fopt, iopt, U, hist, *packed,
-                                Pe, Pi, te.end, prev.U, st_prev.x, st_prev.pi.reshape(nb, 6), st_prev.s, st_prev.lam,
-                                P, Dinv, w[self.cols], self.grp.BW, GUARD, GUARD_ABS, U0,
-                                self.jpos, self.jmom, marching.POLAR_TOL[0], marching.POLAR_TOL[1], xa, Ra, Ba, xb, Rb, Bb,
-                                x, pi, R, s, lam, Rr, acc, new_pi, *self.plan.packed)
+        out, ok, xg = rigid_element(
+            float(h), st.x, st.R, st.pi.reshape(nb, 6), st.s, st.lam, st.Rr, st.acc, tgt, vals, loop.key[2].pivot_tol,
+            scale, fopt, iopt, U, hist, *packed,
+            Pe, Pi, te.end, prev.U, st_prev.x, st_prev.pi.reshape(nb, 6), st_prev.s, st_prev.lam, P, Dinv,
+            w[self.cols], self.grp.BW, GUARD, GUARD_ABS, U0,
+            self.jpos, self.jmom, marching.POLAR_TOL[0], marching.POLAR_TOL[1], xa, Ra, Ba, xb, Rb, Bb,
+            x, pi, R, s, lam, Rr, acc, new_pi, *self.plan.packed)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
         if status > ROUNDOFF or not ok:
             return None  # (the stages one by one count their own evaluations)

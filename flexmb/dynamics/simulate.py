@@ -361,8 +361,7 @@ class Run:
             s_start, hh, UU, rr = piece.start, piece.h, piece.U, piece.result
             if k:  # the start of the second half of a halved step
                 rec.subnode(s_start)
-            xb = piece.xb if piece.xb is not None and te.p >= 2 else self._gauss_xb(s_start, hh, UU)
-            rec.internal(te, s_start, hh, lay, UU, xb)
+            rec.internal(te, s_start, hh, lay, UU, self._gauss_xb(piece))
             rec.add_work(piece.work)  # accepted by the audit (variants/root_checks.py)
             stats["t_start"].append(s_start.t)
             stats["h"].append(hh)
@@ -374,11 +373,15 @@ class Run:
             if math.isfinite(rr.residual):  # converged in the residual: a (nearly) rank-deficient matrix
                 self.state.singular_t.append(s_start.t)
 
-    def _gauss_xb(self, st: ElementStart, h: float, U: NDArray) -> NDArray | None:
-        """B's origins of the joints at the Gauss points of an element (nj, p, 3); None when the
-        reactions do not need them (no joints; p = 1: no element moments)."""
+    def _gauss_xb(self, piece: ElementPiece) -> NDArray | None:
+        """B's origins of the joints at the Gauss points of a solved element (nj, p, 3): the piece's own
+        where its solve computed them (``piece.xb``), else from its unknowns; None when the reactions do not
+        need them (no joints; p = 1: no element moments)."""
         if not self.cm.nj or self.te.p < 2:
             return None
+        if piece.xb is not None:
+            return piece.xb
+        st, h, U = piece.start, piece.h, piece.U
         if self._plain_lay is None:
             self._plain_lay = make_layout(self.cm, self.te.p, self.state.selection)
         return self.system.gauss_xb(st, h, U, self._plain_lay)

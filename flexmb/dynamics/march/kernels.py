@@ -30,6 +30,13 @@ def length_ratio(h_prev: float, h: float) -> float | None:
     return ratio if 0.0 < ratio <= WARM_RATIO_MAX else None
 
 
+def warm_ratio(prev, h: float) -> float | None:
+    """:func:`length_ratio` of the element ``prev`` (an :class:`~flexmb.dynamics.step.outcome.ElementPiece`,
+    None after a jump or at the start) and the new element of length ``h`` [s]: None where the warm predictor
+    does not extrapolate ``prev`` (the cold guess)."""
+    return None if prev is None else length_ratio(prev.h, h)
+
+
 @once_per_time_element  # they depend on c and the ratio only
 def extrapolation_matrices(te, ratio: float = 1.0):
     """Lagrange extrapolation from the previous element to the new internal points ``1 + ratio c_k`` (in

@@ -13,7 +13,7 @@ from flexmb.dynamics.node.constraints import multiplier_momenta
 from flexmb.dynamics.elements.joints import consistent_transport, onto_bodies, unpack_joints
 from flexmb.dynamics.layout import JLAM, JNA, JNB, JPHI, JQ, JS, Layout, Triplets
 from flexmb.dynamics.march import kernels as march_kernels
-from flexmb.dynamics.march.kernels import extrapolation_matrices, length_ratio
+from flexmb.dynamics.march.kernels import extrapolation_matrices, warm_ratio
 from flexmb.dynamics.node.projection import attachment_velocities, node_frames
 from flexmb.dynamics.node.stage_modal import stage_plan
 from flexmb.dynamics.step.outcome import ElementPiece
@@ -41,18 +41,17 @@ def predict(cm: CompiledModel, lay: Layout, te: TimeElement, st: ElementStart, h
     """
     U = np.zeros(lay.size)
     Jv = lay.joint_view(U)
-    if prev is not None:
+    ratio = warm_ratio(prev, h)
+    if ratio is not None:
         U_prev, st_prev = prev.U, prev.start
-        ratio = length_ratio(prev.h, h)
-        if ratio is not None:
-            Pe, Pi = extrapolation_matrices(te, ratio)
-            for grp in cm.groups:
-                grp.predict_warm(te, st, st_prev, lay.group_view(U, grp.bodies, grp.slots),
-                                 lay.group_view(U_prev, grp.bodies, grp.slots), Pe, Pi)
-            if cm.nj:  # compiled: march.kernels.extrapolate (the multipliers shifted by the gauge reset)
-                march_kernels.extrapolate(Pe, Pi, te.end, lay.joint_view(U_prev), Jv, _JPOS, st_prev.s, JPHI,
-                                          _JMOM, st_prev.lam, st.lam)
-            return U
+        Pe, Pi = extrapolation_matrices(te, ratio)
+        for grp in cm.groups:
+            grp.predict_warm(te, st, st_prev, lay.group_view(U, grp.bodies, grp.slots),
+                             lay.group_view(U_prev, grp.bodies, grp.slots), Pe, Pi)
+        if cm.nj:  # compiled: march.kernels.extrapolate (the multipliers shifted by the gauge reset)
+            march_kernels.extrapolate(Pe, Pi, te.end, lay.joint_view(U_prev), Jv, _JPOS, st_prev.s, JPHI,
+                                      _JMOM, st_prev.lam, st.lam)
+        return U
     for grp in cm.groups:
         grp.predict_cold(te, st, h, w[grp.vel_cols], lay.group_view(U, grp.bodies, grp.slots))
     if cm.nj:

@@ -45,7 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from flexmb.dynamics.kernels import jit_kernel
-from flexmb.dynamics.march.kernels import length_ratio
+from flexmb.dynamics.march.kernels import warm_ratio
 from flexmb.dynamics.time_elements import TimeElement, lagrange_matrices, once_per_time_element
 
 
@@ -63,9 +63,7 @@ def predict_rotations(cm, lay, te: TimeElement, h: float, w: NDArray, prev, U: N
     returned) by ``h D^-1 omega_ext`` (module docstring), after an element ``prev``
     (:class:`~flexmb.dynamics.step.outcome.ElementPiece`) that the warm predictor extrapolates
     (:func:`flexmb.dynamics.march.kernels.length_ratio`); ``w`` the node velocities at the element's start."""
-    if prev is None:
-        return U
-    ratio = length_ratio(prev.h, h)
+    ratio = warm_ratio(prev, h)
     if ratio is None:
         return U
     U_prev = prev.U

@@ -34,7 +34,7 @@ import numpy as np
 
 from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
 from flexmb.dynamics.march import marching
-from flexmb.dynamics.march.kernels import extrapolate, extrapolation_matrices, length_ratio
+from flexmb.dynamics.march.kernels import extrapolate, extrapolation_matrices, warm_ratio
 # (the rotation predictor's own kernel and matrices: this module strings that stage's kernels together)
 from flexmb.dynamics.march.rotation_predictor import GUARD, GUARD_ABS, _predict_theta, _rotation_matrices
 from flexmb.dynamics.node.stage import EndNodePlan, keep_side_frames, rigid_end_node
@@ -127,9 +127,7 @@ class RigidElement:
         (node velocities ``w (nv,)``, Newton's scales, the run's ``factor`` and
         :class:`~flexmb.dynamics.simulate.SimulationOptions`), or None: the stages one by one (module
         docstring)."""
-        if prev is None:
-            return None
-        ratio = length_ratio(prev.h, h)
+        ratio = warm_ratio(prev, h)
         if ratio is None:
             return None
         fe = system.evaluator
@@ -193,7 +191,5 @@ def element_stage(system) -> RigidElement | None:
     cm, te = system.cm, system.te
     if consistent_transport(te) or not isinstance(system.evaluator, FusedEvaluator) or system.evaluator.nbm:
         return None
-    plan = stage_plan(cm)
-    if not isinstance(plan, EndNodePlan) or len(cm.groups) != 1 or not getattr(plan.grp, "every_body", False):
-        return None
-    return RigidElement(system, plan)
+    plan = stage_plan(cm)  # (an EndNodePlan: one rigid group holding every body in order, on joints)
+    return RigidElement(system, plan) if isinstance(plan, EndNodePlan) else None

@@ -121,7 +121,7 @@ def _targets():
     from flexmb.dynamics.layout import Pattern
     from flexmb.dynamics.solve.evaluation import GeneralEvaluator
     from flexmb.dynamics.solve.fused import FusedEvaluator
-    from flexmb.dynamics.solve.fused_newton import FusedNewton
+    from flexmb.dynamics.solve.compiled_loop import FusedNewton
 
     return [
         ("step", S.Run, "step"),

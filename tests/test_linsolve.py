@@ -252,3 +252,28 @@ def test_steps_carries_over_between_elements_in_simulate():
     assert full.sum() >= 2 * facts.size
     dx = np.abs(np.asarray(runs["steps"].body_position) - np.asarray(runs["none"].body_position)).max()
     assert dx < 1e-8 * 1.5  # Newton tolerance x chain length [m]
+
+
+def test_refactor_tries_the_pivots_met_before():
+    """A matrix that fails the kept pivots' threshold test takes the pivots of an earlier matrix that pass
+    it (a motion back to a configuration met before) instead of SuperLU's fresh pivoting; the solves stay
+    exact; a checkpoint's ``_q`` carries those pivots, and a backend resumed from it holds the same ones."""
+    from flexmb.dynamics.solve.linsolve import Refactor
+
+    A1 = sp.csc_matrix(np.array([[1.0, 1.0, 0.0], [1e-9, 3.0, 1.0], [0.0, 1.0, 2.0]]))
+    A2 = sp.csc_matrix(np.array([[1e-9, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]]))  # the same pattern
+    b = np.array([1.0, 2.0, 3.0])
+    r = Refactor()
+    for A, changes, reuses in ((A1, 0, 0), (A2, 1, 0), (A1, 1, 1), (A2, 1, 2)):
+        x = r(A)(b)
+        assert np.allclose(A @ x, b, rtol=0, atol=1e-12)
+        assert (r.n_pivot_changes, r.n_pivot_reuses) == (changes, reuses)
+    assert len(r.alternatives()) == 1
+    q = r._q
+    assert q.size == 4 * 3  # the pivots in use, then the alternative's
+    resumed = Refactor()
+    resumed.adopt_ordering(q)
+    resumed.analyse(A2)
+    assert np.array_equal(resumed._q, q)
+    resumed(A1)(b)
+    assert (resumed.n_pivot_changes, resumed.n_pivot_reuses) == (0, 1)

@@ -110,6 +110,7 @@ def test_node_kernel_arguments_have_one_type():
     overloads of ``violation`` in one test session); the projection of a pendulum node compiles each
     kernel for one signature."""
     from flexmb.dynamics.node import kernels as nk
+    from flexmb.dynamics.node.constraints import project_node
     from flexmb.dynamics.node.projection import NodeFrames, node_projector
 
     run = Run.start(pendulum_model(), 1.0, 0.05, 2, 0.0, SimulationOptions())
@@ -117,7 +118,10 @@ def test_node_kernel_arguments_have_one_type():
     assert not any(a.flags.writeable for a in fr.sides)
     proj = node_projector(run.cm, run.selection)
     assert not proj.target(run.cm, 0.0).flags.writeable
-    run.step()  # the dense projection: one compiled call (xa ... wb are its arguments 4 to 13)
+    run.step()
+    # the general node projection (a run of a rigid model takes the compiled node stage, which calls the
+    # kernel from compiled code): one compiled call, xa ... wb its arguments 4 to 13
+    project_node(run.cm, run.state.st, sel=run.selection)
     sig = nk.project_dense.signatures
     assert sig and all(str(s[k]).startswith("readonly") for s in sig for k in range(4, 14))
 

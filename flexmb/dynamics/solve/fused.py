@@ -30,7 +30,7 @@ from flexmb.dynamics.elements.joints import SLOTS, consistent_transport, constra
 from flexmb.dynamics.kernels import frozen
 from flexmb.dynamics.layout import JOINT_SLOTS
 from flexmb.dynamics.solve.fused_element import gauss_origins, gauss_origins_modal, whole_element
-from flexmb.dynamics.solve.fused_newton import compiled_newton, loop_backend
+from flexmb.dynamics.solve.compiled_loop import compiled_newton, loop_backend
 from flexmb.dynamics.solve.packing import BR, FR, FW, IR, IW
 from flexmb.errors import SingularMatrixError
 
@@ -148,7 +148,7 @@ class FusedEvaluator:
         self._no_loads = np.zeros((0, self.p, 3))
         self._bs = None
         #: the compiled Newton loop's packing of these constants and the pattern's, before the LU structure's
-        #: pieces: ``(pattern, layout key, laws, packing)`` (:meth:`.fused_newton.FusedNewton.packed`)
+        #: pieces: ``(pattern, layout key, laws, packing)`` (:meth:`.compiled_loop.FusedNewton.packed`)
         self.newton_base = None
         self._checked = None
         log.debug("fused evaluator: %d rigid, %d modal bodies, %d joints", self.nb, self.nbm, self.nj)
@@ -337,7 +337,7 @@ class FusedEvaluator:
     @staticmethod
     def _prime(system, st, h: float, U0, factor, options) -> None:
         """What the compiled loop needs before its first element, where it applies
-        (:func:`~.fused_newton.loop_backend`): the Jacobian pattern (one evaluation at the predictor,
+        (:func:`~.compiled_loop.loop_backend`): the Jacobian pattern (one evaluation at the predictor,
         which records it) and the backend's column order and pivots (SuperLU's factorization of that
         Jacobian: the general loop's first factorization, the same SuperLU call on the same matrix,
         :meth:`~flexmb.dynamics.solve.linsolve.Refactor.analyse`; the loop's first iteration computes

@@ -27,40 +27,55 @@ predictor: the singular passages, rank-deficient corrections, step halving and d
 untouched.  Nothing the general loop reads is modified by an abandoned attempt.  Drive targets and load
 values (functions of time only) are evaluated once per element.
 
-Where it applies (:func:`compiled_newton`): a built pattern, ``NewtonOptions.reuse`` resolving to
-``"none"`` (below ``reuse_min_unknowns``, 2000 unknowns by default; ``reuse_near`` as given) or to
-``"element"`` (``"auto"`` from ``reuse_min_unknowns`` on; ``"steps"``, which carries the factorization
-over to the next element, keeps the general loop), and the run's backend a ``Refactor`` that has
-analysed this pattern (a ``SmallFirst`` wrapper above its dense threshold is looked through).  The first
-element of a pattern runs here too: :meth:`~flexmb.dynamics.solve.fused.FusedEvaluator.newton` records
-the pattern and factors the predictor's Jacobian first.  Dense-LU sizes (<= 64 unknowns) and other
-backends keep the general loop.  Counters: ``ElementSystem.n_eval`` counts the kernel's
-evaluations; its ``t_eval`` takes the whole call (factorizations included).
+The Python around it (the arrays it takes, kept per pattern and LU structure; where it applies; the
+pivots' retry) is :mod:`flexmb.dynamics.solve.compiled_loop`.
 """
 from __future__ import annotations
-
-import logging
-import time as _time
 
 import numpy as np
 
 from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
 # the general loop's own compiled pieces (CSC values, refactorization, increments): the same expressions
-from flexmb.dynamics.layout import JOINT_SLOTS, _scatter_values
+from flexmb.dynamics.layout import _scatter_values
 from flexmb.dynamics.solve.fused_element import whole_element
 from flexmb.dynamics.solve.fused_modal import no_modal
-from flexmb.dynamics.solve.newton import NewtonResult, contraction_rate, scaled_increment
-from flexmb.dynamics.solve.packing import IR, IW, JW, extend, pack, v1, v2, v3
+from flexmb.dynamics.solve.newton import contraction_rate, scaled_increment
+from flexmb.dynamics.solve.packing import v1, v2, v3
 from flexmb.dynamics.solve.refactor_lu import refactor_numeric, refactor_solve
-from flexmb.errors import SingularMatrixError
-
-log = logging.getLogger(__name__)
 
 #: statuses of :func:`newton_element`
 CONVERGED, ROUNDOFF = 0, 1
 NOT_FINITE, LOST_ZERO, PIVOT, STALLED, DIVERGING, NO_CONVERGENCE = 2, 3, 4, 5, 6, 7
 #: the messages of the plain outcomes
 MESSAGES = {CONVERGED: "converged", ROUNDOFF: "converged to round-off"}
+
+
+#: increments that stop contracting (``stall_rate``) are handed to the general loop only where the backward
+#: error is within this factor of ``NewtonOptions.residual_tol`` (its own test decides there; the two
+#: computations of the backward error differ in the order of their sums, at round-off)
+STALL_MARGIN = 4.0
+
+
+@jit_kernel
+def backward_error(n, res, data, Bp, Brow, gather, q, perm_r, scale, U):  # pragma: no cover - compiled
+    """:func:`~flexmb.dynamics.solve.newton.scaled_residual` of the residual ``res (n,)`` for the matrix of
+    the values ``data`` (CSC, the pattern's order) at the iterate ``U (n,)``: ``max_i |F_i| / sum_j |J_ij|
+    (scale_j + |U_j|)`` (an empty row: its raw residual), the sums over the kept LU structure's columns
+    (``Bp``, ``Brow``, ``gather``: column ``j`` of ``P_r J P_c`` is column ``q[j]`` of ``J``, row ``perm_r[i]``
+    of it is row ``i``)."""
+    den = np.zeros(n)
+    for j in range(n):
+        c = q[j]
+        sj = scale[c] + abs(U[c])
+        for k in range(Bp[j], Bp[j + 1]):
+            den[Brow[k]] += abs(data[gather[k]]) * sj
+    worst = 0.0
+    for i in range(n):
+        d = den[perm_r[i]]
+        v = abs(res[i]) / (d if d > 0.0 else 1.0)
+        if v > worst:
+            worst = v
+    return worst
 
 
 @jit_kernel
@@ -71,7 +86,7 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
     """Newton on the internal unknowns of one element (module docstring).
 
     ``U0 (n,)`` predictor, ``scale (n,)``; ``fopt = (tol, divergence_rate, roundoff_factor,
-    reuse_near, predicted_factor, reuse_rate, stall_rate)``, ``iopt = (max_iter,
+    reuse_near, predicted_factor, reuse_rate, stall_rate, residual_tol)``, ``iopt = (max_iter,
     min_iter_divergence, predicted_stop, late, element)`` (``late``: full Newton's reuse near the
     root, ``reuse="none"``; ``element``: ``reuse="element"``, newton_solve's ``reuse != "none"``); the
     other arguments are those of :func:`~flexmb.dynamics.solve.fused_element.whole_element` (model and element start; ``nb``, ``nbm`` rigid
@@ -166,8 +181,10 @@ def newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs,
             for i in range(n):
                 dU[i] = -x[i]
             w, e, wmax = scaled_increment(dU, U, scale)
-            if k > 1 and have_prev and e > roundoff_factor * tol and e > stall_rate * prev:
-                # the general loop decides on the backward error here (singular passages)
+            if k > 1 and have_prev and e > roundoff_factor * tol and e > stall_rate * prev \
+                    and backward_error(n, res, data, Bp, Brow, gather, q, perm_r, scale, U) <= STALL_MARGIN * fopt[7]:
+                # a residual at its round-off floor: the general loop decides (singular passages, its
+                # rank-deficient branch); above it, newton_solve iterates on, and so does this loop
                 return STALLED, k, rate, n_res, n_jac, n_fac, err, worst, n_ev
         for i in range(n):
             U[i] = U[i] + dU[i]
@@ -238,185 +255,3 @@ def newton_rigid(h, x, R, pi, js, lam, Rr, acc, tgt, vals, pivot_tol, U0, scale,
     return newton_element(h, te_t, body, mod, sl, sa, sb, mp, jt, loads, springs, nb, none, nj, p, jsl, slm, off,
                           nvr, none, n_entries, dest, n_dropped, Bp, Brow, gather, Lp, Li, Up, Ui, perm_r, q,
                           pivot_tol, U0, scale, fopt, iopt, U, hist)
-
-
-#: rows of newton_rigid's M: the sizes, the evaluator's constants, the pattern's and the LU structure's
-_N_PIECES = 77
-
-
-class FusedNewton:
-    """The arrays of :func:`newton_element` that depend on the model, the pattern and the kept LU
-    structure only (built once per pattern and structure, :func:`compiled_newton`)."""
-
-    def __init__(self, system, fe, pat, s) -> None:
-        from flexmb.dynamics.elements.joints import SLOTS
-
-        te, lay = system.te, system.lay
-        self.system, self.fe, self.pat, self.s = system, fe, pat, s
-        self.n = lay.size
-        self.rigid = fe.nbm == 0  # no modal bodies: newton_rigid (fewer arrays to unbox per call)
-        if self.rigid:
-            self.dims = (fe.nb, fe.nj, te.p, JOINT_SLOTS, lay.joint_off, fe.nv[0], pat.n_entries, pat._dest,
-                         pat._dropped.size)
-        else:
-            self.dims = (fe.nb, fe.nbm, fe.nj, te.p, JOINT_SLOTS, fe.slots_m, lay.joint_off, fe.nv[0], fe.nv[1],
-                         pat.n_entries, pat._dest, pat._dropped.size)
-        self.lu = (s.Bp, s.Brow, s.gather, s.Lp, s.Li, s.Up, s.Ui, s.perm_r, s.q)
-        self.consts = (fe.te_t, SLOTS, fe.sa, fe.sb)
-        self._packed = (None, None)  # (key, packing) of newton_rigid
-        self._opts = (None, None, None)
-        #: (the run's linear solver, the options, the backend they resolve to): compiled_newton's lookup
-        self.key = (None, None, None)
-        #: ``(status, iteration)`` of the last :meth:`solve`
-        self.status = (None, 0)
-
-    def _options(self, options):
-        if self._opts[0] is not options:
-            element = options.reuse_mode(self.n) == "element"
-            fopt = np.array([options.tol, options.divergence_rate, options.roundoff_factor, options.reuse_near,
-                             options.predicted_factor, options.reuse_rate, options.stall_rate])
-            # newton_solve's ``late`` (the residual-only evaluation is always at hand here)
-            iopt = np.array([options.max_iter, options.min_iter_divergence, int(options.predicted_stop),
-                             int(not element and options.reuse_near > 0), int(element)], dtype=np.int64)
-            self._opts = (options, fopt, iopt)
-        return self._opts[1], self._opts[2]
-
-    def packed(self) -> tuple:
-        """:func:`newton_rigid`'s packed constants (:func:`.packing.pack`), built again when the evaluator's
-        layout-dependent constants change (:meth:`~.fused.FusedEvaluator.arguments_constants`)."""
-        fe, lay = self.fe, self.system.lay
-        key = fe.arguments_constants(lay)
-        if self._packed[0] is None or self._packed[0][0] is not key[0] or self._packed[0][1] is not key[1]:
-            # the evaluator's and the pattern's pieces once per pattern and layout, kept on the evaluator: a
-            # loop built again for fresh pivots (Refactor.repivot) appends only its LU structure's
-            base = fe.newton_base
-            if base is None or base[0] is not self.pat or base[1] is not key[0] or base[2] is not key[1]:
-                d = self.dims
-                sizes = np.array([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[8], fe.slots], dtype=np.int64)
-                pieces = [(IR, sizes)] + fe.rigid_pieces(lay) + [(JW, d[7])]
-                base = fe.newton_base = (self.pat, key[0], key[1], pack(pieces))
-            lu = [(k, a) for k, a in zip((IW, JW, JW, IW, JW, IW, JW, IW, IW), self.lu)]
-            packing = extend(base[3], lu)
-            assert packing[-1].shape[0] == _N_PIECES, packing[-1].shape
-            self._packed = (key, packing)
-        return self._packed[1]
-
-    def solve(self, st, h: float, U0, scale, options, pivot_tol: float):
-        """Newton from ``U0`` on the element of length ``h`` from ``st``: a
-        :class:`~flexmb.dynamics.solve.newton.NewtonResult` on plain convergence, else None (module docstring)."""
-        system, fe = self.system, self.fe
-        if self.rigid:
-            packed = self.packed()
-            tgt, vals = fe.element_values(st, h)
-        else:
-            body, mod, jt, loads = fe.arguments(st, h, system.lay)
-        fopt, iopt = self._options(options)
-        U = np.empty(self.n)
-        hist = np.empty(options.max_iter)
-        # one compiled signature whatever the caller's flags: the predictor a writable copy (as the compiled
-        # element's, which writes it in compiled code: flexmb.dynamics.step.compiled_element), the scales a
-        # read-only view (flexmb.dynamics.kernels.frozen written out: ~1 us against frozen's ~10 us)
-        U0 = np.array(U0, dtype=float)
-        scale = np.ascontiguousarray(scale, dtype=float).view()
-        scale.flags.writeable = False
-        t0 = _time.perf_counter()
-        if self.rigid:
-            out = newton_rigid(float(h), st.x, st.R, st.pi.reshape(fe.nb, 6), st.s, st.lam, st.Rr, st.acc, tgt, vals,
-                               pivot_tol, U0, scale, fopt, iopt, U, hist, *packed)
-        else:
-            te_t, sl, sa, sb = self.consts
-            out = newton_element(float(h), te_t, body, mod, sl, sa, sb, fe.mp, jt, loads, fe.springs, *self.dims,
-                                 *self.lu, pivot_tol, U0, scale, fopt, iopt, U, hist)
-        status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
-        self.status = (status, k)
-        system.n_eval += n_ev
-        system.n_residual_only += n_ev - n_jac  # the kernel's evaluations without a Jacobian
-        system.t_eval += _time.perf_counter() - t0
-        if status > ROUNDOFF:
-            log.debug("compiled Newton: status %d at iteration %d; the general loop takes the element", status, k)
-            return None
-        return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status],
-                            hist[:k].tolist())
-
-
-def _backend(factor, n: int):
-    """The :class:`~flexmb.dynamics.solve.linsolve.Refactor` that ``factor`` (a run's ``factor`` method or
-    a backend) uses for ``n`` unknowns, or None."""
-    from flexmb.dynamics.solve.dense_solve import SmallFirst
-    from flexmb.dynamics.solve.linsolve import Refactor
-
-    b = getattr(getattr(factor, "__self__", None), "solver", factor)
-    if type(b) is SmallFirst:
-        if n <= b.dense_max:
-            return None
-        b = b.inner
-    return b if type(b) is Refactor else None
-
-
-def loop_backend(factor, n: int, options):
-    """The :class:`~flexmb.dynamics.solve.linsolve.Refactor` the compiled loop would run with for ``n``
-    unknowns under ``options`` (a :class:`~flexmb.dynamics.solve.newton.NewtonOptions`), or None where
-    the loop does not apply: reuse ``"steps"`` (the factorization carried over between elements lives
-    in ``newton_solve``) or another backend."""
-    if options.reuse_mode(n) not in ("none", "element"):
-        return None
-    return _backend(factor, n)
-
-
-def loop_for(fe, system, factor, options):
-    """The :class:`FusedNewton` of the element system's pattern for the run's ``factor`` and the Newton
-    ``options`` (built again for a new pattern or LU structure; its ``key[2]`` the backend), or None where
-    the compiled loop does not apply (no pattern yet, another backend, a reuse across elements)."""
-    pat = system.pattern
-    if pat is None:
-        return None
-    hit = system.__dict__.get("_fused_newton")
-    # the backend found for the run's solver and these options, kept with the loop's arrays (a run's
-    # ``factor`` is a new bound method at every access: the solver it calls is the key)
-    owner = getattr(getattr(factor, "__self__", None), "solver", factor)
-    if hit is not None and hit.key[0] is owner and hit.key[1] is options and hit.pat is pat:
-        b = hit.key[2]
-    else:
-        b = loop_backend(factor, system.lay.size, options)
-    if b is None or b._s is None:
-        return None
-    tpl = pat._template
-    if hit is None or hit.pat is not pat or hit.s is not b._s:
-        from flexmb.dynamics.solve.csc_pattern import same_pattern
-
-        if not same_pattern(tpl, *b._key):
-            return None
-        hit = system._fused_newton = FusedNewton(system, fe, pat, b._s)
-    elif not (tpl.indptr is b._src[0] and tpl.indices is b._src[1]):
-        from flexmb.dynamics.solve.csc_pattern import same_pattern
-
-        if not same_pattern(tpl, *b._key):
-            return None
-    hit.key = (owner, options, b)
-    return hit
-
-
-def compiled_newton(fe, system, st, h: float, U0, scale, factor, options, retried: bool = False):
-    """Newton on the element by the compiled loop: a :class:`~flexmb.dynamics.solve.newton.NewtonResult`,
-    or None where the loop does not apply or declines (module docstring).  A predictor whose matrix fails
-    the kept pivots' test is given fresh pivots and solved again (once: ``retried``)."""
-    hit = loop_for(fe, system, factor, options)
-    if hit is None:
-        return None
-    b = hit.key[2]
-    r = hit.solve(st, h, U0, scale, options, b.pivot_tol)
-    if r is None and hit.status == (PIVOT, 1) and not retried:
-        # the predictor's matrix fails the kept pivots' test: fresh pivots for it, as the general loop's
-        # first factorization takes them (Refactor.__call__), and the loop again from the same predictor,
-        # the general loop's iterations (before: the general loop took the element, and the next one
-        # built the loop's arrays again; the IFToMM pendulum, 5 elements of its 320, ~2 ms each)
-        with np.errstate(all="ignore"):
-            F, J = system.evaluate(U0, st, h)
-        if not (np.all(np.isfinite(F)) and np.all(np.isfinite(J.data))):
-            return None
-        try:
-            b.repivot(J)
-        except SingularMatrixError:
-            return None  # (the general loop meets it again and takes its rank-deficient branch)
-        return compiled_newton(fe, system, st, h, U0, scale, factor, options, retried=True)
-    return r

@@ -147,6 +147,9 @@ class SuperLU:
         return solve
 
 
+#: row pivots of a pattern kept for a matrix that fails the ones in use (:meth:`Refactor.alternatives`)
+RECENT_PIVOTS = 4
+
 #: trying MMD_ATA (SuperLU's ordering, factorization and our structure analysis) costs about this many
 #: numeric refactorizations along COLAMD's structure (X3 p = 2, 378 unknowns, 5,808 nonzeros: 2.26 ms
 #: against 0.16 ms for 147k multiply-adds)
@@ -191,6 +194,12 @@ class Refactor:
     (``n_pivot_changes`` counts these).  ``last_nnz``: entries of the structure of ``L`` and ``U``
     (both diagonals counted, as :class:`SuperLU` counts them).
 
+    Row pivots met before are tried first (:meth:`alternatives`, the :data:`RECENT_PIVOTS` newest of
+    the pattern, ``n_pivot_reuses`` counts their use): a motion that comes back to a configuration meets
+    the same small pivot again (the IFToMM pendulum's kept pivots fail at 5 of its 320 elements, every
+    swing; each fresh pivoting cost ~2 ms, a SuperLU factorization, the structure's analysis and the
+    compiled loop's arrays built again, against ~0.1 ms for a refactorization along a kept structure).
+
     Column order (:meth:`_ordered`, once per pattern): COLAMD; when its structure costs more than
     ``ata_ratio`` (20) multiply-adds per nonzero of ``A`` per refactorization, SuperLU's minimum
     degree ordering of ``A^T A`` (``MMD_ATA``) is tried too and the structure with fewer
@@ -217,6 +226,9 @@ class Refactor:
         self._pending_q = None
         self.n_orderings = 0
         self.n_pivot_changes = 0
+        self.n_pivot_reuses = 0
+        #: the structures of this pattern in use before, the newest first (the one in use among them)
+        self._recent: list = []
         self.last_nnz = 0
         #: the column ordering in use ("COLAMD" or "MMD_ATA"; None before the first matrix or when
         #: it came from a checkpoint)
@@ -225,15 +237,16 @@ class Refactor:
     @property
     def _q(self) -> np.ndarray | None:
         """What a checkpoint stores (``flexmb.dynamics.io.checkpoint`` saves ``solver._q``): the column
-        order and the row pivots in use, concatenated (``2 n``), so that a resumed run factors
-        bit-identically to the original one."""
+        order and the row pivots in use, concatenated (``2 n``), then those of :meth:`alternatives` (``2 n``
+        each), so that a resumed run factors bit-identically to the original one."""
         if self._s is None:
             return None
-        return np.concatenate([self._s.q, self._s.perm_r])
+        return np.concatenate([self._s.q, self._s.perm_r] + [a for r in self.alternatives() for a in (r.q, r.perm_r)])
 
     def adopt_ordering(self, q: np.ndarray) -> None:
         """Use the column order (``n``, an older checkpoint) or the column order and row pivots
-        (``2 n``, :attr:`_q`) from a checkpoint for the first pattern seen."""
+        (``2 n``, then the alternatives' ``2 n`` each: :attr:`_q`) from a checkpoint for the first pattern
+        seen."""
         self._pending_q = np.asarray(q, dtype=np.int64)
 
     def _pivot(self, A: sp.csc_matrix, q: np.ndarray | None) -> None:
@@ -243,10 +256,12 @@ class Refactor:
         from flexmb.dynamics.solve.pivot_memo import structure
 
         n = A.shape[0]
-        if q is not None and q.size == 2 * n:  # column order and row pivots of a checkpoint
-            s = structure(A.indptr, A.indices, q[:n], q[n:])
-            if s.ok:
-                self._adopt(A, s)
+        if q is not None and q.size >= 2 * n and q.size % (2 * n) == 0:  # a checkpoint's pivots (:attr:`_q`)
+            blocks = [structure(A.indptr, A.indices, q[k:k + n], q[k + n:k + 2 * n]) for k in range(0, q.size, 2 * n)]
+            if all(s.ok for s in blocks):
+                for s in blocks[:0:-1]:  # the alternatives, the oldest first
+                    self._adopt(A, s)
+                self._adopt(A, blocks[0])
                 return
             q = q[:n]
         if q is None:
@@ -301,6 +316,20 @@ class Refactor:
         self._src = (A.indptr, A.indices)
         self._s = s
         self.last_nnz = s.nnz + A.shape[0]  # as SuperLU counts: L with its unit diagonal, U with its diagonal
+        same = [r for r in self._recent if not (np.array_equal(r.q, s.q) and np.array_equal(r.perm_r, s.perm_r))]
+        self._recent = [s] + same[:RECENT_PIVOTS - 1]
+
+    def alternatives(self) -> list:
+        """The structures of this pattern used before the one in use, the newest first (at most
+        :data:`RECENT_PIVOTS` - 1): what a matrix failing the kept pivots' test tries before fresh pivots."""
+        return [r for r in self._recent if r is not self._s]
+
+    def use(self, s) -> None:
+        """Take ``s``, one of :meth:`alternatives`, as the structure in use (its pivots passed the test on a
+        matrix that the one in use failed), counted in ``n_pivot_reuses``."""
+        self._s = s
+        self.last_nnz = s.nnz + s.n
+        self.n_pivot_reuses += 1
 
     def analyse(self, A) -> sp.csc_matrix:
         """The column order and row pivots of ``A``'s pattern (SuperLU's factorization of ``A`` and the
@@ -314,6 +343,7 @@ class Refactor:
             (A.indptr is self._src[0] and A.indices is self._src[1]) or same_pattern(A, *self._key))
         if not known:
             q, self._pending_q = self._pending_q, None
+            self._recent = []  # (a new pattern: the pivots of the old one do not apply)
             self._pivot(A, q)
         return A
 
@@ -322,7 +352,12 @@ class Refactor:
         if A.shape[0] == 0:
             return lambda b: np.zeros(0)
         f = self._s.factor(A.data, self.pivot_tol)
-        if f is None:  # a pivot too small for the kept row order: pivot afresh
+        if f is None:  # a pivot too small for the kept row order: the pivots met before, else pivot afresh
+            for s in self.alternatives():
+                f = s.factor(A.data, self.pivot_tol)
+                if f is not None:
+                    self.use(s)
+                    return f
             self.repivot(A)
             f = self._s.factor(A.data, self.pivot_tol)
             if f is None:
@@ -334,7 +369,7 @@ class Refactor:
         met a pivot below ``pivot_tol``: SuperLU with the kept column order (:meth:`_pivot`), counted in
         ``n_pivot_changes``.  What :meth:`__call__` does on such a matrix, and what the compiled Newton
         loop asks for when its first matrix fails the same test
-        (:func:`flexmb.dynamics.solve.fused_newton.compiled_newton`)."""
+        (:func:`flexmb.dynamics.solve.compiled_loop.compiled_newton`)."""
         self.n_pivot_changes += 1
         self._pivot(as_csc(A), self._s.q)
 

@@ -60,7 +60,7 @@ def extend(packing: tuple, pieces) -> tuple:
     """``packing`` (a :func:`pack` result) with ``pieces`` appended: the same flats and ``M`` as
     ``pack(old pieces + pieces)``, without going over the old pieces again (a packing whose last pieces
     change, e.g. the LU structure behind a compiled Newton loop after fresh pivots:
-    :meth:`flexmb.dynamics.solve.fused_newton.FusedNewton.packed`)."""
+    :meth:`flexmb.dynamics.solve.compiled_loop.FusedNewton.packed`)."""
     *flats, M = packing
     *more, M_more = pack(pieces)
     M_new = np.array(M_more)

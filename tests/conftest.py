@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -66,9 +67,52 @@ def _warm_kernels() -> str:
             f"workers start: {rigid:.1f} / {time.perf_counter() - t0:.1f} s wall, {time.process_time() - c0:.1f} s CPU here")
 
 
+#: what the last warm-up left (next to the kernels' cache): the kernels' fingerprint and the cache index
+#: files it found, one per line
+WARM_MARKER = "flexmb-warm.stamp"
+
+
+def _warm_record() -> tuple:
+    """``(marker path, the kernels' fingerprint, the cache index files of the kernels' cache directories)``;
+    the path None where the cache cannot be located (a read-only tree, NUMBA_DISABLE_JIT)."""
+    from flexmb import numba_cache
+
+    try:
+        files = numba_cache.kernel_sources()
+        dirs = sorted({d for d in (numba_cache._cache_dir(f) for f in files) if d is not None})
+        fp = numba_cache.fingerprint(files)
+    except Exception:  # noqa: BLE001 - no marker: the warm-up runs
+        return None, "", []
+    index = sorted(str(f) for d in dirs if d.is_dir() for f in d.glob("*.nbi"))
+    return (Path(dirs[0]) / WARM_MARKER if dirs else None), fp, index
+
+
+def _cache_is_warm() -> bool:
+    """Whether the last warm-up's kernels are still cached as it left them: its marker holds this tree's
+    kernel fingerprint and every cache index file it found is there (a kernel edit, a clean clone or a
+    removed ``__pycache__`` fails the test, and the warm-up runs)."""
+    marker, fp, _ = _warm_record()
+    try:
+        lines = marker.read_text().splitlines() if marker is not None else []
+    except OSError:
+        return False
+    return bool(lines) and lines[0] == fp and len(lines) > 1 and all(Path(f).is_file() for f in lines[1:])
+
+
 def pytest_configure(config):
     if _xdist_controller(config) and os.environ.get("FLEXMB_TEST_WARMUP", "1") != "0":
+        # a warm cache (the kernels as the last warm-up cached them): the workers load them, nothing to
+        # compile first (the warm-up itself costs ~4 s of wall time then: imports and loads only)
+        if _cache_is_warm():
+            config._flexmb_warmup = "flexmb kernels cached as the last warm-up left them: no warm-up"
+            return
         config._flexmb_warmup = _warm_kernels()
+        marker, fp, index = _warm_record()
+        if marker is not None and index:
+            try:
+                marker.write_text("\n".join([fp] + index) + "\n")
+            except OSError:
+                pass
 
 
 def pytest_terminal_summary(terminalreporter, config):

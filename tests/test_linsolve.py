@@ -277,3 +277,25 @@ def test_refactor_tries_the_pivots_met_before():
     assert np.array_equal(resumed._q, q)
     resumed(A1)(b)
     assert (resumed.n_pivot_changes, resumed.n_pivot_reuses) == (0, 1)
+
+
+def test_refactor_keeps_alternatives_within_their_entry_budget(monkeypatch):
+    """The kept alternatives hold at most RECENT_ENTRIES entries of L and U together (a large model's
+    structures take tens of MB each): beyond it the oldest are let go, and a repeat of the same pivots is
+    kept once."""
+    import flexmb.dynamics.solve.linsolve as L
+
+    A1 = sp.csc_matrix(np.array([[1.0, 1.0, 0.0], [1e-9, 3.0, 1.0], [0.0, 1.0, 2.0]]))
+    A2 = sp.csc_matrix(np.array([[1e-9, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]]))
+    b = np.array([1.0, 2.0, 3.0])
+    r = L.Refactor()
+    r(A1)(b)
+    monkeypatch.setattr(L, "RECENT_ENTRIES", r._s.nnz - 1)  # not even one alternative fits
+    r(A2)(b)
+    assert r.alternatives() == [] and r.n_pivot_changes == 1
+    monkeypatch.setattr(L, "RECENT_ENTRIES", 10 ** 9)
+    r(A1)(b)  # fresh pivots again (none kept), then A2's kept as the alternative
+    assert r.n_pivot_changes == 2 and len(r.alternatives()) == 1
+    r(A2)(b)
+    r(A1)(b)
+    assert r.n_pivot_changes == 2 and r.n_pivot_reuses == 2 and len(r._recent) == 2

@@ -149,6 +149,9 @@ class SuperLU:
 
 #: row pivots of a pattern kept for a matrix that fails the ones in use (:meth:`Refactor.alternatives`)
 RECENT_PIVOTS = 4
+#: entries of L and U the kept alternatives may hold together (each entry ~16 bytes with the compiled
+#: loop's packed copy: ~32 MB): a large model keeps fewer, or none
+RECENT_ENTRIES = 2_000_000
 
 #: trying MMD_ATA (SuperLU's ordering, factorization and our structure analysis) costs about this many
 #: numeric refactorizations along COLAMD's structure (X3 p = 2, 378 unknowns, 5,808 nonzeros: 2.26 ms
@@ -195,10 +198,11 @@ class Refactor:
     (both diagonals counted, as :class:`SuperLU` counts them).
 
     Row pivots met before are tried first (:meth:`alternatives`, the :data:`RECENT_PIVOTS` newest of
-    the pattern, ``n_pivot_reuses`` counts their use): a motion that comes back to a configuration meets
-    the same small pivot again (the IFToMM pendulum's kept pivots fail at 5 of its 320 elements, every
-    swing; each fresh pivoting cost ~2 ms, a SuperLU factorization, the structure's analysis and the
-    compiled loop's arrays built again, against ~0.1 ms for a refactorization along a kept structure).
+    the pattern within :data:`RECENT_ENTRIES`, ``n_pivot_reuses`` counts their use): a motion that comes
+    back to a configuration meets the same small pivot again (the IFToMM pendulum's kept pivots fail at 4
+    of its 320 elements, every swing; each fresh pivoting cost ~2 ms, a SuperLU factorization, the
+    structure's analysis and the compiled loop's arrays built again, against ~0.1 ms for a refactorization
+    along a kept structure).
 
     Column order (:meth:`_ordered`, once per pattern): COLAMD; when its structure costs more than
     ``ata_ratio`` (20) multiply-adds per nonzero of ``A`` per refactorization, SuperLU's minimum
@@ -316,8 +320,14 @@ class Refactor:
         self._src = (A.indptr, A.indices)
         self._s = s
         self.last_nnz = s.nnz + A.shape[0]  # as SuperLU counts: L with its unit diagonal, U with its diagonal
-        same = [r for r in self._recent if not (np.array_equal(r.q, s.q) and np.array_equal(r.perm_r, s.perm_r))]
-        self._recent = [s] + same[:RECENT_PIVOTS - 1]
+        kept, entries = [s], 0
+        for r in self._recent:
+            if len(kept) == RECENT_PIVOTS or entries + r.nnz > RECENT_ENTRIES:
+                break
+            if not (np.array_equal(r.q, s.q) and np.array_equal(r.perm_r, s.perm_r)):
+                kept.append(r)
+                entries += r.nnz
+        self._recent = kept
 
     def alternatives(self) -> list:
         """The structures of this pattern used before the one in use, the newest first (at most

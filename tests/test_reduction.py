@@ -55,10 +55,18 @@ def test_spd_factor_rejects_singular(beam):
 
 def test_blas_threads_limits_and_restores():
     handles = _openblas_handles()
-    before = [get() for get, _ in handles]
-    with blas_threads(1):
-        assert all(get() == 1 for get, _ in handles)
-    assert [get() for get, _ in handles] == before
+    saved = [get() for get, _ in handles]
+    for _, set_ in handles:  # a count to restore (the tests run with OPENBLAS_NUM_THREADS=1: conftest)
+        set_(2)
+    try:
+        before = [get() for get, _ in handles]
+        assert all(n == 2 for n in before)
+        with blas_threads(1):
+            assert all(get() == 1 for get, _ in handles)
+        assert [get() for get, _ in handles] == before
+    finally:
+        for (_, set_), n in zip(handles, saved):
+            set_(n)
 
 
 # ---------------------------------------------------------------------------- free-free

@@ -19,9 +19,11 @@ iteration in one numba call, with the very kernels the general loop calls, in th
 
 so that it returns the general loop's iterate for the same evaluations, with the same iteration,
 evaluation and factorization counts.  Only plain outcomes are returned: ``"converged"`` and
-``"converged to round-off"``.  Anything else (a non-finite residual, a position taken for a structural
-zero that is not, a pivot failing the threshold test, increments that stall or diverge, no
-convergence) returns a status that makes :func:`compiled_newton` answer None, and
+``"converged to round-off"``.  Increments that stop contracting while the backward error is above
+round-off are iterated on, as the general loop does (:func:`backward_error`).  Anything else (a
+non-finite residual, a position taken for a structural zero that is not, a pivot failing the threshold
+test, increments that stall at the round-off floor or diverge, no convergence) returns a status that
+makes :func:`~flexmb.dynamics.solve.compiled_loop.compiled_newton` answer None, and
 :meth:`~flexmb.dynamics.solve.evaluation.ElementSystem.newton` then runs the general loop from the same
 predictor: the singular passages, rank-deficient corrections, step halving and diagnostics are
 untouched.  Nothing the general loop reads is modified by an abandoned attempt.  Drive targets and load

@@ -64,6 +64,9 @@ CASES = {
     "chain": (chain, dict(t_end=0.3, h=5e-3, p=3)),
     "adaptive": (chain, dict(t_end=0.5, h=0.01, p=2, rtol=0.0, atol=1e-5)),
     "flexible": (flexible_bar, dict(t_end=0.3, h=0.02, p=2)),
+    # the same run four times as long, for the kills at random moments (up to 0.2 s after a write): the
+    # short one now ends within that delay, and a resumed leg had nothing left to run
+    "flexible-long": (flexible_bar, dict(t_end=1.2, h=0.02, p=2)),
 }
 
 

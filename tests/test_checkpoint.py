@@ -240,7 +240,7 @@ def test_kill_during_a_write_leaves_a_checkpoint_that_resumes_bit_identically(tm
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", ["chain", "adaptive", "flexible"])
+@pytest.mark.parametrize("case", ["chain", "adaptive", "flexible-long"])
 def test_kill_at_random_moments(tmp_path, case):
     """Killed at random moments of a run that writes after every element, then of two resumed runs:
     the final run equals the uninterrupted one bit for bit."""

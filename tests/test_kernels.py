@@ -123,3 +123,22 @@ def test_joint_kernel_matches_numpy_reference(kind, p):
     assert np.all(r[..., JQ:JQ + 6] == 0.0)
     for name, a, b in zip(("rows", "Rrt", "dphi", "dA", "dB", "dpsi"), (r,) + tuple(out), ref):
         assert np.allclose(a, b, rtol=0, atol=1e-13 * max(1.0, np.abs(b).max())), name
+
+
+def test_as_unsigned_views_each_width_without_copy():
+    """kernels.as_unsigned: the same bytes as the unsigned integers of the array's width, in compiled code
+    and in Python (a view of the wrong width would read other indices: refactor_lu's loops use it)."""
+    from numba import njit
+
+    @njit(cache=False)
+    def compiled(a):
+        u = kernels.as_unsigned(a)
+        return u, u[u.size - 1]
+
+    for dtype, udtype in ((np.int32, np.uint32), (np.int64, np.uint64), (np.uint32, np.uint32)):
+        a = np.array([0, 3, 7, 2 ** 31 - 1], dtype=dtype)
+        for u, last in (compiled(a), (kernels.as_unsigned(a), kernels.as_unsigned(a)[-1])):
+            assert u.dtype == udtype and u.shape == a.shape and np.shares_memory(u, a)
+            assert u.tolist() == a.tolist() and last == 2 ** 31 - 1
+    with pytest.raises(Exception):
+        compiled(np.zeros(3))  # not an integer array: no such view

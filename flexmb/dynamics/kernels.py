@@ -29,7 +29,8 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from flexmb import rotations as _rot
 from flexmb.numba_cache import refresh as _refresh_cache
@@ -71,6 +72,26 @@ def jit_kernel(fn):
         log.info("numba cannot cache %s (%s); set NUMBA_CACHE_DIR to a writable directory to avoid "
                  "compiling it in every process", fn.__name__, exc)
         return njit(cache=False, fastmath=False, nogil=True)(fn)
+
+
+def as_unsigned(a):
+    """The integer array ``a`` viewed as the unsigned integers of its width (no copy), for index arrays
+    whose entries are known non-negative: numba guards every access through a signed index against a
+    negative value (Python's wraparound: a compare and a select per access, which also keeps the loop from
+    being optimized), not through an unsigned one.  In the sparse LU refactorization's loops
+    (:mod:`flexmb.dynamics.solve.refactor_lu`) the guards took a third of the time (X3's Newton matrix,
+    378 unknowns: ~175 -> ~120 us per refactorization, the same bits).  Compiled code and Python alike."""
+    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+
+
+@overload(as_unsigned)
+def _as_unsigned(a):  # pragma: no cover - compiled
+    if not isinstance(a, types.Array) or not isinstance(a.dtype, types.Integer):
+        return None
+    if not a.dtype.signed:
+        return lambda a: a
+    kind = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[a.dtype.bitwidth]
+    return lambda a: a.view(kind)
 
 
 # ============================================================================ rotation helpers

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import jit_kernel
+from flexmb.dynamics.kernels import as_unsigned, jit_kernel
 
 
 @jit_kernel
@@ -145,6 +145,8 @@ def refactor_numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivo
     or smaller than ``pivot_tol`` times the largest entry below it (the factors are then
     incomplete); ``ratio`` is the smallest ``|pivot| / max |entry below|`` met (1 without entries
     below)."""
+    # (the row indices as unsigned: no negative-index guards in the loops, kernels.as_unsigned)
+    Brow, gather, Li, Ui = as_unsigned(Brow), as_unsigned(gather), as_unsigned(Li), as_unsigned(Ui)
     x = np.zeros(n)
     worst = 1.0
     for j in range(n):
@@ -183,6 +185,7 @@ def refactor_numeric(n, Bp, Brow, gather, data, Lp, Li, Lx, Up, Ui, Ux, Ud, pivo
 @jit_kernel
 def refactor_solve(n, perm_r, q, Lp, Li, Lx, Up, Ui, Ux, Ud, b, out):
     """``out[q] = U^-1 L^-1 (b permuted by perm_r)``: ``out = A^-1 b``."""
+    perm_r, q, Li, Ui = as_unsigned(perm_r), as_unsigned(q), as_unsigned(Li), as_unsigned(Ui)  # (as refactor_numeric)
     y = np.empty(n)
     for i in range(n):
         y[perm_r[i]] = b[i]

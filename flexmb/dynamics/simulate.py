@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from flexmb import __version__
 from flexmb.model.checks import brief_repr, check_run_args, check_simulate_args, stop_requested
 from flexmb.fe.spd_solve import blas_threads
+from flexmb.dynamics.solve.heap import keep_freed_blocks
 from flexmb.dynamics.io.checkpoint import Checkpoints, load_run
 from flexmb.dynamics.io.interrupts import setup_interrupted
 from flexmb.dynamics.node.least_norm import add_least_norm, reaction_set
@@ -220,6 +221,7 @@ class Run:
     def __init__(self, model, t_end, h, te, t0, options, selection: Selection | None = None,
                  monitor: RedundancyMonitor | None = None):
         self.model, self.t_end, self.h, self.te, self.t0, self.options = model, t_end, h, te, t0, options
+        keep_freed_blocks()  # large work arrays reused, not page-faulted in at every iteration (glibc)
         self.cm = compile_model(model, contact_rows=getattr(options, "resting", "constraint") == "constraint")
         x_init, R_init, _ = initial_configuration(self.cm)
         monitor = monitor if monitor is not None else RedundancyMonitor()

@@ -1,17 +1,17 @@
 """The C heap under the Newton iterations of large models: freed blocks kept for reuse (glibc).
 
 Every Newton iteration of a large model allocates and frees arrays of 0.1 to 30 MB: the compiled
-kernels' work arrays (numba allocates with ``malloc``), the residual, the Jacobian values, the factors'
+kernels' work arrays (allocated with ``malloc``), the residual, the Jacobian values, the factors'
 scratch, NumPy's temporaries.  glibc serves an allocation above its mmap threshold (128 KiB at start,
 raised with the blocks freed, up to 32 MiB) with freshly mapped pages, and gives the top of its heap back to
 the system beyond its trim threshold (twice the mmap threshold): either way the next iteration's arrays
 are page-faulted in again, and the kernel zeroes every page.  On the N = 1000 chain (p = 1) that was
-~4,000 minor page faults and ~18 ms of system time per step of ~45 ms.
+3,300-4,500 minor page faults and 12-19 ms of system time per step of 50-60 ms.
 
 :func:`keep_freed_blocks` fixes the mmap threshold at glibc's largest (:data:`MMAP_THRESHOLD`, 32 MiB)
 and the trim threshold at :data:`TRIM_THRESHOLD` (256 MiB), once per process, when a run starts: freed
-blocks are reused (~700 faults and ~4 ms of system time per step, the same run; N = 3000: 8,100 -> 1,700
-faults, 42 -> 8 ms of system time per step).  The cost: up to 256 MiB freed at the top of the heap stay
+blocks are reused (~700 faults and 3-4 ms of system time per step, the same run; N = 3000: 7,800-13,000 ->
+~1,800 faults, 30-48 -> 8-11 ms of system time per step).  The cost: up to 256 MiB freed at the top of the heap stay
 with the process instead of going back to the system, and blocks below 32 MiB come from the heap (this
 is what every program in the process gets from then on: the settings are the C library's, not
 flexmb's).  Nothing is changed where the C library is not glibc, or when the environment variable

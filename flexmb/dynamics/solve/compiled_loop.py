@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time as _time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -30,6 +31,22 @@ log = logging.getLogger(__name__)
 
 #: rows of newton_rigid's M: the sizes, the evaluator's constants, the pattern's and the LU structure's
 _N_PIECES = 77
+
+
+class LoopAnswer(NamedTuple):
+    """One call of the compiled loop (:meth:`FusedNewton.solve`): the result on plain convergence, else
+    None (the caller's general loop takes the element), with the kernel's status (:mod:`.fused_newton`'s
+    ``CONVERGED`` ... ``NO_CONVERGENCE``) and the iteration it stopped at (:func:`compiled_newton` retries a
+    predictor whose matrix fails the kept pivots' test at iteration 1)."""
+
+    result: NewtonResult | None
+    status: int
+    iteration: int
+
+    @property
+    def pivots_failed_at_once(self) -> bool:
+        """The predictor's own matrix failed the kept pivots' test (before any increment)."""
+        return self.status == PIVOT and self.iteration == 1
 
 
 class FusedNewton:
@@ -55,8 +72,6 @@ class FusedNewton:
         self._opts = (None, None, None)
         #: (the run's linear solver, the options, the backend they resolve to): compiled_newton's lookup
         self.key = (None, None, None)
-        #: ``(status, iteration)`` of the last :meth:`solve`
-        self.status = (None, 0)
 
     def option_arrays(self, options) -> tuple:
         """``(fopt, iopt)``: the Newton options as the compiled loop reads them (:func:`~.fused_newton.newton_element`),
@@ -91,9 +106,9 @@ class FusedNewton:
             self._packed = (key, packing)
         return self._packed[1]
 
-    def solve(self, st, h: float, U0, scale, options, pivot_tol: float):
-        """Newton from ``U0`` on the element of length ``h`` from ``st``: a
-        :class:`~flexmb.dynamics.solve.newton.NewtonResult` on plain convergence, else None (module docstring)."""
+    def solve(self, st, h: float, U0, scale, options, pivot_tol: float) -> LoopAnswer:
+        """Newton from ``U0`` on the element of length ``h`` from ``st``: a :class:`LoopAnswer` (its
+        :class:`~flexmb.dynamics.solve.newton.NewtonResult` on plain convergence, else None; module docstring)."""
         system, fe = self.system, self.fe
         if self.rigid:
             packed = self.packed()
@@ -118,15 +133,14 @@ class FusedNewton:
             out = newton_element(float(h), te_t, body, mod, sl, sa, sb, fe.mp, jt, loads, fe.springs, *self.dims,
                                  *self.lu, pivot_tol, U0, scale, fopt, iopt, U, hist)
         status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
-        self.status = (status, k)
         system.n_eval += n_ev
         system.n_residual_only += n_ev - n_jac  # the kernel's evaluations without a Jacobian
         system.t_eval += _time.perf_counter() - t0
         if status > ROUNDOFF:
             log.debug("compiled Newton: status %d at iteration %d; the general loop takes the element", status, k)
-            return None
-        return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status],
-                            hist[:k].tolist())
+            return LoopAnswer(None, status, k)
+        return LoopAnswer(NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status],
+                                       hist[:k].tolist()), status, k)
 
 
 def _backend(factor, n: int):
@@ -212,18 +226,18 @@ def compiled_newton(fe, system, st, h: float, U0, scale, factor, options, retrie
     if hit is None:
         return None
     b = hit.key[2]
-    r = hit.solve(st, h, U0, scale, options, b.pivot_tol)
-    if r is None and hit.status == (PIVOT, 1) and not retried:
+    ans = hit.solve(st, h, U0, scale, options, b.pivot_tol)
+    if ans.result is None and ans.pivots_failed_at_once and not retried:
         # the pivots met before first (Refactor.alternatives: the pendulum's swing back meets its pivots again)
         for s in b.alternatives():
             alt = _loop_of(system, fe, system.pattern, s, b)
             alt.key = hit.key
-            r = alt.solve(st, h, U0, scale, options, b.pivot_tol)
-            if r is not None:
+            ans = alt.solve(st, h, U0, scale, options, b.pivot_tol)
+            if ans.result is not None:
                 b.use(s)
                 system._fused_newton = alt
-                return r
-            if alt.status != (PIVOT, 1):
+                return ans.result
+            if not ans.pivots_failed_at_once:
                 return None  # (the general loop takes the element, as from the structure in use)
         # the predictor's matrix fails the kept pivots' test: fresh pivots for it, as the general loop's
         # first factorization takes them (Refactor.__call__), and the loop again from the same predictor,
@@ -238,4 +252,4 @@ def compiled_newton(fe, system, st, h: float, U0, scale, factor, options, retrie
         except SingularMatrixError:
             return None  # (the general loop meets it again and takes its rank-deficient branch)
         return compiled_newton(fe, system, st, h, U0, scale, factor, options, retried=True)
-    return r
+    return ans.result

@@ -280,6 +280,17 @@ class EndNodePlan:
         return None if out is None else out + ({},)
 
 
+def end_start(cm, st, h: float, plan: EndNodePlan, x, R, new_pi, s, Rr, acc, lam, fa, fb) -> ElementStart:
+    """The end node (the next element's start, at ``st.t + h``) from :func:`rigid_end_node`'s outputs ``x,
+    R, new_pi, s, Rr, acc`` and the joints' end multipliers ``lam``, with the joint frames ``fa``, ``fb`` of
+    ``plan``'s sides kept on it (:func:`keep_side_frames`): what :func:`end_node` returns, and the compiled
+    element (:mod:`flexmb.dynamics.step.compiled_element`) with it."""
+    new = ElementStart(t=st.t + h, x=x, R=R, pi=new_pi, s=s, Rr=Rr, lam=np.zeros((cm.nj, 6)), acc=acc, lam_end=lam,
+                       extra=dict(st.extra))
+    keep_side_frames(cm, new, plan.a, plan.b, fa, fb)
+    return new
+
+
 def keep_side_frames(cm, new, a: Side, b: Side, fa, fb) -> None:
     """Keep the joint frames of the end node ``new`` computed by a stage kernel (``fa``, ``fb``: each side's
     ``(x, R, B)`` from :meth:`Side.frames`) where the projection finds them
@@ -305,10 +316,7 @@ def end_node(cm, lay, te, st, h: float, U: NDArray, plan: EndNodePlan, joint_slo
                           polar_tol[0], polar_tol[1], xa, Ra, Ba, xb, Rb, Bb, x, pi, R, s, lam, Rr, acc, new_pi,
                           *plan.packed):
         return None
-    new = ElementStart(t=st.t + h, x=x, R=R, pi=new_pi, s=s, Rr=Rr, lam=np.zeros((nj, 6)), acc=acc, lam_end=lam,
-                       extra=dict(st.extra))
-    keep_side_frames(cm, new, a, b, fa, fb)
-    return new
+    return end_start(cm, st, h, plan, x, R, new_pi, s, Rr, acc, lam, fa, fb)
 
 
 def node_values(cm, st, sel, grp, plan: EndNodePlan):

@@ -36,14 +36,13 @@ from flexmb.dynamics.march import marching
 from flexmb.dynamics.march.kernels import extrapolation_matrices, warm_ratio
 # (the rotation predictor's own matrices: the compiled element strings that stage's kernels together)
 from flexmb.dynamics.march.rotation_predictor import GUARD, GUARD_ABS, _rotation_matrices
-from flexmb.dynamics.node.stage import EndNodePlan, keep_side_frames
+from flexmb.dynamics.node.stage import EndNodePlan, end_start
 from flexmb.dynamics.node.stage_modal import stage_plan
 from flexmb.dynamics.solve.compiled_loop import loop_for
 from flexmb.dynamics.solve.fused_newton import MESSAGES, ROUNDOFF
 from flexmb.dynamics.solve.newton import NewtonResult
 from flexmb.dynamics.step.element_kernel import rigid_element
 from flexmb.dynamics.step.outcome import ElementPiece
-from flexmb.dynamics.system import ElementStart
 from flexmb.dynamics.variants import singular_node
 
 __all__ = ["RigidElement", "element_stage", "rigid_element"]
@@ -110,9 +109,7 @@ class RigidElement:
         system.newton_calls["compiled"] += 1
         r = NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status], hist[:k].tolist())
         piece = ElementPiece(st, h, U, r, xb=xg)
-        end = ElementStart(t=st.t + h, x=x, R=R, pi=new_pi, s=s, Rr=Rr, lam=np.zeros((nj, 6)), acc=acc,
-                           lam_end=lam, extra=dict(st.extra))
-        keep_side_frames(cm, end, a, b, fa, fb)
+        end = end_start(cm, st, h, self.plan, x, R, new_pi, s, Rr, acc, lam, fa, fb)
 
         def end_values(U):  # (the end check's, where the end node is singular)
             return marching.end_values(cm, lay, te, st, h, U)

@@ -49,6 +49,23 @@ class LoopAnswer(NamedTuple):
         return self.status == PIVOT and self.iteration == 1
 
 
+def count_evaluations(system, out, t0: float) -> None:
+    """Book a compiled Newton call (its return tuple ``out``, started at ``perf_counter`` ``t0``) in the element
+    system's counters: the kernel's evaluations, those without a Jacobian, the call's time."""
+    n_jac, n_ev = out[4], out[8]
+    system.n_eval += n_ev
+    system.n_residual_only += n_ev - n_jac
+    system.t_eval += _time.perf_counter() - t0
+
+
+def newton_result(out, U, hist) -> NewtonResult:
+    """The :class:`~flexmb.dynamics.solve.newton.NewtonResult` of a compiled Newton call that ended with a
+    plain status (``out``: the kernel's ``(status, iterations, rate, n_res, n_jac, n_fac, err, worst,
+    n_eval)``; ``U``, ``hist`` the iterate and the increments it wrote)."""
+    status, k, rate, n_res, n_jac, n_fac, err, worst, _ = out
+    return NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status], hist[:k].tolist())
+
+
 class FusedNewton:
     """The arrays of :func:`newton_element` that depend on the model, the pattern and the kept LU
     structure only (built once per pattern and structure, :func:`compiled_newton`)."""
@@ -132,15 +149,12 @@ class FusedNewton:
             te_t, sl, sa, sb = self.consts
             out = newton_element(float(h), te_t, body, mod, sl, sa, sb, fe.mp, jt, loads, fe.springs, *self.dims,
                                  *self.lu, pivot_tol, U0, scale, fopt, iopt, U, hist)
-        status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
-        system.n_eval += n_ev
-        system.n_residual_only += n_ev - n_jac  # the kernel's evaluations without a Jacobian
-        system.t_eval += _time.perf_counter() - t0
+        status, k = out[0], out[1]
+        count_evaluations(system, out, t0)
         if status > ROUNDOFF:
             log.debug("compiled Newton: status %d at iteration %d; the general loop takes the element", status, k)
             return LoopAnswer(None, status, k)
-        return LoopAnswer(NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status],
-                                       hist[:k].tolist()), status, k)
+        return LoopAnswer(newton_result(out, U, hist), status, k)
 
 
 def _backend(factor, n: int):

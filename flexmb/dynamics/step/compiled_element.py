@@ -38,9 +38,8 @@ from flexmb.dynamics.march.kernels import extrapolation_matrices, warm_ratio
 from flexmb.dynamics.march.rotation_predictor import GUARD, GUARD_ABS, _rotation_matrices
 from flexmb.dynamics.node.stage import EndNodePlan, end_start
 from flexmb.dynamics.node.stage_modal import stage_plan
-from flexmb.dynamics.solve.compiled_loop import loop_for
-from flexmb.dynamics.solve.fused_newton import MESSAGES, ROUNDOFF
-from flexmb.dynamics.solve.newton import NewtonResult
+from flexmb.dynamics.solve.compiled_loop import count_evaluations, loop_for, newton_result
+from flexmb.dynamics.solve.fused_newton import ROUNDOFF
 from flexmb.dynamics.step.element_kernel import rigid_element
 from flexmb.dynamics.step.outcome import ElementPiece
 from flexmb.dynamics.variants import singular_node
@@ -100,15 +99,11 @@ class RigidElement:
             w[self.cols], self.grp.BW, GUARD, GUARD_ABS, U0,
             self.jpos, self.jmom, marching.POLAR_TOL[0], marching.POLAR_TOL[1], xa, Ra, Ba, xb, Rb, Bb,
             x, pi, R, s, lam, Rr, acc, new_pi, *self.plan.packed)
-        status, k, rate, n_res, n_jac, n_fac, err, worst, n_ev = out
-        if status > ROUNDOFF or not ok:
+        if out[0] > ROUNDOFF or not ok:
             return None  # (the stages one by one count their own evaluations)
-        system.n_eval += n_ev
-        system.n_residual_only += n_ev - n_jac
-        system.t_eval += _time.perf_counter() - t0
+        count_evaluations(system, out, t0)
         system.newton_calls["compiled"] += 1
-        r = NewtonResult(True, U, k, rate, n_res, n_jac, n_fac, err, worst, MESSAGES[status], hist[:k].tolist())
-        piece = ElementPiece(st, h, U, r, xb=xg)
+        piece = ElementPiece(st, h, U, newton_result(out, U, hist), xb=xg)
         end = end_start(cm, st, h, self.plan, x, R, new_pi, s, Rr, acc, lam, fa, fb)
 
         def end_values(U):  # (the end check's, where the end node is singular)

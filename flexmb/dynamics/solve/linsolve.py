@@ -233,7 +233,6 @@ class Refactor:
         self.n_pivot_reuses = 0
         #: the structures of this pattern in use before, the newest first (the one in use among them)
         self._recent: list = []
-        self.last_nnz = 0
         #: the column ordering in use ("COLAMD" or "MMD_ATA"; None before the first matrix or when
         #: it came from a checkpoint)
         self.ordering = None
@@ -319,7 +318,6 @@ class Refactor:
         # test is an identity check instead of comparing ~10^6 indices per factorization
         self._src = (A.indptr, A.indices)
         self._s = s
-        self.last_nnz = s.nnz + A.shape[0]  # as SuperLU counts: L with its unit diagonal, U with its diagonal
         kept, entries = [s], 0
         for r in self._recent:
             if len(kept) == RECENT_PIVOTS or entries + r.nnz > RECENT_ENTRIES:
@@ -328,6 +326,12 @@ class Refactor:
                 kept.append(r)
                 entries += r.nnz
         self._recent = kept
+
+    @property
+    def last_nnz(self) -> int:
+        """Entries of ``L`` and ``U`` of the structure in use, as SuperLU counts them (``L`` with its unit
+        diagonal, ``U`` with its diagonal); 0 before the first matrix."""
+        return 0 if self._s is None else self._s.nnz + self._s.n
 
     def alternatives(self) -> list:
         """The structures of this pattern used before the one in use, the newest first (at most
@@ -338,7 +342,6 @@ class Refactor:
         """Take ``s``, one of :meth:`alternatives`, as the structure in use (its pivots passed the test on a
         matrix that the one in use failed), counted in ``n_pivot_reuses``."""
         self._s = s
-        self.last_nnz = s.nnz + s.n
         self.n_pivot_reuses += 1
 
     def analyse(self, A) -> sp.csc_matrix:

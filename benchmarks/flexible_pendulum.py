@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import flexmb as fm  # noqa: E402
 from compare_exudyn import flexmb_pendulum  # noqa: E402
+from flexible_targets import head_to_head as in_turn  # noqa: E402  (X3's rounds: the same timing in turn)
 
 H, P = 1 / 32, 2
 MODES = (2, 4, 8, 16, 32, 64)
@@ -107,15 +108,16 @@ def per_element(model_fn, t_end: float, repeat: int = 1) -> dict:
 
 def head_to_head(model_fns: dict, rounds: int) -> dict:
     """The models of ``model_fns`` (name -> ``(model function, t_end)``) run in turn ``rounds`` times after
-    a warm-up each (a, b, a, b, ...): the fastest wall time per element of each [ms] (``best``) and all."""
+    a warm-up each (:func:`flexible_targets.head_to_head`'s rounds): the fastest wall time per element of
+    each [ms] (``best``) and all (``walls``)."""
+    def per_element_ms(fn, t_end):
+        sol = fm.simulate(fn(), t_end, H, p=P, show_progress=False)
+        return dict(wall=1e3 * sol.meta["wall_time"] / len(sol.stats["iterations"]))
+
     for fn, _ in model_fns.values():
         fm.simulate(fn(), 3 * H, H, p=P, show_progress=False)
-    ms = {name: [] for name in model_fns}
-    for _ in range(rounds):
-        for name, (fn, t_end) in model_fns.items():
-            sol = fm.simulate(fn(), t_end, H, p=P, show_progress=False)
-            ms[name].append(1e3 * sol.meta["wall_time"] / len(sol.stats["iterations"]))
-    return dict(best={name: min(v) for name, v in ms.items()}, ms=ms, rounds=rounds)
+    return in_turn({name: (lambda fn=fn, t_end=t_end: per_element_ms(fn, t_end))
+                    for name, (fn, t_end) in model_fns.items()}, rounds)
 
 
 def fit_exponent(nm, cost) -> float:

@@ -21,7 +21,7 @@ from flexmb import rotations as _rot
 from flexmb.dynamics.bodies.modal_laws import cross3 as _x
 from flexmb.dynamics.bodies.rigid_kernels import lever_map
 # the compiled rotation helpers and their series tables, shared with the rigid kernels
-from flexmb.dynamics.kernels import S_BETA, S_GAMMA, X_SERIES, _horner, jit_kernel, exp_tangent
+from flexmb.dynamics.kernels import S_BETA, S_GAMMA, X_SERIES, _horner, exp_tangent, jit_kernel, scratch, scratch_zeros
 from flexmb.numba_cache import refresh as _refresh_cache
 
 _refresh_cache()
@@ -96,17 +96,17 @@ def tangent_T_second(psi, u, a, out):
     g0 = _horner(S_GAMMA_0, x)
     g1 = _horner(S_GAMMA_1, x)
     g2 = _horner(S_GAMMA_2, x)
-    pu = np.empty(3)
-    ppu = np.empty(3)
-    au = np.empty(3)
-    bu = np.empty(3)
-    bpu = np.empty(3)
-    pbu = np.empty(3)
-    apu = np.empty(3)
-    pau = np.empty(3)
-    abu = np.empty(3)
-    bau = np.empty(3)
-    b = np.zeros(3)
+    pu = scratch(3)
+    ppu = scratch(3)
+    au = scratch(3)
+    bu = scratch(3)
+    bpu = scratch(3)
+    pbu = scratch(3)
+    apu = scratch(3)
+    pau = scratch(3)
+    abu = scratch(3)
+    bau = scratch(3)
+    b = scratch_zeros(3)
     _cr(psi, u, pu)
     _cr(psi, pu, ppu)
     _cr(a, u, au)
@@ -165,7 +165,7 @@ def _geometry(Rm, Qv, c, Pt, Pr, r, psi, Tp, RPt, RGam, Ex):
     psi[1] = p1
     psi[2] = p2
     exp_tangent(psi, Ex, Tp)
-    RT = np.empty((3, 3))
+    RT = scratch((3, 3))
     for a in range(3):
         for e in range(3):
             RT[a, e] = Rm[a, 0] * Tp[0, e] + Rm[a, 1] * Tp[1, e] + Rm[a, 2] * Tp[2, e]
@@ -201,11 +201,11 @@ def attach_pose(X, R, T, Q, local, c, A, Pt, Pr, E, cons, x, Ra, J):
     m, p = local.size, X.shape[1]
     nm = Q.shape[2]
     nc = 6 + nm
-    r = np.empty(3)
-    psi = np.empty(3)
-    Tp = np.empty((3, 3))
-    Ex = np.empty((3, 3))
-    RE = np.empty((3, 3))
+    r = scratch(3)
+    psi = scratch(3)
+    Tp = scratch((3, 3))
+    Ex = scratch((3, 3))
+    RE = scratch((3, 3))
     RPt = np.empty((3, nm))
     RGam = np.empty((3, nm))
     for q in range(m):
@@ -296,7 +296,7 @@ def _velocity(Rm, Tm, W, Qv, c, Pt, Pr, nu, Jv, r, psi, Tp, RPt, RGam, Ex, dT, a
     avec[2] = a2
     beta, gamma, beta_x, gamma_x = tangent_coeffs(psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2])
     d_quadratic(psi, avec, beta, gamma, beta_x, gamma_x, dT)
-    RdT = np.empty((3, 3))
+    RdT = scratch((3, 3))
     for a in range(3):
         for e in range(3):
             RdT[a, e] = Rm[a, 0] * dT[0, e] + Rm[a, 1] * dT[1, e] + Rm[a, 2] * dT[2, e]
@@ -315,12 +315,12 @@ def attach_velocity(U, bw, R, T, Q, local, c, Pt, Pr, nu, J):
     body's ``(w (N), theta (3), q (nm))`` of the same point.  ``U (n,p,slots)``, ``w`` at slot ``bw``."""
     m, p = local.size, U.shape[1]
     nm = Q.shape[2]
-    r = np.empty(3)
-    psi = np.empty(3)
-    Tp = np.empty((3, 3))
-    Ex = np.empty((3, 3))
-    dT = np.empty((3, 3))
-    av = np.empty(3)
+    r = scratch(3)
+    psi = scratch(3)
+    Tp = scratch((3, 3))
+    Ex = scratch((3, 3))
+    dT = scratch((3, 3))
+    av = scratch(3)
     RPt = np.empty((3, nm))
     RGam = np.empty((3, nm))
     for q in range(m):
@@ -343,28 +343,28 @@ def wrench_map(U, bw, h, R, T, Q, local, c, Pt, Pr, wrench, rate, BT, d, dv):
     m, p = local.size, U.shape[1]
     nm = Q.shape[2]
     N = 6 + nm
-    r = np.empty(3)
-    psi = np.empty(3)
-    Tp = np.empty((3, 3))
-    Ex = np.empty((3, 3))
-    dT = np.empty((3, 3))
-    dTu = np.empty((3, 3))
-    Ma = np.empty((3, 3))
-    M2 = np.empty((3, 3))
-    av = np.empty(3)
-    uvec = np.empty(3)
-    ej = np.zeros(3)
-    tmp = np.empty(3)
+    r = scratch(3)
+    psi = scratch(3)
+    Tp = scratch((3, 3))
+    Ex = scratch((3, 3))
+    dT = scratch((3, 3))
+    dTu = scratch((3, 3))
+    Ma = scratch((3, 3))
+    M2 = scratch((3, 3))
+    av = scratch(3)
+    uvec = scratch(3)
+    ej = scratch_zeros(3)
+    tmp = scratch(3)
     RPt = np.empty((3, nm))
     RGam = np.empty((3, nm))
-    nu = np.empty(6)
+    nu = scratch(6)
     Jv = np.empty((6, N + 3 + nm))
     Bm = np.empty((6, N))
     Z1 = np.empty((nm, 3))
     Z3 = np.empty((nm, 3))
-    G3 = np.empty((3, 3))     # T(psi)^T R^T
+    G3 = scratch((3, 3))     # T(psi)^T R^T
     dz = np.empty((3, N + 3 + nm))
-    Xm = np.empty((3, 3))
+    Xm = scratch((3, 3))
     for q in range(m):
         b = local[q]
         for k in range(p):
@@ -532,11 +532,11 @@ def node_attach(x, R, q, local, bodies, c, A, Pt, Pr, xo, Ro, B):
     ``bodies[local]``) and the group's modal coordinates ``q (n,nm)`` (``B`` of size 0: skipped)."""
     m = local.size
     nm = q.shape[1]
-    r = np.empty(3)
-    psi = np.empty(3)
-    Tp = np.empty((3, 3))
-    Ex = np.empty((3, 3))
-    RE = np.empty((3, 3))
+    r = scratch(3)
+    psi = scratch(3)
+    Tp = scratch((3, 3))
+    Ex = scratch((3, 3))
+    RE = scratch((3, 3))
     RPt = np.empty((3, nm))
     RGam = np.empty((3, nm))
     want_b = B.shape[0] > 0

@@ -12,7 +12,7 @@ import numpy as np
 
 from flexmb.dynamics.bodies.modal_laws import cross3 as _cross, elastic_nonlinear, mass_world
 from flexmb.dynamics.bodies.rigid_kernels import frame_couplings, rigid_kinematics
-from flexmb.dynamics.kernels import jit_kernel, tangent_inv_and_d
+from flexmb.dynamics.kernels import jit_kernel, scratch, scratch_zeros, tangent_inv_and_d
 from flexmb.numba_cache import refresh as _refresh_cache
 
 _refresh_cache()
@@ -149,8 +149,8 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
     fn = np.empty((M, nm))
     Ktn = np.empty((M, nm, nm))
     KtE = np.empty((p, nm, nm))
-    Ti = np.empty((3, 3))
-    dTi = np.empty((3, 3))
+    Ti = scratch((3, 3))
+    dTi = scratch((3, 3))
     Mw = np.empty((N, N))
     Y = np.empty((nm, 3, 3))
     Psi = np.empty((3, nm))
@@ -169,10 +169,10 @@ def modal_residual(D, h, x1, pi1, q1, Ug, R, T, mass, S0, S1, J0, J1, J2, psi0, 
     dP = np.empty((N, 3))
     P = np.empty(N)
     Qv = np.empty(nm)
-    sp = np.zeros(6)
-    ds = np.zeros((6, 3))
-    sa = np.zeros(6)
-    acc = np.zeros(6)
+    sp = scratch_zeros(6)
+    ds = scratch_zeros((6, 3))
+    sa = scratch_zeros(6)
+    acc = scratch_zeros(6)
     for b in range(n):
         m = mass[b]
         if nl:  # the nonlinear elastic force at the force points along the element

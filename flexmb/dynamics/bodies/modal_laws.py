@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import jit_kernel
+from flexmb.dynamics.kernels import jit_kernel, scratch
 from flexmb.numba_cache import refresh as _refresh_cache
 
 _refresh_cache()
@@ -52,7 +52,7 @@ def mass_world(b, Rm, Q, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, Mw, Y, Psi, R
         s0 += S1[b, 0, k] * Q[k]
         s1 += S1[b, 1, k] * Q[k]
         s2 += S1[b, 2, k] * Q[k]
-    Jq = np.empty((3, 3))
+    Jq = scratch((3, 3))
     for a in range(3):
         for c in range(3):
             Jq[a, c] = J0[b, a, c]
@@ -93,7 +93,7 @@ def mass_world(b, Rm, Q, mass, S0, S1, J0, J1, J2, psi0, dpsi, Mq, Mw, Y, Psi, R
     for a in range(3):
         for c in range(3):
             Mw[3 + a, c] = -Mw[a, 3 + c]
-    RJ = np.empty((3, 3))
+    RJ = scratch((3, 3))
     for a in range(3):
         for c in range(3):
             RJ[a, c] = Rm[a, 0] * Jq[0, c] + Rm[a, 1] * Jq[1, c] + Rm[a, 2] * Jq[2, c]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import jit_kernel, exp_tangent, tangent_inv_and_d  # (jit_kernel: the kernels' compilation)
+from flexmb.dynamics.kernels import exp_tangent, jit_kernel, scratch, tangent_inv_and_d  # (jit_kernel: the kernels' compilation)
 
 
 # ============================================================================ equations
@@ -26,8 +26,8 @@ def rigid_kinematics(E, x1, R1, Ug, bx, bth, R, T, UX, UR, UT):
     (shapes (n,p,3) and (n,p,3,3)).
     """
     n, p = Ug.shape[0], Ug.shape[1]
-    Rt = np.empty((3, 3))
-    th = np.empty(3)
+    Rt = scratch((3, 3))
+    th = scratch(3)
     for b in range(n):
         for i in range(p):
             exp_tangent(Ug[b, i, bth:bth + 3], Rt, T[b, i])
@@ -126,12 +126,12 @@ def rigid_residual(D, h, x1, pi1, Ug, R, T, mass, J0, g, sl, r, vals, jac):
     """
     n, p = Ug.shape[0], Ug.shape[1]
     bx, bth, bpi, bw = sl[0], sl[1], sl[2], sl[3]
-    Ti = np.empty((3, 3))
-    dTi = np.empty((3, 3))
-    Jm = np.empty((3, 3))
-    RJ = np.empty((3, 3))
-    Jw = np.empty(3)
-    Mm = np.empty((3, 3))
+    Ti = scratch((3, 3))
+    dTi = scratch((3, 3))
+    Jm = scratch((3, 3))
+    RJ = scratch((3, 3))
+    Jw = scratch(3)
+    Mm = scratch((3, 3))
     for b in range(n):
         m = mass[b]
         for i in range(p):
@@ -268,7 +268,7 @@ def rigid_attach_pose(X, R, T, local, c, A, E, cons, x, Ra, J):
     ``J (m,p,6,6p)``, the block weighted by ``E[k, 1+j]`` for internal point ``j``.
     """
     m, p = local.size, X.shape[1]
-    r = np.empty(3)
+    r = scratch(3)
     for q in range(m):
         b = local[q]
         for k in range(p):
@@ -300,9 +300,9 @@ def rigid_attach_velocity(U, bw, R, T, local, c, nu, J):
     and ``J (m,p,6,9)`` with respect to ``(w(6), theta(3))`` of the same point: ``[[I, -skew(r),
     -skew(om) skew(r) T], [0, I, 0]]``.  ``U (n,p,slots)`` the group's unknowns, ``w`` at slot ``bw``."""
     m, p = local.size, U.shape[1]
-    r = np.empty(3)
-    S = np.empty((3, 3))
-    Bm = np.empty((6, 6))
+    r = scratch(3)
+    S = scratch((3, 3))
+    Bm = scratch((6, 6))
     for q in range(m):
         b = local[q]
         for k in range(p):
@@ -332,9 +332,9 @@ def rigid_wrench_map(R, T, local, c, wrench, out, BT, own):
     ``out = B^T w = (f, m + r x f)`` (m,p,6), ``BT (m,p,6,6)`` and the lever arm's own term
     ``own = d(B^T w)/d theta (m,p,6,3)`` (``[0; skew(f) skew(r) T]``); ``own`` of size 0: skipped."""
     m, p = local.size, R.shape[1]
-    r = np.empty(3)
-    S = np.empty((3, 3))
-    Bm = np.empty((6, 6))
+    r = scratch(3)
+    S = scratch((3, 3))
+    Bm = scratch((6, 6))
     do_own = own.shape[0] > 0
     for q in range(m):
         b = local[q]
@@ -369,7 +369,7 @@ def rigid_node_attach(x, R, bodies, local, c, A, xs, Rs, B):
     ``(nb, 3)``, ``(nb, 3, 3)``; ``c (m, 3)`` from the centre of mass, ``A (m, 3, 3)``, body axes)."""
     for j in range(local.size):
         b = bodies[local[j]]
-        r = np.empty(3)
+        r = scratch(3)
         for d in range(3):
             r[d] = R[b, d, 0] * c[j, 0] + R[b, d, 1] * c[j, 1] + R[b, d, 2] * c[j, 2]
             xs[j, d] = x[b, d] + r[d]
@@ -419,7 +419,7 @@ def rigid_node_output(x, R, bodies, w, com, mass, J0, pos, rotm, vel, om):
     for the velocities ``w (n, 6)`` of the centres of mass, and the kinetic energy ``w . M w / 2`` with
     ``M = diag(m I, R J0 R^T)``."""
     ke = 0.0
-    rc = np.empty(3)
+    rc = scratch(3)
     for k in range(bodies.size):
         b = bodies[k]
         w0, w1, w2 = w[k, 3], w[k, 4], w[k, 5]

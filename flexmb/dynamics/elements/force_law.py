@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import jit_kernel  # the kernels' compilation (cache, no fastmath)
+from flexmb.dynamics.kernels import jit_kernel, scratch  # the kernels' compilation (cache, no fastmath)
 
 
 @jit_kernel
@@ -29,7 +29,7 @@ def spring_damper(d, vrel, k, c, L0, Fb, dx, dv, jac):
         dFb/dd = -(e (k e + c P vrel)^T + f P),   P = (I - e e^T) / L,     dFb/dvrel = -c e e^T
     """
     s, p = d.shape[0], d.shape[1]
-    P = np.empty((3, 3))
+    P = scratch((3, 3))
     for q in range(s):
         for i in range(p):
             d0, d1, d2 = d[q, i, 0], d[q, i, 1], d[q, i, 2]

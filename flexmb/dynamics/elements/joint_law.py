@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.kernels import jit_kernel, exp_tangent  # (jit_kernel: the kernels' compilation)
+from flexmb.dynamics.kernels import exp_tangent, jit_kernel, scratch, scratch_zeros  # (jit_kernel: the kernels' compilation)
 
 #: component kinds of the joint law rows
 HELD, FREE, UNIV_MOMENT, UNIV_CROSS = 0, 1, 2, 3
@@ -63,14 +63,14 @@ def joint_rows(E, D, h, s1, lam1, Rr, Jv, xa, Ra, xb, Rb, Rag, nua, nub, sl, r, 
     """
     nj, p = Jv.shape[0], Jv.shape[1]
     js, jphi, jlam, jq, jna, jnb = sl[0], sl[1], sl[2], sl[3], sl[4], sl[5]
-    ex = np.empty((3, 3))
-    T = np.empty((3, 3))
-    M = np.empty((3, 3))
-    Em = np.empty((3, 3))
-    DL = np.empty((3, 3))
-    up = np.empty(3)
-    us = np.empty(3)
-    d = np.empty(3)
+    ex = scratch((3, 3))
+    T = scratch((3, 3))
+    M = scratch((3, 3))
+    Em = scratch((3, 3))
+    DL = scratch((3, 3))
+    up = scratch(3)
+    us = scratch(3)
+    d = scratch(3)
     for j in range(nj):
         for k in range(p):
             # polynomials of s and phi at the constraint point k
@@ -231,17 +231,17 @@ def law_rows(Jv, sl, US, UPHI, Rrt, Rr, acc, tgt, Gax, GaR, Gbx, k, c, ref, kind
     (nj, 6)`` (:func:`component_kinds`)."""
     nj, p = Jv.shape[0], Jv.shape[1]
     JS, JPHI, JQ, JNA, JNB = sl[0], sl[1], sl[3], sl[4], sl[5]
-    acc6 = np.zeros(6)
-    uq = np.zeros(6)
-    qg = np.zeros(6)
-    u = np.zeros(3)
-    w = np.zeros(3)
-    qd = np.zeros(6)
-    dg = np.zeros(3)
-    ex = np.empty((3, 3))
-    Tg = np.empty((3, 3))
-    Tc = np.empty((3, 3))
-    Rg = np.empty((3, 3))
+    acc6 = scratch_zeros(6)
+    uq = scratch_zeros(6)
+    qg = scratch_zeros(6)
+    u = scratch_zeros(3)
+    w = scratch_zeros(3)
+    qd = scratch_zeros(6)
+    dg = scratch_zeros(3)
+    ex = scratch((3, 3))
+    Tg = scratch((3, 3))
+    Tc = scratch((3, 3))
+    Rg = scratch((3, 3))
     for j in range(nj):
         for d in range(3):
             acc6[d] = 0.0

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmb.dynamics.kernels import jit_kernel, exp_tangent  # (jit_kernel: the kernels' compilation)
+from flexmb.dynamics.kernels import exp_tangent, jit_kernel, scratch  # (jit_kernel: the kernels' compilation)
 from flexmb.dynamics.time_elements import lagrange_matrices, once_per_time_element  # the time element's own basis
 
 
@@ -53,8 +53,8 @@ def polar(X, near, far, ok):
     ``X <- X + X (I - X^T X) / 2`` (quadratic convergence, up to 8 steps): ``ok[i]`` False where
     ``X[i]`` is farther than ``far`` from orthonormal (``max |I - X^T X|``), not finite or not converged
     to ``near`` (those are left as they were: the caller takes the SVD).  Returns whether all are ok."""
-    E = np.empty((3, 3))
-    Y = np.empty((3, 3))
+    E = scratch((3, 3))
+    Y = scratch((3, 3))
     every = True
     for i in range(X.shape[0]):
         good = False
@@ -98,8 +98,8 @@ def end_values(end, Y, pos, y1p, mom, y1m, rot, R1, left, yp, ym, R, inc):
     (:func:`polar`)."""
     p = Y.shape[1]
     e0 = end[0]
-    Q = np.empty((3, 3))
-    T = np.empty((3, 3))
+    Q = scratch((3, 3))
+    T = scratch((3, 3))
     for k in range(Y.shape[0]):
         for a in range(pos.size):
             v = 0.0

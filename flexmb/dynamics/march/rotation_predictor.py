@@ -44,7 +44,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from flexmb.dynamics.kernels import jit_kernel
+from flexmb.dynamics.kernels import jit_kernel, scratch
 from flexmb.dynamics.march.kernels import warm_ratio
 from flexmb.dynamics.time_elements import TimeElement, lagrange_matrices, once_per_time_element
 
@@ -149,7 +149,7 @@ def largest_turn(end, g, bth):  # pragma: no cover - compiled
     best = -1.0
     bb = -1
     bk = -1
-    t = np.empty(3)
+    t = scratch(3)
     for b in range(n):
         for k in range(p + 1):
             for d in range(3):

@@ -52,7 +52,7 @@ def fingerprint(files: list[Path]) -> str:
     return h.hexdigest()
 
 
-def _cache_dir(path: Path) -> Path | None:
+def cache_dir(path: Path) -> Path | None:
     """The directory numba caches ``path``'s functions in (its first locator that accepts the file)."""
     from numba.core import caching
 
@@ -86,7 +86,7 @@ def refresh_files(files: list[Path]) -> int:
     fp = fingerprint(files)
     by_dir: dict[Path, list[str]] = {}
     for path in files:
-        d = _cache_dir(path)
+        d = cache_dir(path)
         if d is not None:
             by_dir.setdefault(d, []).append(path.stem)
     removed = 0

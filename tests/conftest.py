@@ -85,7 +85,7 @@ def _warm_record() -> tuple:
 
     try:
         files = numba_cache.kernel_sources()
-        dirs = sorted({d for d in (numba_cache._cache_dir(f) for f in files) if d is not None})
+        dirs = sorted({d for d in (numba_cache.cache_dir(f) for f in files) if d is not None})
         fp = numba_cache.fingerprint(files)
     except Exception:  # noqa: BLE001 - no marker: the warm-up runs
         return None, "", []

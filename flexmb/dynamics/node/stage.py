@@ -280,6 +280,16 @@ class EndNodePlan:
         return None if out is None else out + ({},)
 
 
+def end_arrays(cm) -> tuple:
+    """Fresh arrays for :func:`rigid_end_node`'s outputs, the end node's state: ``x (nb, 3)``, ``pi (nb, 6)``,
+    ``R (nb, 3, 3)``, ``s (nj, 3)``, ``lam (nj, 6)``, ``Rr (nj, 3, 3)``, ``acc (nj, 3)`` and the gauge-reset
+    momenta ``new_pi (nv,)`` (:func:`end_node` and the compiled element,
+    :mod:`flexmb.dynamics.step.compiled_element`)."""
+    nb, nj = cm.nb, cm.nj
+    return (np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 3, 3)), np.empty((nj, 3)), np.empty((nj, 6)),
+            np.empty((nj, 3, 3)), np.empty((nj, 3)), np.empty(cm.nv))
+
+
 def end_start(cm, st, h: float, plan: EndNodePlan, x, R, new_pi, s, Rr, acc, lam, fa, fb) -> ElementStart:
     """The end node (the next element's start, at ``st.t + h``) from :func:`rigid_end_node`'s outputs ``x,
     R, new_pi, s, Rr, acc`` and the joints' end multipliers ``lam``, with the joint frames ``fa``, ``fb`` of
@@ -304,13 +314,11 @@ def end_node(cm, lay, te, st, h: float, U: NDArray, plan: EndNodePlan, joint_slo
     frames kept on it (:func:`~flexmb.dynamics.node.projection.keep_frames`), or None (the caller's general
     path; see the module).  ``joint_slots``: the joints' position and multiplier slots with end values,
     ``polar_tol``: the Newton-Schulz iteration's ``(near, far)`` (the caller's, :mod:`flexmb.dynamics.march.marching`)."""
-    grp, nb, nj = plan.grp, cm.nb, cm.nj
+    grp, nb = plan.grp, cm.nb
     a, b = plan.a, plan.b
     (xa, Ra, Ba), fa = a.frames()
     (xb, Rb, Bb), fb = b.frames()
-    x, pi, R = np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 3, 3))
-    s, lam, Rr, acc = np.empty((nj, 3)), np.empty((nj, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3))
-    new_pi = np.empty(cm.nv)
+    x, pi, R, s, lam, Rr, acc, new_pi = end_arrays(cm)
     if not rigid_end_node(te.end, lay.group_view(U, grp.bodies, grp.slots), st.x, st.pi.reshape(nb, 6), st.R,
                           lay.joint_view(U), joint_slots[0], st.s, joint_slots[1], st.lam, st.Rr, st.acc,
                           polar_tol[0], polar_tol[1], xa, Ra, Ba, xb, Rb, Bb, x, pi, R, s, lam, Rr, acc, new_pi,

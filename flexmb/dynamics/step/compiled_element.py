@@ -36,7 +36,7 @@ from flexmb.dynamics.march import marching
 from flexmb.dynamics.march.kernels import extrapolation_matrices, warm_ratio
 # (the rotation predictor's own matrices: the compiled element strings that stage's kernels together)
 from flexmb.dynamics.march.rotation_predictor import GUARD, GUARD_ABS, _rotation_matrices
-from flexmb.dynamics.node.stage import EndNodePlan, end_start
+from flexmb.dynamics.node.stage import EndNodePlan, end_arrays, end_start
 from flexmb.dynamics.node.stage_modal import stage_plan
 from flexmb.dynamics.solve.compiled_loop import count_evaluations, loop_for, newton_result
 from flexmb.dynamics.solve.fused_newton import ROUNDOFF
@@ -81,14 +81,12 @@ class RigidElement:
         Pe, Pi = extrapolation_matrices(te, ratio)
         P, Dinv = _rotation_matrices(te, ratio)
         st_prev = prev.start
-        nb, nj, n = self.nb, self.nj, loop.n
+        nb, n = self.nb, loop.n
         U, U0, hist = np.empty(n), np.empty(n), np.empty(options.newton.max_iter)
         a, b = self.plan.a, self.plan.b
         (xa, Ra, Ba), fa = a.frames()
         (xb, Rb, Bb), fb = b.frames()
-        x, pi, R = np.empty((nb, 3)), np.empty((nb, 6)), np.empty((nb, 3, 3))
-        s, lam, Rr, acc = np.empty((nj, 3)), np.empty((nj, 6)), np.empty((nj, 3, 3)), np.empty((nj, 3))
-        new_pi = np.empty(cm.nv)
+        x, pi, R, s, lam, Rr, acc, new_pi = end_arrays(cm)
         scale = np.ascontiguousarray(scale, dtype=float).view()
         scale.flags.writeable = False
         t0 = _time.perf_counter()

@@ -102,9 +102,9 @@ def scratch(shape):
     allocation and its reference counting.  Such an array lives as long as the kernel's call: it is never
     returned nor kept (a kernel's outputs are its arguments or ``np.empty``).  Why: every ``np.empty`` in
     compiled code is a heap allocation, a free and reference counting of its memory (~50 ns for a 3 x 3
-    array in a loop, against ~1 ns on the stack), and a callee that allocates also keeps numba from pruning
-    the reference counts of the arrays passed to it.  The compiled pendulum element made ~430 allocations
-    (``NUMBA_NRT_STATS``), a third of them scratch of the joint and body laws.  Python: ``np.empty``."""
+    array in a loop, against ~1 ns on the stack).  The compiled pendulum element made 426 allocations per
+    call (``NUMBA_NRT_STATS``), 300 with the laws' scratch here: 99-104 -> 93-94 us per call; X3's element
+    evaluation 414 -> 259, 80-82 -> 72-73 us (benchmarks/README.md, session 14).  Python: ``np.empty``."""
     return np.empty(shape)
 
 

@@ -1,5 +1,5 @@
-"""The compilation of flexmb's kernels (:func:`jit_kernel`) and what they share: the rotation helpers and the
-generic scatter helpers.  The laws themselves live with their owners, one compiled implementation each:
+"""The compilation of flexmb's kernels (:func:`jit_kernel`) and what they share: the rotation helpers, the
+generic scatter helpers and the kernels' fixed-shape scratch on the stack (:func:`scratch`).  The laws themselves live with their owners, one compiled implementation each:
 the rigid body (:mod:`flexmb.dynamics.bodies.rigid_kernels`), the joints
 (:mod:`flexmb.dynamics.elements.joint_law`), the force elements (:mod:`flexmb.dynamics.elements.force_law`),
 the node projection (:mod:`flexmb.dynamics.node.kernels`), the end values and the predictor

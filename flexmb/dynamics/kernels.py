@@ -151,37 +151,28 @@ def _stack_array(dims, zero: bool):
 
 
 @intrinsic
-def _stack_empty(typingctx, shape):  # pragma: no cover - compile time
+def _stack(typingctx, shape, zero):  # pragma: no cover - compile time
+    """:func:`_stack_array` of a literal ``shape``, zero-filled for a literal ``zero`` True."""
     dims = _literal_dims(shape)
-    if dims is None:
+    if dims is None or not isinstance(zero, types.BooleanLiteral):
         return None
-    arrty, codegen = _stack_array(dims, False)
-    return arrty(shape), codegen
+    arrty, codegen = _stack_array(dims, zero.literal_value)
+    return arrty(shape, zero), codegen
 
 
-@intrinsic
-def _stack_zeros(typingctx, shape):  # pragma: no cover - compile time
-    dims = _literal_dims(shape)
-    if dims is None:
-        return None
-    arrty, codegen = _stack_array(dims, True)
-    return arrty(shape), codegen
+def _overload_stack(zero: bool):
+    """The compiled :func:`scratch` (``zero`` False) or :func:`scratch_zeros` (True)."""
+    def impl(shape):  # pragma: no cover - compile time
+        if _literal_dims(shape) is None:
+            return None
+        return (lambda shape: _stack(shape, True)) if zero else (lambda shape: _stack(shape, False))
+    return impl
 
 
 # inlined into the calling kernel (numba IR), so that the alloca is the kernel's own, not a frame that ends
 # before the array is used
-@overload(scratch, prefer_literal=True, inline="always")
-def _scratch(shape):  # pragma: no cover - compile time
-    if _literal_dims(shape) is None:
-        return None
-    return lambda shape: _stack_empty(shape)
-
-
-@overload(scratch_zeros, prefer_literal=True, inline="always")
-def _scratch_zeros(shape):  # pragma: no cover - compile time
-    if _literal_dims(shape) is None:
-        return None
-    return lambda shape: _stack_zeros(shape)
+overload(scratch, prefer_literal=True, inline="always")(_overload_stack(False))
+overload(scratch_zeros, prefer_literal=True, inline="always")(_overload_stack(True))
 
 
 # ============================================================================ rotation helpers
